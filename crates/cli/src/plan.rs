@@ -1,0 +1,195 @@
+//! Validation: command line and job files become a [`Plan`] before anything is created.
+
+use crate::args::{DemoArgs, RunArgs};
+use fsarena_core::{InputError, Nanos, Spec};
+use fsarena_report::Format;
+use fsarena_target::Target;
+use fsarena_workload::io::{jobfile, IoWorkload};
+use std::path::PathBuf;
+
+/// Why a command did not succeed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input: exit 2, nothing was created.
+    BadInput(InputError),
+    /// A failure during the run: exit 1.
+    Run(anyhow::Error),
+}
+
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Self {
+        Self::BadInput(e)
+    }
+}
+
+/// What to run: targets × workloads, and how to report.
+#[derive(Debug)]
+pub struct Plan {
+    /// Filesystems under test, in order.
+    pub targets: Vec<Box<dyn Target>>,
+    /// Workloads run on each target in order.
+    pub workloads: Vec<IoWorkload>,
+    /// Output format.
+    pub format: Format,
+    /// Print the plan only.
+    pub dry_run: bool,
+    /// Directories the plan itself made (the demo's), removed at the end.
+    pub scratch_dirs: Vec<PathBuf>,
+}
+
+/// A TOML job file: `targets = [...]`, `output_format = "..."`, `[[workload]]` tables.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlJob {
+    #[serde(default)]
+    targets: Vec<String>,
+    output_format: Option<String>,
+    #[serde(default)]
+    workload: Vec<toml::Table>,
+}
+
+fn parse_format(name: &str, origin: &str) -> Result<Format, InputError> {
+    Format::parse(name).ok_or_else(|| {
+        InputError::new(format!("unknown output format '{name}': accepted formats are {}", Format::NAMES)).at(origin)
+    })
+}
+
+fn workload_from_spec(spec: &Spec) -> Result<IoWorkload, InputError> {
+    match spec.kind.as_str() {
+        "io" => IoWorkload::from_spec(spec),
+        "meta" | "tree" | "personality" | "kv" | "sqlite" | "exec" | "posix" | "crash" | "verify" => {
+            Err(InputError::new(format!("workload kind '{}' is not supported yet: accepted kinds are io", spec.kind)))
+        }
+        other => Err(InputError::new(format!("unknown workload kind '{other}': accepted kinds are io"))),
+    }
+}
+
+/// A TOML table's values as spec strings (`true` → `1`).
+fn table_to_spec(table: &toml::Table, origin: &str) -> Result<Spec, InputError> {
+    let kind = match table.get("kind") {
+        Some(toml::Value::String(k)) => k.clone(),
+        _ => return Err(InputError::new("a [[workload]] table needs kind = \"io\"").at(origin)),
+    };
+    let mut params = Vec::new();
+    for (k, v) in table.iter().filter(|(k, _)| *k != "kind") {
+        let value = match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => {
+                if *b {
+                    "1".into()
+                } else {
+                    "0".into()
+                }
+            }
+            other => {
+                return Err(InputError::new(format!("{k} = {other}: expected a string, number or boolean")).at(origin))
+            }
+        };
+        params.push((k.clone(), value));
+    }
+    Ok(Spec { kind, params })
+}
+
+impl Plan {
+    /// From `fsarena run` arguments.
+    pub fn from_run_args(args: &RunArgs) -> Result<Self, Failure> {
+        let mut target_specs: Vec<(String, String)> =
+            args.targets.iter().map(|t| (t.clone(), "--target".to_string())).collect();
+        let mut workloads = Vec::new();
+        let mut format = None;
+        if let Some(path) = &args.jobfile {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError::new(format!("cannot read job file {origin}: {e}")))?;
+            let job: TomlJob = toml::from_str(&text)
+                .map_err(|e| InputError::new(format!("not a valid job file: {}", e.message())).at(origin.clone()))?;
+            if args.targets.is_empty() {
+                target_specs.extend(job.targets.iter().map(|t| (t.clone(), origin.clone())));
+            }
+            if let Some(f) = &job.output_format {
+                format = Some(parse_format(f, &origin)?);
+            }
+            for (i, table) in job.workload.iter().enumerate() {
+                let at = format!("{origin}: [[workload]] #{}", i + 1);
+                let spec = table_to_spec(table, &at)?;
+                workloads.push(workload_from_spec(&spec).map_err(|e| e.at(at))?);
+            }
+        }
+        if let Some(path) = &args.fio {
+            let parsed = jobfile::parse_file(path)?;
+            let directories: Vec<String> = parsed.jobs.iter().filter_map(|j| j.options.directory.clone()).collect();
+            if target_specs.is_empty() && !directories.is_empty() {
+                if directories.iter().any(|d| d != &directories[0]) {
+                    return Err(InputError::new(
+                        "jobs name different directory= values: give one --target per directory instead",
+                    )
+                    .at(path.display().to_string())
+                    .into());
+                }
+                target_specs.push((format!("dir:path={}", directories[0]), path.display().to_string()));
+            }
+            workloads.push(IoWorkload::from_job_file(parsed));
+        }
+        for w in &args.workloads {
+            let spec = Spec::parse(w).map_err(|e| e.at("--workload"))?;
+            workloads.push(workload_from_spec(&spec).map_err(|e| e.at(format!("--workload {w}")))?);
+        }
+        if let Some(f) = &args.output_format {
+            format = Some(parse_format(f, "--output-format")?);
+        }
+        let targets = target_specs
+            .iter()
+            .map(|(t, origin)| fsarena_target::parse(t).map_err(|e| e.at(format!("{origin} {t}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if targets.is_empty() {
+            return Err(InputError::new("no target: give --target SPEC, e.g. --target dir:path=/mnt/x").into());
+        }
+        if workloads.is_empty() {
+            return Err(InputError::new(
+                "no workload: give --workload SPEC (e.g. io:rw=read,size=1g), --fio JOBFILE or a TOML job file",
+            )
+            .into());
+        }
+        Ok(Self {
+            targets,
+            workloads,
+            format: format.unwrap_or(Format::Human),
+            dry_run: args.dry_run,
+            scratch_dirs: Vec::new(),
+        })
+    }
+
+    /// The demo: the standard io jobs of `suites/demo.fio` on a directory under /tmp and one
+    /// under /dev/shm (tmpfs), each job reported on its own.
+    pub fn demo(args: &DemoArgs) -> Result<Self, Failure> {
+        let format = parse_format(&args.output_format, "--output-format")?;
+        if args.seconds == 0 {
+            return Err(InputError::new("--seconds 0: expected at least 1").into());
+        }
+        let suite = jobfile::parse_str(include_str!("../../../suites/demo.fio"), "suites/demo.fio")?;
+        let workloads = suite
+            .jobs
+            .into_iter()
+            .map(|mut job| {
+                job.options.runtime = Some(Nanos(u64::from(args.seconds) * 1_000_000_000));
+                IoWorkload { jobs: vec![job], global_options: suite.global_options.clone() }
+            })
+            .collect();
+        let mut scratch_dirs = Vec::new();
+        let mut targets = Vec::new();
+        for (base, label) in [("/tmp", "tmp"), ("/dev/shm", "shm")] {
+            let dir = PathBuf::from(base).join(format!("fsarena-demo-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| Failure::Run(anyhow::anyhow!("cannot create {}: {e}", dir.display())))?;
+            let fs = fsarena_target::environment::backing(&dir)
+                .into_iter()
+                .find_map(|(k, v)| (k == "filesystem").then_some(v))
+                .unwrap_or_else(|| fsarena_engine::filesystem_name(&dir));
+            targets.push(fsarena_target::parse(&format!("dir:path={},label={label} ({fs})", dir.display()))?);
+            scratch_dirs.push(dir);
+        }
+        Ok(Self { targets, workloads, format, dry_run: false, scratch_dirs })
+    }
+}

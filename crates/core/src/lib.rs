@@ -1,0 +1,24 @@
+//! Domain types of fsarena: specs, units, measurements and input errors.
+//!
+//! This crate does no I/O. Every other crate depends on it, so it holds only the shapes
+//! that cross crate boundaries.
+
+pub mod error;
+pub mod measurement;
+pub mod spec;
+pub mod units;
+
+pub use error::InputError;
+pub use measurement::{Better, DirectionResult, JobResult, LatencySummary, Measurement, Metric, SeriesSummary};
+pub use spec::Spec;
+pub use units::{Bytes, Nanos};
+
+/// Version of fsarena's own JSON results schema (`--output-format json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// fsarena's version, as shown in reports and in fio-json's `"fio version"`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// fio's default completion-latency percentile list (`percentile_list`).
+pub const FIO_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];

@@ -1,0 +1,454 @@
+//! A summary for people, in fio's normal-output layout (`show_thread_status_normal` and
+//! `show_ddir_status` in fio's `stat.c`), so that fio users read it without relearning, plus a
+//! comparison table when several targets or workloads ran.
+
+use crate::fio_figures::{job_direction_figures, Direction};
+use crate::{Exporter, ResultEntry, RunReport};
+use comfy_table::{presets, CellAlignment, Table};
+use fsarena_core::units::{format_count, format_iec, format_si};
+use fsarena_core::{JobResult, LatencySummary, Metric};
+use std::fmt::Write as _;
+
+/// A fio-like terminal summary; `color` enables ANSI bold for the headline figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Human {
+    /// Emit ANSI escape codes (only when writing to a terminal).
+    pub color: bool,
+}
+
+impl Exporter for Human {
+    fn serialize(&self, report: &RunReport) -> Vec<u8> {
+        let mut out = String::new();
+        for (i, entry) in report.results.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            self.entry(&mut out, entry);
+        }
+        if report.results.len() > 1 {
+            out.push('\n');
+            out.push_str(&comparison_table(&report.results));
+        }
+        out.into_bytes()
+    }
+}
+
+impl Human {
+    /// One target × workload: a header, then one fio-like block per job.
+    fn entry(&self, out: &mut String, entry: &ResultEntry) {
+        out.push_str(&entry.title());
+        out.push('\n');
+        let Some(m) = entry.measurements.last() else {
+            out.push_str("  no measurement\n");
+            return;
+        };
+        if !m.complete {
+            out.push_str("  INCOMPLETE: stopped early; figures cover only what ran\n");
+        }
+        if entry.measurements.len() > 1 {
+            let _ = writeln!(out, "  last of {} measured repetitions", entry.measurements.len());
+        }
+        if m.jobs.is_empty() {
+            // Workloads other than `io` have no fio-style job detail: list their metrics.
+            let width = m.metrics.iter().map(|x| x.name.len()).max().unwrap_or(0);
+            for metric in &m.metrics {
+                let _ = writeln!(out, "  {:width$} : {}", metric.name, humanize(metric));
+            }
+        }
+        for job in &m.jobs {
+            self.job(out, job, &m.jobs);
+        }
+    }
+
+    /// fio's per-job block.
+    fn job(&self, out: &mut String, job: &JobResult, jobs: &[JobResult]) {
+        let _ =
+            writeln!(out, "{}: (groupid={}, jobs={}): err={:2}", job.name, job.group_id, job.clones.max(1), job.error);
+        if let Some(message) = &job.error_message {
+            let _ = writeln!(out, "  error: {message}");
+        }
+        for d in Direction::ALL {
+            if d.of(job).total_ios > 0 {
+                self.direction(out, job, jobs, d);
+            }
+        }
+        if job.sync.samples > 0 {
+            out.push_str("  fsync/fdatasync/sync_file_range/syncfs:\n");
+            latency_lines(out, "sync", &job.sync);
+        }
+        let _ = writeln!(
+            out,
+            "  cpu          : usr={:3.2}%, sys={:3.2}%, ctx={}, majf={}, minf={}",
+            job.usr_cpu, job.sys_cpu, job.ctx, job.majf, job.minf
+        );
+        let (r, w, t) = (&job.read, &job.write, &job.trim);
+        let _ = writeln!(
+            out,
+            "     issued rwts: total={},{},{},{} short={},{},{},0 dropped=0,0,0,0",
+            r.total_ios, w.total_ios, t.total_ios, job.sync.samples, r.short_ios, w.short_ios, t.short_ios
+        );
+        if job.layout_bytes > 0 {
+            let secs = job.layout_time.as_secs_f64();
+            let rate =
+                if secs > 0.0 { format!(" ({}/s)", format_iec(job.layout_bytes as f64 / secs)) } else { String::new() };
+            let _ = writeln!(
+                out,
+                "  layout: {} in {secs:.2}s{rate}, excluded from the figures",
+                format_iec(job.layout_bytes as f64)
+            );
+        }
+        if job.verify_time.0 > 0 {
+            let _ = writeln!(out, "  verify: {:.2}s, excluded from the figures", job.verify_time.as_secs_f64());
+        }
+    }
+
+    /// fio's `show_ddir_status` for one direction.
+    fn direction(&self, out: &mut String, job: &JobResult, jobs: &[JobResult], d: Direction) {
+        let dir = d.of(job);
+        let f = job_direction_figures(jobs, job, d);
+        // fio divides by whole milliseconds; below 1 ms it would print nothing, we fall back
+        // to the exact nanosecond rates.
+        let (iops, bw) = if f.runtime_ms > 0 { (f.iops, f.bw_bytes as f64) } else { (dir.iops(), dir.bw_bytes()) };
+        let line = format!(
+            "  {}: IOPS={}, BW={}/s ({}/s)({}/{}msec)",
+            d.name(),
+            format_count(iops.floor()),
+            format_iec(bw),
+            format_si(bw),
+            format_iec(dir.io_bytes as f64),
+            f.runtime_ms
+        );
+        if self.color {
+            let _ = writeln!(out, "\x1b[1m{line}\x1b[0m");
+        } else {
+            let _ = writeln!(out, "{line}");
+        }
+        latency_lines(out, "clat", &dir.clat);
+
+        if f.bw_samples.samples > 0 {
+            let s = &f.bw_samples;
+            // fio switches to MiB/s above 1 GiB/s (mean > 1024 * 1024 KiB/s).
+            let (unit, scale) = if s.mean > 1024.0 * 1024.0 { ("MiB", 1024.0) } else { ("KiB", 1.0) };
+            let _ = writeln!(
+                out,
+                "   bw ({unit:>5}/s): min={:5}, max={:5}, per={:3.2}%, avg={:5.2}, stdev={:5.2}, samples={}",
+                (s.min / scale) as u64,
+                (s.max / scale) as u64,
+                f.bw_agg,
+                s.mean / scale,
+                s.stddev / scale,
+                s.samples
+            );
+        }
+        if f.iops_samples.samples > 0 {
+            let s = &f.iops_samples;
+            let _ = writeln!(
+                out,
+                "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",
+                s.min as u64, s.max as u64, s.mean, s.stddev, s.samples
+            );
+        }
+    }
+}
+
+/// fio's `display_lat` line and `show_clat_percentiles` block for one latency summary.
+fn latency_lines(out: &mut String, name: &str, l: &LatencySummary) {
+    if l.samples == 0 {
+        return;
+    }
+    // fio's nsec_to_msec / nsec_to_usec: scale down only when min, max and the spread are all
+    // large, so that small numbers keep their digits.
+    let (unit, div) = if l.min > 2_000_000 && l.max > 99_999_999 && l.stddev > 1_000_000.0 {
+        ("msec", 1_000_000)
+    } else if l.min > 2000 && l.max > 99_999 && l.stddev > 1000.0 {
+        ("usec", 1000)
+    } else {
+        ("nsec", 1)
+    };
+    let _ = writeln!(
+        out,
+        "    {name} ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}",
+        num2str(l.min / div, 6),
+        num2str(l.max / div, 6),
+        l.mean / div as f64,
+        l.stddev / div as f64
+    );
+    percentile_lines(out, name, &l.percentiles);
+}
+
+/// fio's `show_clat_percentiles`: one unit for the whole list, chosen from its smallest and
+/// largest value, and as many entries per line as fit in 80 columns (4 for the defaults).
+fn percentile_lines(out: &mut String, name: &str, percentiles: &[(f64, u64)]) {
+    let mut list = percentiles.to_vec();
+    list.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (Some(minv), Some(maxv)) = (list.iter().map(|p| p.1).min(), list.iter().map(|p| p.1).max()) else {
+        return;
+    };
+    let (unit, steps, div) = if minv > 2_000_000 && maxv > 99_999_999 {
+        ("msec", 2, 1_000_000)
+    } else if minv > 2000 && maxv > 99_999 {
+        ("usec", 1, 1000)
+    } else {
+        ("nsec", 0, 1)
+    };
+    // fio's percentile_precision is that of the list; 2 covers the default 99.95 and 99.99.
+    let precision = list.iter().map(|p| decimals(p.0)).max().unwrap_or(2).max(2);
+    let time_width = digits(maxv / div).max(5);
+    let per_line = ((80 - 7) / (precision + 10 + time_width)).max(1);
+    let _ = write!(out, "    {name} percentiles ({unit}):\n     |");
+    for (j, &(p, value)) in list.iter().enumerate() {
+        if j != 0 && j % per_line == 0 {
+            out.push_str("     |");
+        }
+        // fio rounds up at each step down: (v + 999) / 1000.
+        let scaled = (0..steps).fold(value, |v, _| v.div_ceil(1000));
+        let last = j + 1 == list.len();
+        let _ = write!(
+            out,
+            " {p:w$.precision$}th=[{scaled:time_width$}]{}",
+            if last { '\n' } else { ',' },
+            w = precision + 3
+        );
+        if !last && j % per_line == per_line - 1 {
+            out.push('\n');
+        }
+    }
+}
+
+/// Decimal places needed to print `p` exactly (up to 6, as fio's `%f`).
+fn decimals(p: f64) -> usize {
+    (0..6).find(|&d| (p * 10f64.powi(d as i32)).fract().abs() < 1e-9).unwrap_or(6)
+}
+
+/// Number of decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |l| l as usize + 1)
+}
+
+/// fio's `num2str(n, maxlen, 1, 0, N2S_NONE)`: `n` as is if it has at most `maxlen` digits,
+/// else divided by 1000 until it fits, with a k/M/G/... suffix and the decimals that still
+/// fit (`21700093` -> `21700k`, `1234567` -> `1234.6k`).
+fn num2str(n: u64, maxlen: usize) -> String {
+    const SUFFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    let mut whole = n;
+    let mut power = 0;
+    while digits(whole) > maxlen && power + 1 < SUFFIXES.len() {
+        whole /= 1000;
+        power += 1;
+    }
+    if power == 0 {
+        return n.to_string();
+    }
+    let value = n as f64 / 1000f64.powi(power as i32);
+    // The decimal point counts towards maxlen.
+    let room = maxlen.saturating_sub(digits(whole));
+    let places = if room <= 1 { 0 } else { (room - 1).min(3) };
+    format!("{value:.places$}{}", SUFFIXES[power])
+}
+
+/// A metric value in readable units.
+fn humanize(m: &Metric) -> String {
+    let v = m.value;
+    match m.unit.as_str() {
+        "bytes/s" => format!("{}/s", format_iec(v)),
+        "bytes" => format_iec(v),
+        "ns" => match v {
+            _ if v < 1e3 => format!("{v:.0}ns"),
+            _ if v < 1e6 => format!("{:.1}µs", v / 1e3),
+            _ if v < 1e9 => format!("{:.2}ms", v / 1e6),
+            _ => format!("{:.2}s", v / 1e9),
+        },
+        "ops/s" => format!("{} ops/s", format_count(v)),
+        "%" => format!("{v:.2}%"),
+        "" => format!("{v}"),
+        unit if v.fract() == 0.0 => format!("{v:.0} {unit}"),
+        unit => format!("{v:.2} {unit}"),
+    }
+}
+
+/// Metrics of the last repetition of every entry, side by side, as a Markdown table (it
+/// reads in a terminal and pastes into a report unchanged).
+fn comparison_table(results: &[ResultEntry]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for entry in results {
+        for metric in entry.measurements.last().map(|m| m.metrics.as_slice()).unwrap_or_default() {
+            if !names.contains(&metric.name.as_str()) {
+                names.push(&metric.name);
+            }
+        }
+    }
+    let mut table = Table::new();
+    table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
+    let mut header = vec!["metric".to_string()];
+    header.extend(results.iter().map(|e| format!("{} {}", e.target_label, e.workload_kind)));
+    table.set_header(header);
+    for name in names {
+        let mut row = vec![name.to_string()];
+        for entry in results {
+            let metric = entry.measurements.last().and_then(|m| m.metric(name));
+            row.push(metric.map_or_else(|| "-".to_string(), humanize));
+        }
+        table.add_row(row);
+    }
+    for i in 1..=results.len() {
+        if let Some(column) = table.column_mut(i) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    format!("{table}\n")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use fsarena_core::{Better, DirectionResult, Measurement, Nanos, FIO_PERCENTILES};
+
+    fn seqread() -> JobResult {
+        JobResult {
+            name: "seqread".into(),
+            clones: 1,
+            read: DirectionResult {
+                io_bytes: 335_872_000,
+                total_ios: 5125,
+                runtime: Nanos(1_005_000_000),
+                clat: LatencySummary {
+                    min: 7054,
+                    max: 21_700_093,
+                    mean: 192_506.948,
+                    stddev: 1_240_685.012,
+                    samples: 5125,
+                    percentiles: FIO_PERCENTILES.iter().map(|&p| (p, 8000 + (p * 1000.0).round() as u64)).collect(),
+                },
+                bw_series: vec![293_737.0 * 1024.0, 360_239.0 * 1024.0],
+                iops_series: vec![4589.0, 5628.0],
+                ..Default::default()
+            },
+            job_runtime: Nanos(1_004_000_000),
+            layout_bytes: 1 << 30,
+            layout_time: Nanos(520_000_000),
+            sys_cpu: 9.96,
+            ctx: 176,
+            minf: 24,
+            ..Default::default()
+        }
+    }
+
+    fn entry(label: &str, iops: f64, complete: bool) -> ResultEntry {
+        let mut m = Measurement { jobs: vec![seqread()], complete, ..Default::default() };
+        m.push("read_iops", "ops/s", Better::Higher, iops);
+        m.push("read_bw", "bytes/s", Better::Higher, 334_200_995.0);
+        m.push("read_lat_p99", "ns", Better::Lower, 7_569_408.0);
+        ResultEntry {
+            target_label: label.into(),
+            target_kind: label.into(),
+            workload_kind: "io".into(),
+            workload_params: vec![("rw".into(), "read".into()), ("bs".into(), "64k".into())],
+            measurements: vec![m],
+            ..Default::default()
+        }
+    }
+
+    fn render(report: &RunReport, color: bool) -> String {
+        String::from_utf8(Human { color }.serialize(report)).unwrap()
+    }
+
+    #[test]
+    fn fio_like_block() {
+        let report = RunReport { results: vec![entry("ext4", 5099.0, true)], ..Default::default() };
+        let text = render(&report, false);
+        assert!(text.starts_with("ext4 · io:rw=read,bs=64k\nseqread: (groupid=0, jobs=1): err= 0\n"), "{text}");
+        assert!(text.contains("  read: IOPS=5099, BW=319MiB/s (334MB/s)(320MiB/1005msec)\n"), "{text}");
+        assert!(text.contains("    clat (usec): min=7, max=21700, avg=192.51, stdev=1240.69\n"), "{text}");
+        assert!(text.contains("    clat percentiles (usec):\n     |  1.00th=[    9],  5.00th=[   13],"), "{text}");
+        assert!(text.contains("     | 99.99th=[  108]\n"), "{text}");
+        assert!(text.contains(
+            "   bw (  KiB/s): min=293737, max=360239, per=100.00%, avg=326988.00, stdev=47024.02, samples=2\n"
+        ));
+        assert!(text.contains("   iops        : min= 4589, max= 5628, avg=5108.50, stdev=734.68, samples=2\n"));
+        assert!(text.contains("  cpu          : usr=0.00%, sys=9.96%, ctx=176, majf=0, minf=24\n"));
+        assert!(text.contains("  layout: 1.0GiB in 0.52s (1.9GiB/s), excluded from the figures\n"), "{text}");
+        assert!(!text.contains("write:"), "directions without I/O are omitted");
+        assert!(!text.contains('\x1b'));
+        assert!(!text.contains("| metric"), "no comparison for a single entry");
+        // Four percentiles per line, as fio prints the default list.
+        let first = text.lines().find(|l| l.contains("1.00th")).unwrap();
+        assert_eq!(first.matches("th=[").count(), 4);
+    }
+
+    #[test]
+    fn nanosecond_latencies_stay_in_nsec() {
+        let clat = LatencySummary {
+            min: 700,
+            max: 90_000,
+            mean: 1500.0,
+            stddev: 300.0,
+            samples: 10,
+            percentiles: vec![(50.0, 1400), (99.0, 80_000), (99.99, 90_000)],
+        };
+        let mut text = String::new();
+        latency_lines(&mut text, "clat", &clat);
+        assert_eq!(
+            text,
+            "    clat (nsec): min=700, max=90000, avg=1500.00, stdev=300.00\n    clat percentiles (nsec):\n     \
+             | 50.00th=[ 1400], 99.00th=[80000], 99.99th=[90000]\n"
+        );
+    }
+
+    #[test]
+    fn errors_incomplete_and_color() {
+        let mut e = entry("xfs", 10.0, false);
+        let job = &mut e.measurements[0].jobs[0];
+        job.error = 28;
+        job.error_message = Some("write /mnt/f: No space left on device".into());
+        let report = RunReport { results: vec![e], ..Default::default() };
+        let text = render(&report, true);
+        assert!(text.contains("  INCOMPLETE: stopped early; figures cover only what ran\n"));
+        assert!(text.contains("err=28\n  error: write /mnt/f: No space left on device\n"));
+        assert!(text.contains("\x1b[1m  read: IOPS="));
+    }
+
+    #[test]
+    fn comparison_table_for_several_entries() {
+        let report = RunReport {
+            results: vec![entry("ext4", 25_400.0, true), entry("xfs", 254_000.0, true)],
+            ..Default::default()
+        };
+        let text = render(&report, false);
+        assert!(text.contains("| metric"), "{text}");
+        assert!(text.contains("ext4 io"));
+        assert!(text.contains("xfs io"));
+        assert!(text.contains("25.4k ops/s"));
+        assert!(text.contains("254k ops/s"));
+        assert!(text.contains("319MiB/s"));
+        assert!(text.contains("7.57ms"));
+        assert!(text.ends_with("|\n"));
+    }
+
+    #[test]
+    fn other_workloads_list_their_metrics() {
+        let mut m = Measurement { complete: true, ..Default::default() };
+        m.push("file_creation", "ops/s", Better::Higher, 12_345.0);
+        let e = ResultEntry {
+            target_label: "tmpfs".into(),
+            workload_kind: "meta".into(),
+            measurements: vec![m.clone(), m],
+            ..Default::default()
+        };
+        let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
+        assert_eq!(text, "tmpfs · meta\n  last of 2 measured repetitions\n  file_creation : 12.3k ops/s\n");
+    }
+
+    #[test]
+    fn number_formatting_follows_fio() {
+        assert_eq!(num2str(21_700_093, 6), "21700k");
+        assert_eq!(num2str(999_999, 6), "999999");
+        assert_eq!(num2str(1_234_567, 6), "1234.6k");
+        assert_eq!(num2str(12_345_678_901, 6), "12346M");
+        assert_eq!(decimals(99.99), 2);
+        assert_eq!(decimals(99.999), 3);
+        assert_eq!(decimals(50.0), 0);
+        assert_eq!(digits(0), 1);
+        assert_eq!(digits(99_999), 5);
+    }
+}

@@ -1,0 +1,208 @@
+//! fsarena's own JSON results schema (`--output-format json`), versioned by
+//! [`fsarena_core::SCHEMA_VERSION`]:
+//!
+//! ```text
+//! {"schema": 1, "run": {"id", "started_unix_ms", "environment": {..},
+//!   "results": [{"target": {"label", "kind", "options": {..}},
+//!                "workload": {"kind", "params": {..}},
+//!                "metrics": {"read_iops": {"unit", "better", "values": [..], "mean", "stdev",
+//!                                          "min", "max", "ci95": [lo, hi]}},
+//!                "complete": true,
+//!                "jobs": [..JobResults of the last repetition..]}]}}
+//! ```
+//!
+//! Fields may be added; existing ones keep their meaning.
+
+use crate::summary::summarize;
+use crate::{Exporter, ResultEntry, RunReport};
+use fsarena_core::{Better, SCHEMA_VERSION};
+use serde_json::{json, Map, Value};
+
+/// Writes fsarena's own versioned JSON schema.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Json;
+
+impl Exporter for Json {
+    fn serialize(&self, report: &RunReport) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(&document(report)).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+}
+
+/// The whole document.
+fn document(report: &RunReport) -> Value {
+    json!({
+        "schema": SCHEMA_VERSION,
+        "run": {
+            "id": report.id,
+            "started_unix_ms": report.started_unix_ms,
+            "environment": string_map(&report.environment),
+            "results": report.results.iter().map(result_object).collect::<Vec<_>>(),
+        }
+    })
+}
+
+/// One target × workload.
+fn result_object(entry: &ResultEntry) -> Value {
+    // An entry with no measurement ran nothing, so it is not complete.
+    let complete = !entry.measurements.is_empty() && entry.measurements.iter().all(|m| m.complete);
+    let jobs = entry.measurements.last().map(|m| m.jobs.as_slice()).unwrap_or_default();
+    json!({
+        "target": {
+            "label": entry.target_label,
+            "kind": entry.target_kind,
+            "options": string_map(&entry.target_options),
+        },
+        "workload": {
+            "kind": entry.workload_kind,
+            "params": string_map(&entry.workload_params),
+        },
+        "metrics": metrics_object(entry),
+        "complete": complete,
+        "jobs": serde_json::to_value(jobs).unwrap_or(Value::Array(Vec::new())),
+    })
+}
+
+/// `{name: {unit, better, values, mean, stdev, min, max, ci95}}`, in the order the metrics
+/// first appear. A repetition without a metric (it stopped before producing it) adds no value
+/// to it, so `values` may be shorter than the number of repetitions.
+fn metrics_object(entry: &ResultEntry) -> Value {
+    let mut order: Vec<(&str, &str, Better)> = Vec::new();
+    for m in &entry.measurements {
+        for metric in &m.metrics {
+            if !order.iter().any(|(name, _, _)| *name == metric.name) {
+                order.push((&metric.name, &metric.unit, metric.better));
+            }
+        }
+    }
+    let mut out = Map::new();
+    for (name, unit, better) in order {
+        let values: Vec<f64> = entry.measurements.iter().filter_map(|m| m.metric(name)).map(|m| m.value).collect();
+        let mut o = Map::new();
+        o.insert("unit".into(), json!(unit));
+        o.insert("better".into(), json!(better));
+        o.insert("values".into(), json!(values.iter().map(|&v| number(v)).collect::<Vec<_>>()));
+        if let Some(s) = summarize(&values) {
+            o.insert("mean".into(), number(s.mean));
+            o.insert("stdev".into(), number(s.stdev));
+            o.insert("min".into(), number(s.min));
+            o.insert("max".into(), number(s.max));
+            o.insert("ci95".into(), json!([number(s.ci95.0), number(s.ci95.1)]));
+        }
+        out.insert(name.to_string(), Value::Object(o));
+    }
+    Value::Object(out)
+}
+
+/// A float, or `null` where JSON has no number (NaN, infinity).
+fn number(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// An object of string values, keeping the given order.
+fn string_map(pairs: &[(String, String)]) -> Value {
+    Value::Object(pairs.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use fsarena_core::{JobResult, Measurement};
+
+    fn measurement(iops: f64, p99: f64, complete: bool) -> Measurement {
+        let mut m = Measurement {
+            jobs: vec![JobResult { name: format!("job-{iops}"), ..Default::default() }],
+            complete,
+            ..Default::default()
+        };
+        m.push("read_iops", "ops/s", Better::Higher, iops);
+        m.push("read_lat_p99", "ns", Better::Lower, p99);
+        m
+    }
+
+    fn report() -> RunReport {
+        RunReport {
+            id: "r1".into(),
+            started_unix_ms: 1_700_000_000_000,
+            environment: vec![("kernel".into(), "6.8".into()), ("cpu".into(), "x".into())],
+            results: vec![ResultEntry {
+                target_label: "ext4-big".into(),
+                target_kind: "ext4".into(),
+                target_options: vec![("size".into(), "1g".into())],
+                workload_kind: "io".into(),
+                workload_params: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
+                measurements: vec![
+                    measurement(100.0, 9.0, true),
+                    measurement(200.0, 8.0, true),
+                    measurement(300.0, 7.0, true),
+                ],
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn parse(report: &RunReport) -> Value {
+        let bytes = Json.serialize(report);
+        assert_eq!(bytes.last(), Some(&b'\n'));
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[test]
+    fn schema_and_run_fields() {
+        let v = parse(&report());
+        assert_eq!(v["schema"], SCHEMA_VERSION);
+        assert_eq!(v["run"]["id"], "r1");
+        assert_eq!(v["run"]["started_unix_ms"], 1_700_000_000_000u64);
+        let env: Vec<&String> = v["run"]["environment"].as_object().unwrap().keys().collect();
+        assert_eq!(env, ["kernel", "cpu"]);
+        let r = &v["run"]["results"][0];
+        assert_eq!(r["target"]["label"], "ext4-big");
+        assert_eq!(r["target"]["kind"], "ext4");
+        assert_eq!(r["target"]["options"]["size"], "1g");
+        assert_eq!(r["workload"]["kind"], "io");
+        assert_eq!(r["workload"]["params"]["rw"], "randread");
+        assert_eq!(r["complete"], true);
+        // The jobs of the last repetition, serialized as JobResult.
+        assert_eq!(r["jobs"][0]["name"], "job-300");
+        let back: Vec<JobResult> = serde_json::from_value(r["jobs"].clone()).unwrap();
+        assert_eq!(back.len(), 1);
+    }
+
+    #[test]
+    fn metrics_carry_values_and_statistics() {
+        let v = parse(&report());
+        let metrics = &v["run"]["results"][0]["metrics"];
+        let names: Vec<&String> = metrics.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["read_iops", "read_lat_p99"]);
+        let iops = &metrics["read_iops"];
+        assert_eq!(iops["unit"], "ops/s");
+        assert_eq!(iops["better"], "higher");
+        assert_eq!(metrics["read_lat_p99"]["better"], "lower");
+        assert_eq!(iops["values"], json!([100.0, 200.0, 300.0]));
+        assert_eq!(iops["mean"].as_f64(), Some(200.0));
+        assert_eq!(iops["stdev"].as_f64(), Some(100.0));
+        assert_eq!(iops["min"].as_f64(), Some(100.0));
+        assert_eq!(iops["max"].as_f64(), Some(300.0));
+        let half = 4.303 * 100.0 / 3f64.sqrt();
+        let ci = iops["ci95"].as_array().unwrap();
+        assert!((ci[0].as_f64().unwrap() - (200.0 - half)).abs() < 1e-9);
+        assert!((ci[1].as_f64().unwrap() - (200.0 + half)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn one_value_and_incomplete_runs() {
+        let mut r = report();
+        r.results[0].measurements = vec![measurement(42.0, 1.0, false)];
+        let v = parse(&r);
+        let res = &v["run"]["results"][0];
+        assert_eq!(res["complete"], false);
+        assert_eq!(res["metrics"]["read_iops"]["stdev"].as_f64(), Some(0.0));
+        assert_eq!(res["metrics"]["read_iops"]["ci95"], json!([42.0, 42.0]));
+        r.results[0].measurements.clear();
+        let v = parse(&r);
+        assert_eq!(v["run"]["results"][0]["complete"], false);
+        assert_eq!(v["run"]["results"][0]["jobs"], json!([]));
+    }
+}

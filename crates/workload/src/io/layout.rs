@@ -1,0 +1,172 @@
+//! Laying out test files before the measured phase, fast.
+//!
+//! fio writes its files block by block ("Laying out IO file"), one job after another. Here
+//! files are written with large sequential writes, several at once, and a file that already
+//! has the needed size is reused as is.
+
+use super::options::Fallocate;
+use fsarena_engine::AlignedBuf;
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Bytes per layout write.
+const CHUNK: usize = 4 << 20;
+
+/// A file a group of jobs needs.
+#[derive(Debug, Clone)]
+pub struct FileNeed {
+    /// Where.
+    pub path: PathBuf,
+    /// Size it must have.
+    pub size: u64,
+    /// True when a job reads it, so it must hold data; false for write-only files, which are
+    /// only created (and preallocated per `fallocate`).
+    pub content: bool,
+    /// Preallocation of a file created for writing.
+    pub fallocate: Fallocate,
+    /// Seed for the random content.
+    pub seed: u64,
+}
+
+/// What the layout did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LayoutReport {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Files reused as they were.
+    pub reused: usize,
+}
+
+/// Lays out `needs` on up to `parallel` threads.
+pub fn lay_out(needs: &[FileNeed], parallel: usize, stop: &AtomicBool) -> Result<LayoutReport, (i32, String)> {
+    let next = AtomicUsize::new(0);
+    let report = Mutex::new(LayoutReport::default());
+    let first_error: Mutex<Option<(i32, String)>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..parallel.clamp(1, needs.len().max(1)) {
+            s.spawn(|| {
+                let mut buf: Option<AlignedBuf> = None;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(need) = needs.get(i) else { break };
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    match lay_out_one(need, &mut buf, stop) {
+                        Ok(Some(bytes)) => {
+                            if let Ok(mut r) = report.lock() {
+                                r.bytes += bytes;
+                            }
+                        }
+                        Ok(None) => {
+                            if let Ok(mut r) = report.lock() {
+                                r.reused += 1;
+                            }
+                        }
+                        Err(e) => {
+                            stop.store(true, Ordering::Relaxed);
+                            if let Ok(mut slot) = first_error.lock() {
+                                slot.get_or_insert(e);
+                            }
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    Ok(report.into_inner().unwrap_or_default())
+}
+
+/// Returns Some(bytes written), or None when the file was reused.
+fn lay_out_one(need: &FileNeed, buf: &mut Option<AlignedBuf>, stop: &AtomicBool) -> Result<Option<u64>, (i32, String)> {
+    let err = |what: &str, e: std::io::Error| {
+        (e.raw_os_error().unwrap_or(libc::EIO), format!("laying out {}: {what}: {e}", need.path.display()))
+    };
+    let existing = std::fs::metadata(&need.path).map(|m| m.len()).unwrap_or(0);
+    if existing >= need.size && (existing > 0 || need.size == 0) {
+        return Ok(None);
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&need.path)
+        .map_err(|e| err("create", e))?;
+    if !need.content {
+        let fd = file.as_fd();
+        let mode = match need.fallocate {
+            Fallocate::Native => Some(rustix::fs::FallocateFlags::empty()),
+            Fallocate::Keep => Some(rustix::fs::FallocateFlags::KEEP_SIZE),
+            Fallocate::None | Fallocate::Truncate => None,
+        };
+        if let Some(mode) = mode {
+            // As in fio, a filesystem without fallocate is not an error.
+            let _ = rustix::fs::fallocate(fd, mode, 0, need.size);
+        }
+        file.set_len(need.size).map_err(|e| err("ftruncate", e))?;
+        return Ok(Some(0));
+    }
+    let b = buf.get_or_insert_with(|| {
+        let mut b = AlignedBuf::new(CHUNK, 4096);
+        super::job::fill_buffer(b.as_mut_slice(), 0, need.seed);
+        b
+    });
+    let mut offset = existing / 4096 * 4096;
+    let mut written = 0;
+    while offset < need.size {
+        if stop.load(Ordering::Relaxed) {
+            return Err((libc::EINTR, "interrupted while laying out files".into()));
+        }
+        let len = CHUNK.min((need.size - offset) as usize);
+        // Make every 4 KiB block differ, so that no filesystem dedupes the layout.
+        for (i, block) in b.as_mut_slice()[..len].chunks_mut(4096).enumerate() {
+            let tag = offset + i as u64 * 4096;
+            let n = 8.min(block.len());
+            block[..n].copy_from_slice(&tag.to_le_bytes()[..n]);
+        }
+        file.write_all_at(&b.as_slice()[..len], offset).map_err(|e| err("write", e))?;
+        offset += len as u64;
+        written += len as u64;
+    }
+    rustix::fs::fdatasync(file.as_fd()).map_err(|e| err("fdatasync", e.into()))?;
+    Ok(Some(written))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lays_out_and_reuses() {
+        let dir = std::env::temp_dir().join(format!("fsarena-layout-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let need = |name: &str, content| FileNeed {
+            path: dir.join(name),
+            size: 5 << 20 | 512,
+            content,
+            fallocate: Fallocate::None,
+            seed: 1,
+        };
+        let needs = vec![need("a", true), need("b", true), need("w", false)];
+        let stop = AtomicBool::new(false);
+        let r = lay_out(&needs, 2, &stop).unwrap();
+        assert_eq!(r.bytes, 2 * (5 << 20 | 512));
+        for n in &needs {
+            assert_eq!(std::fs::metadata(&n.path).unwrap().len(), n.size);
+        }
+        let data = std::fs::read(dir.join("a")).unwrap();
+        assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100, "content is random");
+        let again = lay_out(&needs, 2, &stop).unwrap();
+        assert_eq!((again.bytes, again.reused), (0, 3));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,382 @@
+//! The fio-class `io` workload: fio's options, semantics and byte counts, with a leaner hot
+//! loop.
+
+mod job;
+pub mod jobfile;
+mod layout;
+pub mod offsets;
+pub mod options;
+mod verify;
+
+use crate::{RunEnv, Workload, WorkloadError};
+use fsarena_core::{Better, DirectionResult, InputError, JobResult, Measurement, Nanos, Spec, FIO_PERCENTILES};
+use fsarena_stats::LatencyHistogram;
+use job::{CloneResult, CloneSpec, READ, WRITE};
+use jobfile::{FioJobFile, JobDef};
+use layout::FileNeed;
+use options::{IoEngine, IoOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Barrier;
+use std::time::Instant;
+
+/// The `io` workload: one or more fio-style jobs, run group by group.
+#[derive(Debug, Clone)]
+pub struct IoWorkload {
+    /// Jobs in order; `stonewall`/`new_group` start a new group.
+    pub jobs: Vec<JobDef>,
+    /// `[global]` options of a fio job file, for fio-json.
+    pub global_options: Vec<(String, String)>,
+}
+
+impl IoWorkload {
+    /// From `--workload io:key=value,...` (or a TOML table turned into pairs).
+    pub fn from_spec(spec: &Spec) -> Result<Self, InputError> {
+        let mut options = IoOptions::default();
+        for (k, v) in &spec.params {
+            options.set(k, v)?;
+        }
+        options.validate()?;
+        Ok(Self { jobs: vec![JobDef { options, given: spec.params.clone() }], global_options: Vec::new() })
+    }
+
+    /// From a parsed fio job file.
+    pub fn from_job_file(file: FioJobFile) -> Self {
+        Self { jobs: file.jobs, global_options: file.global_options }
+    }
+
+    /// Jobs split into groups that run one after the other.
+    fn groups(&self) -> Vec<Vec<&JobDef>> {
+        let mut groups: Vec<Vec<&JobDef>> = Vec::new();
+        for job in &self.jobs {
+            match groups.last_mut() {
+                Some(g) if !(job.options.stonewall || job.options.new_group) => g.push(job),
+                _ => groups.push(vec![job]),
+            }
+        }
+        groups
+    }
+
+    /// The paths of a job's clone's files, named as fio names them.
+    fn clone_files(root: &Path, o: &IoOptions, clone: u32) -> Vec<PathBuf> {
+        match &o.filename {
+            Some(name) => vec![root.join(name)],
+            None => (0..o.nrfiles).map(|i| root.join(format!("{}.{clone}.{i}", o.name))).collect(),
+        }
+    }
+}
+
+/// One clone's result, ready to merge into a job or group result.
+struct Finished {
+    job_index: usize,
+    result: CloneResult,
+}
+
+impl Workload for IoWorkload {
+    fn kind(&self) -> &'static str {
+        "io"
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        if self.jobs.len() == 1 && self.global_options.is_empty() {
+            self.jobs[0].given.clone()
+        } else {
+            let mut p = self.global_options.clone();
+            for j in &self.jobs {
+                p.push(("job".into(), j.options.name.clone()));
+            }
+            p
+        }
+    }
+
+    fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
+        let mut measurement = Measurement { complete: true, ..Measurement::default() };
+        let mut created: Vec<PathBuf> = Vec::new();
+        let mut failure: Option<String> = None;
+        let mut totals = Totals::default();
+        for (group_id, group) in self.groups().into_iter().enumerate() {
+            match run_group(env, &group, group_id as u32, &mut created) {
+                Ok((jobs, group_totals)) => {
+                    if let Some(e) = jobs.iter().find_map(|j| j.error_message.clone()) {
+                        failure.get_or_insert(e);
+                    }
+                    measurement.jobs.extend(jobs);
+                    totals.add(group_totals);
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
+            if failure.is_some() || env.stop.load(Ordering::Relaxed) {
+                measurement.complete = false;
+                break;
+            }
+        }
+        if !self.jobs.iter().any(|j| j.options.keep) {
+            created.sort();
+            created.dedup();
+            for path in &created {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        totals.metrics(&mut measurement);
+        match failure {
+            Some(message) => {
+                measurement.complete = false;
+                Err(WorkloadError { message, partial: Some(measurement) })
+            }
+            None => Ok(measurement),
+        }
+    }
+}
+
+/// Per-direction totals over all groups, for the workload's metrics.
+#[derive(Default)]
+struct Totals {
+    clat: [LatencyHistogram; 2],
+    bytes: [u64; 2],
+    ios: [u64; 2],
+    runtime_ns: [u64; 2],
+    cpu_ns: [u64; 2],
+    clone_runtime_ns: u64,
+}
+
+impl Totals {
+    fn add(&mut self, other: Totals) {
+        for d in [READ, WRITE] {
+            self.clat[d].merge(&other.clat[d]);
+            self.bytes[d] += other.bytes[d];
+            self.ios[d] += other.ios[d];
+            self.runtime_ns[d] += other.runtime_ns[d];
+            self.cpu_ns[d] += other.cpu_ns[d];
+        }
+        self.clone_runtime_ns += other.clone_runtime_ns;
+    }
+
+    /// read_iops, read_bw, read_lat_*, write_..., cpu_usr, cpu_sys.
+    fn metrics(&self, m: &mut Measurement) {
+        for (d, name) in [(READ, "read"), (WRITE, "write")] {
+            if self.ios[d] == 0 {
+                continue;
+            }
+            let secs = self.runtime_ns[d] as f64 / 1e9;
+            let per_sec = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+            m.push(&format!("{name}_iops"), "ops/s", Better::Higher, per_sec(self.ios[d]));
+            m.push(&format!("{name}_bw"), "bytes/s", Better::Higher, per_sec(self.bytes[d]));
+            m.push(&format!("{name}_lat_mean"), "ns", Better::Lower, self.clat[d].mean());
+            for (suffix, p) in [("p50", 50.0), ("p99", 99.0), ("p999", 99.9)] {
+                m.push(&format!("{name}_lat_{suffix}"), "ns", Better::Lower, self.clat[d].percentile(p) as f64);
+            }
+        }
+        if self.clone_runtime_ns > 0 {
+            let pct = |ns: u64| ns as f64 * 100.0 / self.clone_runtime_ns as f64;
+            m.push("cpu_usr", "%", Better::Lower, pct(self.cpu_ns[0]));
+            m.push("cpu_sys", "%", Better::Lower, pct(self.cpu_ns[1]));
+        }
+    }
+}
+
+/// Lays out the group's files, runs its clones together and merges their results.
+fn run_group(
+    env: &RunEnv<'_>,
+    group: &[&JobDef],
+    group_id: u32,
+    created: &mut Vec<PathBuf>,
+) -> Result<(Vec<JobResult>, Totals), String> {
+    // Files first: which exist, which need data.
+    let mut specs: Vec<(usize, CloneSpec)> = Vec::new();
+    let mut needs: Vec<FileNeed> = Vec::new();
+    for (ji, job) in group.iter().enumerate() {
+        let o = &job.options;
+        let file_size = o.file_size().unwrap_or(0);
+        for clone in 0..o.numjobs {
+            let files = IoWorkload::clone_files(env.root, o, clone);
+            for path in &files {
+                match needs.iter_mut().find(|n| &n.path == path) {
+                    Some(n) => {
+                        n.content |= o.rw.reads();
+                        n.size = n.size.max(o.offset + file_size);
+                    }
+                    None => needs.push(FileNeed {
+                        path: path.clone(),
+                        size: o.offset + file_size,
+                        content: o.rw.reads(),
+                        fallocate: o.fallocate,
+                        seed: o.randseed ^ u64::from(clone),
+                    }),
+                }
+            }
+            specs.push((ji, CloneSpec { options: o.clone(), clone, files, file_size, align: 4096 }));
+        }
+    }
+    created.extend(needs.iter().map(|n| n.path.clone()));
+    let content_bytes: u64 = needs.iter().filter(|n| n.content).map(|n| n.size).sum();
+    if content_bytes > 0 {
+        (env.progress)(&format!(
+            "laying out {} file(s), {} ...",
+            needs.len(),
+            fsarena_core::units::format_iec(content_bytes as f64)
+        ));
+    }
+    let t = Instant::now();
+    let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let layout = layout::lay_out(&needs, parallel, env.stop).map_err(|(_, m)| m)?;
+    let layout_ns = Nanos::from_duration(t.elapsed());
+    if layout.bytes > 0 {
+        (env.progress)(&format!(
+            "laid out {} in {:.2}s ({}/s), excluded from the figures",
+            fsarena_core::units::format_iec(layout.bytes as f64),
+            layout_ns.as_secs_f64(),
+            fsarena_core::units::format_iec(layout.bytes as f64 / layout_ns.as_secs_f64().max(1e-9))
+        ));
+    }
+    // O_DIRECT: alignment as statx reports it, or a clear refusal.
+    for (_, spec) in specs.iter_mut().filter(|(_, s)| s.options.direct) {
+        let path = &spec.files[0];
+        let fs = || fsarena_engine::filesystem_name(env.root);
+        match fsarena_engine::dio_alignment(path) {
+            Ok(Some((mem, off))) => {
+                spec.align = (mem as usize).max(4096);
+                let o = &spec.options;
+                if o.min_bs() % u64::from(off) != 0 || o.offset % u64::from(off) != 0 {
+                    return Err(format!(
+                        "direct=1 on {} needs bs and offset in multiples of {off} bytes (bs={}, offset={})",
+                        fs(),
+                        o.min_bs(),
+                        o.offset
+                    ));
+                }
+            }
+            Ok(None) => {
+                return Err(format!(
+                    "direct=1: {} at {} does not support O_DIRECT; run with direct=0",
+                    fs(),
+                    env.root.display()
+                ))
+            }
+            Err(e) => return Err(format!("cannot stat {}: {e}", path.display())),
+        }
+    }
+    let names: Vec<String> = group.iter().map(|j| j.options.name.clone()).collect();
+    (env.progress)(&format!("running {} ({} thread(s))", names.join(", "), specs.len()));
+
+    let barrier = Barrier::new(specs.len());
+    let finished: Vec<Finished> = std::thread::scope(|s| {
+        let handles: Vec<_> = specs
+            .iter()
+            .map(|(ji, spec)| {
+                let barrier = &barrier;
+                let stop = env.stop;
+                let ji = *ji;
+                s.spawn(move || {
+                    let result = match spec.options.ioengine {
+                        IoEngine::Psync => job::run_clone(spec, fsarena_engine::Psync, barrier, stop),
+                        IoEngine::Sync => job::run_clone(spec, fsarena_engine::Sync::default(), barrier, stop),
+                    };
+                    Finished { job_index: ji, result }
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    if finished.len() != specs.len() {
+        return Err("a job thread panicked; this is a bug in fsarena".into());
+    }
+
+    let mut totals = Totals::default();
+    for d in [READ, WRITE] {
+        totals.runtime_ns[d] =
+            finished.iter().filter(|f| f.result.ios[d] > 0).map(|f| f.result.runtime_ns).max().unwrap_or(0);
+    }
+    for f in &finished {
+        for d in [READ, WRITE] {
+            totals.clat[d].merge(&f.result.clat[d]);
+            totals.bytes[d] += f.result.bytes[d];
+            totals.ios[d] += f.result.ios[d];
+        }
+        totals.cpu_ns[0] += f.result.cpu.user_ns;
+        totals.cpu_ns[1] += f.result.cpu.sys_ns;
+        totals.clone_runtime_ns += f.result.runtime_ns;
+    }
+
+    // fio's group_reporting merges the whole group; otherwise one result per clone.
+    let group_reporting = group.iter().any(|j| j.options.group_reporting);
+    let mut results = Vec::new();
+    let per_layout = |mut r: JobResult| {
+        r.layout_time = layout_ns;
+        r.layout_bytes = layout.bytes;
+        r
+    };
+    if group_reporting {
+        let all: Vec<&CloneResult> = finished.iter().map(|f| &f.result).collect();
+        results.push(per_layout(merge(group[0], group_id, &all)));
+    } else {
+        for f in &finished {
+            results.push(per_layout(merge(group[f.job_index], group_id, &[&f.result])));
+        }
+    }
+    Ok((results, totals))
+}
+
+/// One JobResult from one or more clones, summed as fio's `sum_thread_stats` does.
+fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
+    let direction = |d: usize| {
+        let mut hist = LatencyHistogram::new();
+        let mut r = DirectionResult::default();
+        let mut bw: Vec<f64> = Vec::new();
+        let mut iops: Vec<f64> = Vec::new();
+        for c in clones {
+            hist.merge(&c.clat[d]);
+            r.io_bytes += c.bytes[d];
+            r.total_ios += c.ios[d];
+            r.short_ios += c.short_ios[d];
+            if c.ios[d] > 0 {
+                r.runtime = r.runtime.max(Nanos(c.runtime_ns));
+            }
+            let (b, i) = c.series[d].per_second();
+            add_series(&mut bw, &b);
+            add_series(&mut iops, &i);
+        }
+        r.clat = hist.summary(&FIO_PERCENTILES);
+        r.bw_series = bw;
+        r.iops_series = iops;
+        r
+    };
+    let mut sync = LatencyHistogram::new();
+    clones.iter().for_each(|c| sync.merge(&c.sync));
+    let runtime_sum: u64 = clones.iter().map(|c| c.runtime_ns).sum();
+    let pct = |ns: u64| if runtime_sum > 0 { ns as f64 * 100.0 / runtime_sum as f64 } else { 0.0 };
+    let first_error = clones.iter().find_map(|c| c.error.clone());
+    JobResult {
+        name: job.options.name.clone(),
+        group_id,
+        clones: clones.len() as u32,
+        options: job.given.clone(),
+        read: direction(READ),
+        write: direction(WRITE),
+        trim: DirectionResult::default(),
+        sync: sync.summary(&FIO_PERCENTILES),
+        job_runtime: Nanos(clones.iter().map(|c| c.runtime_ns).max().unwrap_or(0)),
+        layout_time: Nanos(0),
+        layout_bytes: 0,
+        verify_time: Nanos(clones.iter().map(|c| c.verify_ns).max().unwrap_or(0)),
+        usr_cpu: pct(clones.iter().map(|c| c.cpu.user_ns).sum()),
+        sys_cpu: pct(clones.iter().map(|c| c.cpu.sys_ns).sum()),
+        ctx: clones.iter().map(|c| c.cpu.ctx).sum(),
+        majf: clones.iter().map(|c| c.cpu.majflt).sum(),
+        minf: clones.iter().map(|c| c.cpu.minflt).sum(),
+        error: first_error.as_ref().map_or(0, |e| e.0),
+        error_message: first_error.map(|e| e.1),
+    }
+}
+
+/// Adds `b` to `a` element by element, keeping the shorter length (clones start together;
+/// a clone that ended early has no sample for the later seconds).
+fn add_series(a: &mut Vec<f64>, b: &[f64]) {
+    if a.is_empty() {
+        a.extend_from_slice(b);
+    } else {
+        a.truncate(b.len());
+        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+    }
+}
