@@ -104,7 +104,8 @@ CC=${CC:-cc}
 FSARENA=${FSARENA:-target/release/fsarena}
 read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS---repeat 1 --warmup 0 --no-store}"
 
-command -v "$FIO" >/dev/null || die "fio not found ('$FIO'); install fio or set FIO=/path/to/fio"
+FIO_PATH=$(command -v "$FIO") || die "fio not found ('$FIO'); install fio or set FIO=/path/to/fio"
+FIO=$FIO_PATH
 command -v python3 >/dev/null || die "python3 not found (needed to parse JSON and compute medians)"
 command -v "$CC" >/dev/null || die "C compiler '$CC' not found; set CC="
 if [[ $SKIP_FSARENA -eq 0 ]]; then
@@ -138,6 +139,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# Run every tool from a neutral directory: fio uses the job name itself as the file name
+# when a non-regular file of that name exists in the current directory (in the repo root,
+# job "bench" would hit the bench/ directory and fio would do I/O on "$DIR/bench" instead of
+# "$DIR/bench.0.0", shared by all jobs).
+cd "$RES"
 
 # ---------------------------------------------------------------- cases
 # case -> "rw bs numjobs description"
@@ -275,7 +281,8 @@ echo "- machine: nproc=$(nproc), CPU: $cpu_model, memory: $mem_total, kernel: $(
 echo "- tools: $fio_version; fsarena: $fsarena_version; bare loop: $("$CC" --version 2>/dev/null | head -1) -O2"
 echo "- directory: $WORK ($fstype), file size per job: $SIZE ($SIZE_BYTES bytes), direct=$DIRECT, fio page-aligned buffers (--fio-align): $([[ $FIO_ALIGN -eq 1 ]] && echo yes || echo "no (fio default)")"
 echo "- $ROUNDS round(s) x ${RUNTIME}s per run; within a round the three tools run back to back,"
-echo "  order rotated every round; files laid out once per case before round 1 (untimed)"
+echo "  order rotated every round; files laid out once per case before round 1 (untimed);"
+echo "  all tools run from an empty scratch working directory"
 echo
 echo "Commands (DIR = $WORK/<case>):"
 echo
@@ -288,7 +295,7 @@ for c in "${CASE_LIST[@]}"; do
 		echo "    $(fsarena_cmd "$d" "$rw" "$bs" "$jobs")"
 	fi
 	echo "    $(bare_cmd "$d" "$rw" "$bs" "$jobs")"
-done | sed "s#\\\\\$DIR#\$DIR#g; s#$REPO_ROOT/##g"
+done | sed "s#DIR_PLACEHOLDER#\$DIR#g; s#$REPO_ROOT/##g"
 echo
 
 # ---------------------------------------------------------------- run
@@ -315,6 +322,11 @@ for c in "${CASE_LIST[@]}"; do
 		cat "$RES/layout.$c.out" >&2
 		die "fio layout failed for case $c"
 	}
+	for ((j = 0; j < jobs; j++)); do
+		f=$dir/bench.$j.0
+		[[ -f $f && $(stat -c %s "$f") -ge $SIZE_BYTES ]] ||
+			die "after layout, $f is missing or shorter than $SIZE_BYTES bytes (fio file naming changed?)"
+	done
 
 	for ((r = 0; r < ROUNDS; r++)); do
 		for ((k = 0; k < NT; k++)); do

@@ -103,8 +103,11 @@ impl Plan {
             let origin = path.display().to_string();
             let text = std::fs::read_to_string(path)
                 .map_err(|e| InputError::new(format!("cannot read job file {origin}: {e}")))?;
-            let job: TomlJob = toml::from_str(&text)
-                .map_err(|e| InputError::new(format!("not a valid job file: {}", e.message())).at(origin.clone()))?;
+            let job: TomlJob = toml::from_str(&text).map_err(|e| {
+                let line = e.span().map_or(0, |s| text[..s.start].matches('\n').count() + 1);
+                InputError::new(format!("not a valid job file: {}", e.message().trim().replace('\n', "; ")))
+                    .at(format!("{origin}:{line}"))
+            })?;
             if args.targets.is_empty() {
                 target_specs.extend(job.targets.iter().map(|t| (t.clone(), origin.clone())));
             }

@@ -1,0 +1,27 @@
+# fsarena: `make demo` to try it, `make test` to run the whole test suite (as root).
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+CARGO ?= cargo
+
+.PHONY: demo test build lint bench deps
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	$(CARGO) build --release --locked
+
+## Install what is missing, build in release mode and run the demo.
+demo: build
+	./target/release/fsarena demo
+
+## The whole test suite: lints, unit tests and the integration tests against real
+## filesystems and real fio (installed when missing).
+test: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets --locked -- -D warnings
+	$(CARGO) test --workspace --locked
+
+## fsarena beside fio and a bare pread loop; prints the ratios.
+bench: build
+	bash bench/vs_fio.sh

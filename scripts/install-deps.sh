@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what fsarena needs on Debian or Ubuntu, as root: build tools, the Rust toolchain
+# (rustup, when cargo is missing) and the reference tools the tests and benchmarks run
+# beside fsarena (fio). Installs only what is missing.
+set -euo pipefail
+
+packages=(build-essential pkg-config ca-certificates curl fio python3)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+    echo "installing the Rust toolchain with rustup" >&2
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component clippy,rustfmt
+fi

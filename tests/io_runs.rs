@@ -1,0 +1,195 @@
+//! Short `io` jobs end to end on tmpfs.
+
+use crate::util::{json, run, stderr, stdout, Scratch};
+
+fn run_ok(args: &[&str]) -> std::process::Output {
+    let out = run(args);
+    assert!(out.status.success(), "{args:?} failed: {}", stderr(&out));
+    out
+}
+
+fn fio_json(dir: &Scratch, workload: &str) -> serde_json::Value {
+    json(&run_ok(&["run", "--target", &dir.spec(), "--workload", workload, "--output-format", "fio-json"]))
+}
+
+#[test]
+fn human_summary_reads_like_fio() {
+    let dir = Scratch::new("human");
+    let out = run_ok(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "io:rw=randread,bs=4k,size=32m,runtime=1s,time_based=1",
+    ]);
+    let text = stdout(&out);
+    for want in ["read: IOPS=", "BW=", "/s (", "clat percentiles", "99.99th=[", "cpu          : usr=", "layout:"] {
+        assert!(text.contains(want), "summary lacks '{want}':\n{text}");
+    }
+    assert!(stderr(&out).contains("laid out"), "layout progress goes to stderr");
+    assert!(dir.leftovers().is_empty(), "files left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn json_follows_the_documented_schema() {
+    let dir = Scratch::new("json");
+    let v = json(&run_ok(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "io:rw=randrw,bs=4k,size=16m",
+        "--output-format",
+        "json",
+    ]));
+    assert_eq!(v["schema"], 1);
+    let r = &v["run"]["results"][0];
+    assert_eq!(r["workload"]["kind"], "io");
+    assert_eq!(r["target"]["kind"], "dir");
+    assert_eq!(r["complete"], true);
+    for m in [
+        "read_iops",
+        "read_bw",
+        "read_lat_mean",
+        "read_lat_p50",
+        "read_lat_p99",
+        "read_lat_p999",
+        "write_iops",
+        "write_bw",
+        "write_lat_p99",
+        "cpu_usr",
+        "cpu_sys",
+    ] {
+        let metric = &r["metrics"][m];
+        assert!(metric["values"][0].as_f64().is_some(), "metric {m} missing: {r}");
+        assert!(metric["mean"].as_f64().is_some());
+    }
+    assert_eq!(r["metrics"]["read_iops"]["better"], "higher");
+    assert_eq!(r["metrics"]["read_lat_p99"]["unit"], "ns");
+    let env = &v["run"]["environment"];
+    assert!(env["kernel"].as_str().unwrap().starts_with("Linux"));
+}
+
+#[test]
+fn fio_json_has_fios_shape_and_units() {
+    let dir = Scratch::new("fiojson");
+    let v = fio_json(&dir, "io:name=shape,rw=read,bs=64k,size=16m");
+    assert!(v["fio version"].as_str().unwrap().starts_with("fsarena-"));
+    let job = &v["jobs"][0];
+    assert_eq!(job["jobname"], "shape");
+    let read = &job["read"];
+    assert_eq!(read["io_bytes"], 16 << 20);
+    assert_eq!(read["io_kbytes"], 16 << 10);
+    assert_eq!(read["total_ios"], 256);
+    let runtime = read["runtime"].as_u64().unwrap().max(1);
+    assert_eq!(read["bw_bytes"].as_u64().unwrap(), 1000 * (16u64 << 20) / runtime);
+    assert_eq!(read["bw"].as_u64().unwrap(), read["bw_bytes"].as_u64().unwrap() / 1024);
+    let clat = &read["clat_ns"];
+    assert_eq!(clat["N"], 256);
+    assert!(clat["min"].as_u64().unwrap() <= clat["percentile"]["50.000000"].as_u64().unwrap());
+    assert!(clat["percentile"]["99.990000"].as_u64().unwrap() <= clat["max"].as_u64().unwrap());
+    assert_eq!(clat["percentile"].as_object().unwrap().len(), 17);
+    assert!(read["lat_ns"]["percentile"].is_null(), "fio prints lat percentiles only on request");
+    assert_eq!(job["write"]["io_bytes"], 0);
+    assert!(job["usr_cpu"].as_f64().is_some() && job["ctx"].as_u64().is_some());
+}
+
+#[test]
+fn loops_nrfiles_offset_and_bssplit_move_fios_bytes() {
+    let dir = Scratch::new("shapes");
+    let v = fio_json(&dir, "io:rw=read,bs=4k,size=4m,loops=3");
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 3 * (4 << 20));
+    let v = fio_json(&dir, "io:rw=randwrite,bs=4k,size=4m,nrfiles=4");
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 1024);
+    let v = fio_json(&dir, "io:rw=read,bs=4k,filesize=4m,offset=1m");
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 3 << 20);
+    let v = fio_json(&dir, "io:rw=randread,bssplit=4k/50:64k/50,size=8m");
+    let bytes = v["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+    assert!((8 << 20..(8 << 20) + 65536).contains(&bytes), "bssplit moved {bytes}");
+    let v = fio_json(&dir, "io:rw=randread,bs=4k,size=4m,norandommap=1,randseed=7");
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 1024);
+    let v = fio_json(&dir, "io:rw=randread,bs=4k,size=4m,random_distribution=zipf:1.2");
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 1024);
+    assert!(dir.leftovers().is_empty());
+}
+
+#[test]
+fn numjobs_group_reporting_and_fsync() {
+    let dir = Scratch::new("groups");
+    let v = fio_json(&dir, "io:rw=write,bs=4k,size=4m,numjobs=3,group_reporting=1,fsync=8");
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "group_reporting merges the clones");
+    assert_eq!(jobs[0]["write"]["total_ios"], 3 * 1024);
+    assert_eq!(jobs[0]["sync"]["total_ios"], 3 * 1024 / 8);
+    let v = fio_json(&dir, "io:rw=write,bs=4k,size=4m,numjobs=3,end_fsync=1");
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 3);
+    assert_eq!(v["jobs"][2]["sync"]["total_ios"], 1);
+}
+
+#[test]
+fn direct_io_and_sync_engines_on_tmpfs() {
+    let dir = Scratch::new("direct");
+    let v = fio_json(&dir, "io:rw=randwrite,bs=4k,size=4m,direct=1,ioengine=sync");
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 1024);
+    let v = fio_json(&dir, "io:rw=read,bs=4k,size=4m,direct=1,sync=dsync");
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 1024);
+}
+
+#[test]
+fn time_based_ramp_and_rate() {
+    let dir = Scratch::new("timing");
+    let v = fio_json(&dir, "io:rw=randread,bs=4k,size=4m,time_based=1,runtime=1,ramp_time=1");
+    let ms = v["jobs"][0]["read"]["runtime"].as_u64().unwrap();
+    assert!((900..1500).contains(&ms), "ramp_time must not count: runtime {ms} ms");
+    assert!(v["jobs"][0]["read"]["io_bytes"].as_u64().unwrap() > 4 << 20, "time_based loops over the file");
+    let v = fio_json(&dir, "io:rw=write,bs=4k,size=64m,time_based=1,runtime=2,rate=2m");
+    let bw = v["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap();
+    assert!(bw <= 2.2 * 1048576.0 && bw >= 1.0 * 1048576.0, "rate=2m gave {bw} B/s");
+}
+
+#[test]
+fn verify_checks_written_data() {
+    let dir = Scratch::new("verify");
+    let out = run_ok(&["run", "--target", &dir.spec(), "--workload", "io:rw=randwrite,bs=4k,size=8m,verify=crc32c"]);
+    assert!(stdout(&out).contains("verify"), "{}", stdout(&out));
+}
+
+#[test]
+fn keep_leaves_the_files_and_the_default_removes_them() {
+    let dir = Scratch::new("keep");
+    run_ok(&["run", "--target", &dir.spec(), "--workload", "io:name=kept,rw=write,bs=64k,size=1m,keep=1"]);
+    let left: Vec<String> =
+        dir.leftovers().iter().filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())).collect();
+    assert!(left.contains(&"kept.0.0".to_string()), "{left:?}");
+}
+
+#[test]
+fn fio_job_files_with_stonewall_and_toml_job_files() {
+    let dir = Scratch::new("jobfiles");
+    let fio = dir.path.join("../fsarena-test-study.fio");
+    std::fs::write(
+        &fio,
+        "[global]\nioengine=psync\ndirect=1\nbs=128k\nsize=8m\nnumjobs=2\ntime_based\nruntime=1\ngroup_reporting\nfallocate=none\n\n[seqwrite]\nrw=write\nstonewall\n\n[seqread]\nrw=read\nstonewall\n",
+    )
+    .unwrap();
+    let v =
+        json(&run_ok(&["run", "--target", &dir.spec(), "--fio", fio.to_str().unwrap(), "--output-format", "fio-json"]));
+    std::fs::remove_file(&fio).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!((jobs[0]["jobname"].as_str(), jobs[0]["groupid"].as_u64()), (Some("seqwrite"), Some(0)));
+    assert_eq!((jobs[1]["jobname"].as_str(), jobs[1]["groupid"].as_u64()), (Some("seqread"), Some(1)));
+    assert!(jobs[1]["read"]["io_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(v["global options"]["bs"], "128k");
+
+    let toml = dir.path.join("../fsarena-test-job.toml");
+    std::fs::write(
+        &toml,
+        format!("targets = [\"{}\"]\noutput_format = \"json\"\n\n[[workload]]\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"4m\"\nnumjobs = 2\ngroup_reporting = true\n", dir.spec()),
+    )
+    .unwrap();
+    let v = json(&run_ok(&["run", toml.to_str().unwrap()]));
+    std::fs::remove_file(&toml).unwrap();
+    assert_eq!(v["run"]["results"][0]["jobs"][0]["read"]["total_ios"], 2048);
+    assert!(dir.leftovers().is_empty());
+}
