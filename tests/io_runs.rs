@@ -193,3 +193,11 @@ fn fio_job_files_with_stonewall_and_toml_job_files() {
     assert_eq!(v["run"]["results"][0]["jobs"][0]["read"]["total_ios"], 2048);
     assert!(dir.leftovers().is_empty());
 }
+
+#[test]
+fn readme_documents_every_io_option() {
+    let readme = include_str!("../README.md");
+    for def in fsarena_workload::io::options::OPTIONS {
+        assert!(readme.contains(&format!("| `{}` |", def.name)), "README lacks io option {}", def.name);
+    }
+}

@@ -266,31 +266,49 @@ fn humanize(m: &Metric) -> String {
     }
 }
 
-/// Metrics of the last repetition of every entry, side by side, as a Markdown table (it
-/// reads in a terminal and pastes into a report unchanged).
+/// A workload's name in the comparison table: its job name when it has one, else its spec.
+fn row_name(entry: &ResultEntry) -> String {
+    match entry.workload_params.iter().find(|(k, _)| k == "name") {
+        Some((_, name)) => name.clone(),
+        None => entry.workload_title(),
+    }
+}
+
+/// Metrics of the last repetition of every entry side by side: one column per target, one
+/// row per workload and metric, as a Markdown table (it reads in a terminal and pastes into a
+/// report unchanged).
 fn comparison_table(results: &[ResultEntry]) -> String {
-    let mut names: Vec<&str> = Vec::new();
+    let mut targets: Vec<&str> = Vec::new();
+    let mut rows: Vec<(String, &str)> = Vec::new(); // (workload, metric)
     for entry in results {
+        if !targets.contains(&entry.target_label.as_str()) {
+            targets.push(&entry.target_label);
+        }
+        let workload = row_name(entry);
         for metric in entry.measurements.last().map(|m| m.metrics.as_slice()).unwrap_or_default() {
-            if !names.contains(&metric.name.as_str()) {
-                names.push(&metric.name);
+            if !rows.iter().any(|(w, n)| *w == workload && *n == metric.name) {
+                rows.push((workload.clone(), &metric.name));
             }
         }
     }
+    let several_workloads = rows.iter().any(|(w, _)| *w != rows[0].0);
     let mut table = Table::new();
     table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
-    let mut header = vec!["metric".to_string()];
-    header.extend(results.iter().map(|e| format!("{} {}", e.target_label, e.workload_kind)));
+    let mut header = vec![if several_workloads { "workload / metric" } else { "metric" }.to_string()];
+    header.extend(targets.iter().map(|t| t.to_string()));
     table.set_header(header);
-    for name in names {
-        let mut row = vec![name.to_string()];
-        for entry in results {
-            let metric = entry.measurements.last().and_then(|m| m.metric(name));
+    for (workload, name) in &rows {
+        let mut row = vec![if several_workloads { format!("{workload} {name}") } else { name.to_string() }];
+        for target in &targets {
+            let metric = results
+                .iter()
+                .filter(|e| e.target_label == *target && row_name(e) == *workload)
+                .find_map(|e| e.measurements.last().and_then(|m| m.metric(name)));
             row.push(metric.map_or_else(|| "-".to_string(), humanize));
         }
         table.add_row(row);
     }
-    for i in 1..=results.len() {
+    for i in 1..=targets.len() {
         if let Some(column) = table.column_mut(i) {
             column.set_cell_alignment(CellAlignment::Right);
         }
@@ -416,8 +434,8 @@ mod tests {
         };
         let text = render(&report, false);
         assert!(text.contains("| metric"), "{text}");
-        assert!(text.contains("ext4 io"));
-        assert!(text.contains("xfs io"));
+        let header = text.lines().find(|l| l.starts_with("| metric")).unwrap();
+        assert!(header.contains("ext4") && header.contains("xfs"), "one column per target: {header}");
         assert!(text.contains("25.4k ops/s"));
         assert!(text.contains("254k ops/s"));
         assert!(text.contains("319MiB/s"));

@@ -49,13 +49,22 @@ pub struct ResultEntry {
 }
 
 impl ResultEntry {
-    /// `"<target label> · <workload kind>:<k=v,...>"`, the entry's name in reports.
+    /// `"<target label> · <workload>"`, the entry's name in reports.
     pub fn title(&self) -> String {
-        let params: Vec<String> = self.workload_params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{} · {}", self.target_label, self.workload_title())
+    }
+
+    /// `"<workload kind>:<k=v,...>"`; a flag given bare (`time_based`) shows bare.
+    pub fn workload_title(&self) -> String {
+        let params: Vec<String> = self
+            .workload_params
+            .iter()
+            .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") })
+            .collect();
         if params.is_empty() {
-            format!("{} · {}", self.target_label, self.workload_kind)
+            self.workload_kind.clone()
         } else {
-            format!("{} · {}:{}", self.target_label, self.workload_kind, params.join(","))
+            format!("{}:{}", self.workload_kind, params.join(","))
         }
     }
 }

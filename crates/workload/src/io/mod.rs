@@ -78,14 +78,12 @@ impl Workload for IoWorkload {
     }
 
     fn params(&self) -> Vec<(String, String)> {
-        if self.jobs.len() == 1 && self.global_options.is_empty() {
-            self.jobs[0].given.clone()
-        } else {
-            let mut p = self.global_options.clone();
-            for j in &self.jobs {
-                p.push(("job".into(), j.options.name.clone()));
-            }
-            p
+        match self.jobs.as_slice() {
+            [job] if self.global_options.is_empty() => job.given.clone(),
+            // One job of a job file: its name and its own options (the globals are in the
+            // report's global options).
+            [job] => std::iter::once(("name".to_string(), job.options.name.clone())).chain(job.given.clone()).collect(),
+            jobs => jobs.iter().map(|j| ("job".to_string(), j.options.name.clone())).collect(),
         }
     }
 
