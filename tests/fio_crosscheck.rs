@@ -45,7 +45,7 @@ fn check(rw: &str, numjobs: u32) {
     assert!(out.status.success(), "fsarena failed: {}", crate::util::stderr(&out));
     let ours = totals(&json(&out));
     let size = 8u64 << 20;
-    if rw == "randrw" {
+    if rw == "randrw" || rw == "rw" {
         // The read/write split is drawn at random by each tool; the totals are exact.
         assert_eq!(ours[0] + ours[2], fio[0] + fio[2], "{rw} numjobs={numjobs}: bytes, fsarena {ours:?} fio {fio:?}");
         assert_eq!(ours[1] + ours[3], fio[1] + fio[3], "{rw} numjobs={numjobs}: ios, fsarena {ours:?} fio {fio:?}");
@@ -85,4 +85,10 @@ fn randwrite_matches_fio() {
 fn randrw_matches_fio() {
     check("randrw", 1);
     check("randrw", 2);
+}
+
+#[test]
+fn sequential_rw_matches_fio() {
+    check("rw", 1);
+    check("rw", 2);
 }

@@ -145,6 +145,9 @@ fn time_based_ramp_and_rate() {
     let v = fio_json(&dir, "io:rw=write,bs=4k,size=64m,time_based=1,runtime=2,rate=2m");
     let bw = v["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap();
     assert!((1048576.0..=2.2 * 1048576.0).contains(&bw), "rate=2m gave {bw} B/s");
+    let v = fio_json(&dir, "io:rw=randread,bs=4k,size=64m,time_based=1,runtime=1,rate_iops=2000");
+    let iops = v["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    assert!((1000.0..=2200.0).contains(&iops), "rate_iops=2000 gave {iops}");
 }
 
 #[test]
@@ -181,6 +184,13 @@ fn fio_job_files_with_stonewall_and_toml_job_files() {
     assert_eq!((jobs[1]["jobname"].as_str(), jobs[1]["groupid"].as_u64()), (Some("seqread"), Some(1)));
     assert!(jobs[1]["read"]["io_bytes"].as_u64().unwrap() > 0);
     assert_eq!(v["global options"]["bs"], "128k");
+
+    // Without --target, the jobs' directory= is the target, as in fio.
+    let fio = dir.path.join("../fsarena-test-dir.fio");
+    std::fs::write(&fio, format!("[global]\ndirectory={}\nsize=1m\n[j]\nrw=read\n", dir.path.display())).unwrap();
+    let v = json(&run_ok(&["run", "--fio", fio.to_str().unwrap(), "--output-format", "json"]));
+    std::fs::remove_file(&fio).unwrap();
+    assert_eq!(v["run"]["results"][0]["target"]["options"]["path"], dir.path.display().to_string());
 
     let toml = dir.path.join("../fsarena-test-job.toml");
     std::fs::write(

@@ -111,6 +111,27 @@ mod tests {
     }
 
     #[test]
+    fn a_corrupted_file_fails_naming_file_and_offset() {
+        let path = std::env::temp_dir().join(format!("fsarena-verify-{}", std::process::id()));
+        let mut data = vec![3u8; 4 * 4096];
+        stamp(&mut data, 0, 4096, 1);
+        std::fs::write(&path, &data).unwrap();
+        let file = File::open(&path).unwrap();
+        let written = vec![0b1111u64];
+        assert!(check_file(&file, &path, 0, 4096, &written, 4096).is_ok());
+        data[2 * 4096 + 100] ^= 0xff;
+        std::fs::write(&path, &data).unwrap();
+        let err = check_file(&file, &path, 0, 4096, &written, 4096).unwrap_err();
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains("at offset 8192") && err.contains("crc32c"),
+            "{err}"
+        );
+        // units never written are not checked
+        assert!(check_file(&file, &path, 0, 4096, &[0b1011u64], 4096).is_ok());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
     fn marks_whole_units() {
         let mut w = vec![0u64; 2];
         mark(&mut w, 4096 * 3, 8192, 4096);
