@@ -29,7 +29,8 @@ usage: bash bench/vs_fio.sh [options]
   --skip-fsarena   run only fio and the bare loop (for testing the harness)
 environment:
   FSARENA          fsarena binary (default target/release/fsarena, relative to the repo root)
-  FSARENA_ARGS     extra flags for 'fsarena run' (default: --repeat 1 --warmup 0 --no-store)
+  FSARENA_ARGS     extra flags for 'fsarena run' (default: those of --repeat 1 --warmup 0
+                   --no-store that 'fsarena run --help' lists)
   FIO              fio binary (default fio)
   CC               C compiler for the bare loop (default cc)
 EOF
@@ -102,7 +103,6 @@ cd "$REPO_ROOT"
 FIO=${FIO:-fio}
 CC=${CC:-cc}
 FSARENA=${FSARENA:-target/release/fsarena}
-read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS---repeat 1 --warmup 0 --no-store}"
 
 FIO_PATH=$(command -v "$FIO") || die "fio not found ('$FIO'); install fio or set FIO=/path/to/fio"
 FIO=$FIO_PATH
@@ -115,7 +115,19 @@ if [[ $SKIP_FSARENA -eq 0 ]]; then
   or pass --skip-fsarena to compare only fio and the bare loop."
 	fi
 	FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+	# One fsarena invocation = one timed run, like one fio invocation: ask for no warm-up,
+	# one repetition and no storing, with whichever of these flags this binary knows.
+	if [[ -z ${FSARENA_ARGS+x} ]]; then
+		run_help=$("$FSARENA" run --help 2>&1 || true)
+		FSARENA_ARGS=""
+		for flag in "--repeat 1" "--warmup 0" "--no-store"; do
+			if [[ $run_help == *"${flag%% *}"* ]]; then
+				FSARENA_ARGS+="${FSARENA_ARGS:+ }$flag"
+			fi
+		done
+	fi
 fi
+read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:-}"
 
 BUILD=$REPO_ROOT/bench/.build
 mkdir -p "$BUILD"
@@ -215,7 +227,7 @@ run_fio() { # case dir rw bs jobs round
 	local out=$RES/fio.$1.$6.json err=$RES/fio.$1.$6.err
 	if ! eval "$(fio_cmd "$2" "$3" "$4" "$5")" >"$out" 2>"$err"; then
 		cat "$err" >&2
-		die "fio failed in case $1 round $6"
+		die "fio failed in case $1 round $(($6 + 1))"
 	fi
 	parse_fio_json "$(ddir_of "$3")" <"$out" || die "could not parse fio JSON (case $1, $out)"
 }
@@ -224,7 +236,8 @@ run_fsarena() { # case dir rw bs jobs round
 	local out=$RES/fsarena.$1.$6.json err=$RES/fsarena.$1.$6.err
 	if ! eval "$(fsarena_cmd "$2" "$3" "$4" "$5")" >"$out" 2>"$err"; then
 		cat "$err" >&2
-		die "fsarena failed in case $1 round $6 (exit code above; output in $out)"
+		head -c 2000 "$out" >&2
+		die "fsarena failed in case $1 round $(($6 + 1)) (its stderr is above)"
 	fi
 	parse_fio_json "$(ddir_of "$3")" <"$out" || {
 		head -c 2000 "$out" >&2
@@ -246,7 +259,7 @@ run_bare() { # case dir rw bs jobs round
 	for ((j = 0; j < $5; j++)); do
 		if ! wait "${pids[$j]}"; then
 			cat "$RES/bare.$1.$6.$j.err" >&2
-			die "bare loop failed in case $1 round $6 (process $j)"
+			die "bare loop failed in case $1 round $(($6 + 1)) (process $j)"
 		fi
 	done
 	BG_PIDS=()

@@ -39,6 +39,11 @@ fn bad_targets_formats_and_files_exit_2() {
     let w = "io:size=1m";
     refused(&["run", "--target", "dir:path=/nonexistent/x", "--workload", w], &dir, "not an existing directory");
     refused(&["run", "--target", "zfs", "--workload", w], &dir, "unknown target kind 'zfs'");
+    refused(&["run", "--target", "ext4:colour=red", "--workload", w], &dir, "unknown key 'colour' for target ext4");
+    refused(&["run", "--target", "ext4:size=4q", "--workload", w], &dir, "size=4q");
+    refused(&["run", "--target", "xfs:size=900t", "--workload", w], &dir, "does not fit");
+    refused(&["run", "--target", "device:path=/dev/null,fs=ext4", "--workload", w], &dir, "--force");
+    refused(&["run", "--target", "fuse:cmd='true'", "--workload", w], &dir, "has no {mnt}");
     refused(&["run", "--target", &format!("{t},color=red"), "--workload", w], &dir, "unknown key 'color'");
     refused(&["run", "--target", &t, "--workload", w, "--output-format", "xml"], &dir, "unknown output format 'xml'");
     refused(&["run", "--target", &t, "--fio", "/nonexistent.fio"], &dir, "cannot read fio job file");

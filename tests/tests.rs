@@ -1,5 +1,8 @@
 //! fsarena's integration tests: the real binary against real filesystems and real fio.
-//! Run as root (`make test`): some tests mount a small tmpfs.
+//! Run as root (`make test`): the tests mount, format and attach loop devices.
+
+// Test code: a failed unwrap is a failed test with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod util;
 
@@ -7,3 +10,4 @@ mod bad_input;
 mod faults;
 mod fio_crosscheck;
 mod io_runs;
+mod targets;

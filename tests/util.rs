@@ -11,9 +11,23 @@ pub fn fsarena() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fsarena"))
 }
 
-/// Runs fsarena with `args`.
+/// Runs fsarena with `args`. A `run` without `--workdir` gets a work directory of its own,
+/// removed afterwards, so that tests running in parallel do not wait on each other's lock.
 pub fn run(args: &[&str]) -> Output {
+    if args.first() == Some(&"run") && !args.contains(&"--workdir") {
+        let wd = private_workdir();
+        let out = fsarena().args(args).args(["--workdir", &wd]).output().expect("fsarena runs");
+        let _ = std::fs::remove_dir_all(&wd);
+        return out;
+    }
     fsarena().args(args).output().expect("fsarena runs")
+}
+
+/// A fresh work directory path for one run.
+pub fn private_workdir() -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("/var/tmp/fsarena-test-wd-{}-{n}", std::process::id())
 }
 
 /// stdout as a string.
@@ -104,4 +118,72 @@ pub fn require(tool: &str) -> PathBuf {
 pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
+}
+
+/// A work directory of fsarena's own for one test (`--workdir`), checked empty and removed
+/// on drop.
+pub struct TestWorkdir {
+    pub path: PathBuf,
+}
+
+impl TestWorkdir {
+    pub fn new(name: &str) -> Self {
+        let path = PathBuf::from(format!("/var/tmp/fsarena-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        Self { path }
+    }
+    pub fn arg(&self) -> String {
+        self.path.display().to_string()
+    }
+    /// What fsarena left: mounts under the directory, loop devices backed by files in it,
+    /// and files in it.
+    pub fn leftovers(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for line in mountinfo.lines() {
+            if let Some(mp) = line.split(' ').nth(4) {
+                if mp.starts_with(&self.arg()) {
+                    out.push(format!("mount {mp}"));
+                }
+            }
+        }
+        for e in std::fs::read_dir("/sys/block").into_iter().flatten().flatten() {
+            let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
+            if backing.starts_with(&self.arg()) {
+                out.push(format!("loop {} -> {}", e.file_name().to_string_lossy(), backing.trim()));
+            }
+        }
+        for e in std::fs::read_dir(&self.path).into_iter().flatten().flatten() {
+            out.push(format!("file {}", e.path().display()));
+        }
+        // A FUSE daemon started on one of our images.
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(&self.arg()) && !cmdline.contains("fsarena") && !cmdline.contains("cargo") {
+                out.push(format!("process {} {cmdline}", e.file_name().to_string_lossy()));
+            }
+        }
+        out
+    }
+}
+
+impl Drop for TestWorkdir {
+    fn drop(&mut self) {
+        let _ = Command::new(env!("CARGO_BIN_EXE_fsarena")).args(["cleanup", "--workdir", &self.arg()]).output();
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Waits until something is mounted under `dir` (a run reached its measured phase), up to 60 s.
+pub fn wait_for_mount_under(dir: &Path) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        if mountinfo.lines().any(|l| l.split(' ').nth(4).is_some_and(|mp| mp.starts_with(&dir.display().to_string()))) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
 }

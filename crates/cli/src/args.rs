@@ -19,6 +19,19 @@ pub enum Command {
     Run(RunArgs),
     /// Run the standard io jobs on the filesystems this machine offers and compare them.
     Demo(DemoArgs),
+    /// List every target kind: available here or not, and why not.
+    Targets,
+    /// Tear down what an interrupted (killed) run left in the work directory: mounts, loop
+    /// devices, images, FUSE daemons it recorded, and nothing else.
+    Cleanup(CleanupArgs),
+}
+
+/// `fsarena cleanup`.
+#[derive(Debug, Args)]
+pub struct CleanupArgs {
+    /// The work directory of the runs to clean up.
+    #[arg(long, value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
 }
 
 /// `fsarena run`.
@@ -47,6 +60,15 @@ pub struct RunArgs {
     /// Do not store the results (nothing is stored yet either way).
     #[arg(long)]
     pub no_store: bool,
+    /// Where images, mount points and the state file go.
+    #[arg(long, value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
+    /// Allow formatting a real block device (device: targets).
+    #[arg(long)]
+    pub force: bool,
+    /// Keep the page cache between workloads (by default: sync, then drop caches when root).
+    #[arg(long)]
+    pub no_drop_caches: bool,
 }
 
 /// `fsarena demo`.
@@ -58,6 +80,9 @@ pub struct DemoArgs {
     /// human, json or fio-json.
     #[arg(long, value_name = "FORMAT", default_value = "human")]
     pub output_format: String,
+    /// Where images, mount points and the state file go.
+    #[arg(long, value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
 }
 
 #[cfg(test)]

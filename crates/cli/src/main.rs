@@ -15,6 +15,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         args::Command::Run(run) => plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p)),
         args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p)),
+        args::Command::Targets => runner::list_targets(),
+        args::Command::Cleanup(c) => runner::cleanup(&c.workdir),
     };
     match outcome {
         Ok(code) => code,

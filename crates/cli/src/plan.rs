@@ -33,8 +33,10 @@ pub struct Plan {
     pub format: Format,
     /// Print the plan only.
     pub dry_run: bool,
-    /// Directories the plan itself made (the demo's), removed at the end.
-    pub scratch_dirs: Vec<PathBuf>,
+    /// Where images, mount points and the state file go.
+    pub workdir: PathBuf,
+    /// Drop the page cache before each workload.
+    pub drop_caches: bool,
 }
 
 /// A TOML job file: `targets = [...]`, `output_format = "..."`, `[[workload]]` tables.
@@ -144,10 +146,13 @@ impl Plan {
         }
         let targets = target_specs
             .iter()
-            .map(|(t, origin)| fsarena_target::parse(t).map_err(|e| e.at(format!("{origin} {t}"))))
+            .map(|(t, origin)| fsarena_target::parse(t, args.force).map_err(|e| e.at(format!("{origin} {t}"))))
             .collect::<Result<Vec<_>, _>>()?;
         if targets.is_empty() {
-            return Err(InputError::new("no target: give --target SPEC, e.g. --target dir:path=/mnt/x").into());
+            return Err(InputError::new(
+                "no target: give --target SPEC, e.g. --target ext4 or --target dir:path=/mnt/x",
+            )
+            .into());
         }
         if workloads.is_empty() {
             return Err(InputError::new(
@@ -155,17 +160,19 @@ impl Plan {
             )
             .into());
         }
+        check_machine(&targets, &args.workdir)?;
         Ok(Self {
             targets,
             workloads,
             format: format.unwrap_or(Format::Human),
             dry_run: args.dry_run,
-            scratch_dirs: Vec::new(),
+            workdir: args.workdir.clone(),
+            drop_caches: !args.no_drop_caches,
         })
     }
 
-    /// The demo: the standard io jobs of `suites/demo.fio` on a directory under /tmp and one
-    /// under /dev/shm (tmpfs), each job reported on its own.
+    /// The demo: the standard io jobs of `suites/demo.fio`, each reported on its own, on
+    /// tmpfs, ext4, xfs, btrfs and fuse2fs (those this machine can provision).
     pub fn demo(args: &DemoArgs) -> Result<Self, Failure> {
         let format = parse_format(&args.output_format, "--output-format")?;
         if args.seconds == 0 {
@@ -180,19 +187,44 @@ impl Plan {
                 IoWorkload { jobs: vec![job], global_options: suite.global_options.clone() }
             })
             .collect();
-        let mut scratch_dirs = Vec::new();
+        // The filesystems this machine can provision, each on a 2 GiB sparse image.
         let mut targets = Vec::new();
-        for (base, label) in [("/tmp", "tmp"), ("/dev/shm", "shm")] {
-            let dir = PathBuf::from(base).join(format!("fsarena-demo-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| Failure::Run(anyhow::anyhow!("cannot create {}: {e}", dir.display())))?;
-            let fs = fsarena_target::environment::backing(&dir)
-                .into_iter()
-                .find_map(|(k, v)| (k == "filesystem").then_some(v))
-                .unwrap_or_else(|| fsarena_engine::filesystem_name(&dir));
-            targets.push(fsarena_target::parse(&format!("dir:path={},label={label} ({fs})", dir.display()))?);
-            scratch_dirs.push(dir);
+        for spec in ["tmpfs:size=2g", "ext4:size=2g", "xfs:size=2g", "btrfs:size=2g", "fuse2fs:size=2g"] {
+            let target = fsarena_target::parse(spec, false)?;
+            match fsarena_target::requirements::check(&target.requirements()) {
+                Ok(()) => targets.push(target),
+                Err(why) => eprintln!("fsarena: demo skips {}: {why}", target.kind()),
+            }
         }
-        Ok(Self { targets, workloads, format, dry_run: false, scratch_dirs })
+        if targets.is_empty() {
+            return Err(
+                InputError::new("the demo found no filesystem it can provision here: see `fsarena targets`").into()
+            );
+        }
+        check_machine(&targets, &args.workdir)?;
+        Ok(Self { targets, workloads, format, dry_run: false, workdir: args.workdir.clone(), drop_caches: true })
     }
+}
+
+/// What the kernel or the tools lack, and images that do not fit, refused before anything is
+/// created.
+fn check_machine(targets: &[Box<dyn Target>], workdir: &std::path::Path) -> Result<(), InputError> {
+    for t in targets {
+        fsarena_target::requirements::check(&t.requirements())
+            .map_err(|why| InputError::new(format!("target {} cannot be provisioned here: {why}", t.label())))?;
+    }
+    // Targets are provisioned one after another, so the largest image must fit.
+    if let Some(t) = targets.iter().max_by_key(|t| t.image_bytes()).filter(|t| t.image_bytes() > 0) {
+        let free = fsarena_target::sys::free_bytes(workdir).unwrap_or(0);
+        if t.image_bytes() > free {
+            return Err(InputError::new(format!(
+                "target {}: its {} image does not fit the {} free in {}: use a smaller size= or another --workdir",
+                t.label(),
+                fsarena_core::units::format_iec(t.image_bytes() as f64),
+                fsarena_core::units::format_iec(free as f64),
+                workdir.display()
+            )));
+        }
+    }
+    Ok(())
 }

@@ -4,6 +4,7 @@
 use crate::plan::{Failure, Plan};
 use anyhow::anyhow;
 use fsarena_report::{ResultEntry, RunReport};
+use fsarena_target::{ProvisionCtx, Workdir};
 use fsarena_workload::{RunEnv, Workload};
 use std::io::Write;
 use std::process::ExitCode;
@@ -36,10 +37,13 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         results: Vec::new(),
     };
     let progress = |text: &str| eprintln!("fsarena: {text}");
+    let workdir = Workdir::open(&plan.workdir).map_err(|e| Failure::Run(e.into()))?;
     let mut failure: Option<String> = None;
-    'targets: for target in &plan.targets {
+    let mut warned_root = false;
+    'targets: for (index, target) in plan.targets.iter().enumerate() {
         progress(&format!("provisioning {}", target.label()));
-        let mounted = match target.provision() {
+        let ctx = ProvisionCtx { workdir: &workdir, index };
+        let mounted = match target.provision(&ctx) {
             Ok(m) => m,
             Err(e) => {
                 failure = Some(format!("{}: {e}", target.label()));
@@ -47,11 +51,25 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
             }
         };
         for workload in &plan.workloads {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if plan.drop_caches {
+                if fsarena_target::sys::is_root() {
+                    if let Err(e) = fsarena_target::sys::drop_caches() {
+                        progress(&format!("warning: {e}"));
+                    }
+                } else if !warned_root {
+                    warned_root = true;
+                    progress("warning: not root, so the page cache is not dropped between workloads; results may come from the cache");
+                }
+            }
             let env = RunEnv { root: mounted.root(), stop: &stop, progress: &progress };
             let mut entry = ResultEntry {
                 target_label: target.label().to_string(),
                 target_kind: target.kind().to_string(),
                 target_options: target.options(),
+                target_info: mounted.info(),
                 workload_kind: workload.kind().to_string(),
                 workload_params: workload.params(),
                 measurements: Vec::new(),
@@ -60,26 +78,29 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 Ok(m) => entry.measurements.push(m),
                 Err(e) => {
                     entry.measurements.extend(e.partial);
-                    failure = Some(format!("{}: {}", target.label(), e.message));
+                    let mut message = format!("{}: {}", target.label(), e.message);
+                    if let Some(log) = mounted.diagnostics() {
+                        message.push_str(&format!("; FUSE daemon said: {log}"));
+                    }
+                    failure = Some(message);
                 }
             }
             report.results.push(entry);
-            if failure.is_some() || stop.load(Ordering::Relaxed) {
-                if let Err(e) = mounted.teardown() {
-                    progress(&format!("teardown of {} failed: {e}", target.label()));
-                }
-                break 'targets;
+            if failure.is_some() {
+                break;
             }
         }
-        if let Err(e) = mounted.teardown() {
+        let teardown = mounted.teardown();
+        if let Err(e) = teardown {
             failure.get_or_insert(format!("teardown of {}: {e}", target.label()));
-            break;
+        }
+        if failure.is_some() || stop.load(Ordering::Relaxed) {
+            break 'targets;
         }
     }
-    for dir in &plan.scratch_dirs {
-        let _ = std::fs::remove_dir(dir);
-    }
-    let bytes = plan.format.exporter().serialize(&report);
+    workdir.close();
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let bytes = plan.format.exporter(terminal).serialize(&report);
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error.
     let _ = out.write_all(&bytes).and_then(|()| out.flush());
@@ -120,4 +141,31 @@ fn print_plan(plan: &Plan) {
             }
         }
     }
+}
+
+/// `fsarena targets`: every kind, available here or not, and why not.
+pub fn list_targets() -> Result<ExitCode, Failure> {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{:<8}  {:<9}  why not", "kind", "available");
+    for kind in fsarena_target::KINDS {
+        let verdict = fsarena_target::requirements::check(&fsarena_target::kind_requirements(kind));
+        let (yes, why) = match verdict {
+            Ok(()) => ("yes", String::new()),
+            Err(why) => ("no", why),
+        };
+        let _ = writeln!(out, "{kind:<8}  {yes:<9}  {why}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fsarena cleanup`: undoes what killed runs recorded in `workdir`.
+pub fn cleanup(workdir: &std::path::Path) -> Result<ExitCode, Failure> {
+    let done = fsarena_target::cleanup(workdir).map_err(|e| Failure::Run(e.into()))?;
+    if done.is_empty() {
+        eprintln!("fsarena: nothing to clean up in {}", workdir.display());
+    }
+    for line in done {
+        eprintln!("fsarena: {line}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

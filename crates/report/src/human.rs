@@ -4,9 +4,9 @@
 
 use crate::fio_figures::{job_direction_figures, Direction};
 use crate::{Exporter, ResultEntry, RunReport};
-use comfy_table::{presets, CellAlignment, Table};
+use comfy_table::{presets, Cell, CellAlignment, Color, Table};
 use fsarena_core::units::{format_count, format_iec, format_si};
-use fsarena_core::{JobResult, LatencySummary, Metric};
+use fsarena_core::{Better, JobResult, LatencySummary, Metric};
 use std::fmt::Write as _;
 
 /// A fio-like terminal summary; `color` enables ANSI bold for the headline figures.
@@ -19,6 +19,7 @@ pub struct Human {
 impl Exporter for Human {
     fn serialize(&self, report: &RunReport) -> Vec<u8> {
         let mut out = String::new();
+        environment_header(&mut out, report);
         for (i, entry) in report.results.iter().enumerate() {
             if i > 0 {
                 out.push('\n');
@@ -27,7 +28,7 @@ impl Exporter for Human {
         }
         if report.results.len() > 1 {
             out.push('\n');
-            out.push_str(&comparison_table(&report.results));
+            out.push_str(&comparison_table(&report.results, self.color));
         }
         out.into_bytes()
     }
@@ -266,6 +267,25 @@ fn humanize(m: &Metric) -> String {
     }
 }
 
+/// The machine, then one line per target with how it was made and mounted.
+fn environment_header(out: &mut String, report: &RunReport) {
+    if report.environment.is_empty() {
+        return;
+    }
+    let machine: Vec<String> = report.environment.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    out.push_str(&format!("machine: {}\n", machine.join(", ")));
+    let mut seen: Vec<&str> = Vec::new();
+    for entry in &report.results {
+        if seen.contains(&entry.target_label.as_str()) || entry.target_info.is_empty() {
+            continue;
+        }
+        seen.push(&entry.target_label);
+        let facts: Vec<String> = entry.target_info.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        out.push_str(&format!("target {}: {}\n", entry.target_label, facts.join("; ")));
+    }
+    out.push('\n');
+}
+
 /// A workload's name in the comparison table: its job name when it has one, else its spec.
 fn row_name(entry: &ResultEntry) -> String {
     match entry.workload_params.iter().find(|(k, _)| k == "name") {
@@ -277,7 +297,7 @@ fn row_name(entry: &ResultEntry) -> String {
 /// Metrics of the last repetition of every entry side by side: one column per target, one
 /// row per workload and metric, as a Markdown table (it reads in a terminal and pastes into a
 /// report unchanged).
-fn comparison_table(results: &[ResultEntry]) -> String {
+fn comparison_table(results: &[ResultEntry], color: bool) -> String {
     let mut targets: Vec<&str> = Vec::new();
     let mut rows: Vec<(String, &str)> = Vec::new(); // (workload, metric)
     for entry in results {
@@ -293,18 +313,40 @@ fn comparison_table(results: &[ResultEntry]) -> String {
     }
     let several_workloads = rows.iter().any(|(w, _)| *w != rows[0].0);
     let mut table = Table::new();
-    table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
+    table.load_preset(presets::ASCII_MARKDOWN);
+    if color {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
     let mut header = vec![if several_workloads { "workload / metric" } else { "metric" }.to_string()];
     header.extend(targets.iter().map(|t| t.to_string()));
     table.set_header(header);
     for (workload, name) in &rows {
-        let mut row = vec![if several_workloads { format!("{workload} {name}") } else { name.to_string() }];
-        for target in &targets {
-            let metric = results
-                .iter()
-                .filter(|e| e.target_label == *target && row_name(e) == *workload)
-                .find_map(|e| e.measurements.last().and_then(|m| m.metric(name)));
-            row.push(metric.map_or_else(|| "-".to_string(), humanize));
+        let metrics: Vec<Option<&Metric>> = targets
+            .iter()
+            .map(|target| {
+                results
+                    .iter()
+                    .filter(|e| e.target_label == *target && row_name(e) == *workload)
+                    .find_map(|e| e.measurements.last().and_then(|m| m.metric(name)))
+            })
+            .collect();
+        // Best green, worst red, when there is something to compare.
+        let values: Vec<f64> = metrics.iter().flatten().map(|m| m.value).collect();
+        let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        let mut row = vec![Cell::new(if several_workloads { format!("{workload} {name}") } else { name.to_string() })];
+        for metric in &metrics {
+            let mut cell = Cell::new(metric.map_or_else(|| "-".to_string(), humanize));
+            if let Some(m) = metric.filter(|_| color && values.len() > 1 && lo < hi) {
+                let (best, worst) = if m.better == Better::Higher { (hi, lo) } else { (lo, hi) };
+                if m.value == best {
+                    cell = cell.fg(Color::Green);
+                } else if m.value == worst {
+                    cell = cell.fg(Color::Red);
+                }
+            }
+            row.push(cell);
         }
         table.add_row(row);
     }

@@ -53,6 +53,7 @@ fn result_object(entry: &ResultEntry) -> Value {
             "label": entry.target_label,
             "kind": entry.target_kind,
             "options": string_map(&entry.target_options),
+            "environment": string_map(&entry.target_info),
         },
         "workload": {
             "kind": entry.workload_kind,
@@ -131,6 +132,7 @@ mod tests {
                 target_label: "ext4-big".into(),
                 target_kind: "ext4".into(),
                 target_options: vec![("size".into(), "1g".into())],
+                target_info: vec![("mkfs".into(), "mkfs.ext4 -F -q img".into())],
                 workload_kind: "io".into(),
                 workload_params: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
                 measurements: vec![

@@ -40,6 +40,9 @@ pub struct ResultEntry {
     pub target_kind: String,
     /// The target's options.
     pub target_options: Vec<(String, String)>,
+    /// Facts about the provisioned target: mkfs command and version, image, loop device,
+    /// mount options as the kernel shows them, FUSE command and PID.
+    pub target_info: Vec<(String, String)>,
     /// Workload kind: `io`, ...
     pub workload_kind: String,
     /// The workload's parameters as given.
@@ -94,10 +97,10 @@ impl Format {
         }
     }
 
-    /// The exporter for this format.
-    pub fn exporter(self) -> Box<dyn Exporter> {
+    /// The exporter for this format; `terminal` turns on colour for people.
+    pub fn exporter(self, terminal: bool) -> Box<dyn Exporter> {
         match self {
-            Self::Human => Box::new(Human { color: false }),
+            Self::Human => Box::new(Human { color: terminal }),
             Self::Json => Box::new(Json),
             Self::FioJson => Box::new(FioJson),
         }

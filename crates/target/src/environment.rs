@@ -36,55 +36,20 @@ pub fn machine() -> Vec<(String, String)> {
 /// The filesystem, device and mount options under `path`, from /proc/self/mountinfo.
 pub fn backing(path: &Path) -> Vec<(String, String)> {
     let Ok(canonical) = path.canonicalize() else { return Vec::new() };
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     // The longest mount point that contains the path wins.
-    let best = mountinfo
-        .lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split(' ').collect();
-            let sep = fields.iter().position(|f| *f == "-")?;
-            let mount_point = unescape(fields.get(4)?);
-            canonical.starts_with(&mount_point).then(|| {
-                (
-                    mount_point.len(),
-                    mount_point,
-                    fields.get(sep + 1).unwrap_or(&"?").to_string(),
-                    fields.get(sep + 2).unwrap_or(&"?").to_string(),
-                    fields.get(5).unwrap_or(&"?").to_string(),
-                    fields.get(sep + 3).unwrap_or(&"").to_string(),
-                )
-            })
-        })
-        .max_by_key(|t| t.0);
+    let best = crate::sys::mounts()
+        .into_iter()
+        .filter(|m| canonical.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.as_os_str().len());
     match best {
-        Some((_, mount_point, fstype, source, mount_options, super_options)) => vec![
-            ("filesystem".into(), fstype),
-            ("device".into(), source),
-            ("mount_point".into(), mount_point),
-            ("mount_options".into(), format!("{mount_options},{super_options}")),
+        Some(m) => vec![
+            ("filesystem".into(), m.fstype),
+            ("device".into(), m.source),
+            ("mount_point".into(), m.mount_point.display().to_string()),
+            ("mount_options".into(), format!("{},{}", m.mount_options, m.super_options)),
         ],
         None => Vec::new(),
     }
-}
-
-/// mountinfo escapes spaces and such as octal `\040`.
-fn unescape(field: &str) -> String {
-    let mut out = String::new();
-    let mut chars = field.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            let code: String = chars.by_ref().take(3).collect();
-            if let Ok(v) = u8::from_str_radix(&code, 8) {
-                out.push(v as char);
-                continue;
-            }
-            out.push(c);
-            out.push_str(&code);
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -104,6 +69,6 @@ mod tests {
     fn root_is_on_some_filesystem() {
         let b = backing(Path::new("/"));
         assert_eq!(b.iter().find(|(k, _)| k == "mount_point").map(|(_, v)| v.as_str()), Some("/"));
-        assert_eq!(unescape("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(crate::sys::unescape("/mnt/a\\040b"), "/mnt/a b");
     }
 }

@@ -1,16 +1,28 @@
-//! Targets: the filesystems under test. A target is provisioned, lends its root directory
-//! to the workloads, and is torn down. Targets know nothing of workloads.
+//! Targets: the filesystems under test. A target is provisioned (every resource recorded in
+//! the work directory's state file first), lends its root directory to the workloads, and is
+//! torn down. Targets know nothing of workloads.
 
-mod dir;
+mod common;
 pub mod environment;
+mod kinds;
+pub mod requirements;
+pub mod state;
+pub mod sys;
 
-pub use dir::DirTarget;
+pub use common::{CommonOptions, ProvisionCtx, Provisioned};
+pub use kinds::{DeviceTarget, DirTarget, FuseTarget, LoopTarget, TmpfsTarget, LOOP_KINDS};
+pub use requirements::Requirement;
+pub use state::{cleanup, Resource, Workdir};
 
 use fsarena_core::{InputError, Spec};
 use std::path::Path;
 
-/// Target kinds accepted by `--target`.
-pub const KINDS: &str = "dir";
+/// Every target kind, in the order `fsarena targets` lists them.
+pub const KINDS: [&str; 12] =
+    ["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "tmpfs", "fuse2fs", "fuse", "dir", "device"];
+
+/// The default work directory for images and mount points.
+pub const DEFAULT_WORKDIR: &str = "/var/tmp/fsarena";
 
 /// A failure while provisioning or tearing down.
 #[derive(Debug, thiserror::Error)]
@@ -18,38 +30,75 @@ pub const KINDS: &str = "dir";
 pub struct TargetError(pub String);
 
 /// A filesystem under test, not yet provisioned.
-pub trait Target: std::fmt::Debug {
+pub trait Target: std::fmt::Debug + Send + Sync {
     /// The name shown in reports: `label=`, by default the spec.
     fn label(&self) -> &str;
-    /// The kind: `dir`, ...
-    fn kind(&self) -> &'static str;
+    /// The kind: `ext4`, `dir`, ...
+    fn kind(&self) -> &str;
     /// The options as given.
     fn options(&self) -> Vec<(String, String)>;
-    /// Makes it ready: formats, mounts or creates the working directory.
-    fn provision(&self) -> Result<Box<dyn Mounted>, TargetError>;
+    /// What this machine must have; checked before anything is created.
+    fn requirements(&self) -> Vec<Requirement>;
+    /// Bytes of image this target puts in the work directory (0 for none).
+    fn image_bytes(&self) -> u64 {
+        0
+    }
+    /// Makes it ready: creates, formats, mounts; on failure undoes what it did.
+    fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError>;
 }
 
 /// A provisioned target.
 pub trait Mounted: std::fmt::Debug {
     /// The directory workloads work in.
     fn root(&self) -> &Path;
-    /// Facts to show beside the numbers: backing filesystem, device, mount options.
+    /// Facts to show beside the numbers: mkfs command and version, image, loop device, mount
+    /// options as the kernel shows them, FUSE command and PID.
     fn info(&self) -> Vec<(String, String)>;
+    /// The FUSE daemon's last lines of stderr, shown when a run fails.
+    fn diagnostics(&self) -> Option<String> {
+        None
+    }
     /// Undoes `provision`; touches nothing else.
     fn teardown(self: Box<Self>) -> Result<(), TargetError>;
 }
 
-/// Parses and checks a `--target` spec, without side effects.
-pub fn parse(text: &str) -> Result<Box<dyn Target>, InputError> {
+/// Parses and checks a `--target` spec, without side effects. `force` is `--force`.
+pub fn parse(text: &str, force: bool) -> Result<Box<dyn Target>, InputError> {
     let spec = Spec::parse(text)?;
-    match spec.kind.as_str() {
-        "dir" => Ok(Box::new(DirTarget::from_spec(&spec, text)?)),
-        "ext2" | "ext3" | "ext4" | "xfs" | "btrfs" | "f2fs" | "nilfs2" | "tmpfs" | "fuse2fs" | "fuse" | "device" => {
-            Err(InputError::new(format!(
-                "target kind '{}' is not supported yet (loop images, tmpfs and FUSE come with the targets issue): accepted kinds are {KINDS}",
-                spec.kind
+    let target: Box<dyn Target> = match spec.kind.as_str() {
+        k if LOOP_KINDS.contains(&k) => Box::new(LoopTarget::from_spec(&spec, text)?),
+        "tmpfs" => Box::new(TmpfsTarget::from_spec(&spec, text)?),
+        "fuse2fs" | "fuse" => Box::new(FuseTarget::from_spec(&spec, text)?),
+        "dir" => Box::new(DirTarget::from_spec(&spec, text)?),
+        "device" => Box::new(DeviceTarget::from_spec(&spec, text, force)?),
+        other => {
+            return Err(InputError::new(format!(
+                "unknown target kind '{other}': accepted kinds are {}",
+                KINDS.join(", ")
             )))
         }
-        other => Err(InputError::new(format!("unknown target kind '{other}': accepted kinds are {KINDS}"))),
+    };
+    Ok(target)
+}
+
+/// What every kind needs, for `fsarena targets`.
+pub fn kind_requirements(kind: &str) -> Vec<Requirement> {
+    use requirements as r;
+    match kind {
+        k if LOOP_KINDS.contains(&k) => {
+            vec![Requirement::Root, Requirement::KernelFs(r::kernel_name(k)), r::mkfs_tool(k), r::LOSETUP]
+        }
+        "tmpfs" => vec![Requirement::Root, Requirement::KernelFs("tmpfs")],
+        "fuse2fs" => vec![
+            Requirement::Root,
+            Requirement::KernelFs("fuse"),
+            Requirement::DevFuse,
+            r::FUSERMOUNT,
+            r::FUSE2FS,
+            r::mkfs_tool("ext4"),
+        ],
+        "fuse" => vec![Requirement::Root, Requirement::KernelFs("fuse"), Requirement::DevFuse, r::FUSERMOUNT],
+        "device" => vec![Requirement::Root],
+        _ => Vec::new(),
     }
 }
