@@ -3,7 +3,8 @@
 # interleaved over several rounds. See bench/README.md.
 #
 # usage: bash bench/vs_fio.sh [--rounds N] [--seconds S] [--dir PATH] [--cases a,b,...]
-#                             [--size SIZE] [--direct] [--fio-align] [--quick] [--skip-fsarena]
+#                             [--size SIZE] [--direct] [--fio-align] [--layout-once] [--quick]
+#                             [--skip-fsarena]
 set -euo pipefail
 
 usage() {
@@ -26,6 +27,9 @@ usage: bash bench/vs_fio.sh [options]
                    default buffer comes from malloc and is only 16-byte aligned, which on
                    some CPUs halves the memory-copy speed of 1 MiB reads/writes; fsarena and
                    the bare loop always use page-aligned buffers
+  --layout-once    lay the files out once per case and reuse them for every fio and bare
+                   run (default: fresh files before each run, as fsarena makes its own
+                   files on every run; see README, "Fresh files")
   --skip-fsarena   run only fio and the bare loop (for testing the harness)
 environment:
   FSARENA          fsarena binary (default target/release/fsarena, relative to the repo root)
@@ -48,6 +52,7 @@ SIZE=1g
 DIRECT=0
 SKIP_FSARENA=0
 FIO_ALIGN=0
+LAYOUT_ONCE=0
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
@@ -64,6 +69,7 @@ while [[ $# -gt 0 ]]; do
 	--size=*) SIZE=${1#*=}; shift ;;
 	--direct) DIRECT=1; shift ;;
 	--fio-align) FIO_ALIGN=1; shift ;;
+	--layout-once) LAYOUT_ONCE=1; shift ;;
 	--skip-fsarena) SKIP_FSARENA=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
@@ -273,6 +279,24 @@ print(tot)
 ' "${outs[@]}" || die "could not parse the bare loop's output (case $1)"
 }
 
+# Fresh files for fio and the bare loop: delete the case's files, let fio lay them out
+# again (untimed), check the names. fsarena lays out (and deletes) its own files on every
+# run, so by default fio and the bare loop get fresh files before every run as well.
+layout_case() { # case dir rw bs jobs
+	local j f
+	rm -f -- "$2"/bench.*.0
+	"$FIO" --name=bench --directory="$2" --rw="$3" --bs="$4" --size="$SIZE" \
+		--ioengine=psync --numjobs="$5" --create_only=1 >"$RES/layout.$1.out" 2>&1 || {
+		cat "$RES/layout.$1.out" >&2
+		die "fio layout failed for case $1"
+	}
+	for ((j = 0; j < $5; j++)); do
+		f=$2/bench.$j.0
+		[[ -f $f && $(stat -c %s "$f") -ge $SIZE_BYTES ]] ||
+			die "after layout, $f is missing or shorter than $SIZE_BYTES bytes (fio file naming changed?)"
+	done
+}
+
 # ---------------------------------------------------------------- header
 cpu_model=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 [[ -n $cpu_model ]] || cpu_model=$(uname -m)
@@ -294,7 +318,12 @@ echo "- machine: nproc=$(nproc), CPU: $cpu_model, memory: $mem_total, kernel: $(
 echo "- tools: $fio_version; fsarena: $fsarena_version; bare loop: $("$CC" --version 2>/dev/null | head -1) -O2"
 echo "- directory: $WORK ($fstype), file size per job: $SIZE ($SIZE_BYTES bytes), direct=$DIRECT, fio page-aligned buffers (--fio-align): $([[ $FIO_ALIGN -eq 1 ]] && echo yes || echo "no (fio default)")"
 echo "- $ROUNDS round(s) x ${RUNTIME}s per run; within a round the three tools run back to back,"
-echo "  order rotated every round; files laid out once per case before round 1 (untimed);"
+if [[ $LAYOUT_ONCE -eq 1 ]]; then
+	echo "  order rotated every round; files laid out once per case before round 1 (untimed);"
+else
+	echo "  order rotated every round; fresh files laid out (untimed) before every fio and bare run,"
+	echo "  fsarena lays out its own on every run;"
+fi
 echo "  all tools run from an empty scratch working directory"
 echo
 echo "Commands (DIR = $WORK/<case>):"
@@ -328,22 +357,17 @@ for c in "${CASE_LIST[@]}"; do
 		log "WARNING: case $c may need up to $((need >> 20)) MiB in $WORK, only $((avail >> 20)) MiB free"
 	fi
 
-	log "case $c ($desc): laying out ${jobs} x $SIZE with fio --create_only=1"
-	layout=("$FIO" --name=bench --directory="$dir" --rw="$rw" --bs="$bs" --size="$SIZE"
-		--ioengine=psync --numjobs="$jobs" --create_only=1)
-	"${layout[@]}" >"$RES/layout.$c.out" 2>&1 || {
-		cat "$RES/layout.$c.out" >&2
-		die "fio layout failed for case $c"
-	}
-	for ((j = 0; j < jobs; j++)); do
-		f=$dir/bench.$j.0
-		[[ -f $f && $(stat -c %s "$f") -ge $SIZE_BYTES ]] ||
-			die "after layout, $f is missing or shorter than $SIZE_BYTES bytes (fio file naming changed?)"
-	done
+	if [[ $LAYOUT_ONCE -eq 1 ]]; then
+		log "case $c ($desc): laying out ${jobs} x $SIZE with fio --create_only=1 (once)"
+		layout_case "$c" "$dir" "$rw" "$bs" "$jobs"
+	fi
 
 	for ((r = 0; r < ROUNDS; r++)); do
 		for ((k = 0; k < NT; k++)); do
 			tool=${TOOLS[$(((k + r) % NT))]}
+			if [[ $LAYOUT_ONCE -eq 0 && $tool != fsarena ]]; then
+				layout_case "$c" "$dir" "$rw" "$bs" "$jobs"
+			fi
 			iops=$("run_$tool" "$c" "$dir" "$rw" "$bs" "$jobs" "$r")
 			log "case $c round $((r + 1))/$ROUNDS $tool: $(printf '%.0f' "$iops") IOPS"
 			printf '%s\t%s\t%d\t%s\t%s\n' "$c" "$desc" "$r" "$tool" "$iops" >>"$TSV"

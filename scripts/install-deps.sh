@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what fsarena needs on Debian or Ubuntu, as root: build tools, the Rust toolchain
-# (rustup, when cargo is missing) and the reference tools the tests and benchmarks run
-# beside fsarena (fio). Installs only what is missing.
+# (rustup, when cargo is missing), the mkfs tools and FUSE programs of the targets, and the
+# reference tools the tests and benchmarks run beside fsarena (fio). Installs only what is
+# missing.
 set -euo pipefail
 
 packages=(build-essential pkg-config ca-certificates curl fio python3 e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux)
