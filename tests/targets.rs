@@ -205,3 +205,24 @@ fn block_devices_need_force_and_must_not_be_mounted() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is mounted at"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_failing_fuse_filesystem_shows_the_daemons_stderr() {
+    let wd = TestWorkdir::new("fuse-ro");
+    let cmd = "fuse:cmd='echo daemon-says-hello >&2; mkfs.ext4 -q -F {work}/i.img 64m && exec fuse2fs -f -o ro {work}/i.img {mnt}'";
+    let out = run_on(&wd, cmd, "io:rw=write,size=4m");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("Read-only file system") && err.contains("FUSE daemon said: daemon-says-hello"), "{err}");
+    assert!(wd.leftovers().is_empty(), "left {:?}", wd.leftovers());
+}
+
+#[test]
+fn busy_mounts_are_reported_with_their_holders() {
+    let dir = std::env::temp_dir().join(format!("fsarena-holders-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _open = std::fs::File::create(dir.join("held")).unwrap();
+    let holders = fsarena_target::sys::holders(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(holders.iter().any(|h| h.starts_with(&format!("pid {} (", std::process::id()))), "{holders:?}");
+}
