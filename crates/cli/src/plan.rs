@@ -37,6 +37,20 @@ pub struct Plan {
     pub workdir: PathBuf,
     /// Drop the page cache before each workload.
     pub drop_caches: bool,
+    /// The plan as given: the command line and the text of every job file, stored verbatim.
+    pub text: String,
+}
+
+/// The command line, quoted where needed, then each job file's text.
+fn plan_text(files: &[&std::path::Path]) -> String {
+    let args: Vec<String> = std::env::args()
+        .map(|a| if a.contains(|c: char| c.is_whitespace() || c == '\'') { format!("'{a}'") } else { a })
+        .collect();
+    let mut text = args.join(" ");
+    for f in files {
+        text.push_str(&format!("\n\n# {}\n{}", f.display(), std::fs::read_to_string(f).unwrap_or_default()));
+    }
+    text
 }
 
 /// A TOML job file: `targets = [...]`, `output_format = "..."`, `[[workload]]` tables.
@@ -168,6 +182,7 @@ impl Plan {
             dry_run: args.dry_run,
             workdir: args.workdir.clone(),
             drop_caches: !args.no_drop_caches,
+            text: plan_text(&[args.jobfile.as_deref(), args.fio.as_deref()].into_iter().flatten().collect::<Vec<_>>()),
         })
     }
 
@@ -202,7 +217,8 @@ impl Plan {
             );
         }
         check_machine(&targets, &args.workdir)?;
-        Ok(Self { targets, workloads, format, dry_run: false, workdir: args.workdir.clone(), drop_caches: true })
+        let text = format!("{}\n\n# suites/demo.fio\n{}", plan_text(&[]), include_str!("../../../suites/demo.fio"));
+        Ok(Self { targets, workloads, format, dry_run: false, workdir: args.workdir.clone(), drop_caches: true, text })
     }
 }
 

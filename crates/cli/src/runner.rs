@@ -35,6 +35,8 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         environment: fsarena_target::environment::machine(),
         global_options: plan.workloads.iter().flat_map(|w| w.global_options.clone()).collect(),
         results: Vec::new(),
+        plan: plan.text.clone(),
+        complete: false,
     };
     let progress = |text: &str| eprintln!("fsarena: {text}");
     let workdir = Workdir::open(&plan.workdir).map_err(|e| Failure::Run(e.into()))?;
@@ -99,6 +101,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         }
     }
     workdir.close();
+    report.complete = failure.is_none() && signal.load(Ordering::Relaxed) == 0;
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let bytes = plan.format.exporter(terminal).serialize(&report);
     let mut out = std::io::stdout().lock();

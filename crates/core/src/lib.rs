@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod measurement;
+pub mod run;
 pub mod spec;
 pub mod units;
 

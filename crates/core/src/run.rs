@@ -1,0 +1,69 @@
+//! One run as reports and the store see it: the environment, and per target × workload the
+//! measurements of every repetition. Fresh runs and stored runs share this shape, so a report
+//! never needs to know where a run came from.
+
+use crate::Measurement;
+use serde::{Deserialize, Serialize};
+
+/// Everything a report shows about one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Run identifier.
+    pub id: String,
+    /// Unix time of the run's start, in milliseconds.
+    pub started_unix_ms: u64,
+    /// Machine and software facts: `cpu`, `cores`, `memory`, `kernel`, `distribution`,
+    /// `fsarena_version`, ... in display order.
+    pub environment: Vec<(String, String)>,
+    /// Options from a fio job file's `[global]` section (fio-json's `"global options"`).
+    pub global_options: Vec<(String, String)>,
+    /// One entry per target × workload.
+    pub results: Vec<ResultEntry>,
+    /// The plan as given: the command line, and the text of any job file.
+    #[serde(default)]
+    pub plan: String,
+    /// False when the run stopped early (a failure, Ctrl-C, or a kill before it finished).
+    #[serde(default)]
+    pub complete: bool,
+}
+
+/// The results of one workload on one target.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResultEntry {
+    /// The name shown in reports (`label=`, by default the spec).
+    pub target_label: String,
+    /// Target kind: `dir`, `ext4`, ...
+    pub target_kind: String,
+    /// The target's options.
+    pub target_options: Vec<(String, String)>,
+    /// Facts about the provisioned target: mkfs command and version, image, loop device,
+    /// mount options as the kernel shows them, FUSE command and PID.
+    pub target_info: Vec<(String, String)>,
+    /// Workload kind: `io`, ...
+    pub workload_kind: String,
+    /// The workload's parameters as given.
+    pub workload_params: Vec<(String, String)>,
+    /// One measurement per measured repetition (one until repetitions land).
+    pub measurements: Vec<Measurement>,
+}
+
+impl ResultEntry {
+    /// `"<target label> · <workload>"`, the entry's name in reports.
+    pub fn title(&self) -> String {
+        format!("{} · {}", self.target_label, self.workload_title())
+    }
+
+    /// `"<workload kind>:<k=v,...>"`; a flag given bare (`time_based`) shows bare.
+    pub fn workload_title(&self) -> String {
+        let params: Vec<String> = self
+            .workload_params
+            .iter()
+            .map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") })
+            .collect();
+        if params.is_empty() {
+            self.workload_kind.clone()
+        } else {
+            format!("{}:{}", self.workload_kind, params.join(","))
+        }
+    }
+}
