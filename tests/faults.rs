@@ -49,6 +49,12 @@ fn sigint_stops_the_jobs_prints_what_ran_and_removes_the_files() {
             "io:rw=randread,bs=4k,size=16m,time_based=1,runtime=60",
             "--output-format",
             "fio-json",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--workdir",
+            &crate::util::private_workdir(),
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -127,6 +127,10 @@ fn start_long_run(wd: &TestWorkdir, target: &str) -> std::process::Child {
             target,
             "--workload",
             "io:rw=randwrite,bs=4k,size=16m,time_based=1,runtime=120",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

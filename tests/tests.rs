@@ -10,4 +10,5 @@ mod bad_input;
 mod faults;
 mod fio_crosscheck;
 mod io_runs;
+mod results;
 mod targets;

@@ -6,21 +6,31 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The fsarena binary under test.
+/// The fsarena binary under test, with a results database of the test run's own (never the
+/// user's).
 pub fn fsarena() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsarena"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fsarena"));
+    c.env("XDG_DATA_HOME", format!("/tmp/fsarena-test-data-{}", std::process::id()));
+    c
 }
 
 /// Runs fsarena with `args`. A `run` without `--workdir` gets a work directory of its own,
 /// removed afterwards, so that tests running in parallel do not wait on each other's lock.
+/// Unless a test asks for repetitions, a run measures once with no warm-up, to keep the suite
+/// fast; the repetition tests pass --repeat and --warmup themselves.
 pub fn run(args: &[&str]) -> Output {
+    let mut cmd = fsarena();
+    cmd.args(args);
+    if args.first() == Some(&"run") && !args.contains(&"--repeat") {
+        cmd.args(["--repeat", "1", "--warmup", "0"]);
+    }
     if args.first() == Some(&"run") && !args.contains(&"--workdir") {
         let wd = private_workdir();
-        let out = fsarena().args(args).args(["--workdir", &wd]).output().expect("fsarena runs");
+        let out = cmd.args(["--workdir", &wd]).output().expect("fsarena runs");
         let _ = std::fs::remove_dir_all(&wd);
         return out;
     }
-    fsarena().args(args).output().expect("fsarena runs")
+    cmd.output().expect("fsarena runs")
 }
 
 /// A fresh work directory path for one run.

@@ -19,11 +19,112 @@ pub enum Command {
     Run(RunArgs),
     /// Run the standard io jobs on the filesystems this machine offers and compare them.
     Demo(DemoArgs),
+    /// List, show, export or remove stored runs.
+    #[command(subcommand)]
+    Results(ResultsCommand),
+    /// Compare two runs (A/B), or the targets of one run against a baseline target.
+    Compare(CompareArgs),
+    /// Write a report with tables and charts for stored runs: report.html or report.md.
+    Report(ReportArgs),
     /// List every target kind: available here or not, and why not.
     Targets,
     /// Tear down what an interrupted (killed) run left in the work directory: mounts, loop
     /// devices, images, FUSE daemons it recorded, and nothing else.
     Cleanup(CleanupArgs),
+}
+
+/// `--db PATH`, shared by every command that reads or writes the store.
+#[derive(Debug, Args, Clone)]
+pub struct DbArg {
+    /// The results database [default: $XDG_DATA_HOME/fsarena/results.db]
+    #[arg(long = "db", value_name = "PATH")]
+    pub path: Option<PathBuf>,
+}
+
+impl DbArg {
+    /// The path given, or the default in the user's data directory.
+    pub fn path(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(fsarena_store::default_path)
+    }
+}
+
+/// `fsarena results ...`. RUN is an id, a unique prefix of one, `last` or `last~N`.
+#[derive(Debug, Subcommand)]
+pub enum ResultsCommand {
+    /// Stored runs, newest first.
+    List {
+        /// human or json (`{"runs": [...]}`).
+        #[arg(long, value_name = "FORMAT", default_value = "human")]
+        output_format: String,
+        /// The results database.
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// One run, as `fsarena run` printed it.
+    Show {
+        /// The run.
+        run: String,
+        /// human, json, fio-json or csv.
+        #[arg(long, value_name = "FORMAT", default_value = "human")]
+        output_format: String,
+        /// The results database.
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// One run as json, csv or md (Markdown tables) on stdout.
+    Export {
+        /// The run.
+        run: String,
+        /// json, csv or md.
+        #[arg(long, value_name = "FORMAT")]
+        format: String,
+        /// The results database.
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Remove a run.
+    Rm {
+        /// The run.
+        run: String,
+        /// The results database.
+        #[command(flatten)]
+        db: DbArg,
+    },
+}
+
+/// `fsarena compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run A (the baseline), or the one run whose targets are compared with --baseline.
+    pub run_a: String,
+    /// Run B (the candidate).
+    pub run_b: Option<String>,
+    /// Compare every target of RUN_A against this target label.
+    #[arg(long, value_name = "LABEL")]
+    pub baseline: Option<String>,
+    /// Exit 1 when a significant regression is larger than PCT percent.
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+    /// human or json.
+    #[arg(long, value_name = "FORMAT", default_value = "human")]
+    pub output_format: String,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+/// `fsarena report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The runs to report.
+    #[arg(required = true)]
+    pub runs: Vec<String>,
+    /// Output file: *.html (one self-contained file) or *.md (with SVG charts beside it).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
 }
 
 /// `fsarena cleanup`.
@@ -57,7 +158,16 @@ pub struct RunArgs {
     /// Print the plan and exit without creating anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// Do not store the results (nothing is stored yet either way).
+    /// Measured repetitions of every workload on every target.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: u32,
+    /// Discarded warm-up repetitions before the measured ones.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub warmup: u32,
+    /// The results database (SQLite).
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Do not store the results.
     #[arg(long)]
     pub no_store: bool,
     /// Where images, mount points and the state file go.
@@ -74,9 +184,21 @@ pub struct RunArgs {
 /// `fsarena demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Seconds per job.
-    #[arg(long, default_value_t = 3)]
+    /// Seconds per job and repetition.
+    #[arg(long, default_value_t = 1)]
     pub seconds: u32,
+    /// Measured repetitions.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: u32,
+    /// Discarded warm-up repetitions.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub warmup: u32,
+    /// Where the HTML report goes.
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "fsarena-demo.html")]
+    pub output: PathBuf,
+    /// The results database.
+    #[command(flatten)]
+    pub db: DbArg,
     /// human, json or fio-json.
     #[arg(long, value_name = "FORMAT", default_value = "human")]
     pub output_format: String,

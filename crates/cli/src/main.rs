@@ -4,8 +4,11 @@
 //! effects), run the plan, export the report.
 
 mod args;
+mod commands;
 mod plan;
+mod record;
 mod runner;
+mod warnings;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -15,8 +18,11 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         args::Command::Run(run) => plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p)),
         args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p)),
-        args::Command::Targets => runner::list_targets(),
-        args::Command::Cleanup(c) => runner::cleanup(&c.workdir),
+        args::Command::Results(r) => commands::results(&r),
+        args::Command::Compare(c) => commands::compare(&c),
+        args::Command::Report(r) => commands::report(&r),
+        args::Command::Targets => commands::list_targets(),
+        args::Command::Cleanup(c) => commands::cleanup(&c.workdir),
     };
     match outcome {
         Ok(code) => code,

@@ -39,6 +39,14 @@ pub struct Plan {
     pub drop_caches: bool,
     /// The plan as given: the command line and the text of every job file, stored verbatim.
     pub text: String,
+    /// Measured repetitions.
+    pub repeat: u32,
+    /// Discarded warm-up repetitions.
+    pub warmup: u32,
+    /// The results database, or None with --no-store.
+    pub db: Option<PathBuf>,
+    /// Write an HTML report here at the end (the demo).
+    pub report: Option<PathBuf>,
 }
 
 /// The command line, quoted where needed, then each job file's text.
@@ -174,6 +182,9 @@ impl Plan {
             )
             .into());
         }
+        if args.repeat == 0 {
+            return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
+        }
         check_machine(&targets, &args.workdir)?;
         Ok(Self {
             targets,
@@ -183,6 +194,10 @@ impl Plan {
             workdir: args.workdir.clone(),
             drop_caches: !args.no_drop_caches,
             text: plan_text(&[args.jobfile.as_deref(), args.fio.as_deref()].into_iter().flatten().collect::<Vec<_>>()),
+            repeat: args.repeat,
+            warmup: args.warmup,
+            db: (!args.no_store).then(|| args.db.path()),
+            report: None,
         })
     }
 
@@ -218,7 +233,22 @@ impl Plan {
         }
         check_machine(&targets, &args.workdir)?;
         let text = format!("{}\n\n# suites/demo.fio\n{}", plan_text(&[]), include_str!("../../../suites/demo.fio"));
-        Ok(Self { targets, workloads, format, dry_run: false, workdir: args.workdir.clone(), drop_caches: true, text })
+        if args.repeat == 0 {
+            return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
+        }
+        Ok(Self {
+            targets,
+            workloads,
+            format,
+            dry_run: false,
+            workdir: args.workdir.clone(),
+            drop_caches: true,
+            text,
+            repeat: args.repeat,
+            warmup: args.warmup,
+            db: Some(args.db.path()),
+            report: Some(args.output.clone()),
+        })
     }
 }
 

@@ -30,7 +30,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     }
     let started = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let mut report = RunReport {
-        id: format!("{}-{}", started.as_secs(), std::process::id()),
+        id: run_id(started, std::process::id()),
         started_unix_ms: started.as_millis() as u64,
         environment: fsarena_target::environment::machine(),
         global_options: plan.workloads.iter().flat_map(|w| w.global_options.clone()).collect(),
@@ -39,9 +39,10 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         complete: false,
     };
     let progress = |text: &str| eprintln!("fsarena: {text}");
+    let mut store = crate::record::Recorder::open(plan, &report)?;
     let workdir = Workdir::open(&plan.workdir).map_err(|e| Failure::Run(e.into()))?;
     let mut failure: Option<String> = None;
-    let mut warned_root = false;
+    let mut cache = CacheControl { enabled: plan.drop_caches, warned: false };
     'targets: for (index, target) in plan.targets.iter().enumerate() {
         progress(&format!("provisioning {}", target.label()));
         let ctx = ProvisionCtx { workdir: &workdir, index };
@@ -56,17 +57,6 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            if plan.drop_caches {
-                if fsarena_target::sys::is_root() {
-                    if let Err(e) = fsarena_target::sys::drop_caches() {
-                        progress(&format!("warning: {e}"));
-                    }
-                } else if !warned_root {
-                    warned_root = true;
-                    progress("warning: not root, so the page cache is not dropped between workloads; results may come from the cache");
-                }
-            }
-            let env = RunEnv { root: mounted.root(), stop: &stop, progress: &progress };
             let mut entry = ResultEntry {
                 target_label: target.label().to_string(),
                 target_kind: target.kind().to_string(),
@@ -76,16 +66,47 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 workload_params: workload.params(),
                 measurements: Vec::new(),
             };
-            match workload.run(&env) {
-                Ok(m) => entry.measurements.push(m),
-                Err(e) => {
-                    entry.measurements.extend(e.partial);
-                    let mut message = format!("{}: {}", target.label(), e.message);
+            let position = report.results.len();
+            let result_id = store.add_result(&report.id, position, &entry);
+            let rounds = plan.warmup + plan.repeat;
+            for round in 0..rounds {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let measured = round >= plan.warmup;
+                let what = if measured {
+                    format!("repetition {}/{}", round - plan.warmup + 1, plan.repeat)
+                } else {
+                    format!("warm-up {}/{} (discarded)", round + 1, plan.warmup)
+                };
+                progress(&format!("{} · {}: {what}", target.label(), workload.kind()));
+                if measured {
+                    cache.drop(&progress);
+                }
+                // The files stay between rounds (a read job's layout is reused) and go after
+                // the last one.
+                let env =
+                    RunEnv { root: mounted.root(), stop: &stop, progress: &progress, keep_files: round + 1 < rounds };
+                let outcome = workload.run(&env);
+                let (measurement, error) = match outcome {
+                    Ok(m) => (Some(m), None),
+                    Err(e) => (e.partial, Some(e.message)),
+                };
+                if let (true, Some(m)) = (measured || error.is_some(), measurement) {
+                    store.add_measurement(result_id, entry.measurements.len(), &m);
+                    entry.measurements.push(m);
+                }
+                if let Some(message) = error {
+                    let mut message = format!("{}: {message}", target.label());
                     if let Some(log) = mounted.diagnostics() {
                         message.push_str(&format!("; FUSE daemon said: {log}"));
                     }
                     failure = Some(message);
+                    break;
                 }
+            }
+            for warning in crate::warnings::unstable(&entry) {
+                progress(&format!("warning: {warning}"));
             }
             report.results.push(entry);
             if failure.is_some() {
@@ -102,8 +123,15 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     }
     workdir.close();
     report.complete = failure.is_none() && signal.load(Ordering::Relaxed) == 0;
+    store.finish(&report);
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let bytes = plan.format.exporter(terminal).serialize(&report);
+    if let Some(path) = &plan.report {
+        match crate::commands::write_report(std::slice::from_ref(&report), path) {
+            Ok(()) => progress(&format!("report written to {}", path.display())),
+            Err(e) => progress(&format!("warning: {e:#}")),
+        }
+    }
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error.
     let _ = out.write_all(&bytes).and_then(|()| out.flush());
@@ -146,29 +174,34 @@ fn print_plan(plan: &Plan) {
     }
 }
 
-/// `fsarena targets`: every kind, available here or not, and why not.
-pub fn list_targets() -> Result<ExitCode, Failure> {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{:<8}  {:<9}  why not", "kind", "available");
-    for kind in fsarena_target::KINDS {
-        let verdict = fsarena_target::requirements::check(&fsarena_target::kind_requirements(kind));
-        let (yes, why) = match verdict {
-            Ok(()) => ("yes", String::new()),
-            Err(why) => ("no", why),
-        };
-        let _ = writeln!(out, "{kind:<8}  {yes:<9}  {why}");
-    }
-    Ok(ExitCode::SUCCESS)
+/// Sync and drop the page cache before each measured repetition, when root.
+struct CacheControl {
+    enabled: bool,
+    warned: bool,
 }
 
-/// `fsarena cleanup`: undoes what killed runs recorded in `workdir`.
-pub fn cleanup(workdir: &std::path::Path) -> Result<ExitCode, Failure> {
-    let done = fsarena_target::cleanup(workdir).map_err(|e| Failure::Run(e.into()))?;
-    if done.is_empty() {
-        eprintln!("fsarena: nothing to clean up in {}", workdir.display());
+impl CacheControl {
+    fn drop(&mut self, progress: &dyn Fn(&str)) {
+        if !self.enabled {
+            return;
+        }
+        if fsarena_target::sys::is_root() {
+            if let Err(e) = fsarena_target::sys::drop_caches() {
+                progress(&format!("warning: {e}"));
+            }
+        } else if !self.warned {
+            self.warned = true;
+            progress("warning: not root, so the page cache is not dropped before each repetition; results may come from the cache (run as root, or pass --no-drop-caches to silence this)");
+        }
     }
-    for line in done {
-        eprintln!("fsarena: {line}");
-    }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// A run id of 12 hex digits, different from the first digit on (so that a short prefix names
+/// a run, as with git), mixed from the start time and the PID with splitmix64's finalizer.
+fn run_id(started: std::time::Duration, pid: u32) -> String {
+    let mut z = (started.as_nanos() as u64) ^ (u64::from(pid) << 40);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    format!("{:012x}", z >> 16)
 }

@@ -155,7 +155,7 @@ pub(crate) fn latency_buckets(job: &JobResult) -> ([f64; 10], [f64; 10], [f64; 1
 }
 
 /// (value ns, cumulative percent) points, non-decreasing in both coordinates.
-fn cdf_anchors(c: &LatencySummary) -> Vec<(f64, f64)> {
+pub(crate) fn cdf_anchors(c: &LatencySummary) -> Vec<(f64, f64)> {
     let (min, max) = (c.min as f64, c.max.max(c.min) as f64);
     let mut points = vec![(min, 0.0)];
     let mut sorted = c.percentiles.clone();
@@ -171,7 +171,7 @@ fn cdf_anchors(c: &LatencySummary) -> Vec<(f64, f64)> {
 }
 
 /// Estimated percent of samples strictly below `x`.
-fn cdf(points: &[(f64, f64)], x: f64) -> f64 {
+pub(crate) fn cdf(points: &[(f64, f64)], x: f64) -> f64 {
     let (first, last) = (points[0], points[points.len() - 1]);
     if x <= first.0 {
         return 0.0;

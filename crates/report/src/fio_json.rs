@@ -218,7 +218,7 @@ pub(crate) fn ctime(unix_secs: u64) -> String {
 /// (year, month 1-12, day 1-31) of a day count since 1970-01-01, by Howard Hinnant's
 /// `civil_from_days` (<https://howardhinnant.github.io/date_algorithms.html>), restricted to
 /// dates after the epoch.
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
+pub(crate) fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let z = days + 719_468;
     let era = z / 146_097;
     let doe = z % 146_097;

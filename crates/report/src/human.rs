@@ -3,7 +3,8 @@
 //! comparison table when several targets or workloads ran.
 
 use crate::fio_figures::{job_direction_figures, Direction};
-use crate::{Exporter, ResultEntry, RunReport};
+use crate::summary::{summarize, Summary};
+use crate::{humanize, Exporter, ResultEntry, RunReport};
 use comfy_table::{presets, Cell, CellAlignment, Color, Table};
 use fsarena_core::units::{format_count, format_iec, format_si};
 use fsarena_core::{Better, JobResult, LatencySummary, Metric};
@@ -53,7 +54,7 @@ impl Human {
             // Workloads other than `io` have no fio-style job detail: list their metrics.
             let width = m.metrics.iter().map(|x| x.name.len()).max().unwrap_or(0);
             for metric in &m.metrics {
-                let _ = writeln!(out, "  {:width$} : {}", metric.name, humanize(metric));
+                let _ = writeln!(out, "  {:width$} : {}", metric.name, humanize::value(metric.value, &metric.unit));
             }
         }
         for job in &m.jobs {
@@ -247,26 +248,6 @@ fn num2str(n: u64, maxlen: usize) -> String {
     format!("{value:.places$}{}", SUFFIXES[power])
 }
 
-/// A metric value in readable units.
-fn humanize(m: &Metric) -> String {
-    let v = m.value;
-    match m.unit.as_str() {
-        "bytes/s" => format!("{}/s", format_iec(v)),
-        "bytes" => format_iec(v),
-        "ns" => match v {
-            _ if v < 1e3 => format!("{v:.0}ns"),
-            _ if v < 1e6 => format!("{:.1}µs", v / 1e3),
-            _ if v < 1e9 => format!("{:.2}ms", v / 1e6),
-            _ => format!("{:.2}s", v / 1e9),
-        },
-        "ops/s" => format!("{} ops/s", format_count(v)),
-        "%" => format!("{v:.2}%"),
-        "" => format!("{v}"),
-        unit if v.fract() == 0.0 => format!("{v:.0} {unit}"),
-        unit => format!("{v:.2} {unit}"),
-    }
-}
-
 /// The machine, then one line per target with how it was made and mounted.
 fn environment_header(out: &mut String, report: &RunReport) {
     if report.environment.is_empty() {
@@ -294,8 +275,8 @@ fn row_name(entry: &ResultEntry) -> String {
     }
 }
 
-/// Metrics of the last repetition of every entry side by side: one column per target, one
-/// row per workload and metric, as a Markdown table (it reads in a terminal and pastes into a
+/// Metrics of every entry side by side, as mean ± 95% CI half-width over the measured
+/// repetitions: one column per target, one row per workload and metric, as a Markdown table (it reads in a terminal and pastes into a
 /// report unchanged).
 fn comparison_table(results: &[ResultEntry], color: bool) -> String {
     let mut targets: Vec<&str> = Vec::new();
@@ -323,30 +304,36 @@ fn comparison_table(results: &[ResultEntry], color: bool) -> String {
     header.extend(targets.iter().map(|t| t.to_string()));
     table.set_header(header);
     for (workload, name) in &rows {
-        let metrics: Vec<Option<&Metric>> = targets
+        // Per target: the metric's direction and unit, and its summary over the repetitions.
+        let cells: Vec<Option<(&Metric, Summary)>> = targets
             .iter()
             .map(|target| {
-                results
-                    .iter()
-                    .filter(|e| e.target_label == *target && row_name(e) == *workload)
-                    .find_map(|e| e.measurements.last().and_then(|m| m.metric(name)))
+                let entry = results.iter().find(|e| e.target_label == *target && row_name(e) == *workload)?;
+                let values: Vec<f64> =
+                    entry.measurements.iter().filter_map(|m| m.metric(name)).map(|m| m.value).collect();
+                let metric = entry.measurements.iter().rev().find_map(|m| m.metric(name))?;
+                Some((metric, summarize(&values)?))
             })
             .collect();
         // Best green, worst red, when there is something to compare.
-        let values: Vec<f64> = metrics.iter().flatten().map(|m| m.value).collect();
+        let values: Vec<f64> = cells.iter().flatten().map(|(_, s)| s.mean).collect();
         let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
         let mut row = vec![Cell::new(if several_workloads { format!("{workload} {name}") } else { name.to_string() })];
-        for metric in &metrics {
-            let mut cell = Cell::new(metric.map_or_else(|| "-".to_string(), humanize));
-            if let Some(m) = metric.filter(|_| color && values.len() > 1 && lo < hi) {
+        for cell in &cells {
+            let text = cell.as_ref().map_or_else(
+                || "-".to_string(),
+                |(m, s)| humanize::mean_ci(s.mean, (s.n > 1).then_some(s.ci95.1 - s.mean), &m.unit),
+            );
+            let mut c = Cell::new(text);
+            if let Some((m, s)) = cell.as_ref().filter(|_| color && values.len() > 1 && lo < hi) {
                 let (best, worst) = if m.better == Better::Higher { (hi, lo) } else { (lo, hi) };
-                if m.value == best {
-                    cell = cell.fg(Color::Green);
-                } else if m.value == worst {
-                    cell = cell.fg(Color::Red);
+                if s.mean == best {
+                    c = c.fg(Color::Green);
+                } else if s.mean == worst {
+                    c = c.fg(Color::Red);
                 }
             }
-            row.push(cell);
+            row.push(c);
         }
         table.add_row(row);
     }
@@ -478,10 +465,10 @@ mod tests {
         assert!(text.contains("| metric"), "{text}");
         let header = text.lines().find(|l| l.starts_with("| metric")).unwrap();
         assert!(header.contains("ext4") && header.contains("xfs"), "one column per target: {header}");
-        assert!(text.contains("25.4k ops/s"));
-        assert!(text.contains("254k ops/s"));
-        assert!(text.contains("319MiB/s"));
-        assert!(text.contains("7.57ms"));
+        assert!(text.contains("25.4k ops/s"), "{text}");
+        assert!(text.contains("254k ops/s"), "{text}");
+        assert!(text.contains("319 MiB/s"), "{text}");
+        assert!(text.contains("7.57 ms"), "{text}");
         assert!(text.ends_with("|\n"));
     }
 

@@ -6,7 +6,7 @@
 //!   "results": [{"target": {"label", "kind", "options": {..}},
 //!                "workload": {"kind", "params": {..}},
 //!                "metrics": {"read_iops": {"unit", "better", "values": [..], "mean", "stdev",
-//!                                          "min", "max", "ci95": [lo, hi]}},
+//!                                          "min", "max", "ci95": [lo, hi], "cv", "outliers"}},
 //!                "complete": true,
 //!                "jobs": [..JobResults of the last repetition..]}]}}
 //! ```
@@ -90,6 +90,8 @@ fn metrics_object(entry: &ResultEntry) -> Value {
             o.insert("min".into(), number(s.min));
             o.insert("max".into(), number(s.max));
             o.insert("ci95".into(), json!([number(s.ci95.0), number(s.ci95.1)]));
+            o.insert("cv".into(), json!(number(s.cv)));
+            o.insert("outliers".into(), json!(s.outliers));
         }
         out.insert(name.to_string(), Value::Object(o));
     }
@@ -187,10 +189,13 @@ mod tests {
         assert_eq!(iops["stdev"].as_f64(), Some(100.0));
         assert_eq!(iops["min"].as_f64(), Some(100.0));
         assert_eq!(iops["max"].as_f64(), Some(300.0));
-        let half = 4.303 * 100.0 / 3f64.sqrt();
+        // t(0.975, 2) = 4.302653
+        let half = 4.302_652_729_911_275 * 100.0 / 3f64.sqrt();
         let ci = iops["ci95"].as_array().unwrap();
-        assert!((ci[0].as_f64().unwrap() - (200.0 - half)).abs() < 1e-9);
-        assert!((ci[1].as_f64().unwrap() - (200.0 + half)).abs() < 1e-9);
+        assert!((ci[0].as_f64().unwrap() - (200.0 - half)).abs() < 1e-6);
+        assert!((ci[1].as_f64().unwrap() - (200.0 + half)).abs() < 1e-6);
+        assert!((iops["cv"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(iops["outliers"], json!([]));
     }
 
     #[test]

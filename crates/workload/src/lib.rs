@@ -15,6 +15,10 @@ pub struct RunEnv<'a> {
     pub stop: &'a AtomicBool,
     /// Progress and notes for people (stderr); never results.
     pub progress: &'a (dyn Fn(&str) + Sync),
+    /// Keep the test files after a successful run, for the next repetition to reuse; the
+    /// last repetition removes them. A failed or interrupted run always removes them (unless
+    /// the workload's own `keep=1`).
+    pub keep_files: bool,
 }
 
 impl std::fmt::Debug for RunEnv<'_> {

@@ -110,7 +110,8 @@ impl Workload for IoWorkload {
                 break;
             }
         }
-        if !self.jobs.iter().any(|j| j.options.keep) {
+        let keep_for_next = env.keep_files && measurement.complete && failure.is_none();
+        if !self.jobs.iter().any(|j| j.options.keep) && !keep_for_next {
             created.sort();
             created.dedup();
             for path in &created {

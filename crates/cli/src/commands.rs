@@ -1,0 +1,333 @@
+//! The commands that read the store: results, compare, report; and targets and cleanup.
+
+use crate::args::{CompareArgs, DbArg, ReportArgs, ResultsCommand};
+use crate::plan::Failure;
+use fsarena_core::run::RunReport;
+use fsarena_core::{Better, InputError};
+use fsarena_report::Format;
+use fsarena_stats::{welch, Verdict};
+use fsarena_store::Store;
+use std::io::Write;
+use std::process::ExitCode;
+
+fn open(db: &DbArg) -> Result<Store, Failure> {
+    let path = db.path();
+    if !path.exists() {
+        return Err(InputError::new(format!(
+            "no results database at {}: run `fsarena run` first, or give --db",
+            path.display()
+        ))
+        .into());
+    }
+    Store::open(&path).map_err(|e| InputError::new(e.to_string()).at("--db").into())
+}
+
+fn load(store: &Store, spec: &str) -> Result<RunReport, Failure> {
+    let id = store.resolve(spec).map_err(|e| Failure::BadInput(InputError::new(e.to_string())))?;
+    store.load(&id).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))
+}
+
+fn print(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error.
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+/// `fsarena results ...`.
+pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
+    match command {
+        ResultsCommand::List { output_format, db } => {
+            let json = match output_format.as_str() {
+                "human" => false,
+                "json" => true,
+                other => {
+                    return Err(InputError::new(format!(
+                        "unknown output format '{other}': accepted formats are human, json"
+                    ))
+                    .into())
+                }
+            };
+            let store = open(db)?;
+            let runs = store.list(None).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
+            if json {
+                let doc = serde_json::json!({ "runs": runs });
+                print(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()).as_bytes());
+            } else {
+                let mut text =
+                    format!("{:<22}  {:<23}  {:<10}  {}\n", "id", "started", "status", "targets · workloads");
+                for r in &runs {
+                    text.push_str(&format!(
+                        "{:<22}  {:<23}  {:<10}  {} · {}\n",
+                        r.id,
+                        fsarena_report::utc_time(r.started_unix_ms / 1000),
+                        if r.complete { "complete" } else { "incomplete" },
+                        r.targets.join(", "),
+                        r.workloads.join(", ")
+                    ));
+                }
+                print(text.as_bytes());
+            }
+        }
+        ResultsCommand::Show { run, output_format, db } => {
+            let format = Format::parse(output_format).ok_or_else(|| {
+                InputError::new(format!(
+                    "unknown output format '{output_format}': accepted formats are {}",
+                    Format::NAMES
+                ))
+            })?;
+            let report = load(&open(db)?, run)?;
+            let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+            print(&format.exporter(terminal).serialize(&report));
+        }
+        ResultsCommand::Export { run, format, db } => {
+            let bytes = match format.as_str() {
+                "json" => Format::Json.exporter(false).serialize(&load(&open(db)?, run)?),
+                "csv" => Format::Csv.exporter(false).serialize(&load(&open(db)?, run)?),
+                "md" => fsarena_report::markdown_report(&[load(&open(db)?, run)?]).0.into_bytes(),
+                other => {
+                    return Err(InputError::new(format!(
+                        "unknown export format '{other}': accepted formats are json, csv, md"
+                    ))
+                    .into())
+                }
+            };
+            print(&bytes);
+        }
+        ResultsCommand::Rm { run, db } => {
+            let mut store = open(db)?;
+            let id = store.resolve(run).map_err(|e| Failure::BadInput(InputError::new(e.to_string())))?;
+            store.remove(&id).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
+            eprintln!("fsarena: removed run {id}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One compared metric.
+#[derive(Debug, serde::Serialize)]
+struct Row {
+    workload: String,
+    target: String,
+    metric: String,
+    unit: String,
+    a: String,
+    b: String,
+    mean_a: f64,
+    mean_b: f64,
+    change_percent: f64,
+    ci95_diff: (f64, f64),
+    p_value: f64,
+    verdict: &'static str,
+}
+
+/// `fsarena compare A B` or `fsarena compare RUN --baseline LABEL`.
+pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
+    let json = match args.output_format.as_str() {
+        "human" => false,
+        "json" => true,
+        other => {
+            return Err(
+                InputError::new(format!("unknown output format '{other}': accepted formats are human, json")).into()
+            )
+        }
+    };
+    if let Some(pct) = args.fail_on_regression {
+        if !(pct.is_finite() && pct >= 0.0) {
+            return Err(
+                InputError::new(format!("--fail-on-regression {pct}: expected a percentage of 0 or more")).into()
+            );
+        }
+    }
+    let store = open(&args.db)?;
+    let run_a = load(&store, &args.run_a)?;
+    // (label of side A, label of side B, entry A, entry B)
+    let mut pairs = Vec::new();
+    match (&args.run_b, &args.baseline) {
+        (Some(b), None) => {
+            let run_b = load(&store, b)?;
+            for eb in &run_b.results {
+                if let Some(ea) = run_a
+                    .results
+                    .iter()
+                    .find(|ea| ea.target_label == eb.target_label && ea.workload_title() == eb.workload_title())
+                {
+                    pairs.push((run_a.id.clone(), run_b.id.clone(), ea.clone(), eb.clone()));
+                }
+            }
+        }
+        (None, Some(label)) => {
+            if !run_a.results.iter().any(|e| &e.target_label == label) {
+                let labels: Vec<&str> = run_a.results.iter().map(|e| e.target_label.as_str()).collect();
+                return Err(InputError::new(format!(
+                    "--baseline '{label}' is not a target of run {}: its targets are {}",
+                    run_a.id,
+                    labels.join(", ")
+                ))
+                .into());
+            }
+            for base in run_a.results.iter().filter(|e| &e.target_label == label) {
+                for other in run_a
+                    .results
+                    .iter()
+                    .filter(|e| &e.target_label != label && e.workload_title() == base.workload_title())
+                {
+                    pairs.push((base.target_label.clone(), other.target_label.clone(), base.clone(), other.clone()));
+                }
+            }
+        }
+        _ => {
+            return Err(InputError::new(
+                "compare needs two runs (fsarena compare RUN_A RUN_B) or one run and --baseline LABEL",
+            )
+            .into())
+        }
+    }
+    let mut rows = Vec::new();
+    for (label_a, label_b, ea, eb) in &pairs {
+        let Some(first) = eb.measurements.first() else { continue };
+        for metric in &first.metrics {
+            let values = |e: &fsarena_core::run::ResultEntry| -> Vec<f64> {
+                e.measurements.iter().filter_map(|m| m.metric(&metric.name)).map(|m| m.value).collect()
+            };
+            let (va, vb) = (values(ea), values(eb));
+            let Some(c) = welch(&va, &vb) else { continue };
+            let verdict = match fsarena_stats::verdict(&c, metric.better == Better::Higher, 0.05) {
+                Verdict::Better => "faster",
+                Verdict::Worse => "slower",
+                Verdict::NoSignificantDifference => "no significant difference",
+            };
+            rows.push(Row {
+                workload: ea.workload_title(),
+                target: if args.baseline.is_some() { label_b.clone() } else { eb.target_label.clone() },
+                metric: metric.name.clone(),
+                unit: metric.unit.clone(),
+                a: label_a.clone(),
+                b: label_b.clone(),
+                mean_a: c.mean_a,
+                mean_b: c.mean_b,
+                change_percent: c.relative * 100.0,
+                ci95_diff: c.ci95_diff,
+                p_value: c.p_value,
+                verdict,
+            });
+        }
+    }
+    if pairs.is_empty() {
+        return Err(
+            InputError::new("the runs share no target × workload to compare (same label and workload needed)").into()
+        );
+    }
+    if json {
+        print(
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&serde_json::json!({ "comparisons": rows })).unwrap_or_default()
+            )
+            .as_bytes(),
+        );
+    } else {
+        print(render_rows(&rows).as_bytes());
+    }
+    let regressed = args
+        .fail_on_regression
+        .and_then(|pct| rows.iter().find(|r| r.verdict == "slower" && r.change_percent.abs() > pct).map(|r| (pct, r)));
+    if let Some((pct, r)) = regressed {
+        eprintln!(
+            "fsarena: regression: {} {} on {} changed {:+.1}% (p={:.3}), beyond --fail-on-regression {pct}%",
+            r.workload, r.metric, r.target, r.change_percent, r.p_value
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_rows(rows: &[Row]) -> String {
+    use comfy_table::{presets, Table};
+    let mut table = Table::new();
+    table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
+    table.set_header(["workload", "target", "metric", "A", "B", "change", "95% CI of B−A", "p", "verdict"]);
+    for r in rows {
+        table.add_row([
+            r.workload.clone(),
+            r.target.clone(),
+            r.metric.clone(),
+            fsarena_report::format_value(r.mean_a, &r.unit),
+            fsarena_report::format_value(r.mean_b, &r.unit),
+            format!("{:+.1}%", r.change_percent),
+            format!(
+                "[{}, {}]",
+                fsarena_report::format_value(r.ci95_diff.0, &r.unit),
+                fsarena_report::format_value(r.ci95_diff.1, &r.unit)
+            ),
+            format!("{:.3}", r.p_value),
+            r.verdict.to_string(),
+        ]);
+    }
+    format!("{table}\n")
+}
+
+/// `fsarena report RUN... -o FILE`.
+pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
+    let out = &args.output;
+    let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext != "html" && ext != "md" {
+        return Err(InputError::new(format!("-o {}: expected a file ending in .html or .md", out.display())).into());
+    }
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    if !parent.is_dir() {
+        return Err(InputError::new(format!(
+            "-o {}: the directory {} does not exist",
+            out.display(),
+            parent.display()
+        ))
+        .into());
+    }
+    let store = open(&args.db)?;
+    let runs = args.runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
+    write_report(&runs, out).map_err(Failure::Run)?;
+    eprintln!("fsarena: wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes an HTML report, or a Markdown one with its SVG charts beside it.
+pub fn write_report(runs: &[RunReport], out: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    if out.extension().is_some_and(|e| e == "md") {
+        let (text, charts) = fsarena_report::markdown_report(runs);
+        let dir = out.parent().unwrap_or(std::path::Path::new("."));
+        for (name, svg) in charts {
+            std::fs::write(dir.join(&name), svg)
+                .with_context(|| format!("cannot write {}", dir.join(&name).display()))?;
+        }
+        std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))
+    } else {
+        std::fs::write(out, fsarena_report::html_report(runs))
+            .with_context(|| format!("cannot write {}", out.display()))
+    }
+}
+
+/// `fsarena targets`: every kind, available here or not, and why not.
+pub fn list_targets() -> Result<ExitCode, Failure> {
+    let mut text = format!("{:<8}  {:<9}  why not\n", "kind", "available");
+    for kind in fsarena_target::KINDS {
+        let (yes, why) = match fsarena_target::requirements::check(&fsarena_target::kind_requirements(kind)) {
+            Ok(()) => ("yes", String::new()),
+            Err(why) => ("no", why),
+        };
+        text.push_str(&format!("{kind:<8}  {yes:<9}  {why}\n"));
+    }
+    print(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fsarena cleanup`: undoes what killed runs recorded in `workdir`.
+pub fn cleanup(workdir: &std::path::Path) -> Result<ExitCode, Failure> {
+    let done = fsarena_target::cleanup(workdir).map_err(|e| Failure::Run(e.into()))?;
+    if done.is_empty() {
+        eprintln!("fsarena: nothing to clean up in {}", workdir.display());
+    }
+    for line in done {
+        eprintln!("fsarena: {line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

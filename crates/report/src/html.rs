@@ -1,0 +1,313 @@
+//! The HTML report: one self-contained file (styles inline, charts as inline SVG, no script,
+//! no font, image or any other outside request) with the runs, the environment per target, a
+//! comparison table per workload with best and worst highlighted, and the charts.
+
+use crate::charts::Chart;
+use crate::model::{better_text, Mark, Model, Workload};
+use crate::{escape, humanize, RunReport};
+use std::fmt::Write as _;
+
+/// The report's styles: system fonts, a light theme, zebra tables.
+const STYLE: &str = r#"
+:root { --fg: #1f2328; --muted: #59636e; --border: #d1d9e0; --page: #f6f8fa; --zebra: #f6f8fa;
+  --best: #dafbe1; --best-fg: #116329; --worst: #ffebe9; --worst-fg: #a40e26; --accent: #0969da; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--page); color: var(--fg); line-height: 1.5; font-size: 15px;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif; }
+header { background: #24292f; color: #fff; padding: 28px 0 24px; }
+header .wrap, main { max-width: 1240px; margin: 0 auto; padding: 0 32px; }
+header h1 { margin: 0; font-size: 26px; font-weight: 600; letter-spacing: -0.01em; }
+header p { margin: 4px 0 0; color: #d1d9e0; }
+main { padding-top: 24px; padding-bottom: 48px; }
+section { background: #fff; border: 1px solid var(--border); border-radius: 8px; padding: 20px 24px; margin: 0 0 24px; }
+h2 { margin: 0 0 12px; font-size: 20px; font-weight: 600; }
+h3 { margin: 20px 0 8px; font-size: 16px; font-weight: 600; }
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+p.note { color: var(--muted); font-size: 13px; margin: 8px 0 0; }
+code, pre { font-family: ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px; }
+pre { background: var(--zebra); padding: 12px; border-radius: 6px; overflow-x: auto; white-space: pre-wrap; }
+.table-wrap { overflow-x: auto; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 14px; }
+th, td { padding: 6px 12px; border-bottom: 1px solid var(--border); text-align: left; vertical-align: top; }
+thead th { border-bottom: 2px solid var(--border); background: #fff; min-width: 6em; }
+tbody tr:nth-child(even) { background: var(--zebra); }
+td.num { text-align: right; white-space: nowrap; }
+th.num { text-align: right; }
+td.best { background: var(--best); color: var(--best-fg); font-weight: 600; }
+td.worst { background: var(--worst); color: var(--worst-fg); }
+td.differs { background: #fff8c5; }
+.metric small { color: var(--muted); margin-left: 6px; }
+.badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; font-weight: 600; line-height: 20px; }
+.badge.ok { background: var(--best); color: var(--best-fg); }
+.badge.bad { background: #fff8c5; color: #7d4e00; }
+.badge.kind { background: #ddf4ff; color: #0550ae; margin-left: 8px; vertical-align: middle; }
+.targets { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 16px; }
+.target { border: 1px solid var(--border); border-radius: 6px; padding: 12px 16px; }
+.target h3 { margin: 0 0 8px; }
+.target table { width: 100%; font-size: 13px; }
+.target th { color: var(--muted); font-weight: 500; white-space: nowrap; width: 1%; }
+.target td code { overflow-wrap: anywhere; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 16px; margin-top: 16px; }
+figure { margin: 0; border: 1px solid var(--border); border-radius: 6px; overflow: hidden; background: #fff; }
+svg.chart { display: block; width: 100%; height: auto; }
+nav ol { margin: 0; padding-left: 20px; columns: 2; }
+footer { color: var(--muted); font-size: 13px; text-align: center; padding: 0 0 32px; }
+"#;
+
+/// The whole report as one self-contained HTML document; several runs (e.g. before and after
+/// a change) are compared side by side, each target of each run a series of its own.
+pub fn html_report(runs: &[RunReport]) -> String {
+    let model = Model::new(runs);
+    let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+    let mut out = String::new();
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    // The report needs nothing from outside; the policy makes sure nothing is fetched or run.
+    out.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n",
+    );
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = writeln!(out, "<title>fsarena report · {}</title>", escape::html(&ids.join(", ")));
+    let _ = writeln!(out, "<style>{STYLE}</style>\n</head>\n<body>");
+    let subtitle = match runs {
+        [] => "no runs".to_string(),
+        [run] => format!("run {} · {}", run.id, utc(run.started_unix_ms)),
+        _ => format!("{} runs compared: {}", runs.len(), ids.join(", ")),
+    };
+    let _ = writeln!(
+        out,
+        "<header><div class=\"wrap\"><h1>fsarena report</h1><p>{}</p></div></header>\n<main>",
+        escape::html(&subtitle)
+    );
+    runs_section(&mut out, runs);
+    contents(&mut out, &model);
+    environment_section(&mut out, runs);
+    targets_section(&mut out, &model);
+    for (i, sweep) in model.sweeps.iter().enumerate() {
+        let _ = writeln!(out, "<section id=\"sweep-{}\"><h2>{}</h2>", i + 1, escape::html(&sweep.title()));
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">Each metric against <code>{}</code> = {}: mean ± 95% confidence interval over the repetitions, one line per target.</p>",
+            escape::html(&sweep.param),
+            escape::html(&sweep.values.join(", "))
+        );
+        chart_grid(&mut out, &sweep.charts(&model));
+        out.push_str("</section>\n");
+    }
+    for (i, workload) in model.workloads.iter().enumerate() {
+        workload_section(&mut out, &model, workload, i + 1);
+    }
+    let _ = writeln!(
+        out,
+        "</main>\n<footer>Generated by fsarena {} · one self-contained file: no script, no outside request.</footer>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+/// `2024-05-01 12:34:56 UTC` from Unix milliseconds.
+pub(crate) fn utc(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (y, m, d) = crate::fio_json::civil_from_days(secs / 86_400);
+    let s = secs % 86_400;
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", s / 3600, s % 3600 / 60, s % 60)
+}
+
+/// The runs covered: id, start, complete or not, what ran.
+fn runs_section(out: &mut String, runs: &[RunReport]) {
+    out.push_str("<section id=\"runs\"><h2>Runs</h2><div class=\"table-wrap\"><table>\n");
+    out.push_str("<thead><tr><th>run</th><th>started</th><th>status</th><th>targets</th><th>workloads</th><th class=\"num\">repetitions</th></tr></thead><tbody>\n");
+    for run in runs {
+        let mut targets: Vec<&str> = Vec::new();
+        let mut workloads: Vec<String> = Vec::new();
+        for e in &run.results {
+            if !targets.contains(&e.target_label.as_str()) {
+                targets.push(&e.target_label);
+            }
+            let w = e.workload_title();
+            if !workloads.contains(&w) {
+                workloads.push(w);
+            }
+        }
+        let reps: Vec<usize> = run.results.iter().map(|e| e.measurements.len()).collect();
+        let (lo, hi) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
+        let status = if run.complete {
+            "<span class=\"badge ok\">complete</span>"
+        } else {
+            "<span class=\"badge bad\" title=\"the run stopped early: its figures cover only what ran\">incomplete</span>"
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{status}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            escape::html(&run.id),
+            utc(run.started_unix_ms),
+            escape::html(&targets.join(", ")),
+            workloads.len(),
+            if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") }
+        );
+    }
+    out.push_str("</tbody></table></div>\n");
+    for run in runs.iter().filter(|r| !r.plan.trim().is_empty()) {
+        let _ = writeln!(
+            out,
+            "<details><summary>plan of run <code>{}</code></summary><pre>{}</pre></details>",
+            escape::html(&run.id),
+            escape::html(&run.plan)
+        );
+    }
+    out.push_str("</section>\n");
+}
+
+/// Links to the sweeps and workloads.
+fn contents(out: &mut String, model: &Model<'_>) {
+    if model.workloads.len() + model.sweeps.len() < 2 {
+        return;
+    }
+    out.push_str("<section><nav><h2>Contents</h2><ol>\n");
+    for (i, sweep) in model.sweeps.iter().enumerate() {
+        let _ = writeln!(out, "<li><a href=\"#sweep-{}\">{}</a></li>", i + 1, escape::html(&sweep.title()));
+    }
+    for (i, w) in model.workloads.iter().enumerate() {
+        let _ = writeln!(out, "<li><a href=\"#workload-{}\">{}</a></li>", i + 1, escape::html(&w.title));
+    }
+    out.push_str("</ol></nav></section>\n");
+}
+
+/// The machine: one column per run, values that differ from the first run highlighted.
+fn environment_section(out: &mut String, runs: &[RunReport]) {
+    let mut keys: Vec<&str> = Vec::new();
+    for (k, _) in runs.iter().flat_map(|r| &r.environment) {
+        if !keys.contains(&k.as_str()) {
+            keys.push(k);
+        }
+    }
+    if keys.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<section id=\"environment\"><h2>Environment</h2><div class=\"table-wrap\"><table>\n<thead><tr><th></th>",
+    );
+    for run in runs {
+        let _ = write!(out, "<th>{}</th>", if runs.len() > 1 { escape::html(&run.id) } else { "value".into() });
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for key in keys {
+        let first = runs.first().and_then(|r| env_value(r, key));
+        let _ = write!(out, "<tr><th>{}</th>", escape::html(key));
+        for run in runs {
+            let v = env_value(run, key);
+            let class = if v != first { " class=\"differs\"" } else { "" };
+            let _ = write!(out, "<td{class}>{}</td>", escape::html(v.unwrap_or("–")));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>");
+    if runs.len() > 1 {
+        out.push_str("<p class=\"note\">Highlighted: differs from the first run.</p>");
+    }
+    out.push_str("</section>\n");
+}
+
+/// The value of environment fact `key` in `run`.
+fn env_value<'r>(run: &'r RunReport, key: &str) -> Option<&'r str> {
+    run.environment.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+/// Per series: the target's kind, options and how it was made and mounted.
+fn targets_section(out: &mut String, model: &Model<'_>) {
+    if model.series.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"targets\"><h2>Targets</h2><div class=\"targets\">\n");
+    for series in &model.series {
+        let entries = || {
+            model.runs.get(series.run).into_iter().flat_map(|r| &r.results).filter(|e| e.target_label == series.target)
+        };
+        let kind = entries().next().map_or("", |e| e.target_kind.as_str());
+        let options = entries().find(|e| !e.target_options.is_empty()).map_or(&[][..], |e| &e.target_options[..]);
+        let info = entries().find(|e| !e.target_info.is_empty()).map_or(&[][..], |e| &e.target_info[..]);
+        let _ = write!(
+            out,
+            "<div class=\"target\"><h3>{}<span class=\"badge kind\">{}</span></h3><table><tbody>",
+            escape::html(&series.label),
+            escape::html(kind)
+        );
+        for (k, v) in options {
+            let _ =
+                write!(out, "<tr><th>option {}</th><td><code>{}</code></td></tr>", escape::html(k), escape::html(v));
+        }
+        for (k, v) in info {
+            let _ = write!(out, "<tr><th>{}</th><td><code>{}</code></td></tr>", escape::html(k), escape::html(v));
+        }
+        if options.is_empty() && info.is_empty() {
+            out.push_str("<tr><td>no facts recorded</td></tr>");
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+    out.push_str("</div></section>\n");
+}
+
+/// One workload: its comparison table and its charts.
+fn workload_section(out: &mut String, model: &Model<'_>, workload: &Workload<'_>, number: usize) {
+    let _ = write!(out, "<section id=\"workload-{number}\"><h2>{}", escape::html(&workload.title));
+    if !workload.complete() {
+        out.push_str(" <span class=\"badge bad\" title=\"a repetition stopped early\">incomplete</span>");
+    }
+    out.push_str("</h2>\n<div class=\"table-wrap\"><table class=\"compare\">\n<thead><tr><th>metric</th>");
+    for (s, _) in &workload.entries {
+        let _ = write!(out, "<th class=\"num\">{}</th>", escape::html(model.label(*s)));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for row in workload.rows() {
+        let arrow = if row.metric.better == fsarena_core::Better::Higher { "↑" } else { "↓" };
+        let _ = write!(
+            out,
+            "<tr><td class=\"metric\">{}<small title=\"{}\">{arrow}</small></td>",
+            escape::html(row.metric.name),
+            better_text(row.metric.better)
+        );
+        for cell in &row.cells {
+            match cell {
+                None => out.push_str("<td class=\"num\">–</td>"),
+                Some(c) => {
+                    let class = match c.mark {
+                        Mark::Best => "num best",
+                        Mark::Worst => "num worst",
+                        Mark::None => "num",
+                    };
+                    let values: Vec<String> = c.values.iter().map(|v| humanize::value(*v, row.metric.unit)).collect();
+                    let _ = write!(
+                        out,
+                        "<td class=\"{class}\" title=\"n={}: {}\">{}</td>",
+                        c.values.len(),
+                        escape::html(&values.join(", ")),
+                        escape::html(&humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit))
+                    );
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+    let reps: Vec<usize> = workload.entries.iter().map(|(_, e)| e.measurements.len()).collect();
+    let (lo, hi) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
+    let reps = if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") };
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Mean ± half-width of the 95% confidence interval (Student's t) over {reps} repetitions; hover a value for each repetition. Green: best, red: worst.</p>"
+    );
+    chart_grid(out, &workload.charts(model));
+    out.push_str("</section>\n");
+}
+
+/// Charts in a responsive grid.
+fn chart_grid(out: &mut String, charts: &[Chart]) {
+    if charts.is_empty() {
+        return;
+    }
+    out.push_str("<div class=\"charts\">\n");
+    for chart in charts {
+        let _ = writeln!(out, "<figure>{}</figure>", chart.render());
+    }
+    out.push_str("</div>\n");
+}
