@@ -5,6 +5,7 @@ use fsarena_core::{InputError, Nanos, Spec};
 use fsarena_report::Format;
 use fsarena_target::Target;
 use fsarena_workload::io::{jobfile, IoWorkload};
+use fsarena_workload::Workload;
 use std::path::PathBuf;
 
 /// Why a command did not succeed.
@@ -28,7 +29,7 @@ pub struct Plan {
     /// Filesystems under test, in order.
     pub targets: Vec<Box<dyn Target>>,
     /// Workloads run on each target in order.
-    pub workloads: Vec<IoWorkload>,
+    pub workloads: Vec<Box<dyn Workload + Send + Sync>>,
     /// Output format.
     pub format: Format,
     /// Print the plan only.
@@ -78,14 +79,8 @@ fn parse_format(name: &str, origin: &str) -> Result<Format, InputError> {
     })
 }
 
-fn workload_from_spec(spec: &Spec) -> Result<IoWorkload, InputError> {
-    match spec.kind.as_str() {
-        "io" => IoWorkload::from_spec(spec),
-        "meta" | "tree" | "personality" | "kv" | "sqlite" | "exec" | "posix" | "crash" | "verify" => {
-            Err(InputError::new(format!("workload kind '{}' is not supported yet: accepted kinds are io", spec.kind)))
-        }
-        other => Err(InputError::new(format!("unknown workload kind '{other}': accepted kinds are io"))),
-    }
+fn workload_from_spec(spec: &Spec) -> Result<Box<dyn Workload + Send + Sync>, InputError> {
+    fsarena_workload::parse(spec)
 }
 
 /// A TOML table's values as spec strings (`true` → `1`).
@@ -157,7 +152,7 @@ impl Plan {
                 }
                 target_specs.push((format!("dir:path={}", directories[0]), path.display().to_string()));
             }
-            workloads.push(IoWorkload::from_job_file(parsed));
+            workloads.push(Box::new(IoWorkload::from_job_file(parsed)));
         }
         for w in &args.workloads {
             let spec = Spec::parse(w).map_err(|e| e.at("--workload"))?;
@@ -214,7 +209,8 @@ impl Plan {
             .into_iter()
             .map(|mut job| {
                 job.options.runtime = Some(Nanos(u64::from(args.seconds) * 1_000_000_000));
-                IoWorkload { jobs: vec![job], global_options: suite.global_options.clone() }
+                Box::new(IoWorkload { jobs: vec![job], global_options: suite.global_options.clone() })
+                    as Box<dyn Workload + Send + Sync>
             })
             .collect();
         // The filesystems this machine can provision, each on a 2 GiB sparse image.

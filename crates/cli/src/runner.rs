@@ -5,7 +5,7 @@ use crate::plan::{Failure, Plan};
 use anyhow::anyhow;
 use fsarena_report::{ResultEntry, RunReport};
 use fsarena_target::{ProvisionCtx, Workdir};
-use fsarena_workload::{RunEnv, Workload};
+use fsarena_workload::RunEnv;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -33,7 +33,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         id: run_id(started, std::process::id()),
         started_unix_ms: started.as_millis() as u64,
         environment: fsarena_target::environment::machine(),
-        global_options: plan.workloads.iter().flat_map(|w| w.global_options.clone()).collect(),
+        global_options: plan.workloads.iter().flat_map(|w| w.global_options()).collect(),
         results: Vec::new(),
         plan: plan.text.clone(),
         complete: false,
@@ -154,21 +154,8 @@ fn print_plan(plan: &Plan) {
     for t in &plan.targets {
         let _ = writeln!(out, "  target {} ({})", t.label(), t.kind());
         for w in &plan.workloads {
-            for job in &w.jobs {
-                let o = &job.options;
-                let _ = writeln!(
-                    out,
-                    "    io job {}: rw={:?} bs={:?} size={} numjobs={} ioengine={:?} direct={} runtime={} time_based={}",
-                    o.name,
-                    o.rw,
-                    o.bs,
-                    o.job_size(),
-                    o.numjobs,
-                    o.ioengine,
-                    u8::from(o.direct),
-                    o.runtime.map_or("none".to_string(), |r| format!("{}s", r.as_secs_f64())),
-                    u8::from(o.time_based),
-                );
+            for line in w.describe() {
+                let _ = writeln!(out, "    {line}");
             }
         }
     }

@@ -44,12 +44,35 @@ impl std::fmt::Display for WorkloadError {
 
 impl std::error::Error for WorkloadError {}
 
+/// Workload kinds accepted by `--workload`.
+pub const KINDS: &str = "io";
+
+/// Parses and checks a `--workload` spec (or a TOML `[[workload]]` table turned into one),
+/// without side effects.
+pub fn parse(spec: &fsarena_core::Spec) -> Result<Box<dyn Workload + Send + Sync>, fsarena_core::InputError> {
+    use fsarena_core::InputError;
+    match spec.kind.as_str() {
+        "io" => Ok(Box::new(io::IoWorkload::from_spec(spec)?)),
+        "meta" | "tree" | "personality" | "kv" | "sqlite" | "exec" | "posix" | "crash" | "verify" => Err(
+            InputError::new(format!("workload kind '{}' is not supported yet: accepted kinds are {KINDS}", spec.kind)),
+        ),
+        other => Err(InputError::new(format!("unknown workload kind '{other}': accepted kinds are {KINDS}"))),
+    }
+}
+
 /// A workload kind.
-pub trait Workload {
+pub trait Workload: std::fmt::Debug {
     /// `io`, `meta`, ...
     fn kind(&self) -> &'static str;
     /// The parameters as given, for reports.
     fn params(&self) -> Vec<(String, String)>;
+    /// Options shared by all of the workload's jobs (a fio job file's `[global]`), for
+    /// fio-json; none by default.
+    fn global_options(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// What it will do, one line per job, for `--dry-run`.
+    fn describe(&self) -> Vec<String>;
     /// Runs once in `env.root`. An interrupted run returns an incomplete measurement; a
     /// failed one returns the error with what was measured so far.
     fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError>;

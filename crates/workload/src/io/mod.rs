@@ -87,6 +87,31 @@ impl Workload for IoWorkload {
         }
     }
 
+    fn global_options(&self) -> Vec<(String, String)> {
+        self.global_options.clone()
+    }
+
+    fn describe(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .map(|job| {
+                let o = &job.options;
+                format!(
+                    "io job {}: rw={:?} bs={:?} size={} numjobs={} ioengine={:?} direct={} runtime={} time_based={}",
+                    o.name,
+                    o.rw,
+                    o.bs,
+                    o.job_size(),
+                    o.numjobs,
+                    o.ioengine,
+                    u8::from(o.direct),
+                    o.runtime.map_or("none".to_string(), |r| format!("{}s", r.as_secs_f64())),
+                    u8::from(o.time_based),
+                )
+            })
+            .collect()
+    }
+
     fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
         let mut measurement = Measurement { complete: true, ..Measurement::default() };
         let mut created: Vec<PathBuf> = Vec::new();
