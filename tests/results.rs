@@ -166,3 +166,40 @@ fn fail_on_regression_exits_1_on_a_significant_slowdown() {
     let iops = rows.iter().find(|r| r["metric"] == "read_iops").unwrap();
     assert_eq!(iops["verdict"], "faster", "{iops}");
 }
+
+#[test]
+fn a_sigkilled_run_keeps_its_finished_repetitions_in_a_sound_database() {
+    let (dir, db) = db("results-kill");
+    let target = Scratch::new("results-kill-target");
+    let mut child = crate::util::fsarena()
+        .args(["run", "--db", &db, "--target", &target.spec(), "--workdir", &crate::util::private_workdir()])
+        .args([
+            "--workload",
+            "io:rw=randread,bs=4k,size=4m,time_based=1,runtime=400ms",
+            "--repeat",
+            "20",
+            "--warmup",
+            "0",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let store = fsarena_store::Store::open(std::path::Path::new(&db)).unwrap();
+    let runs = store.list(None).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(!runs[0].complete, "a killed run is marked incomplete");
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let report = store.load(&runs[0].id).unwrap();
+    let done = report.results[0].measurements.len();
+    assert!((1..20).contains(&done), "the finished repetitions are kept: {done}");
+    assert!(report.results[0].measurements.iter().all(|m| m.metric("read_iops").is_some()));
+    drop(store);
+    let out = run(&["results", "show", "last", "--db", &db, "--output-format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&out)["run"]["complete"], false);
+    drop(dir);
+}

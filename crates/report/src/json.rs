@@ -2,7 +2,7 @@
 //! [`fsarena_core::SCHEMA_VERSION`]:
 //!
 //! ```text
-//! {"schema": 1, "run": {"id", "started_unix_ms", "environment": {..},
+//! {"schema": 1, "run": {"id", "started_unix_ms", "complete", "plan", "environment": {..},
 //!   "results": [{"target": {"label", "kind", "options": {..}},
 //!                "workload": {"kind", "params": {..}},
 //!                "metrics": {"read_iops": {"unit", "better", "values": [..], "mean", "stdev",
@@ -37,6 +37,8 @@ fn document(report: &RunReport) -> Value {
         "run": {
             "id": report.id,
             "started_unix_ms": report.started_unix_ms,
+            "complete": report.complete,
+            "plan": report.plan,
             "environment": string_map(&report.environment),
             "results": report.results.iter().map(result_object).collect::<Vec<_>>(),
         }

@@ -40,6 +40,16 @@ impl Store {
         &self.path
     }
 
+    /// SQLite's `PRAGMA integrity_check`: `"ok"` for a sound database, else what is wrong.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        let rows: Result<Vec<String>, rusqlite::Error> =
+            self.conn.prepare("PRAGMA integrity_check").and_then(|mut st| {
+                let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+                rows.collect()
+            });
+        rows.map(|r| r.join("; ")).map_err(|e| self.fail(|| "checking integrity".into())(Fail::Sql(e)))
+    }
+
     /// Turns a failure inside a store operation into a [`StoreError`] that names the file and
     /// what the store was doing.
     fn fail<'a>(&'a self, action: impl FnOnce() -> String + 'a) -> impl FnOnce(Fail) -> StoreError + 'a {
