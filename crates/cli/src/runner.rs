@@ -128,7 +128,10 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     let bytes = plan.format.exporter(terminal).serialize(&report);
     if let Some(path) = &plan.report {
         match crate::commands::write_report(std::slice::from_ref(&report), path) {
-            Ok(()) => progress(&format!("report written to {}", path.display())),
+            Ok(()) => progress(&format!(
+                "report written to {}",
+                std::path::absolute(path).unwrap_or_else(|_| path.clone()).display()
+            )),
             Err(e) => progress(&format!("warning: {e:#}")),
         }
     }
