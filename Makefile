@@ -20,7 +20,10 @@ demo: build
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets --locked -- -D warnings
-	$(CARGO) test --workspace --locked
+	@mkdir -p target
+	set -o pipefail; $(CARGO) test --workspace --locked 2>&1 | tee target/test.log
+	@# One closing line for the whole suite (the last cargo line is the doc-tests' "0 passed").
+	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "%d passed, %d failed\n", passed, failed }' target/test.log
 
 ## fsarena beside fio and a bare pread loop; prints the ratios.
 bench: build
