@@ -10,5 +10,7 @@ mod bad_input;
 mod faults;
 mod fio_crosscheck;
 mod io_runs;
+mod meta;
 mod results;
 mod targets;
+mod tree;

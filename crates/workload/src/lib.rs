@@ -2,6 +2,8 @@
 //! stores anything.
 
 pub mod io;
+pub mod meta;
+pub mod tree;
 
 use fsarena_core::Measurement;
 use std::path::Path;
@@ -45,7 +47,7 @@ impl std::fmt::Display for WorkloadError {
 impl std::error::Error for WorkloadError {}
 
 /// Workload kinds accepted by `--workload`.
-pub const KINDS: &str = "io";
+pub const KINDS: &str = "io, meta, tree";
 
 /// Parses and checks a `--workload` spec (or a TOML `[[workload]]` table turned into one),
 /// without side effects.
@@ -53,9 +55,12 @@ pub fn parse(spec: &fsarena_core::Spec) -> Result<Box<dyn Workload + Send + Sync
     use fsarena_core::InputError;
     match spec.kind.as_str() {
         "io" => Ok(Box::new(io::IoWorkload::from_spec(spec)?)),
-        "meta" | "tree" | "personality" | "kv" | "sqlite" | "exec" | "posix" | "crash" | "verify" => Err(
-            InputError::new(format!("workload kind '{}' is not supported yet: accepted kinds are {KINDS}", spec.kind)),
-        ),
+        "meta" => Ok(Box::new(meta::MetaWorkload::from_spec(spec)?)),
+        "tree" => Ok(Box::new(tree::TreeWorkload::from_spec(spec)?)),
+        "personality" | "kv" | "sqlite" | "exec" | "posix" | "crash" | "verify" => Err(InputError::new(format!(
+            "workload kind '{}' is not supported yet: accepted kinds are {KINDS}",
+            spec.kind
+        ))),
         other => Err(InputError::new(format!("unknown workload kind '{other}': accepted kinds are {KINDS}"))),
     }
 }
