@@ -24,7 +24,8 @@ fn bad_workload_values_exit_2_before_anything_is_created() {
         ("io:colour=red,size=1m", "unknown io option 'colour'"),
         ("io:rw=read", "no size"),
         ("io:ioengine=io_uring,size=1m", "io_uring"),
-        ("meta:n=10", "not supported yet"),
+        ("personality:x=1", "not supported yet"),
+        ("meta:n=10", "unknown meta option 'n'"),
         ("io:cmd='unbalanced", "unbalanced single quote"),
     ];
     for (workload, want) in cases {

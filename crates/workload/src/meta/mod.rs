@@ -1,0 +1,318 @@
+//! The mdtest-class `meta` workload: mdtest's tree, phases, names and rates, with threads as
+//! mdtest's ranks.
+//!
+//! A run builds `test-dir.0-0` in the target (mdtest's `TEST_DIR.<iteration>-<loop>`), then
+//! runs mdtest's phases in mdtest's order: tree creation; directory creation, stat, rename and
+//! removal; file creation, stat, read and removal; tree removal. Every task waits at a barrier
+//! before each phase; a phase's time is the slowest task's, and its rate is all tasks' items
+//! over that time, which is mdtest's aggregate (the slowest rank's rate times the ranks).
+
+pub mod names;
+pub mod options;
+pub mod shape;
+mod task;
+
+use crate::{RunEnv, Workload, WorkloadError};
+use fsarena_core::{Better, InputError, Measurement, Spec};
+use fsarena_stats::LatencyHistogram;
+use options::{MetaOptions, MetaParams};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{Mode, OFlags};
+use std::ffi::CString;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+pub use task::Phase;
+use task::{PhaseRun, Task};
+
+/// mdtest's test directory for iteration 0, loop 0.
+const TEST_DIR: &str = "test-dir.0-0";
+
+/// The `meta` workload.
+#[derive(Debug, Clone)]
+pub struct MetaWorkload {
+    /// What a run does.
+    pub params: MetaParams,
+    given: Vec<(String, String)>,
+}
+
+impl MetaWorkload {
+    /// From `--workload meta:key=value,...` (or a TOML table turned into pairs).
+    pub fn from_spec(spec: &Spec) -> Result<Self, InputError> {
+        let mut options = MetaOptions::default();
+        for (k, v) in &spec.params {
+            options.set(k, v)?;
+        }
+        Ok(Self { params: options.resolve()?, given: spec.params.clone() })
+    }
+
+    /// The measured phases, in mdtest's order.
+    pub fn phases(&self) -> Vec<Phase> {
+        let p = &self.params;
+        let s = p.phases;
+        let mut out = Vec::new();
+        if s.create {
+            out.push(Phase::TreeCreation);
+        }
+        if p.dirs {
+            let steps = [
+                (s.create, Phase::DirCreation),
+                (s.stat, Phase::DirStat),
+                (s.rename && p.shape.items > 1, Phase::DirRename),
+                (s.remove, Phase::DirRemoval),
+            ];
+            out.extend(steps.iter().filter(|(on, _)| *on).map(|(_, ph)| *ph));
+        }
+        if p.files {
+            let steps = [
+                (s.create, Phase::FileCreation),
+                (s.stat, Phase::FileStat),
+                (s.read, Phase::FileRead),
+                (s.remove, Phase::FileRemoval),
+            ];
+            out.extend(steps.iter().filter(|(on, _)| *on).map(|(_, ph)| *ph));
+        }
+        if s.remove {
+            out.push(Phase::TreeRemoval);
+        }
+        out
+    }
+
+    /// The tree base name of task `t` (mdtest's `base_tree_name`).
+    fn base_name(&self, t: u32) -> String {
+        if self.params.unique_dir {
+            format!("mdtest_tree.{t}")
+        } else {
+            "mdtest_tree".to_string()
+        }
+    }
+
+    /// mdtest's header line: `2 tasks, 1000 files/directories`.
+    fn header(&self) -> String {
+        let p = &self.params;
+        let s = &p.shape;
+        let what = match (p.dirs, p.files) {
+            (true, true) => "files/directories",
+            (true, false) => "directories",
+            _ => "files",
+        };
+        format!(
+            "{} tasks, {} {what}; tree: branch={} depth={}, {} directories ({} per level), {} items per directory per task",
+            p.tasks,
+            u64::from(p.tasks) * s.items,
+            s.branch,
+            s.depth,
+            s.dirs,
+            s.dirs_per_level().iter().map(|n| n.to_string()).collect::<Vec<_>>().join("/"),
+            s.items_per_dir
+        )
+    }
+}
+
+/// One phase over all tasks.
+struct PhaseTotal {
+    ops: u64,
+    max_ns: u64,
+    hist: LatencyHistogram,
+    error: Option<String>,
+}
+
+impl Workload for MetaWorkload {
+    fn kind(&self) -> &'static str {
+        "meta"
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        self.given.clone()
+    }
+
+    fn describe(&self) -> Vec<String> {
+        let names: Vec<&str> = self.phases().iter().map(|p| p.metric()).collect();
+        vec![format!("meta: {}; phases: {}", self.header(), names.join(", "))]
+    }
+
+    fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
+        let fail = |message: String| WorkloadError { message, partial: None };
+        let p = &self.params;
+        let test_path = env.root.join(TEST_DIR);
+        // Creation needs a clean slate: what a kept earlier run left goes, untimed.
+        if p.phases.create && test_path.exists() {
+            std::fs::remove_dir_all(&test_path)
+                .map_err(|e| fail(format!("cannot remove {} left by an earlier run: {e}", test_path.display())))?;
+        }
+        match std::fs::create_dir(&test_path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(fail(format!("cannot create {}: {e}", test_path.display()))),
+        }
+        let outcome = self.run_in(env, &test_path);
+        let (mut measurement, mut failure) = match outcome {
+            Ok(m) => (m, None),
+            Err(e) => (e.partial.unwrap_or_default(), Some(e.message)),
+        };
+        let stopped = env.stop.load(Ordering::Relaxed);
+        // The tree stays for the next repetition when that one does not create it again.
+        let keep = p.keep || (failure.is_none() && !stopped && env.keep_files && !p.phases.create);
+        if !keep || is_empty_dir(&test_path) {
+            if let Err(e) = std::fs::remove_dir_all(&test_path) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    failure.get_or_insert(format!("cannot remove {}: {e}", test_path.display()));
+                }
+            }
+        }
+        match failure {
+            Some(message) => {
+                measurement.complete = false;
+                Err(WorkloadError { message, partial: Some(measurement) })
+            }
+            None => {
+                measurement.complete &= !stopped;
+                Ok(measurement)
+            }
+        }
+    }
+}
+
+impl MetaWorkload {
+    /// Prepares what the selected phases need, runs them on `tasks` threads and turns the
+    /// totals into metrics.
+    fn run_in(&self, env: &RunEnv<'_>, test_path: &Path) -> Result<Measurement, WorkloadError> {
+        let p = &self.params;
+        let fail = |message: String| WorkloadError { message, partial: None };
+        let test_dir =
+            rustix::fs::open(test_path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| fail(format!("cannot open {}: {}", test_path.display(), std::io::Error::from(e))))?;
+        let trees: Vec<Vec<CString>> = if p.unique_dir {
+            (0..p.tasks).map(|t| p.shape.paths(&self.base_name(t))).collect()
+        } else {
+            vec![p.shape.paths(&self.base_name(0))]
+        };
+        let preorder = p.shape.preorder();
+        (env.progress)(&format!("meta: {}", self.header()));
+
+        // Without the creation phases, the items come from an earlier run with keep=1, or are
+        // made here, untimed.
+        if !p.phases.create && !test_path.join(trees[0][0].to_string_lossy().as_ref()).exists() {
+            let mut prepare = vec![Phase::TreeCreation];
+            if p.dirs {
+                prepare.push(Phase::DirCreation);
+            }
+            if p.files {
+                prepare.push(Phase::FileCreation);
+            }
+            (env.progress)("meta: creating the tree and its items for the selected phases (untimed)");
+            let totals = self.run_tasks(env, &test_dir, test_path, &trees, &preorder, &prepare, true);
+            if let Some(e) = totals.into_iter().find_map(|t| t.error) {
+                return Err(fail(format!("preparing the tree: {e}")));
+            }
+        }
+
+        let phases = self.phases();
+        let totals = self.run_tasks(env, &test_dir, test_path, &trees, &preorder, &phases, false);
+        let mut m = Measurement { complete: true, ..Measurement::default() };
+        let mut failure = None;
+        let ran: Vec<(Phase, PhaseTotal)> = phases.into_iter().zip(totals).collect();
+        let ordered = || Phase::ALL.iter().filter_map(|ph| ran.iter().find(|(r, _)| r == ph));
+        for (phase, t) in ordered() {
+            if t.ops > 0 && t.max_ns > 0 {
+                m.push(phase.metric(), "ops/s", Better::Higher, t.ops as f64 * 1e9 / t.max_ns as f64);
+            }
+            if failure.is_none() {
+                failure = t.error.clone();
+            }
+        }
+        for (phase, t) in ordered().filter(|(_, t)| t.ops > 0) {
+            for (suffix, pct) in [("p50", 50.0), ("p99", 99.0)] {
+                m.push(&format!("{}_lat_{suffix}", phase.metric()), "ns", Better::Lower, t.hist.percentile(pct) as f64);
+            }
+        }
+        for (phase, t) in ordered() {
+            m.push(&format!("{}_items", phase.metric()), "items", Better::Higher, t.ops as f64);
+        }
+        match failure {
+            Some(message) => {
+                m.complete = false;
+                Err(WorkloadError { message, partial: Some(m) })
+            }
+            None => Ok(m),
+        }
+    }
+
+    /// Runs `phases` on every task, all starting each phase together, and sums each phase.
+    /// `prepare` writes what a later read needs, at least `read_bytes` per file.
+    #[allow(clippy::too_many_arguments)]
+    fn run_tasks(
+        &self,
+        env: &RunEnv<'_>,
+        test_dir: &OwnedFd,
+        test_path: &Path,
+        trees: &[Vec<CString>],
+        preorder: &[u64],
+        phases: &[Phase],
+        prepare: bool,
+    ) -> Vec<PhaseTotal> {
+        let p = &self.params;
+        let totals: Vec<Mutex<PhaseTotal>> = phases
+            .iter()
+            .map(|_| Mutex::new(PhaseTotal { ops: 0, max_ns: 0, hist: LatencyHistogram::new(), error: None }))
+            .collect();
+        let barrier = Barrier::new(p.tasks as usize);
+        let abort_flag = AtomicBool::new(false);
+        let abort = &abort_flag;
+        let write_bytes = if prepare { p.write_bytes.max(p.read_bytes) } else { p.write_bytes };
+        let panicked = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..p.tasks)
+                .map(|id| {
+                    let task = Task {
+                        id,
+                        params: p,
+                        test_path,
+                        test_dir: test_dir.as_fd(),
+                        tree: if p.unique_dir { &trees[id as usize] } else { &trees[0] },
+                        preorder,
+                        owns_tree: p.unique_dir || id == 0,
+                        abort,
+                        stop: env.stop,
+                        write_bytes,
+                    };
+                    let (barrier, totals) = (&barrier, &totals);
+                    s.spawn(move || {
+                        for (phase, total) in phases.iter().zip(totals) {
+                            let mut rec = PhaseRun::new();
+                            barrier.wait();
+                            if !abort.load(Ordering::Relaxed) && !env.stop.load(Ordering::Relaxed) {
+                                task.run(*phase, &mut rec);
+                            }
+                            if let Ok(mut t) = total.lock() {
+                                t.ops += rec.ops;
+                                t.max_ns = t.max_ns.max(rec.ns);
+                                t.hist.merge(&rec.hist);
+                                if t.error.is_none() {
+                                    t.error = rec.error;
+                                }
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join()).filter(|r| r.is_err()).count()
+        });
+        let mut out: Vec<PhaseTotal> =
+            totals.into_iter().map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+        if panicked > 0 {
+            if let Some(first) = out.first_mut() {
+                first.error.get_or_insert("a meta task panicked; this is a bug in fsarena".into());
+            }
+        }
+        out
+    }
+}
+
+/// True when `path` is a directory with nothing in it.
+fn is_empty_dir(path: &Path) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

@@ -1,0 +1,221 @@
+//! Runs of the `meta` workload in a scratch directory: exact counts and the tree on disk.
+
+use super::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A scratch directory on tmpfs when there is one, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let base = if Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+        let path = base.join(format!("fsarena-meta-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        Self(path)
+    }
+
+    /// Every entry below, relative, with a trailing `/` for directories.
+    fn entries(&self) -> Vec<String> {
+        fn walk(base: &Path, p: &Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(p).unwrap().flatten() {
+                let rel = e.path().strip_prefix(base).unwrap().display().to_string();
+                if e.path().is_dir() {
+                    out.push(format!("{rel}/"));
+                    walk(base, &e.path(), out);
+                } else {
+                    out.push(rel);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.0, &self.0, &mut out);
+        out.sort();
+        out
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn workload(spec: &str) -> MetaWorkload {
+    MetaWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap()
+}
+
+fn run(dir: &Scratch, spec: &str) -> Measurement {
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false };
+    workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message))
+}
+
+fn items(m: &Measurement) -> BTreeMap<String, u64> {
+    m.metrics.iter().filter_map(|x| Some((x.name.strip_suffix("_items")?.to_string(), x.value as u64))).collect()
+}
+
+#[test]
+fn every_phase_counts_exactly_and_nothing_is_left() {
+    let dir = Scratch::new("counts");
+    // -n 20 over 7 directories: 2 per directory, 14 per task, 3 tasks sharing one tree.
+    let m = run(&dir, "meta:mdtest='-n 20 -b 2 -z 2',tasks=3");
+    assert!(m.complete);
+    let want: BTreeMap<String, u64> = [
+        ("dir_creation", 42),
+        ("dir_stat", 42),
+        ("dir_rename", 42),
+        ("dir_removal", 42),
+        ("file_creation", 42),
+        ("file_stat", 42),
+        ("file_read", 42),
+        ("file_removal", 42),
+        ("tree_creation", 7),
+        ("tree_removal", 7),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(items(&m), want);
+    for phase in Phase::ALL {
+        let rate = m.metric(phase.metric()).unwrap();
+        assert!(rate.value > 0.0 && rate.unit == "ops/s", "{rate:?}");
+        assert!(m.metric(&format!("{}_lat_p99", phase.metric())).unwrap().value > 0.0);
+    }
+    // The metrics come in mdtest's summary order.
+    assert_eq!(m.metrics[0].name, "dir_creation");
+    assert_eq!(m.metrics[9].name, "tree_removal");
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+}
+
+#[test]
+fn unique_dirs_build_one_tree_per_task_as_mdtest_names_it() {
+    let dir = Scratch::new("unique");
+    let m = run(&dir, "meta:mdtest='-b 2 -z 1 -I 3 -u -C -F',tasks=2,keep=1");
+    assert_eq!(items(&m).get("file_creation"), Some(&18));
+    assert_eq!(items(&m).get("tree_creation"), Some(&6));
+    let entries = dir.entries();
+    let t = "test-dir.0-0";
+    for r in 0..2 {
+        let root = format!("{t}/mdtest_tree.{r}.0");
+        for (k, path) in
+            [(0, root.clone()), (1, format!("{root}/mdtest_tree.{r}.1")), (2, format!("{root}/mdtest_tree.{r}.2"))]
+        {
+            assert!(entries.contains(&format!("{path}/")), "{path} missing: {entries:?}");
+            for i in 0..3 {
+                let file = format!("{path}/file.mdtest.{r}.{}", k * 3 + i);
+                assert!(entries.contains(&file), "{file} missing: {entries:?}");
+            }
+        }
+    }
+    // 1 test dir + 2 × (3 directories + 9 files).
+    assert_eq!(entries.len(), 1 + 2 * 12, "{entries:?}");
+}
+
+#[test]
+fn a_shared_tree_holds_every_tasks_items() {
+    let dir = Scratch::new("shared");
+    // -b 3 -z 2: 1 + 3 + 9 directories; each holds 2 directories and 2 files of each task.
+    let m = run(&dir, "meta:branch=3,depth=2,items_per_dir=2,tasks=2,create_only=1,keep=1");
+    assert_eq!(items(&m).get("dir_creation"), Some(&(2 * 13 * 2)));
+    let entries = dir.entries();
+    let tree: Vec<&String> = entries
+        .iter()
+        .filter(|e| e.trim_end_matches('/').rsplit('/').next().is_some_and(|n| n.starts_with("mdtest_tree")))
+        .collect();
+    let depth = |e: &str| e.matches("mdtest_tree").count();
+    assert_eq!(tree.len(), 13);
+    assert_eq!((1..=3).map(|d| tree.iter().filter(|e| depth(e) == d).count()).collect::<Vec<_>>(), vec![1, 3, 9]);
+    assert!(entries.contains(&"test-dir.0-0/mdtest_tree.0/mdtest_tree.2/mdtest_tree.8/".to_string()));
+    assert!(entries.contains(&"test-dir.0-0/mdtest_tree.0/mdtest_tree.3/file.mdtest.1.7".to_string()));
+    assert!(entries.contains(&"test-dir.0-0/mdtest_tree.0/mdtest_tree.3/dir.mdtest.0.6/".to_string()));
+    let files = entries.iter().filter(|e| e.contains("/file.mdtest.")).count();
+    let item_dirs = entries.iter().filter(|e| e.contains("/dir.mdtest.")).count();
+    assert_eq!((files, item_dirs), (52, 52));
+}
+
+#[test]
+fn selected_phases_without_creation_prepare_untimed_and_clean_up() {
+    let dir = Scratch::new("statonly");
+    let m = run(&dir, "meta:items=50,stat_only=1,tasks=2");
+    let got = items(&m);
+    assert_eq!(got.len(), 2, "only the stat phases are measured: {got:?}");
+    assert_eq!((got["dir_stat"], got["file_stat"]), (100, 100));
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+    let m = run(&dir, "meta:items=10,read_only=1,read_bytes=64,files_only=1");
+    assert_eq!(items(&m).get("file_read"), Some(&10));
+    assert!(dir.entries().is_empty());
+}
+
+#[test]
+fn rename_rotates_the_names_and_keeps_them_all() {
+    let dir = Scratch::new("rename");
+    let m = run(&dir, "meta:mdtest='-I 4 -b 2 -z 1 -D -C -U',keep=1");
+    assert_eq!(items(&m).get("dir_rename"), Some(&12));
+    let names: Vec<String> = dir
+        .entries()
+        .iter()
+        .filter_map(|e| e.trim_end_matches('/').rsplit('/').next().filter(|n| n.starts_with("dir.")).map(String::from))
+        .collect();
+    let mut want: Vec<String> = (0..12).map(|i| format!("dir.mdtest.0.{i}")).collect();
+    want.sort();
+    let mut got = names.clone();
+    got.sort();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn files_hold_what_mdtest_writes() {
+    let dir = Scratch::new("write");
+    run(&dir, "meta:items=5,files_only=1,create_only=1,write_bytes=100,sync=1,keep=1");
+    let data = std::fs::read(dir.0.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.3")).unwrap();
+    assert_eq!(data.len(), 100);
+    assert_eq!(u64::from_ne_bytes(data[..8].try_into().unwrap()), 3);
+    assert_eq!(data[50], 51);
+    // A later run that creates again starts from nothing.
+    let m = run(&dir, "meta:items=5,files_only=1");
+    assert!(m.complete);
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+}
+
+#[test]
+fn a_failure_returns_the_figures_so_far_and_removes_everything() {
+    let dir = Scratch::new("failure");
+    let w = workload("meta:items=30,files_only=1,stat_only=1,keep=0");
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: true };
+    // A kept tree from "an earlier run" that lacks some files: the stat phase fails on them.
+    run(&dir, "meta:items=20,files_only=1,create_only=1,keep=1");
+    let err = w.run(&env).unwrap_err();
+    assert!(err.message.contains("stat ") && err.message.contains("file.mdtest.0.20"), "{}", err.message);
+    let partial = err.partial.unwrap();
+    assert!(!partial.complete);
+    assert_eq!(items(&partial).get("file_stat"), Some(&20));
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+}
+
+#[test]
+fn phases_follow_mdtest_order() {
+    let names = |spec: &str| workload(spec).phases().iter().map(|p| p.metric()).collect::<Vec<_>>();
+    assert_eq!(
+        names("meta:items=4"),
+        vec![
+            "tree_creation",
+            "dir_creation",
+            "dir_stat",
+            "dir_rename",
+            "dir_removal",
+            "file_creation",
+            "file_stat",
+            "file_read",
+            "file_removal",
+            "tree_removal"
+        ]
+    );
+    assert_eq!(names("meta:items=4,files_only=1,create_only=1"), vec!["tree_creation", "file_creation"]);
+    assert_eq!(
+        names("meta:items=1,dirs_only=1"),
+        vec!["tree_creation", "dir_creation", "dir_stat", "dir_removal", "tree_removal"]
+    );
+}

@@ -1,0 +1,85 @@
+//! Runs of the `tree` workload in a scratch directory.
+
+use super::*;
+use std::path::PathBuf;
+
+fn scratch(name: &str) -> PathBuf {
+    let base = if Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+    let path = base.join(format!("fsarena-tree-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    std::fs::create_dir_all(&path).unwrap();
+    path
+}
+
+fn run(root: &Path, spec: &str) -> Result<Measurement, WorkloadError> {
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false };
+    TreeWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap().run(&env)
+}
+
+fn value(m: &Measurement, name: &str) -> f64 {
+    m.metric(name).unwrap_or_else(|| panic!("no {name} in {:?}", m.metrics)).value
+}
+
+#[test]
+fn a_size_sweep_counts_every_file_and_leaves_nothing() {
+    let root = scratch("sweep");
+    let m = run(
+        &root,
+        "tree:levels=2,dirs_per_level=3,files_per_dir=4,threads=2,file_size='1k,6k',write_size=4k,fsync=none",
+    )
+    .unwrap();
+    assert!(m.complete);
+    for size in ["1k", "6k"] {
+        assert_eq!(value(&m, &format!("files_created_items_{size}")), 48.0);
+        assert_eq!(value(&m, &format!("dirs_created_items_{size}")), 12.0);
+        assert_eq!(value(&m, &format!("files_deleted_items_{size}")), 48.0);
+        for name in ["files_created", "dirs_created", "write_bw", "files_deleted", "create_lat_p99", "delete_lat_p50"] {
+            assert!(value(&m, &format!("{name}_{size}")) > 0.0, "{name}_{size}");
+        }
+    }
+    // write_bw / files_created is the file size.
+    let per_file = value(&m, "write_bw_6k") / value(&m, "files_created_6k");
+    assert!((per_file - 6144.0).abs() < 1.0, "{per_file}");
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn kept_trees_have_the_shape_and_sizes_asked_for() {
+    let root = scratch("keep");
+    let m = run(&root, "tree:levels=3,dirs_per_level=2,files_per_dir=5,file_size=3000,fsync=end,keep=1").unwrap();
+    assert_eq!(m.metric("files_created").unwrap().unit, "files/s");
+    assert!(m.metric("files_deleted").is_none(), "keep=1 deletes nothing, as fs_mark -k");
+    assert_eq!(value(&m, "files_created_items"), 30.0);
+    assert_eq!(value(&m, "dirs_created_items"), 6.0);
+    let t0 = root.join("fsarena-tree/t0");
+    for dir in ["d00", "d01", "d00/d00", "d00/d01", "d00/d00/d00", "d00/d00/d01"] {
+        for f in 0..5 {
+            let meta = std::fs::metadata(t0.join(dir).join(format!("f{f}"))).unwrap();
+            assert_eq!(meta.len(), 3000, "{dir}/f{f}");
+        }
+    }
+    assert!(!t0.join("d00/d00/d00/d00").exists());
+    // The next run starts from nothing and removes everything.
+    run(&root, "tree:levels=1,dirs_per_level=1,files_per_dir=1").unwrap();
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_stale_tree_goes_first_and_a_stopped_run_is_incomplete() {
+    let root = scratch("fail");
+    // What an interrupted earlier run left is removed first.
+    std::fs::create_dir_all(root.join("fsarena-tree/t0/d00")).unwrap();
+    std::fs::write(root.join("fsarena-tree/t0/d00/f0"), b"old").unwrap();
+    let m = run(&root, "tree:levels=1,dirs_per_level=2,files_per_dir=1,file_size=0,threads=1").unwrap();
+    assert_eq!(value(&m, "files_created_items"), 2.0);
+    // ... and a run stopped before it starts is incomplete and leaves nothing.
+    let stop = AtomicBool::new(true);
+    let env = RunEnv { root: &root, stop: &stop, progress: &|_| {}, keep_files: false };
+    let m = TreeWorkload::from_spec(&Spec::parse("tree").unwrap()).unwrap().run(&env).unwrap();
+    assert!(!m.complete);
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -1,0 +1,204 @@
+//! The `meta` workload end to end: mdtest's flags, exact counts, the tree on disk, mdtest's
+//! summary table, and a filesystem that fills mid-phase.
+
+use crate::util::{json, run, stderr, stdout, Scratch, SmallTmpfs};
+
+fn run_ok(args: &[&str]) -> std::process::Output {
+    let out = run(args);
+    assert!(out.status.success(), "{args:?} failed: {}", stderr(&out));
+    out
+}
+
+/// The first value of every `<phase>_items` metric of the first result.
+fn items(v: &serde_json::Value) -> Vec<(String, u64)> {
+    let metrics = v["run"]["results"][0]["metrics"].as_object().unwrap();
+    let mut out: Vec<(String, u64)> = metrics
+        .iter()
+        .filter_map(|(k, m)| Some((k.strip_suffix("_items")?.to_string(), m["values"][0].as_f64()? as u64)))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn an_mdtest_command_line_runs_and_ends_with_mdtests_summary() {
+    let dir = Scratch::new("meta-mdtest");
+    let out = run_ok(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "meta:mdtest='-n 100 -u'",
+        "--repeat",
+        "2",
+        "--warmup",
+        "0",
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("SUMMARY rate (in ops/sec): (of 2 iterations)\n"), "{text}");
+    assert!(
+        text.contains("   Operation                     Max            Min           Mean        Std Dev\n"),
+        "{text}"
+    );
+    for row in ["Directory creation", "Directory rename", "File read", "Tree removal"] {
+        assert!(text.lines().any(|l| l.starts_with(&format!("   {row} "))), "no {row} row:\n{text}");
+    }
+    assert!(stderr(&out).contains("1 tasks, 100 files/directories"), "{}", stderr(&out));
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn every_phase_counts_the_items_of_mdtests_tree() {
+    let dir = Scratch::new("meta-counts");
+    // -b 2 -z 2 -I 3: 7 directories with 3 items each, per task; 2 tasks share the tree.
+    let v = json(&run_ok(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "meta:mdtest='-b 2 -z 2 -I 3',tasks=2",
+        "--output-format",
+        "json",
+    ]));
+    let r = &v["run"]["results"][0];
+    assert_eq!(r["complete"], true);
+    assert_eq!(r["workload"]["kind"], "meta");
+    let want: Vec<(String, u64)> = [
+        ("dir_creation", 42),
+        ("dir_removal", 42),
+        ("dir_rename", 42),
+        ("dir_stat", 42),
+        ("file_creation", 42),
+        ("file_read", 42),
+        ("file_removal", 42),
+        ("file_stat", 42),
+        ("tree_creation", 7),
+        ("tree_removal", 7),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_string(), n))
+    .collect();
+    assert_eq!(items(&v), want);
+    assert_eq!(r["metrics"]["file_creation"]["unit"], "ops/s");
+    assert_eq!(r["metrics"]["file_creation"]["better"], "higher");
+    assert_eq!(r["metrics"]["file_stat_lat_p99"]["unit"], "ns");
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn create_only_with_keep_leaves_exactly_mdtests_tree() {
+    let dir = Scratch::new("meta-keep");
+    run_ok(&["run", "--target", &dir.spec(), "--workload", "meta:mdtest='-b 3 -z 2 -n 40 -u -C',tasks=2,keep=1"]);
+    let left = dir.leftovers();
+    let name = |p: &std::path::PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+    // -n 40 over 13 directories: 3 per directory, 39 per task; each task a tree of its own.
+    for t in 0..2 {
+        let tree: Vec<_> =
+            left.iter().filter(|p| p.is_dir() && name(p).starts_with(&format!("mdtest_tree.{t}."))).collect();
+        assert_eq!(tree.len(), 13, "task {t}: {tree:?}");
+        let depth = |p: &&&std::path::PathBuf| {
+            p.components().filter(|c| c.as_os_str().to_string_lossy().starts_with("mdtest_tree")).count()
+        };
+        let per_level: Vec<usize> = (1..=3).map(|d| tree.iter().filter(|p| depth(p) == d).count()).collect();
+        assert_eq!(per_level, vec![1, 3, 9]);
+        for kind in ["file", "dir"] {
+            let prefix = format!("{kind}.mdtest.{t}.");
+            assert_eq!(left.iter().filter(|p| name(p).starts_with(&prefix)).count(), 39, "{prefix}");
+            for d in &tree {
+                let here = std::fs::read_dir(d)
+                    .unwrap()
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                    .count();
+                assert_eq!(here, 3, "{} in {}", prefix, d.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn mdtest_flags_and_keys_make_the_same_plan() {
+    let dir = Scratch::new("meta-plan");
+    let plan = |w: &str| stdout(&run_ok(&["run", "--dry-run", "--target", &dir.spec(), "--workload", w]));
+    assert_eq!(
+        plan("meta:mdtest='-b 6 -I 8 -z 3 -u -F -w 4096 -e 4096'"),
+        plan("meta:branch=6,items_per_dir=8,depth=3,unique_dir=1,files_only=1,write_bytes=4096,read_bytes=4096")
+    );
+    let text = plan("meta:mdtest='-b 6 -I 8 -z 3'");
+    assert!(text.contains("259 directories (1/6/36/216 per level), 8 items per directory"), "{text}");
+}
+
+#[test]
+fn bad_mdtest_flags_exit_2_naming_the_flag() {
+    let dir = Scratch::new("meta-bad");
+    for (workload, want) in [
+        ("meta:mdtest='-n 10 -Q'", "unknown mdtest flag -Q"),
+        ("meta:mdtest='-n 10 -R'", "-R (random stat order) is not supported"),
+        ("meta:mdtest='-n 10 -I 5'", "not both"),
+        ("meta:items=10,colour=red", "unknown meta option 'colour'"),
+        ("meta:tasks=0", "tasks=0"),
+    ] {
+        let out = run(&["run", "--target", &dir.spec(), "--workload", workload]);
+        assert_eq!(out.status.code(), Some(2), "{workload}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{workload}: {}", stderr(&out));
+        assert!(dir.leftovers().is_empty(), "{workload} created {:?}", dir.leftovers());
+    }
+}
+
+#[test]
+fn a_filesystem_that_fills_mid_phase_exits_1_and_leaves_nothing() {
+    // 1 MiB of data space: file creation with 4 KiB writes fails after about 256 files.
+    let fs = SmallTmpfs::new("meta-enospc", "1m");
+    let out = run(&[
+        "run",
+        "--target",
+        &fs.dir.spec(),
+        "--workload",
+        "meta:items=2000,write_bytes=4k,tasks=2",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("No space left on device") && err.contains("incomplete"), "{err}");
+    let v = json(&out);
+    let r = &v["run"]["results"][0];
+    assert_eq!(r["complete"], false);
+    // The directory phases ran in full before the files filled the filesystem.
+    assert_eq!(r["metrics"]["dir_removal_items"]["values"][0], 4000.0);
+    let created = r["metrics"]["file_creation_items"]["values"][0].as_f64().unwrap();
+    assert!(created > 0.0 && created < 4000.0, "files so far: {created}");
+    assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());
+}
+
+#[test]
+fn running_out_of_inodes_in_directory_creation_exits_1_and_leaves_nothing() {
+    let fs = SmallTmpfs::new("meta-inodes", "4m,nr_inodes=300");
+    let out = run(&["run", "--target", &fs.dir.spec(), "--workload", "meta:mdtest='-n 1000 -D'"]);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).contains("INCOMPLETE"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("   Tree creation "), "the phases so far are in mdtest's table: {}", stdout(&out));
+    assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());
+}
+
+#[test]
+fn repetitions_of_a_stat_only_run_reuse_the_prepared_tree() {
+    let dir = Scratch::new("meta-stat");
+    let out = run_ok(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "meta:mdtest='-n 200 -T'",
+        "--repeat",
+        "3",
+        "--warmup",
+        "1",
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("(of 3 iterations)"), "{text}");
+    assert!(text.contains("   Directory stat ") && text.contains("   File stat "), "{text}");
+    assert!(!text.contains("   File creation "), "{text}");
+    assert_eq!(stderr(&out).matches("untimed").count(), 1, "prepared once: {}", stderr(&out));
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}

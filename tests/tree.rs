@@ -1,0 +1,71 @@
+//! The `tree` workload end to end.
+
+use crate::util::{json, run, stderr, Scratch, SmallTmpfs};
+
+#[test]
+fn a_size_sweep_reports_every_size_and_leaves_nothing() {
+    let dir = Scratch::new("tree-sweep");
+    let out = run(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "tree:levels=3,dirs_per_level=4,files_per_dir=5,file_size='4k,64k',threads=2,fsync=none",
+        "--output-format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let m = &v["run"]["results"][0]["metrics"];
+    for size in ["4k", "64k"] {
+        let value = |name: &str| {
+            m[format!("{name}_{size}")]["values"][0].as_f64().unwrap_or_else(|| panic!("{name}_{size}: {m}"))
+        };
+        assert_eq!(value("files_created_items"), 120.0);
+        assert_eq!(value("dirs_created_items"), 24.0);
+        assert_eq!(value("files_deleted_items"), 120.0);
+        for name in [
+            "files_created",
+            "dirs_created",
+            "write_bw",
+            "files_deleted",
+            "create_lat_p50",
+            "create_lat_p99",
+            "delete_lat_p99",
+        ] {
+            assert!(value(name) > 0.0, "{name}_{size}");
+        }
+    }
+    assert_eq!(m["write_bw_64k"]["unit"], "bytes/s");
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn a_filesystem_that_fills_exits_1_and_leaves_nothing() {
+    let fs = SmallTmpfs::new("tree-enospc", "2m");
+    let out = run(&[
+        "run",
+        "--target",
+        &fs.dir.spec(),
+        "--workload",
+        "tree:dirs_per_level=10,files_per_dir=10,file_size=64k",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
+    assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());
+}
+
+#[test]
+fn bad_tree_options_exit_2() {
+    let dir = Scratch::new("tree-bad");
+    for (workload, want) in [
+        ("tree:fsync=always", "expected none, file or end"),
+        ("tree:levels=0", "levels=0"),
+        ("tree:depth=2", "unknown tree option 'depth'"),
+    ] {
+        let out = run(&["run", "--target", &dir.spec(), "--workload", workload]);
+        assert_eq!(out.status.code(), Some(2), "{workload}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{workload}: {}", stderr(&out));
+        assert!(dir.leftovers().is_empty());
+    }
+}
