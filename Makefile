@@ -25,6 +25,9 @@ test: deps
 	@# One closing line for the whole suite (the last cargo line is the doc-tests' "0 passed").
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "%d passed, %d failed\n", passed, failed }' target/test.log
 
-## fsarena beside fio and a bare pread loop; prints the ratios.
+## fsarena beside fio, fs_mark and bare C loops, and the store timings; prints the ratios.
 bench: build
 	bash bench/vs_fio.sh
+	bash bench/vs_bare_meta.sh
+	bash bench/vs_fsmark.sh
+	bash bench/store.sh
