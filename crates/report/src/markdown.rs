@@ -81,12 +81,7 @@ fn targets(out: &mut String, model: &Model<'_>) {
     }
     out.push_str("\n## Targets\n\n| target | kind | options and facts |\n|---|---|---|\n");
     for series in &model.series {
-        let entries = || {
-            model.runs.get(series.run).into_iter().flat_map(|r| &r.results).filter(|e| e.target_label == series.target)
-        };
-        let kind = entries().next().map_or("", |e| e.target_kind.as_str());
-        let options = entries().find(|e| !e.target_options.is_empty()).map_or(&[][..], |e| &e.target_options[..]);
-        let info = entries().find(|e| !e.target_info.is_empty()).map_or(&[][..], |e| &e.target_info[..]);
+        let crate::model::TargetFacts { kind, options, info } = model.target_facts(series);
         let facts: Vec<String> = options
             .iter()
             .map(|(k, v)| format!("option {}: {}", escape::markdown(k), escape::markdown(v)))

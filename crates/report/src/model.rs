@@ -97,7 +97,26 @@ impl Sweep<'_> {
     }
 }
 
+/// What a report shows of one target: its kind, its options and how it was made and mounted.
+pub(crate) struct TargetFacts<'a> {
+    pub kind: &'a str,
+    pub options: &'a [(String, String)],
+    pub info: &'a [(String, String)],
+}
+
 impl<'a> Model<'a> {
+    /// The facts of a series' target, from the first of its results that has them.
+    pub(crate) fn target_facts(&self, series: &Series) -> TargetFacts<'a> {
+        let entries = || {
+            self.runs.get(series.run).into_iter().flat_map(|r| &r.results).filter(|e| e.target_label == series.target)
+        };
+        TargetFacts {
+            kind: entries().next().map_or("", |e| e.target_kind.as_str()),
+            options: entries().find(|e| !e.target_options.is_empty()).map_or(&[][..], |e| &e.target_options[..]),
+            info: entries().find(|e| !e.target_info.is_empty()).map_or(&[][..], |e| &e.target_info[..]),
+        }
+    }
+
     /// Groups the entries of `runs` by series and workload, and finds the sweeps.
     pub(crate) fn new(runs: &'a [RunReport]) -> Self {
         // Series by target, then run, so that "before" and "after" of a target sit side by side.
