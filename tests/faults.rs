@@ -74,3 +74,16 @@ fn sigint_stops_the_jobs_prints_what_ran_and_removes_the_files() {
     assert!(ms < 30_000 && v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0, "ran {ms} ms");
     assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
 }
+
+#[test]
+fn a_filesystem_without_o_direct_is_named_and_the_run_exits_1() {
+    let fs = SmallTmpfs::mount("ramfs", "ramfs", "");
+    let out = run(&["run", "--target", &fs.dir.spec(), "--workload", "io:rw=read,bs=4k,size=1m,direct=1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("direct=1: ramfs at") && err.contains("refuses O_DIRECT") && err.contains("direct=0"),
+        "{err}"
+    );
+    assert!(fs.dir.leftovers().is_empty(), "left {:?}", fs.dir.leftovers());
+}

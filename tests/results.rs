@@ -203,3 +203,29 @@ fn a_sigkilled_run_keeps_its_finished_repetitions_in_a_sound_database() {
     assert_eq!(json(&out)["run"]["complete"], false);
     drop(dir);
 }
+
+/// Regression: runs started together on a new database took it, half made, for a foreign file
+/// (exit 2) or failed to switch it to WAL ("database is locked").
+#[test]
+fn concurrent_runs_share_a_new_database() {
+    let (_dir, db) = db("results-concurrent");
+    let target = Scratch::new("results-concurrent-target");
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            crate::util::fsarena()
+                .args(["run", "--db", &db, "--target", &target.spec(), "--workload", "io:rw=write,size=1m"])
+                .args(["--repeat", "1", "--warmup", "0", "--workdir", &crate::util::private_workdir()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let runs =
+        json(&run(&["results", "list", "--db", &db, "--output-format", "json"]))["runs"].as_array().unwrap().len();
+    assert_eq!(runs, 6);
+}

@@ -97,13 +97,19 @@ pub struct SmallTmpfs {
 
 impl SmallTmpfs {
     pub fn new(name: &str, size: &str) -> Self {
+        Self::mount(name, "tmpfs", &format!("size={size}"))
+    }
+
+    /// A mount of `fstype` (e.g. ramfs, which has no O_DIRECT) with `options`.
+    pub fn mount(name: &str, fstype: &str, options: &str) -> Self {
         let dir = Scratch::under("/tmp", name);
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "fsarena-test", dir.path.to_str().expect("utf-8")])
-            .status()
-            .expect("mount runs")
-            .success();
-        assert!(ok, "mounting a tmpfs failed: these tests run as root (sudo make test)");
+        let mut cmd = Command::new("mount");
+        cmd.args(["-t", fstype]);
+        if !options.is_empty() {
+            cmd.args(["-o", options]);
+        }
+        let ok = cmd.args(["fsarena-test", dir.path.to_str().expect("utf-8")]).status().expect("mount runs").success();
+        assert!(ok, "mounting a {fstype} failed: these tests run as root (sudo make test)");
         Self { dir }
     }
 }

@@ -83,6 +83,14 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io)?;
     }
+    // Several fsarena processes may open a new database at once: until its header, WAL mode
+    // and schema are written, a second opener could take the half-made file for a foreign
+    // one. A lock on a file beside it makes opening one at a time; SQLite's own locking
+    // covers everything after.
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let lock = File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(io)?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).map_err(|e| io(e.into()))?;
     check_header(path)?;
     let sql = |action: &str| {
         let action = action.to_string();
@@ -108,8 +116,27 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
     // survives a SIGKILL or a power cut; NORMAL could lose the last commits on power loss.
     // journal_mode answers with the mode in force; a filesystem without shared memory keeps
     // the rollback journal, which is just as durable.
-    let _mode: String =
-        conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(sql("enabling WAL"))?;
+    // Switching needs an exclusive lock, for which SQLite does not wait on its busy handler:
+    // switch only when not yet in WAL, and retry while another fsarena holds the database.
+    let current: String =
+        conn.query_row("PRAGMA journal_mode", [], |row| row.get(0)).map_err(sql("reading the journal mode"))?;
+    if !current.eq_ignore_ascii_case("wal") {
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)) {
+                Ok(_) => break,
+                Err(e)
+                    if matches!(
+                        e.sqlite_error_code(),
+                        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                    ) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => return Err(sql("enabling WAL")(e)),
+            }
+        }
+    }
     conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
         .map_err(sql("setting synchronous=FULL and foreign_keys=ON"))?;
     if identity.version < SCHEMA_VERSION {
