@@ -1,6 +1,6 @@
 //! Bad input: exit 2, one clear line naming the value and what is accepted, nothing created.
 
-use crate::util::{run, stderr, Scratch};
+use crate::util::{run, stderr, stdout, Scratch};
 
 fn refused(args: &[&str], dir: &Scratch, want: &str) {
     let out = run(args);
@@ -80,4 +80,28 @@ fn dry_run_prints_the_plan_and_creates_nothing() {
     let text = crate::util::stdout(&out);
     assert!(text.contains("rw=RandRead") && text.contains("numjobs=2"), "{text}");
     assert!(dir.leftovers().is_empty());
+}
+
+#[test]
+fn help_man_page_and_completions_come_from_the_one_flag_table() {
+    let help = stdout(&run(&["run", "--help"]));
+    for flag in [
+        "--target",
+        "--workload",
+        "--fio",
+        "--repeat",
+        "--warmup",
+        "--db",
+        "--no-store",
+        "--workdir",
+        "--output-format",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+    let man = stdout(&run(&["man"]));
+    assert!(man.contains(".TH fsarena 1") && man.contains("side by side"), "{man}");
+    let bash = stdout(&run(&["completions", "bash"]));
+    assert!(bash.contains("--target") && bash.contains("--fail-on-regression"), "completions cover every subcommand");
+    let out = run(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2), "an unknown shell is bad input");
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 /// Benchmark filesystems and compare them side by side.
 #[derive(Debug, Parser)]
-#[command(name = "fsarena", version, about, long_about = None)]
+#[command(name = "fsarena", version, about = "Benchmark filesystems and compare them side by side.", long_about = None)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -31,6 +31,13 @@ pub enum Command {
     /// Tear down what an interrupted (killed) run left in the work directory: mounts, loop
     /// devices, images, FUSE daemons it recorded, and nothing else.
     Cleanup(CleanupArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout.
+    Man,
 }
 
 /// `--db PATH`, shared by every command that reads or writes the store.

@@ -331,3 +331,21 @@ pub fn cleanup(workdir: &std::path::Path) -> Result<ExitCode, Failure> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `fsarena completions SHELL`: generated from the one flag table, like --help.
+pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut crate::args::Cli::command(), "fsarena", &mut out);
+    print(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fsarena man`: the man page, generated from the one flag table, like --help.
+pub fn man() -> Result<ExitCode, Failure> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_mangen::Man::new(crate::args::Cli::command()).render(&mut out).map_err(|e| Failure::Run(e.into()))?;
+    print(&out);
+    Ok(ExitCode::SUCCESS)
+}

@@ -23,6 +23,8 @@ fn main() -> ExitCode {
         args::Command::Report(r) => commands::report(&r),
         args::Command::Targets => commands::list_targets(),
         args::Command::Cleanup(c) => commands::cleanup(&c.workdir),
+        args::Command::Completions { shell } => commands::completions(shell),
+        args::Command::Man => commands::man(),
     };
     match outcome {
         Ok(code) => code,
