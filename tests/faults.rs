@@ -40,6 +40,7 @@ fn enospc_in_human_output_is_marked_incomplete() {
 #[test]
 fn sigint_stops_the_jobs_prints_what_ran_and_removes_the_files() {
     let dir = Scratch::new("sigint");
+    let workdir = crate::util::TempDir::new();
     let child = crate::util::fsarena()
         .args([
             "run",
@@ -53,8 +54,9 @@ fn sigint_stops_the_jobs_prints_what_ran_and_removes_the_files() {
             "1",
             "--warmup",
             "0",
+            "--no-store",
             "--workdir",
-            &crate::util::private_workdir(),
+            &workdir.0,
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

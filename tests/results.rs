@@ -171,8 +171,9 @@ fn fail_on_regression_exits_1_on_a_significant_slowdown() {
 fn a_sigkilled_run_keeps_its_finished_repetitions_in_a_sound_database() {
     let (dir, db) = db("results-kill");
     let target = Scratch::new("results-kill-target");
+    let workdir = crate::util::TempDir::new();
     let mut child = crate::util::fsarena()
-        .args(["run", "--db", &db, "--target", &target.spec(), "--workdir", &crate::util::private_workdir()])
+        .args(["run", "--db", &db, "--target", &target.spec(), "--workdir", &workdir.0])
         .args([
             "--workload",
             "io:rw=randread,bs=4k,size=4m,time_based=1,runtime=400ms",
@@ -210,11 +211,13 @@ fn a_sigkilled_run_keeps_its_finished_repetitions_in_a_sound_database() {
 fn concurrent_runs_share_a_new_database() {
     let (_dir, db) = db("results-concurrent");
     let target = Scratch::new("results-concurrent-target");
-    let children: Vec<_> = (0..6)
-        .map(|_| {
+    let workdirs: Vec<crate::util::TempDir> = (0..6).map(|_| crate::util::TempDir::new()).collect();
+    let children: Vec<_> = workdirs
+        .iter()
+        .map(|workdir| {
             crate::util::fsarena()
                 .args(["run", "--db", &db, "--target", &target.spec(), "--workload", "io:rw=write,size=1m"])
-                .args(["--repeat", "1", "--warmup", "0", "--workdir", &crate::util::private_workdir()])
+                .args(["--repeat", "1", "--warmup", "0", "--workdir", &workdir.0])
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()

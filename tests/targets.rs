@@ -131,6 +131,7 @@ fn start_long_run(wd: &TestWorkdir, target: &str) -> std::process::Child {
             "1",
             "--warmup",
             "0",
+            "--no-store",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

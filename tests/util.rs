@@ -6,38 +6,53 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The fsarena binary under test, with a results database of the test run's own (never the
-/// user's).
+/// The fsarena binary under test. Its default results database points where nothing can be
+/// created, so a test that stores must say where (`--db`) or not store (`--no-store`): tests
+/// never touch the user's database and leave none behind.
 pub fn fsarena() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_fsarena"));
-    c.env("XDG_DATA_HOME", format!("/tmp/fsarena-test-data-{}", std::process::id()));
+    c.env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here");
     c
 }
 
-/// Runs fsarena with `args`. A `run` without `--workdir` gets a work directory of its own,
-/// removed afterwards, so that tests running in parallel do not wait on each other's lock.
-/// Unless a test asks for repetitions, a run measures once with no warm-up, to keep the suite
-/// fast; the repetition tests pass --repeat and --warmup themselves.
+/// Runs fsarena with `args`, in a scratch directory of its own that is removed afterwards: a
+/// `run` without `--workdir` gets its work directory there (so that tests running in parallel
+/// do not wait on each other's lock), and a `run` without `--db` or `--no-store` its results
+/// database. Unless a test asks for repetitions, a run measures once with no warm-up, to keep
+/// the suite fast; the repetition tests pass --repeat and --warmup themselves.
 pub fn run(args: &[&str]) -> Output {
+    let scratch = TempDir::new();
     let mut cmd = fsarena();
     cmd.args(args);
-    if args.first() == Some(&"run") && !args.contains(&"--repeat") {
-        cmd.args(["--repeat", "1", "--warmup", "0"]);
-    }
-    if args.first() == Some(&"run") && !args.contains(&"--workdir") {
-        let wd = private_workdir();
-        let out = cmd.args(["--workdir", &wd]).output().expect("fsarena runs");
-        let _ = std::fs::remove_dir_all(&wd);
-        return out;
+    if args.first() == Some(&"run") {
+        if !args.contains(&"--repeat") {
+            cmd.args(["--repeat", "1", "--warmup", "0"]);
+        }
+        if !args.contains(&"--workdir") {
+            cmd.args(["--workdir", &format!("{}/work", scratch.0)]);
+        }
+        if !args.contains(&"--db") && !args.contains(&"--no-store") {
+            cmd.env("XDG_DATA_HOME", format!("{}/data", scratch.0));
+        }
     }
     cmd.output().expect("fsarena runs")
 }
 
-/// A fresh work directory path for one run.
-pub fn private_workdir() -> String {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("/var/tmp/fsarena-test-wd-{}-{n}", std::process::id())
+/// A fresh directory path under /var/tmp, removed (with what is in it) on drop.
+pub struct TempDir(pub String);
+
+impl TempDir {
+    pub fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self(format!("/var/tmp/fsarena-test-wd-{}-{n}", std::process::id()))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// stdout as a string.
