@@ -175,12 +175,7 @@ fn contents(out: &mut String, model: &Model<'_>) {
 
 /// The machine: one column per run, values that differ from the first run highlighted.
 fn environment_section(out: &mut String, runs: &[RunReport]) {
-    let mut keys: Vec<&str> = Vec::new();
-    for (k, _) in runs.iter().flat_map(|r| &r.environment) {
-        if !keys.contains(&k.as_str()) {
-            keys.push(k);
-        }
-    }
+    let keys = crate::model::environment_keys(runs);
     if keys.is_empty() {
         return;
     }

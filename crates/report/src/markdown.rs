@@ -48,12 +48,7 @@ pub fn markdown_report(runs: &[RunReport]) -> (String, Vec<(String, String)>) {
 
 /// The machine, one column per run.
 fn environment(out: &mut String, runs: &[RunReport]) {
-    let mut keys: Vec<&str> = Vec::new();
-    for (k, _) in runs.iter().flat_map(|r| &r.environment) {
-        if !keys.contains(&k.as_str()) {
-            keys.push(k);
-        }
-    }
+    let keys = crate::model::environment_keys(runs);
     if keys.is_empty() {
         return;
     }

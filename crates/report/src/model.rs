@@ -271,19 +271,9 @@ impl Workload<'_> {
             })
             .collect();
         for d in Direction::ALL {
-            let lines: Vec<Line> = self
-                .entries
-                .iter()
-                .map(|(s, e)| Line {
-                    label: model.label(*s).to_string(),
-                    paint: model.paint(*s),
-                    points: latency_percentiles(last_jobs(e), d)
-                        .into_iter()
-                        .map(|(x, y)| Point { x, y, err: 0.0 })
-                        .collect(),
-                })
-                .filter(|l| !l.points.is_empty())
-                .collect();
+            let lines = self.lines(model, |e| {
+                latency_percentiles(last_jobs(e), d).into_iter().map(|(x, y)| Point { x, y, err: 0.0 }).collect()
+            });
             if !lines.is_empty() {
                 charts.push(Chart::Line(LineChart {
                     kind: "latency",
@@ -297,20 +287,13 @@ impl Workload<'_> {
             }
         }
         for d in Direction::ALL {
-            let lines: Vec<Line> = self
-                .entries
-                .iter()
-                .map(|(s, e)| Line {
-                    label: model.label(*s).to_string(),
-                    paint: model.paint(*s),
-                    points: bandwidth_per_second(last_jobs(e), d)
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, y)| Point { x: i as f64 + 1.0, y, err: 0.0 })
-                        .collect(),
-                })
-                .filter(|l| !l.points.is_empty())
-                .collect();
+            let lines = self.lines(model, |e| {
+                bandwidth_per_second(last_jobs(e), d)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, y)| Point { x: i as f64 + 1.0, y, err: 0.0 })
+                    .collect()
+            });
             if !lines.is_empty() {
                 charts.push(Chart::Line(LineChart {
                     kind: "timeseries",
@@ -324,6 +307,15 @@ impl Workload<'_> {
             }
         }
         charts
+    }
+
+    /// One line per series whose entry yields points; series without points are left out.
+    fn lines(&self, model: &Model<'_>, points: impl Fn(&ResultEntry) -> Vec<Point>) -> Vec<Line> {
+        self.entries
+            .iter()
+            .map(|(s, e)| Line { label: model.label(*s).to_string(), paint: model.paint(*s), points: points(e) })
+            .filter(|l| !l.points.is_empty())
+            .collect()
     }
 }
 
@@ -435,4 +427,15 @@ fn find_sweeps<'a>(located: &[(usize, &'a ResultEntry)]) -> Vec<Sweep<'a>> {
             sweep
         })
         .collect()
+}
+
+/// The environment keys of all runs, in first-seen order.
+pub(crate) fn environment_keys(runs: &[RunReport]) -> Vec<&str> {
+    let mut keys: Vec<&str> = Vec::new();
+    for (k, _) in runs.iter().flat_map(|r| &r.environment) {
+        if !keys.contains(&k.as_str()) {
+            keys.push(k);
+        }
+    }
+    keys
 }
