@@ -30,10 +30,12 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // User text (values, names, file contents) is inside both: never let it reach a
+        // terminal raw, and keep the error on one line.
         if self.origin.is_empty() {
-            write!(f, "{}", self.message)
+            write!(f, "{}", crate::printable(&self.message))
         } else {
-            write!(f, "{}: {}", self.origin, self.message)
+            write!(f, "{}: {}", crate::printable(&self.origin), crate::printable(&self.message))
         }
     }
 }

@@ -7,11 +7,13 @@ pub mod error;
 pub mod measurement;
 pub mod run;
 pub mod spec;
+pub mod text;
 pub mod units;
 
 pub use error::InputError;
 pub use measurement::{Better, DirectionResult, JobResult, LatencySummary, Measurement, Metric, SeriesSummary};
 pub use spec::Spec;
+pub use text::printable;
 pub use units::{Bytes, Nanos};
 
 /// Version of fsarena's own JSON results schema (`--output-format json`).
