@@ -232,3 +232,282 @@ fn concurrent_runs_share_a_new_database() {
         json(&run(&["results", "list", "--db", &db, "--output-format", "json"]))["runs"].as_array().unwrap().len();
     assert_eq!(runs, 6);
 }
+
+/// The names in `dir`, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// A read-only bind mount of `source` at `target`, unmounted on drop.
+struct ReadOnlyBind(std::path::PathBuf);
+
+impl ReadOnlyBind {
+    fn new(source: &std::path::Path, target: &std::path::Path) -> Self {
+        std::fs::create_dir_all(target).unwrap();
+        let mount = |args: &[&str]| assert!(std::process::Command::new("mount").args(args).status().unwrap().success());
+        mount(&["--bind", source.to_str().unwrap(), target.to_str().unwrap()]);
+        let bind = Self(target.to_path_buf());
+        mount(&["-o", "remount,bind,ro", target.to_str().unwrap()]);
+        bind
+    }
+}
+
+impl Drop for ReadOnlyBind {
+    fn drop(&mut self) {
+        // Lazily if still busy: a failed test must not leave the mount behind.
+        if !std::process::Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success()) {
+            let _ = std::process::Command::new("umount").arg("--lazy").arg(&self.0).status();
+        }
+    }
+}
+
+fn chattr(flag: &str, path: &str) {
+    assert!(std::process::Command::new("chattr").args([flag, path]).status().unwrap().success());
+}
+
+/// Asserts that `out` failed (not 0) with exactly one stderr line holding `want`.
+fn fails_with_one_line(out: &std::process::Output, want: &str) {
+    let err = stderr(out);
+    assert!(!out.status.success(), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains(want)).collect();
+    assert_eq!(lines.len(), 1, "one line saying {want:?}: {err}");
+}
+
+/// Regression: an immutable database, or one on a read-only mount, took a warning and exit 0.
+#[test]
+fn an_unwritable_database_fails_the_run_and_is_still_read() {
+    let (dir, db) = db("results-unwritable");
+    let target = Scratch::new("results-unwritable-target");
+    let w = "io:rw=write,size=1m";
+    run_stored(&target, &db, w);
+    std::fs::remove_file(format!("{db}.lock")).unwrap();
+    let before = names(&dir.path);
+    let bytes = std::fs::read(&db).unwrap();
+
+    chattr("+i", &db);
+    let write = run(&["run", "--db", &db, "--target", &target.spec(), "--workload", w]);
+    let list = run(&["results", "list", "--db", &db, "--output-format", "json"]);
+    let after = names(&dir.path);
+    chattr("-i", &db);
+    fails_with_one_line(&write, "cannot be written");
+    assert!(stderr(&write).trim().lines().count() == 1, "refused before anything ran: {}", stderr(&write));
+    assert!(list.status.success(), "an immutable database is read: {}", stderr(&list));
+    assert_eq!(json(&list)["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(after, before, "no lock file, -wal or -shm left beside it");
+    assert_eq!(std::fs::read(&db).unwrap(), bytes, "nothing half-written");
+
+    let mount = Scratch::under("/tmp", "results-unwritable-ro");
+    let ro = ReadOnlyBind::new(&dir.path, &mount.path);
+    let ro_db = ro.0.join("results.db").display().to_string();
+    let write = run(&["run", "--db", &ro_db, "--target", &target.spec(), "--workload", w]);
+    fails_with_one_line(&write, "Read-only file system");
+    for args in [
+        vec!["results", "list", "--db", &ro_db],
+        vec!["results", "show", "last", "--db", &ro_db],
+        vec!["results", "export", "last", "--format", "csv", "--db", &ro_db],
+    ] {
+        let out = run(&args);
+        assert!(out.status.success() && !out.stdout.is_empty(), "{args:?} on a read-only mount: {}", stderr(&out));
+    }
+    drop(ro);
+    assert_eq!(names(&dir.path), before);
+}
+
+/// Regression: a disk filling up mid-run lost the results with a warning and exit 0.
+#[test]
+fn a_store_filling_up_mid_run_fails_the_run_and_keeps_what_was_committed() {
+    let fs = crate::util::SmallTmpfs::new("results-full", "2m");
+    let db = fs.dir.path.join("results.db").display().to_string();
+    let target = Scratch::new("results-full-target");
+    run_stored(&target, &db, "io:rw=write,size=1m");
+    let workdir = crate::util::TempDir::new();
+    let child = crate::util::fsarena()
+        .args(["run", "--db", &db, "--target", &target.spec(), "--repeat", "2", "--warmup", "0"])
+        .args(["--workload", "io:rw=randread,bs=4k,size=1m,time_based=1,runtime=1500ms"])
+        .args(["--workdir", &workdir.0, "--output-format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the run has opened the store (its log appears), fill the filesystem.
+    let wal = format!("{db}-wal");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::path::Path::new(&wal).exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let filler = fs.dir.path.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    let block = vec![0x5au8; 4096];
+    while std::io::Write::write_all(&mut file, &block).is_ok() {}
+    drop(file);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    fails_with_one_line(&out, "could not be stored");
+    assert!(stderr(&out).contains("full"), "{}", stderr(&out));
+    assert!(!out.stdout.is_empty(), "the results are still shown");
+    std::fs::remove_file(&filler).unwrap();
+    let store = fsarena_store::Store::open_read_only(std::path::Path::new(&db)).unwrap();
+    assert_eq!(store.list(None).unwrap().len(), 1, "the failed run stored nothing, not an empty run");
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+/// Regression: every --db path got a `<db>.lock` beside it, even a refused one (`--db
+/// /etc/hostname` made /etc/hostname.lock) and for commands that only read.
+#[test]
+fn a_refused_or_read_only_db_path_gets_no_file_beside_it() {
+    let (dir, db) = db("results-nolock");
+    let hostname = dir.path.join("hostname");
+    std::fs::write(&hostname, b"myhost\n").unwrap();
+    let target = Scratch::new("results-nolock-target");
+    let h = hostname.to_str().unwrap();
+    for args in [
+        vec!["run", "--db", h, "--target", &target.spec(), "--workload", "io:size=1m"],
+        vec!["results", "list", "--db", h],
+        vec!["results", "rm", "last", "--db", h],
+        vec!["compare", "last~1", "last", "--db", h],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).trim().lines().count(), 1, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is not an fsarena results database"), "{}", stderr(&out));
+    }
+    assert_eq!(names(&dir.path), ["hostname"], "no hostname.lock");
+    assert_eq!(std::fs::read(&hostname).unwrap(), b"myhost\n");
+    assert!(target.leftovers().is_empty());
+
+    // Reading a sound database creates nothing beside it either.
+    run_stored(&target, &db, "io:rw=write,size=1m");
+    run_stored(&target, &db, "io:rw=write,size=1m");
+    std::fs::remove_file(format!("{db}.lock")).unwrap();
+    let html = Scratch::under("/tmp", "results-nolock-html");
+    let report = html.path.join("r.html").display().to_string();
+    for args in [
+        vec!["results", "list", "--db", &db],
+        vec!["results", "show", "last", "--db", &db],
+        vec!["results", "export", "last", "--format", "md", "--db", &db],
+        vec!["compare", "last~1", "last", "--db", &db],
+        vec!["report", "last", "--db", &db, "-o", &report],
+    ] {
+        let out = run(&args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(names(&dir.path), ["hostname", "results.db"]);
+    let missing = dir.path.join("none/results.db").display().to_string();
+    let out = run(&["results", "list", "--db", &missing]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!dir.path.join("none").exists());
+}
+
+/// Regression: `compare RUN RUN` said "no significant difference", and one repetition a side
+/// was compared as if it could be tested.
+#[test]
+fn compare_refuses_one_run_twice_and_does_not_test_single_repetitions() {
+    let (_dir, db) = db("results-same");
+    let target = Scratch::new("results-same-target");
+    for _ in 0..2 {
+        let out = run(&["run", "--db", &db, "--target", &target.spec(), "--workload", "io:rw=read,size=1m"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let list = json(&run(&["results", "list", "--db", &db, "--output-format", "json"]));
+    let newest = list["runs"][0]["id"].as_str().unwrap().to_string();
+    for (a, b) in [("last", "last"), (newest.as_str(), "last"), (&newest[..6], newest.as_str()), ("last~1", "last~1")] {
+        let out = run(&["compare", a, b, "--db", &db]);
+        assert_eq!(out.status.code(), Some(2), "compare {a} {b}: {}", stderr(&out));
+        assert!(stderr(&out).contains("same run") && stderr(&out).trim().lines().count() == 1, "{}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
+    let out = run(&["compare", "last~1", "last", "--db", &db, "--output-format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = json(&out)["comparisons"].as_array().unwrap().clone();
+    let iops = rows.iter().find(|r| r["metric"] == "read_iops").unwrap();
+    assert_eq!(iops["verdict"], "not tested: fewer than 2 repetitions", "{iops}");
+    assert!(iops["p_value"].is_null(), "{iops}");
+    let human = stdout(&run(&["compare", "last~1", "last", "--db", &db]));
+    assert!(!human.contains("no significant difference") && human.contains("not tested"), "{human}");
+}
+
+/// Labels, job names and other user text reach the terminal inert: escape sequences and line
+/// breaks shown as text, never obeyed.
+#[test]
+fn hostile_labels_show_escaped_in_human_output() {
+    use fsarena_core::run::{ResultEntry, RunReport};
+    use fsarena_core::{Better, Measurement};
+    const HOSTILE: &str = "evil\x1b[2J\nfsarena: forged line";
+    let (_dir, db) = db("results-hostile");
+    let entry = |label: &str, iops: f64| ResultEntry {
+        target_label: label.into(),
+        target_kind: "dir".into(),
+        workload_kind: "io".into(),
+        workload_params: vec![("name".into(), "job\x1b]0;title\x07".into())],
+        measurements: (0..3)
+            .map(|i| {
+                let mut m = Measurement { complete: true, ..Default::default() };
+                m.push("read_iops", "ops/s", Better::Higher, iops + f64::from(i));
+                m
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let report = RunReport {
+        id: "0123456789ab".into(),
+        started_unix_ms: 1_800_000_000_000,
+        results: vec![entry(HOSTILE, 1000.0), entry("plain", 2000.0)],
+        complete: true,
+        ..Default::default()
+    };
+    fsarena_store::Store::open(std::path::Path::new(&db)).unwrap().save(&report, Some(1_800_000_000_500)).unwrap();
+    for args in [
+        vec!["results", "list", "--db", &db],
+        vec!["results", "show", "last", "--db", &db],
+        vec!["compare", "last", "--baseline", "plain", "--db", &db],
+    ] {
+        let out = run(&args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{args:?}: raw escapes: {text:?}");
+        assert!(text.contains("evil\\x1b[2J\\nfsarena: forged line"), "{args:?}: {text}");
+        assert!(!text.lines().any(|l| l.starts_with("fsarena: forged")), "{args:?}: {text}");
+    }
+    // The raw text stays in the formats that escape it their own way.
+    let out = run(&["results", "show", "last", "--db", &db, "--output-format", "json"]);
+    assert_eq!(json(&out)["run"]["results"][0]["target"]["label"], HOSTILE);
+    let csv = stdout(&run(&["results", "export", "last", "--format", "csv", "--db", &db]));
+    assert!(csv.contains(&format!("\"{HOSTILE}\"")), "quoted with its line break: {csv}");
+
+    // Given on the command line, such a label is either refused as bad input or shown inert
+    // in the progress lines: never raw.
+    let target = Scratch::new("results-hostile-target");
+    let spec = format!("{},label=x\x1b[2Jy", target.spec());
+    let out = run(&["run", "--no-store", "--target", &spec, "--workload", "io:size=1m"]);
+    assert!(!stderr(&out).contains('\x1b') && !stdout(&out).contains('\x1b'), "{}", stderr(&out));
+}
+
+/// stdout that cannot be written (`> /dev/full`) is an error, a closed pipe is not.
+#[test]
+fn output_that_cannot_be_written_fails() {
+    let (_dir, db) = db("results-devfull");
+    let target = Scratch::new("results-devfull-target");
+    run_stored(&target, &db, "io:rw=write,size=1m");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = crate::util::fsarena().args(["results", "list", "--db", &db]).stdout(full).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
+    assert_eq!(stderr(&out).trim().lines().count(), 1);
+}
+
+/// Regression: a run that failed before measuring anything was stored as an empty
+/// "incomplete" run, which then became `last`.
+#[test]
+fn a_run_that_measured_nothing_stores_nothing() {
+    let (_dir, db) = db("results-nothing");
+    let target = Scratch::new("results-nothing-target");
+    run_stored(&target, &db, "io:rw=write,size=1m");
+    let out = run(&["run", "--db", &db, "--target", "fuse:cmd='false {mnt}'", "--workload", "io:size=1m"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let runs = json(&run(&["results", "list", "--db", &db, "--output-format", "json"]))["runs"].clone();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(runs[0]["complete"], true, "`last` is still the run that measured: {runs}");
+}

@@ -19,6 +19,8 @@ pub struct Human {
 
 impl Exporter for Human {
     fn serialize(&self, report: &RunReport) -> Vec<u8> {
+        // Every text of the run shown inert: labels and parameters are user text.
+        let report = &crate::terminal::printable_report(report);
         let mut out = String::new();
         environment_header(&mut out, report);
         for (i, entry) in report.results.iter().enumerate() {

@@ -19,6 +19,7 @@ mod json;
 mod markdown;
 mod model;
 mod summary;
+mod terminal;
 #[cfg(test)]
 mod tests;
 

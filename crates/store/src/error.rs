@@ -34,6 +34,62 @@ pub enum StoreError {
         /// The newest schema version this code reads.
         supported: u32,
     },
+    /// The database cannot be written: a read-only or immutable (`chattr +i`) file, a
+    /// read-only mount, or a directory where nothing can be created.
+    #[error(
+        "results database {path} cannot be written ({detail}): give a --db path where fsarena may \
+         write, or --no-store"
+    )]
+    Unwritable {
+        /// The database file.
+        path: PathBuf,
+        /// Why: the operating system's or SQLite's words.
+        detail: String,
+    },
+    /// The file is an fsarena database, or looks like one, but fails SQLite's checks: a damaged
+    /// page (`PRAGMA quick_check`) or a header that contradicts the tables.
+    #[error(
+        "results database {path} is damaged: {finding}; fsarena leaves it untouched: restore it from \
+         a backup, or give another --db"
+    )]
+    Damaged {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong, in SQLite's words where SQLite found it.
+        finding: String,
+    },
+    /// A file SQLite keeps beside the database (`-wal`, `-shm`, `-journal`) is a symbolic
+    /// link, a hard link or not a regular file: SQLite would follow it and write into another
+    /// file.
+    #[error(
+        "results database {path}: {sidecar} beside it is not a plain file of its own (a symbolic or \
+         hard link, or a special file), and SQLite would write through it: remove it, or give another --db"
+    )]
+    Sidecar {
+        /// The database file.
+        path: PathBuf,
+        /// The file beside it.
+        sidecar: PathBuf,
+    },
+    /// There is no database file to read.
+    #[error("no results database at {0}: run `fsarena run` first, or give --db")]
+    Missing(PathBuf),
+    /// The database file exists but holds no fsarena tables yet (an empty file).
+    #[error("results database {0} is empty: no run has been stored in it yet")]
+    Empty(PathBuf),
+    /// Opened for reading only, the database has an older schema, which only a write upgrades.
+    #[error(
+        "results database {path} has schema {found}, older than this fsarena's {supported}; it is \
+         upgraded the next time a run is stored in it"
+    )]
+    Older {
+        /// The database file.
+        path: PathBuf,
+        /// The schema version found in the file.
+        found: u32,
+        /// The schema version this code writes.
+        supported: u32,
+    },
     /// No stored run matches what was given.
     #[error(
         "no stored run '{0}': give a run id, a unique prefix of one, 'last' or 'last~N'; \

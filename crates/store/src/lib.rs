@@ -4,9 +4,15 @@
 //! failure later in the run, a SIGKILL or a power cut loses nothing already stored and never
 //! corrupts the file; a run that never reached [`Store::finish_run`] is listed as incomplete.
 //! The schema is versioned (`PRAGMA user_version`) and documented in `docs/store-schema.md`.
+//!
+//! [`Store::open`] is for writing and refuses what it must not write to: another program's
+//! file, a newer fsarena's database, a damaged one (`PRAGMA quick_check`), or a file it cannot
+//! write. [`Store::open_read_only`] creates and changes nothing, so that reading works on
+//! read-only media and leaves no file behind.
 
 mod error;
 mod lenient;
+mod open;
 mod read;
 mod schema;
 mod write;
@@ -27,11 +33,20 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the database at `path`, creating it and its directories if missing, and upgrades
-    /// an older schema. Refuses a file that is not an fsarena database, or one written by a
-    /// newer fsarena.
+    /// Opens the database at `path` for writing, creating it and its directories if missing,
+    /// and upgrades an older schema. Refuses a file that is not an fsarena database, one
+    /// written by a newer fsarena, one that fails `PRAGMA quick_check`, and one that cannot be
+    /// written; a refused path gets no file created beside it.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let conn = schema::open(path)?;
+        let conn = open::for_writing(path)?;
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// Opens an existing database for reading only: no lock file, journal, `-wal` or `-shm` is
+    /// created, so read-only media and immutable files work. Refuses what [`Store::open`]
+    /// refuses, except an unwritable file; a missing or empty file is an error too.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let conn = open::read_only(path)?;
         Ok(Store { conn, path: path.to_path_buf() })
     }
 

@@ -1,16 +1,18 @@
-//! Schema versions, migrations, and the checks made when a database file is opened.
+//! Schema versions, migrations, and what a database file says it is.
 //!
 //! The schema version lives in `PRAGMA user_version`; `PRAGMA application_id` marks the file
 //! as fsarena's. [`MIGRATIONS`] entry `i` upgrades a database from version `i` to `i + 1`, in
 //! one transaction together with the new `user_version`, so a database is always at exactly
 //! one version. Adding schema 2 means appending one entry; stored entries never change.
+//!
+//! The header fields are four bytes each and nothing checks them: a flipped bit turns schema 1
+//! into schema 16777217. So the tables are compared with the ones this code creates, and a
+//! header that contradicts them is reported as damage, not as "a newer fsarena".
 
 use crate::StoreError;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
-use std::fs::File;
-use std::io::Read;
+use rusqlite::{Connection, TransactionBehavior};
+use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::Duration;
 
 /// `PRAGMA application_id` of an fsarena results database: "fsar" in ASCII.
 pub const APPLICATION_ID: i32 = 0x6673_6172;
@@ -18,13 +20,13 @@ pub const APPLICATION_ID: i32 = 0x6673_6172;
 /// The newest schema version this code reads and writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
-/// Every SQLite database file starts with these 16 bytes.
-const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+/// How far beyond [`SCHEMA_VERSION`] a header may claim before it is taken for damage: fsarena
+/// adds at most a few schema versions a year, so a larger number is a flipped bit.
+const PLAUSIBLE_NEWER: u32 = 64;
 
-/// How long to wait for another fsarena process that holds the write lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Entry `i` upgrades schema `i` to `i + 1`. Never edit a released entry: append one.
+/// Entry `i` upgrades schema `i` to `i + 1`. Never edit a released entry: append one. Every
+/// migration changes the tables or indexes (a data-only change adds, say, an index), so that
+/// a header claiming a newer schema over exactly this code's tables is known for damage.
 const MIGRATIONS: &[&str] = &[V1];
 
 /// Schema 1: runs, their results (target × workload), each result's measurements (one per
@@ -76,73 +78,15 @@ CREATE INDEX metrics_by_measurement ON metrics (measurement_id);
 CREATE INDEX metrics_by_name ON metrics (name);
 ";
 
-/// Opens (creating if missing) the database at `path`, refuses foreign and newer files, sets
-/// the durability pragmas and brings the schema up to [`SCHEMA_VERSION`].
-pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
-    let io = |source| StoreError::Io { path: path.to_path_buf(), source };
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    // Several fsarena processes may open a new database at once: until its header, WAL mode
-    // and schema are written, a second opener could take the half-made file for a foreign
-    // one. A lock on a file beside it makes opening one at a time; SQLite's own locking
-    // covers everything after.
-    let mut lock_path = path.as_os_str().to_owned();
-    lock_path.push(".lock");
-    let lock = File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(io)?;
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).map_err(|e| io(e.into()))?;
-    check_header(path)?;
-    let sql = |action: &str| {
-        let action = action.to_string();
-        move |source| StoreError::Sqlite { path: path.to_path_buf(), action, source }
-    };
-    // No URI flag: a path such as `file:x.db` is a file name, not an SQLite URI.
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(sql("opening"))?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(sql("setting the busy timeout"))?;
-
-    // Look before touching anything: a foreign or newer database is left exactly as it was.
-    let identity = identify(&conn).map_err(|e| match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => StoreError::Foreign(path.to_path_buf()),
-        _ => sql("reading the schema version")(e),
-    })?;
-    let fresh = identity.application_id == 0 && identity.version == 0 && identity.objects == 0;
-    if !fresh {
-        check_identity(path, &identity)?;
-    }
-
-    // WAL: a writer never blocks readers (`results list` during a run) and a commit is one
-    // append to the log. synchronous=FULL fsyncs the log at every commit, so a committed step
-    // survives a SIGKILL or a power cut; NORMAL could lose the last commits on power loss.
-    // journal_mode answers with the mode in force; a filesystem without shared memory keeps
-    // the rollback journal, which is just as durable.
-    // Switching needs an exclusive lock, for which SQLite does not wait on its busy handler:
-    // switch only when not yet in WAL, and retry while another fsarena holds the database.
-    let current: String =
-        conn.query_row("PRAGMA journal_mode", [], |row| row.get(0)).map_err(sql("reading the journal mode"))?;
-    if !current.eq_ignore_ascii_case("wal") {
-        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
-        loop {
-            match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)) {
-                Ok(_) => break,
-                Err(e)
-                    if matches!(
-                        e.sqlite_error_code(),
-                        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-                    ) && std::time::Instant::now() < deadline =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                Err(e) => return Err(sql("enabling WAL")(e)),
-            }
-        }
-    }
-    conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-        .map_err(sql("setting synchronous=FULL and foreign_keys=ON"))?;
-    if identity.version < SCHEMA_VERSION {
-        migrate(path, &conn)?;
-    }
-    Ok(conn)
+/// What a database file holds, as far as opening it is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Nothing yet: an empty file, or one SQLite has just created.
+    Fresh,
+    /// fsarena's tables at this code's schema.
+    Current,
+    /// fsarena's tables at an older schema, which [`migrate`] upgrades.
+    Older(u32),
 }
 
 /// What a database says it is.
@@ -160,68 +104,125 @@ fn identify(conn: &Connection) -> rusqlite::Result<Identity> {
     Ok(Identity { application_id, version: u32::try_from(version).unwrap_or(u32::MAX), objects })
 }
 
-/// A non-empty database must carry fsarena's application id and a schema this code knows.
-fn check_identity(path: &Path, identity: &Identity) -> Result<(), StoreError> {
-    // version 0 with our id cannot be written by fsarena: the id and schema 1 are set in
-    // one transaction.
-    if identity.application_id != APPLICATION_ID || identity.version == 0 {
-        return Err(StoreError::Foreign(path.to_path_buf()));
-    }
-    if identity.version > SCHEMA_VERSION {
-        return Err(StoreError::Newer { path: path.to_path_buf(), found: identity.version, supported: SCHEMA_VERSION });
-    }
-    Ok(())
+/// One schema object as `sqlite_master` lists it: type, name and the SQL that made it.
+type Object = (String, String, Option<String>);
+
+fn objects(conn: &Connection) -> rusqlite::Result<BTreeSet<Object>> {
+    let mut stmt = conn.prepare("SELECT type, name, sql FROM sqlite_master")?;
+    let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+    rows.collect()
 }
 
-/// An existing, non-empty file must start with SQLite's header; SQLite itself would only
-/// notice at the first query, and might try to recover a journal beside it first.
-fn check_header(path: &Path) -> Result<(), StoreError> {
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => return Err(StoreError::Io { path: path.to_path_buf(), source }),
-    };
-    if !meta.is_file() {
+/// The objects this code's migrations create, made in a database in memory: the reference a
+/// file's tables are compared with, which cannot drift from [`MIGRATIONS`].
+fn expected_objects() -> rusqlite::Result<BTreeSet<Object>> {
+    let conn = Connection::open_in_memory()?;
+    for sql in MIGRATIONS {
+        conn.execute_batch(sql)?;
+    }
+    objects(&conn)
+}
+
+/// Maps an SQLite failure while reading what a file is: not a database at all is foreign, a
+/// malformed one is damaged, anything else is SQLite's own error.
+pub(crate) fn reading_error<'a>(path: &'a Path, action: &str) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
+    let action = action.to_string();
+    move |e| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => StoreError::Foreign(path.to_path_buf()),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+            StoreError::Damaged { path: path.to_path_buf(), finding: e.to_string() }
+        }
+        _ => StoreError::Sqlite { path: path.to_path_buf(), action: action.clone(), source: e },
+    }
+}
+
+/// Tells what `conn` holds: a new file, fsarena's current or an older schema; or refuses it as
+/// another program's file, a newer fsarena's, or damaged. Reads only.
+pub(crate) fn classify(path: &Path, conn: &Connection) -> Result<Shape, StoreError> {
+    let identity = identify(conn).map_err(reading_error(path, "reading the schema version"))?;
+    if identity.application_id == 0 && identity.version == 0 && identity.objects == 0 {
+        return Ok(Shape::Fresh);
+    }
+    let found = objects(conn).map_err(reading_error(path, "reading the schema"))?;
+    let expected = expected_objects().map_err(reading_error(path, "building the reference schema"))?;
+    let has_ours = expected.is_subset(&found);
+    let exactly_ours = expected == found;
+    let damaged = |finding: String| Err(StoreError::Damaged { path: path.to_path_buf(), finding });
+    let version = identity.version;
+    if identity.application_id != APPLICATION_ID {
+        if has_ours {
+            return damaged(format!(
+                "its header's application id reads {:#010x}, not fsarena's {APPLICATION_ID:#010x}, over \
+                 fsarena's tables",
+                identity.application_id
+            ));
+        }
         return Err(StoreError::Foreign(path.to_path_buf()));
     }
-    if meta.len() == 0 {
-        // SQLite takes an empty file as an empty database.
+    match version {
+        v if v == SCHEMA_VERSION && has_ours => Ok(Shape::Current),
+        v if v == SCHEMA_VERSION => {
+            // An automatic index goes with its table: name the table only.
+            let missing: Vec<&str> = expected
+                .difference(&found)
+                .map(|(_, name, _)| name.as_str())
+                .filter(|name| !name.starts_with("sqlite_autoindex_"))
+                .collect();
+            damaged(format!("fsarena's schema {v} without {} as fsarena made it", missing.join(", ")))
+        }
+        0 => damaged("fsarena's application id with schema version 0, which fsarena never writes".into()),
+        v if v < SCHEMA_VERSION => Ok(Shape::Older(v)),
+        v if v > SCHEMA_VERSION.saturating_add(PLAUSIBLE_NEWER) => damaged(format!(
+            "its header says schema {v}, a version no fsarena has written (this one writes {SCHEMA_VERSION})"
+        )),
+        v if exactly_ours => damaged(format!(
+            "its header says schema {v}, but its tables are exactly schema {SCHEMA_VERSION}'s, which a newer \
+             fsarena would have changed"
+        )),
+        v => Err(StoreError::Newer { path: path.to_path_buf(), found: v, supported: SCHEMA_VERSION }),
+    }
+}
+
+/// SQLite's `PRAGMA quick_check` (every page and index entry, without the costly cross-checks of
+/// `integrity_check`): `Ok` for a sound file, else [`StoreError::Damaged`] with SQLite's
+/// findings, the first three of them.
+pub(crate) fn quick_check(path: &Path, conn: &Connection) -> Result<(), StoreError> {
+    const SHOWN: usize = 3;
+    let rows: Vec<String> = conn
+        .prepare("PRAGMA quick_check")
+        .and_then(|mut st| st.query_map([], |r| r.get::<_, String>(0))?.collect())
+        .map_err(reading_error(path, "checking integrity (PRAGMA quick_check)"))?;
+    if rows.len() == 1 && rows[0] == "ok" {
         return Ok(());
     }
-    let mut header = [0u8; 16];
-    let read = File::open(path)
-        .and_then(|mut f| f.read_exact(&mut header))
-        .map_err(|source| StoreError::Io { path: path.to_path_buf(), source });
-    match read {
-        Ok(()) if &header == SQLITE_HEADER => Ok(()),
-        Ok(()) => Err(StoreError::Foreign(path.to_path_buf())),
-        Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::UnexpectedEof => {
-            Err(StoreError::Foreign(path.to_path_buf()))
-        }
-        Err(e) => Err(e),
+    // A finding may span lines ("*** in database main ***\nTree 6 page 6: ..."): one line
+    // each, without the banner, so the error stays one line.
+    let rows: Vec<String> = rows
+        .iter()
+        .flat_map(|row| row.lines())
+        .filter(|line| !line.starts_with("*** in database"))
+        .map(str::to_string)
+        .collect();
+    let mut finding =
+        format!("PRAGMA quick_check says: {}", rows.iter().take(SHOWN).cloned().collect::<Vec<_>>().join("; "));
+    if rows.len() > SHOWN {
+        finding.push_str(&format!(" and {} more", rows.len() - SHOWN));
     }
+    Err(StoreError::Damaged { path: path.to_path_buf(), finding })
 }
 
-/// Applies the missing migrations, one transaction each. The version is read again under the
+/// Applies the missing migrations, one transaction each. The shape is read again under the
 /// write lock, so two processes opening a new file at once do not both create the tables.
-fn migrate(path: &Path, conn: &Connection) -> Result<(), StoreError> {
+pub(crate) fn migrate(path: &Path, conn: &Connection) -> Result<(), StoreError> {
     loop {
         let step = |action: String| move |source| StoreError::Sqlite { path: path.to_path_buf(), action, source };
         let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
             .map_err(step("locking the database to upgrade its schema".into()))?;
-        let identity = identify(&tx).map_err(step("reading the schema version".into()))?;
-        if identity.version >= SCHEMA_VERSION {
-            return check_identity(path, &identity);
-        }
-        let foreign = if identity.version == 0 {
-            identity.objects > 0 || (identity.application_id != 0 && identity.application_id != APPLICATION_ID)
-        } else {
-            identity.application_id != APPLICATION_ID
+        let from = match classify(path, &tx)? {
+            Shape::Current => return Ok(()),
+            Shape::Fresh => 0,
+            Shape::Older(v) => v,
         };
-        if foreign {
-            return Err(StoreError::Foreign(path.to_path_buf()));
-        }
-        let from = identity.version;
         let to = from + 1;
         let action = format!("upgrading the schema from version {from} to {to}");
         let sql = MIGRATIONS[from as usize];
@@ -242,11 +243,55 @@ mod tests {
         assert_eq!(&APPLICATION_ID.to_be_bytes(), b"fsar");
     }
 
+    fn current() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        migrate(Path::new("mem.db"), &conn).unwrap();
+        conn
+    }
+
     #[test]
-    fn a_short_file_is_foreign() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("short.db");
-        std::fs::write(&path, b"SQLite").unwrap();
-        assert!(matches!(check_header(&path), Err(StoreError::Foreign(_))));
+    fn a_flipped_header_byte_is_damage_not_a_newer_fsarena() {
+        let path = Path::new("mem.db");
+        let conn = current();
+        assert_eq!(classify(path, &conn).unwrap(), Shape::Current);
+        // A bit flipped in the high byte of user_version (file offset 60), and one in the low byte.
+        for version in [SCHEMA_VERSION | 1 << 24, SCHEMA_VERSION ^ 2] {
+            conn.execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
+            let e = classify(path, &conn).unwrap_err();
+            assert!(matches!(e, StoreError::Damaged { .. }), "{version}: {e:?}");
+            assert!(e.to_string().contains(&format!("its header says schema {version}")), "{e}");
+            assert!(!e.to_string().contains("upgrade"), "{e}");
+        }
+        // A flipped bit in the application id over fsarena's tables is damage too, not foreign.
+        conn.execute_batch(&format!(
+            "PRAGMA user_version = {SCHEMA_VERSION}; PRAGMA application_id = {}",
+            APPLICATION_ID ^ 0x100
+        ))
+        .unwrap();
+        let e = classify(path, &conn).unwrap_err();
+        assert!(e.to_string().contains("application id reads 0x66736072"), "{e}");
+    }
+
+    #[test]
+    fn a_newer_schema_changes_the_tables() {
+        let path = Path::new("mem.db");
+        let conn = current();
+        conn.execute_batch(&format!(
+            "CREATE TABLE tags (run_id TEXT, tag TEXT); PRAGMA user_version = {}",
+            SCHEMA_VERSION + 1
+        ))
+        .unwrap();
+        assert!(matches!(classify(path, &conn), Err(StoreError::Newer { found, .. }) if found == SCHEMA_VERSION + 1));
+        conn.execute_batch("DROP TABLE results").unwrap();
+        conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}")).unwrap();
+        let e = classify(path, &conn).unwrap_err();
+        assert!(e.to_string().contains("without results"), "{e}");
+    }
+
+    #[test]
+    fn extra_objects_of_the_users_own_are_fine() {
+        let conn = current();
+        conn.execute_batch("CREATE VIEW iops AS SELECT value FROM metrics WHERE name = 'read_iops'").unwrap();
+        assert_eq!(classify(Path::new("mem.db"), &conn).unwrap(), Shape::Current);
     }
 }

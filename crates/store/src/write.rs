@@ -38,6 +38,69 @@ impl Store {
         .map_err(fail)
     }
 
+    /// Stores one measured repetition in one transaction, together with its run and its
+    /// result when they are not stored yet. So a run is stored only once it has something to
+    /// show: a run refused or failed before its first measurement leaves nothing behind, and
+    /// no empty run becomes `last`. `run` gives the run's id, start, plan and environment (its
+    /// results are not read), `entry` the result's target and workload (its measurements are
+    /// not read). A stored run with the same id but another start is refused
+    /// ([`StoreError::RunExists`]) rather than added to.
+    pub fn add_repetition(
+        &mut self,
+        run: &RunReport,
+        position: usize,
+        entry: &ResultEntry,
+        repetition: u32,
+        m: &Measurement,
+    ) -> Result<(), StoreError> {
+        let fail = self.fail(|| {
+            format!("storing repetition {repetition} of result {position} ('{}') of run '{}'", entry.title(), run.id)
+        });
+        write(&self.conn, |tx| {
+            if !run_is_stored(tx, run)? {
+                insert_run(tx, run, false, None)?;
+            }
+            let stored = tx
+                .prepare_cached("SELECT id FROM results WHERE run_id = ?1 AND position = ?2")?
+                .query_row(params![run.id, to_sql_int(position as u64)], |row| row.get::<_, i64>(0))
+                .optional()?;
+            let result_id = match stored {
+                Some(id) => id,
+                None => insert_result_row(tx, &run.id, position, entry)?,
+            };
+            insert_measurement(tx, result_id, repetition, m)
+        })
+        .map_err(fail)
+    }
+
+    /// Ends a run stored with [`Store::add_repetition`], in one transaction: stores the
+    /// results that have no stored repetition (a workload that failed before measuring
+    /// anything), and marks the run finished, complete or not as `report` says. A run of which
+    /// nothing was stored stays unstored, and the answer is `false`.
+    pub fn finish(&mut self, report: &RunReport, finished_unix_ms: u64) -> Result<bool, StoreError> {
+        let fail = self.fail(|| format!("marking run '{}' finished", report.id));
+        write(&self.conn, |tx| {
+            if !run_is_stored(tx, report)? {
+                return Ok(false);
+            }
+            for (position, entry) in report.results.iter().enumerate() {
+                let stored = tx
+                    .prepare_cached("SELECT 1 FROM results WHERE run_id = ?1 AND position = ?2")?
+                    .query_row(params![report.id, to_sql_int(position as u64)], |_| Ok(()))
+                    .optional()?;
+                if stored.is_none() {
+                    insert_result(tx, &report.id, position, entry)?;
+                }
+            }
+            tx.execute(
+                "UPDATE runs SET complete = ?2, finished_unix_ms = ?3 WHERE id = ?1",
+                params![report.id, report.complete, to_sql_int(finished_unix_ms)],
+            )?;
+            Ok(true)
+        })
+        .map_err(fail)
+    }
+
     /// Marks a run as finished: `complete` is false when it stopped early.
     pub fn finish_run(&mut self, run_id: &str, complete: bool, finished_unix_ms: u64) -> Result<(), StoreError> {
         let fail = self.fail(|| format!("marking run '{run_id}' finished"));
@@ -125,7 +188,31 @@ fn insert_run(
     Ok(())
 }
 
+/// Whether `run` is stored: `false` when no run has its id, an error when one with its id but
+/// another start time is (another run, never to be added to).
+fn run_is_stored(tx: &Transaction<'_>, run: &RunReport) -> Result<bool, Fail> {
+    let started = tx
+        .prepare_cached("SELECT started_unix_ms FROM runs WHERE id = ?1")?
+        .query_row([&run.id], |row| row.get::<_, i64>(0))
+        .optional()?;
+    match started {
+        None => Ok(false),
+        Some(started) if started == to_sql_int(run.started_unix_ms) => Ok(true),
+        Some(_) => Err(StoreError::RunExists(run.id.clone()).into()),
+    }
+}
+
+/// A result with its measurements.
 fn insert_result(tx: &Transaction<'_>, run_id: &str, position: usize, entry: &ResultEntry) -> Result<i64, Fail> {
+    let result_id = insert_result_row(tx, run_id, position, entry)?;
+    for (repetition, m) in entry.measurements.iter().enumerate() {
+        insert_measurement(tx, result_id, u32::try_from(repetition).unwrap_or(u32::MAX), m)?;
+    }
+    Ok(result_id)
+}
+
+/// A result's row alone (target and workload), without its measurements.
+fn insert_result_row(tx: &Transaction<'_>, run_id: &str, position: usize, entry: &ResultEntry) -> Result<i64, Fail> {
     let run = tx.prepare_cached("SELECT 1 FROM runs WHERE id = ?1")?.query_row([run_id], |_| Ok(())).optional()?;
     if run.is_none() {
         return Err(StoreError::UnknownRun(run_id.to_string()).into());
@@ -153,11 +240,7 @@ fn insert_result(tx: &Transaction<'_>, run_id: &str, position: usize, entry: &Re
         entry.workload_kind,
         json(&entry.workload_params)?,
     ])?;
-    let result_id = tx.last_insert_rowid();
-    for (repetition, m) in entry.measurements.iter().enumerate() {
-        insert_measurement(tx, result_id, u32::try_from(repetition).unwrap_or(u32::MAX), m)?;
-    }
-    Ok(result_id)
+    Ok(tx.last_insert_rowid())
 }
 
 fn insert_measurement(tx: &Transaction<'_>, result_id: i64, repetition: u32, m: &Measurement) -> Result<(), Fail> {

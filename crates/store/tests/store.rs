@@ -203,7 +203,12 @@ fn a_database_from_a_newer_fsarena_is_refused() {
     Store::open(&path).unwrap().save(&report("r", 1), None).unwrap();
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1)).unwrap();
+        // A newer schema changes the tables (see MIGRATIONS) and the version with them.
+        conn.execute_batch(&format!(
+            "CREATE TABLE tags (run_id TEXT, tag TEXT); PRAGMA user_version = {}",
+            SCHEMA_VERSION + 1
+        ))
+        .unwrap();
     }
     let e = Store::open(&path).unwrap_err();
     match &e {
