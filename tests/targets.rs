@@ -231,3 +231,201 @@ fn busy_mounts_are_reported_with_their_holders() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(holders.iter().any(|h| h.starts_with(&format!("pid {} (", std::process::id()))), "{holders:?}");
 }
+
+/// Issue 8 (A, B, D): what fsarena creates is confined, recorded with its identity, and
+/// undone even after SIGKILL; what it did not create survives.
+mod safety {
+    use crate::util::{fsarena, run, stderr, Scratch, TestWorkdir};
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !ready() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn too_small_images_are_refused_before_anything_is_created() {
+        let wd = TestWorkdir::new("minsize");
+        for (spec, needs) in [
+            ("xfs:size=299m", "needs at least 300MiB"),
+            ("btrfs:size=100m", "needs at least 109MiB"),
+            ("nilfs2:size=128m", "needs at least 129MiB"),
+            ("ext4:size=64k", "needs at least 128KiB"),
+            ("fuse2fs:size=100k", "needs at least 128KiB"),
+        ] {
+            let out = run(&["run", "--workdir", &wd.arg(), "--target", spec, "--workload", "io:size=1m"]);
+            assert_eq!(out.status.code(), Some(2), "{spec}: {}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.contains(needs) && err.lines().count() == 1, "{spec}: {err}");
+            assert!(!wd.path.exists(), "{spec}: something was created");
+        }
+    }
+
+    #[test]
+    fn a_dir_target_killed_mid_run_is_cleaned_up_with_its_files() {
+        let user = Scratch::under("/var/tmp", "sigkill-dir");
+        std::fs::write(user.path.join("users-own"), b"keep").unwrap();
+        let wd = TestWorkdir::new("sigkill-dir-wd");
+        let mut child = fsarena()
+            .args(["run", "--workdir", &wd.arg(), "--target", &user.spec(), "--no-store", "--repeat", "1"])
+            .args(["--warmup", "0", "--workload", "io:rw=randwrite,bs=4k,size=8m,time_based=1,runtime=120"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("the job's files", || user.leftovers().iter().any(|p| p.is_file() && !p.ends_with("users-own")));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let out = run(&["cleanup", "--workdir", &wd.arg()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stderr(&out).contains("removed"), "{}", stderr(&out));
+        assert_eq!(user.leftovers(), vec![user.path.join("users-own")]);
+        assert_eq!(std::fs::read(user.path.join("users-own")).unwrap(), b"keep");
+        assert!(wd.leftovers().is_empty(), "{:?}", wd.leftovers());
+    }
+
+    #[test]
+    fn a_busy_mount_keeps_everything_for_cleanup_and_names_its_holder() {
+        let wd = TestWorkdir::new("busy");
+        let child = fsarena()
+            .args(["run", "--workdir", &wd.arg(), "--target", "ext4:size=64m", "--no-store", "--repeat", "1"])
+            .args(["--warmup", "0", "--workload", "io:rw=write,bs=64k,size=4m,time_based=1,runtime=2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(crate::util::wait_for_mount_under(&wd.path));
+        let mnt = std::fs::read_dir(&wd.path).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir()).unwrap();
+        let mut holder =
+            std::process::Command::new("sleep").arg("60").current_dir(&mnt).spawn().expect("a process in the mount");
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        let left = wd.leftovers();
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("held by pid {} (sleep)", holder.id())), "{err}");
+        assert!(err.contains("fsarena cleanup"), "{err}");
+        for kind in ["mount ", "loop ", ".img", "state-"] {
+            assert!(left.iter().any(|l| l.contains(kind)), "{kind} was not kept: {left:?}");
+        }
+        let out = run(&["cleanup", "--workdir", &wd.arg()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(wd.leftovers().is_empty(), "{:?}", wd.leftovers());
+    }
+
+    #[test]
+    fn a_fuse_command_that_never_mounts_is_ended_with_its_children() {
+        let wd = TestWorkdir::new("fuse-timeout");
+        let marker = format!("fsarena-h1-never-{}", std::process::id());
+        let spec = format!("fuse:cmd='sleep 300 # {marker} {{mnt}}',timeout=1s");
+        let started = Instant::now();
+        let out = run(&["run", "--workdir", &wd.arg(), "--target", &spec, "--workload", "io:size=1m"]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("did not mount") && stderr(&out).contains("ended"), "{}", stderr(&out));
+        assert!(started.elapsed() < Duration::from_secs(20));
+        // `sh -c` forks `sleep`: the whole process group goes.
+        let alive = std::process::Command::new("pgrep").args(["-f", &marker]).output().unwrap();
+        assert!(alive.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&alive.stdout));
+        assert!(wd.leftovers().is_empty(), "{:?}", wd.leftovers());
+    }
+
+    #[test]
+    fn a_hostile_work_directory_name_reaches_the_fuse_command_as_one_word() {
+        let base = Scratch::under("/var/tmp", "quoted");
+        let workdir = base.path.join("a b;touch PWNED;#'$(touch PWNED2)");
+        let out = crate::util::fsarena()
+            .current_dir(&base.path)
+            .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir", workdir.to_str().unwrap()])
+            .args(["--target", "fuse:cmd='mkfs.ext4 -q -F {work}/i.img 64m && exec fuse2fs -f {work}/i.img {mnt}'"])
+            .args(["--workload", "io:rw=write,bs=1m,size=4m"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(!base.path.join("PWNED").exists() && !base.path.join("PWNED2").exists());
+        assert_eq!(std::fs::read_dir(&workdir).unwrap().count(), 0, "the run left something");
+    }
+
+    #[test]
+    fn a_relative_work_directory_is_absolute_for_cleanup_from_elsewhere() {
+        let a = Scratch::under("/var/tmp", "rel-a");
+        let b = Scratch::under("/var/tmp", "rel-b");
+        let mut child = fsarena()
+            .current_dir(&a.path)
+            .args(["run", "--workdir", "work", "--target", "tmpfs:size=32m", "--no-store", "--repeat", "1"])
+            .args(["--warmup", "0", "--workload", "io:rw=randwrite,bs=4k,size=4m,time_based=1,runtime=120"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(crate::util::wait_for_mount_under(&a.path.join("work")));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // A same-named directory elsewhere is not the run's: nothing to do there.
+        std::fs::create_dir(b.path.join("work")).unwrap();
+        let elsewhere = fsarena().current_dir(&b.path).args(["cleanup", "--workdir", "work"]).output().unwrap();
+        assert!(stderr(&elsewhere).contains("nothing to clean up"), "{}", stderr(&elsewhere));
+        let state: Vec<_> = std::fs::read_dir(a.path.join("work")).unwrap().flatten().map(|e| e.path()).collect();
+        let text = std::fs::read_to_string(state.iter().find(|p| p.to_string_lossy().contains("state-")).unwrap());
+        assert!(text.unwrap().contains(&format!("\"workdir\":\"{}/work\"", a.path.display())));
+        let here = fsarena().current_dir(&a.path).args(["cleanup", "--workdir", "work"]).output().unwrap();
+        assert!(here.status.success() && stderr(&here).contains("unmounted"), "{}", stderr(&here));
+        assert_eq!(std::fs::read_dir(a.path.join("work")).unwrap().count(), 0);
+    }
+
+    /// A loop device of our own, detached on drop.
+    struct LoopDevice {
+        dev: String,
+        image: std::path::PathBuf,
+    }
+
+    impl LoopDevice {
+        fn new(name: &str, size: u64) -> Self {
+            let image = std::path::PathBuf::from(format!("/var/tmp/fsarena-test-{name}-{}.img", std::process::id()));
+            std::fs::File::create(&image).unwrap().set_len(size).unwrap();
+            let out = std::process::Command::new("losetup").args(["--find", "--show"]).arg(&image).output().unwrap();
+            Self { dev: String::from_utf8(out.stdout).unwrap().trim().to_string(), image }
+        }
+    }
+
+    impl Drop for LoopDevice {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+            let _ = std::fs::remove_file(&self.image);
+        }
+    }
+
+    #[test]
+    fn devices_in_use_as_swap_or_a_mounted_btrfs_are_refused() {
+        let wd = TestWorkdir::new("device-use");
+        let refused = |dev: &str, why: &str| {
+            let spec = format!("device:path={dev},fs=ext4");
+            let out = run(&["run", "--force", "--workdir", &wd.arg(), "--target", &spec, "--workload", "io:size=1m"]);
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            assert!(stderr(&out).contains(why), "{}", stderr(&out));
+        };
+        let swap = LoopDevice::new("swapdev", 64 << 20);
+        assert!(std::process::Command::new("mkswap").arg(&swap.dev).output().unwrap().status.success());
+        assert!(std::process::Command::new("swapon").arg(&swap.dev).status().unwrap().success());
+        refused(&swap.dev, "in use as swap");
+        let _ = std::process::Command::new("swapoff").arg(&swap.dev).status();
+        // btrfs shows an anonymous device number in the mount table: found by its source.
+        let btrfs = LoopDevice::new("btrfsdev", 128 << 20);
+        let mnt = Scratch::under("/var/tmp", "btrfs-mnt");
+        assert!(std::process::Command::new("mkfs.btrfs").args(["-q", "-f", &btrfs.dev]).status().unwrap().success());
+        assert!(std::process::Command::new("mount").arg(&btrfs.dev).arg(&mnt.path).status().unwrap().success());
+        std::fs::write(mnt.path.join("precious"), b"data").unwrap();
+        let spec = format!("device:path={},fs=ext4", btrfs.dev);
+        let out = run(&["run", "--force", "--workdir", &wd.arg(), "--target", &spec, "--workload", "io:size=1m"]);
+        let survived = std::fs::read(mnt.path.join("precious")).ok();
+        let _ = std::process::Command::new("umount").arg(&mnt.path).status();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("is mounted at"), "{}", stderr(&out));
+        assert_eq!(survived.as_deref(), Some(&b"data"[..]));
+        assert!(!wd.path.exists());
+    }
+}

@@ -1,7 +1,9 @@
 //! What every target kind shares: its options, the provisioning context, and the one
 //! implementation of [`Mounted`] — a root directory plus the resources to undo.
 
-use crate::state::{undo_all, Resource, Workdir};
+use crate::safefs;
+use crate::state::{undo_all, LedgerHandle, Resource, UndoMode};
+use crate::Workdir;
 use crate::{Mounted, TargetError};
 use fsarena_core::units::parse_size;
 use fsarena_core::{InputError, Spec};
@@ -14,6 +16,14 @@ pub struct ProvisionCtx<'a> {
     pub workdir: &'a Workdir,
     /// A number unique within the run, for names.
     pub index: usize,
+}
+
+impl ProvisionCtx<'_> {
+    /// The path of `what` in the work directory, named with the run id so that it never
+    /// meets a name another run (or anyone else) chose: `RUNID-what`.
+    pub fn path(&self, what: &str) -> PathBuf {
+        self.workdir.path().join(format!("{}-{what}", self.workdir.run_id()))
+    }
 }
 
 /// The keys a target spec may use, parsed.
@@ -70,23 +80,37 @@ impl CommonOptions {
 }
 
 /// A provisioned target: where workloads work, what to show, what to undo.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Provisioned {
     /// The directory workloads work in.
     pub root: PathBuf,
     /// Facts for the report.
     pub info: Vec<(String, String)>,
     /// What was created, in order.
-    pub resources: Vec<Resource>,
+    resources: Vec<Resource>,
+    /// The run's state file, where each resource is written down.
+    ledger: LedgerHandle,
     /// A daemon's stderr, shown when a run fails.
     pub log: Option<PathBuf>,
 }
 
 impl Provisioned {
-    /// Records `resource` in the state file, then remembers it for teardown. Call before
-    /// creating the resource.
-    pub fn add(&mut self, ctx: &ProvisionCtx<'_>, resource: Resource) -> Result<(), TargetError> {
-        ctx.workdir.record(&resource)?;
+    /// Starts provisioning in `ctx`'s work directory.
+    pub fn new(ctx: &ProvisionCtx<'_>) -> Self {
+        Self { root: PathBuf::new(), info: Vec::new(), resources: Vec::new(), ledger: ctx.workdir.ledger(), log: None }
+    }
+
+    /// Records `resource`, which fsarena has just created, in the state file, and remembers
+    /// it for teardown. If it cannot be recorded it is undone at once: nothing unrecorded
+    /// may outlive the run.
+    pub fn add(&mut self, resource: Resource) -> Result<(), TargetError> {
+        if let Err(e) = self.ledger.record(&resource) {
+            let undo = undo_all(std::slice::from_ref(&resource), UndoMode::Teardown);
+            return Err(match undo.error {
+                Some(u) => TargetError(format!("{e}; and undoing it failed: {u}")),
+                None => e,
+            });
+        }
         self.resources.push(resource);
         Ok(())
     }
@@ -96,12 +120,29 @@ impl Provisioned {
         self.info.push((key.to_string(), value.into()));
     }
 
-    /// Creates a directory `name` in the work directory, recorded first.
-    pub fn make_dir(&mut self, ctx: &ProvisionCtx<'_>, name: &str, recursive: bool) -> Result<PathBuf, TargetError> {
-        let path = ctx.workdir.path().join(name);
-        self.add(ctx, Resource::Dir { path: path.clone(), recursive })?;
-        std::fs::create_dir(&path).map_err(|e| TargetError(format!("cannot create {}: {e}", path.display())))?;
+    /// Creates the directory `path` (0700; an existing one is an error, never adopted), then
+    /// records it.
+    pub fn make_dir(&mut self, path: PathBuf, recursive: bool) -> Result<PathBuf, TargetError> {
+        let id = safefs::create_new_dir(&path, 0o700)
+            .map_err(|e| TargetError(format!("cannot create {}: {e}", path.display())))?;
+        self.add(Resource::Dir { path: path.clone(), id, recursive })?;
         Ok(path)
+    }
+
+    /// Creates the file `path` (`O_EXCL|O_NOFOLLOW`, 0600), then records it.
+    pub fn make_file(&mut self, path: PathBuf) -> Result<(std::fs::File, PathBuf), TargetError> {
+        let (file, id) = safefs::create_new_file(&path)
+            .map_err(|e| TargetError(format!("cannot create {}: {e}", path.display())))?;
+        self.add(Resource::File { path: path.clone(), id })?;
+        Ok((file, path))
+    }
+
+    /// Records the mount fsarena just made at `mnt` (found by its mount point in the mount
+    /// table; its mount ID identifies it later).
+    pub fn add_mount(&mut self, mnt: &Path, fuse: bool) -> Result<(), TargetError> {
+        let entry = crate::sys::mount_at(mnt)
+            .ok_or_else(|| TargetError(format!("{} is not a mount point after mounting", mnt.display())))?;
+        self.add(Resource::Mount { path: mnt.to_path_buf(), mount_id: entry.mount_id, fuse })
     }
 
     /// Records the mount options as the kernel shows them for `root`.
@@ -125,12 +166,12 @@ impl Provisioned {
             }
             Err(e) => {
                 let log = self.diagnostics();
-                let (_, undo_error) = undo_all(&self.resources);
+                let undo = self.ledger.undo(&self.resources, UndoMode::Teardown);
                 let mut msg = e.0;
                 if let Some(log) = log {
                     msg.push_str(&format!("; daemon output: {log}"));
                 }
-                if let Some(u) = undo_error {
+                if let Some(u) = undo.error {
                     msg.push_str(&format!("; and undoing failed: {u}"));
                 }
                 Err(TargetError(msg))
@@ -147,15 +188,23 @@ impl Mounted for Provisioned {
         self.info.clone()
     }
     fn diagnostics(&self) -> Option<String> {
-        let text = std::fs::read_to_string(self.log.as_ref()?).ok()?;
+        use std::io::Read;
+        // The log is fsarena's own file in its own directory, but a daemon may write a lot:
+        // only the end is read.
+        let mut file = std::fs::File::open(self.log.as_ref()?).ok()?;
+        let len = file.metadata().ok()?.len();
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len.saturating_sub(64 << 10))).ok()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = lines[lines.len().saturating_sub(10)..].join(" | ");
-        (!tail.is_empty()).then_some(tail)
+        (!tail.is_empty()).then(|| fsarena_core::printable(&tail).into_owned())
     }
     fn teardown(self: Box<Self>) -> Result<(), TargetError> {
-        match undo_all(&self.resources) {
-            (_, Some(e)) => Err(e),
-            _ => Ok(()),
+        match self.ledger.undo(&self.resources, UndoMode::Teardown).error {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }

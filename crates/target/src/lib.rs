@@ -1,18 +1,27 @@
 //! Targets: the filesystems under test. A target is provisioned (every resource recorded in
-//! the work directory's state file first), lends its root directory to the workloads, and is
-//! torn down. Targets know nothing of workloads.
+//! the work directory's state file right after fsarena created it, with its identity), lends
+//! its root directory to the workloads, and is torn down. Targets know nothing of workloads.
 
+mod cleanup;
 mod common;
+mod device;
 pub mod environment;
+mod fuse;
 mod kinds;
 pub mod requirements;
+pub mod safefs;
 pub mod state;
 pub mod sys;
+mod workdir;
 
+pub use cleanup::{cleanup, CleanupReport};
 pub use common::{CommonOptions, ProvisionCtx, Provisioned};
-pub use kinds::{DeviceTarget, DirTarget, FuseTarget, LoopTarget, TmpfsTarget, LOOP_KINDS};
+pub use device::DeviceTarget;
+pub use fuse::{shell_quote, FuseTarget};
+pub use kinds::{minimum_size, DirTarget, LoopTarget, TmpfsTarget, LOOP_KINDS};
 pub use requirements::Requirement;
-pub use state::{cleanup, Resource, Workdir};
+pub use state::{Resource, UndoMode};
+pub use workdir::{Emergency, RunId, Workdir};
 
 use fsarena_core::{InputError, Spec};
 use std::path::Path;
@@ -24,9 +33,10 @@ pub const KINDS: [&str; 12] =
 /// The default work directory for images and mount points.
 pub const DEFAULT_WORKDIR: &str = "/var/tmp/fsarena";
 
-/// A failure while provisioning or tearing down.
+/// A failure while provisioning or tearing down. Shown through
+/// [`fsarena_core::printable`]: it may quote paths and labels the user gave.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
+#[error("{}", fsarena_core::printable(.0))]
 pub struct TargetError(pub String);
 
 /// A filesystem under test, not yet provisioned.
@@ -42,6 +52,12 @@ pub trait Target: std::fmt::Debug + Send + Sync {
     /// Bytes of image this target puts in the work directory (0 for none).
     fn image_bytes(&self) -> u64 {
         0
+    }
+    /// The bytes a workload can at most put on this target, known before provisioning: the
+    /// image or tmpfs size, a `dir:` path's free space, a device's size; None when unknown
+    /// (a FUSE command's filesystem).
+    fn capacity_bytes(&self) -> Option<u64> {
+        None
     }
     /// Makes it ready: creates, formats, mounts; on failure undoes what it did.
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError>;

@@ -1,221 +1,286 @@
-//! The state file: every resource a run creates is written down *before* it is created, so
-//! that a run killed with SIGKILL can be undone by `fsarena cleanup`, which touches nothing
-//! it did not record. The same undo serves a normal teardown.
+//! The state file: every resource a run creates is written down right *after* fsarena created
+//! it, with what identifies it (device and inode, mount ID, the loop device's backing inode,
+//! a process's start time), so that teardown — or `fsarena cleanup` after SIGKILL — undoes it
+//! only while it is still that object. Something that already existed is never recorded, so
+//! never undone.
+//!
+//! Format (`state-RUNID.jsonl`): a header line
+//! `{"fsarena_state":1,"run":RUNID,"workdir":ABSOLUTE,"lock":{..}|null}`, then one
+//! [`Resource`] per line, every path absolute.
 
-use crate::sys;
-use crate::TargetError;
+use crate::safefs::{self, DirRemoval, Identity};
+use crate::{sys, TargetError};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+
+/// The version of the state file format, in its header.
+pub(crate) const STATE_VERSION: u32 = 1;
+
+/// The first line of a state file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Header {
+    /// [`STATE_VERSION`].
+    pub fsarena_state: u32,
+    /// The run id; also in the file name.
+    pub run: String,
+    /// The work directory, absolute, as the run saw it.
+    pub workdir: PathBuf,
+    /// The `.lock` the run created (None when it used one that was there already).
+    pub lock: Option<Identity>,
+}
 
 /// Something a run created.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "resource", rename_all = "snake_case")]
+#[serde(tag = "resource", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Resource {
-    /// A directory fsarena made: a mount point (removed if empty) or a private scratch
-    /// directory (removed with its contents).
+    /// A directory in the work directory: a mount point (removed if empty) or a private
+    /// scratch directory such as a FUSE command's `{work}` (removed with its contents).
     Dir {
         /// Where.
         path: PathBuf,
+        /// Device and inode.
+        id: Identity,
         /// Remove its contents too.
         recursive: bool,
     },
-    /// A file: an image or a daemon's log.
+    /// A file in the work directory: an image or a daemon's log.
     File {
         /// Where.
         path: PathBuf,
+        /// Device and inode.
+        id: Identity,
     },
-    /// A loop device attached to `image`; found again by its backing file.
+    /// A loop device attached to `image`.
     Loop {
+        /// `/dev/loopN`.
+        device: PathBuf,
         /// The image behind it.
         image: PathBuf,
+        /// The image's identity: the loop device is detached only while it is backed by it.
+        image_id: Identity,
     },
     /// A mount at `path`.
     Mount {
         /// The mount point.
         path: PathBuf,
+        /// The kernel's mount ID (/proc/self/mountinfo field 1).
+        mount_id: u64,
         /// A FUSE mount (unmounted with fusermount3).
         fuse: bool,
     },
-    /// A process fsarena started (a FUSE daemon).
+    /// A process fsarena started in a process group of its own (a FUSE daemon).
     Process {
-        /// Its PID.
+        /// Its PID, also its process group.
         pid: u32,
         /// Its start time, so that a later process reusing the PID is never touched.
         start_time: u64,
     },
+    /// A `dir:` target's scratch directory `fsarena-RUNID-N` in the user's directory, where
+    /// workloads write. A teardown removes it only if empty (files kept with keep=1 stay);
+    /// `cleanup` after a killed run removes it with everything in it.
+    Scratch {
+        /// Where.
+        path: PathBuf,
+        /// Device and inode.
+        id: Identity,
+    },
+}
+
+/// Who is undoing, which decides how far it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UndoMode {
+    /// The end of a target's use in a run.
+    Teardown,
+    /// A second Ctrl-C: no waiting; a mount busy only because of this process (whose
+    /// workload threads are still running) is detached lazily, since the process exits next.
+    Emergency,
+    /// `fsarena cleanup`, after the run was killed: scratch directories go with their content.
+    Cleanup,
+}
+
+fn io_error(what: &str, path: &Path, e: impl std::fmt::Display) -> TargetError {
+    TargetError(format!("cannot {what} {}: {e}", path.display()))
 }
 
 impl Resource {
-    /// Undoes this resource if it still exists; says what it did.
-    pub fn undo(&self) -> Result<Option<String>, TargetError> {
+    /// Undoes this resource if it is still the object fsarena created; says what it did
+    /// (None: it was gone already, or is not ours any more and was left alone).
+    pub fn undo(&self, mode: UndoMode) -> Result<Option<String>, TargetError> {
         match self {
-            Resource::Mount { path, fuse } => {
-                if sys::mount_at(path).is_none() {
+            Resource::Mount { path, mount_id, fuse } => {
+                let table = sys::mounts();
+                if !table.iter().any(|m| m.mount_id == *mount_id && m.mount_point == *path) {
                     return Ok(None);
                 }
-                sys::unmount(path, *fuse)?;
+                let top = table.iter().rev().find(|m| m.mount_point == *path).map(|m| m.mount_id);
+                if top != Some(*mount_id) {
+                    return Err(TargetError(format!(
+                        "cannot unmount {}: something else is mounted over it; unmount that first",
+                        path.display()
+                    )));
+                }
+                sys::unmount(path, *fuse, mode == UndoMode::Emergency)?;
                 Ok(Some(format!("unmounted {}", path.display())))
             }
             Resource::Process { pid, start_time } => {
                 if sys::process_start_time(*pid) != Some(*start_time) {
                     return Ok(None);
                 }
-                sys::end_process(*pid, *start_time, Duration::from_secs(5));
+                let grace = if mode == UndoMode::Emergency { Duration::from_secs(1) } else { Duration::from_secs(5) };
+                sys::end_process_group(*pid, *start_time, grace);
                 Ok(Some(format!("ended process {pid}")))
             }
-            Resource::Loop { image } => {
-                let devices = sys::loops_backed_by(image);
-                for dev in &devices {
-                    sys::run("losetup", &["-d", dev])?;
+            Resource::Loop { device, image, image_id } => {
+                if !sys::loop_backed_by(device, image, *image_id) {
+                    return Ok(None);
                 }
-                Ok((!devices.is_empty()).then(|| format!("detached {}", devices.join(", "))))
+                sys::run("losetup", &["-d", &device.to_string_lossy()])?;
+                Ok(Some(format!("detached {}", device.display())))
             }
-            Resource::File { path } => match std::fs::remove_file(path) {
-                Ok(()) => Ok(Some(format!("removed {}", path.display()))),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(TargetError(format!("cannot remove {}: {e}", path.display()))),
+            Resource::File { path, id } => match safefs::remove_file_if(path, *id) {
+                Ok(true) => Ok(Some(format!("removed {}", path.display()))),
+                Ok(false) => Ok(None),
+                Err(e) => Err(io_error("remove", path, e)),
             },
-            Resource::Dir { path, recursive } => {
-                let result = if *recursive { std::fs::remove_dir_all(path) } else { std::fs::remove_dir(path) };
-                match result {
-                    Ok(()) => Ok(Some(format!("removed {}", path.display()))),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                    // A mount point that still holds kept files (keep=1) stays.
-                    Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(None),
-                    Err(e) => Err(TargetError(format!("cannot remove {}: {e}", path.display()))),
-                }
-            }
+            Resource::Dir { path, id, recursive } => remove_dir(path, *id, *recursive),
+            Resource::Scratch { path, id } => remove_dir(path, *id, mode != UndoMode::Teardown),
         }
     }
 }
 
-/// Undoes `resources` (in the order they were created): mounts first, newest first, so a
-/// FUSE daemon is unmounted before it is ended; then everything else, newest first. Every
-/// resource is tried; the first error is returned.
-pub fn undo_all(resources: &[Resource]) -> (Vec<String>, Option<TargetError>) {
-    let mut done = Vec::new();
-    let mut first_error = None;
-    let mounts = resources.iter().rev().filter(|r| matches!(r, Resource::Mount { .. }));
-    let others = resources.iter().rev().filter(|r| !matches!(r, Resource::Mount { .. }));
-    for r in mounts.chain(others) {
-        match r.undo() {
-            Ok(Some(what)) => done.push(what),
-            Ok(None) => {}
+fn remove_dir(path: &Path, id: Identity, recursive: bool) -> Result<Option<String>, TargetError> {
+    match safefs::remove_dir_if(path, id, recursive) {
+        Ok(DirRemoval::Removed) => Ok(Some(format!("removed {}", path.display()))),
+        // A directory that still holds files kept with keep=1 stays, as asked.
+        Ok(DirRemoval::NotOurs | DirRemoval::NotEmpty) => Ok(None),
+        Err(e) => Err(io_error("remove", path, e)),
+    }
+}
+
+/// What undoing a list of resources did.
+#[derive(Debug, Default)]
+pub struct UndoReport {
+    /// One line per action.
+    pub done: Vec<String>,
+    /// Indexes (into the list given) of the resources that are gone now.
+    pub undone: Vec<usize>,
+    /// Why the rest was kept.
+    pub error: Option<TargetError>,
+}
+
+/// Undoes `resources` (in the order they were created): mounts first, newest first, so that
+/// a FUSE daemon is unmounted before it is ended; then everything else, newest first. The
+/// first failure stops it: what was created earlier (the loop device and image below a busy
+/// mount, the mount point) stays recorded for `fsarena cleanup`, never pulled from under it.
+pub fn undo_all(resources: &[Resource], mode: UndoMode) -> UndoReport {
+    let mut report = UndoReport::default();
+    let is_mount = |r: &Resource| matches!(r, Resource::Mount { .. });
+    let mounts = resources.iter().enumerate().rev().filter(|(_, r)| is_mount(r));
+    let others = resources.iter().enumerate().rev().filter(|(_, r)| !is_mount(r));
+    for (i, r) in mounts.chain(others) {
+        match r.undo(mode) {
+            Ok(what) => {
+                report.done.extend(what);
+                report.undone.push(i);
+            }
             Err(e) => {
-                first_error.get_or_insert(e);
+                report.error = Some(e);
+                break;
             }
         }
     }
-    (done, first_error)
+    report
 }
 
-/// The work directory of one run: locked for the run's lifetime, with its state file.
+/// A run's state file and the resources recorded in it and not undone yet.
 #[derive(Debug)]
-pub struct Workdir {
+pub(crate) struct Ledger {
+    file: File,
     path: PathBuf,
-    lock: File,
-    state_path: PathBuf,
-    state: Mutex<File>,
+    outstanding: Vec<Resource>,
 }
 
-const LOCK: &str = ".lock";
+impl Ledger {
+    pub(crate) fn new(file: File, path: PathBuf) -> Self {
+        Self { file, path, outstanding: Vec::new() }
+    }
 
-fn lock(path: &Path) -> Result<File, TargetError> {
-    std::fs::create_dir_all(path)
-        .map_err(|e| TargetError(format!("cannot create work directory {}: {e}", path.display())))?;
-    let lock = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path.join(LOCK))
-        .map_err(|e| TargetError(format!("cannot open {}: {e}", path.join(LOCK).display())))?;
-    rustix::fs::flock(lock.as_fd(), rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(|_| {
-        TargetError(format!(
-            "another fsarena run is using the work directory {}; wait for it or use --workdir",
-            path.display()
-        ))
-    })?;
-    Ok(lock)
+    fn forget(&mut self, undone: &[Resource]) {
+        self.outstanding.retain(|r| !undone.contains(r));
+    }
+
+    /// Removes the state file when nothing is left to undo; else says where it is.
+    fn close(&mut self) -> Option<PathBuf> {
+        if self.outstanding.is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+            None
+        } else {
+            Some(self.path.clone())
+        }
+    }
 }
 
-impl Workdir {
-    /// Locks `path` (creating it) and starts this run's state file.
-    pub fn open(path: &Path) -> Result<Self, TargetError> {
-        let lock = lock(path)?;
-        let state_path = path.join(format!("state-{}.jsonl", std::process::id()));
-        let state = File::options()
-            .create(true)
-            .append(true)
-            .open(&state_path)
-            .map_err(|e| TargetError(format!("cannot create {}: {e}", state_path.display())))?;
-        Ok(Self { path: path.to_path_buf(), lock, state_path, state: Mutex::new(state) })
+/// The ledger, shared by the provisioned targets and the signal handler.
+#[derive(Debug, Clone)]
+pub(crate) struct LedgerHandle(Arc<Mutex<Ledger>>);
+
+impl LedgerHandle {
+    pub(crate) fn new(ledger: Ledger) -> Self {
+        Self(Arc::new(Mutex::new(ledger)))
     }
 
-    /// The directory.
-    pub fn path(&self) -> &Path {
-        &self.path
+    fn lock(&self) -> MutexGuard<'_, Ledger> {
+        // A panic elsewhere must not stop the teardown: the ledger is still consistent, as
+        // every change to it is a single push or retain.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Writes `resource` down durably; call before creating it.
-    pub fn record(&self, resource: &Resource) -> Result<(), TargetError> {
+    /// Writes `resource` down durably.
+    pub(crate) fn record(&self, resource: &Resource) -> Result<(), TargetError> {
         let mut line = serde_json::to_string(resource).map_err(|e| TargetError(e.to_string()))?;
         line.push('\n');
-        let mut file = self.state.lock().map_err(|_| TargetError("state file lock poisoned".into()))?;
-        file.write_all(line.as_bytes())
-            .and_then(|()| file.sync_data())
-            .map_err(|e| TargetError(format!("cannot write {}: {e}", self.state_path.display())))
+        let mut ledger = self.lock();
+        ledger
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| ledger.file.sync_data())
+            .map_err(|e| TargetError(format!("cannot write {}: {e}", ledger.path.display())))?;
+        ledger.outstanding.push(resource.clone());
+        Ok(())
     }
 
-    /// Ends the run: the state file and the lock go; the directory stays.
-    pub fn close(self) {
-        let _ = std::fs::remove_file(&self.state_path);
-        let _ = std::fs::remove_file(self.path.join(LOCK));
-        drop(self.lock);
+    /// Undoes those of `resources` still outstanding (another thread may have done some).
+    pub(crate) fn undo(&self, resources: &[Resource], mode: UndoMode) -> UndoReport {
+        let mut ledger = self.lock();
+        let todo: Vec<Resource> = resources.iter().filter(|r| ledger.outstanding.contains(r)).cloned().collect();
+        let report = undo_all(&todo, mode);
+        let gone: Vec<Resource> = report.undone.iter().map(|&i| todo[i].clone()).collect();
+        ledger.forget(&gone);
+        report
     }
-}
 
-/// Undoes what killed runs left in `workdir`, from their state files; touches nothing else.
-pub fn cleanup(workdir: &Path) -> Result<Vec<String>, TargetError> {
-    if !workdir.exists() {
-        return Ok(Vec::new());
+    /// See [`Workdir::close`](crate::Workdir::close).
+    pub(crate) fn finish(&self) -> Option<PathBuf> {
+        self.lock().close()
     }
-    let lock = lock(workdir)?;
-    let mut done = Vec::new();
-    let mut first_error = None;
-    let mut states: Vec<PathBuf> = std::fs::read_dir(workdir)
-        .map_err(|e| TargetError(format!("cannot read {}: {e}", workdir.display())))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("state-") && n.ends_with(".jsonl"))
-        })
-        .collect();
-    states.sort();
-    for state in states {
-        let text = std::fs::read_to_string(&state).unwrap_or_default();
-        // A line cut short by the kill is ignored: its resource was never created.
-        let resources: Vec<Resource> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-        let (did, error) = undo_all(&resources);
-        done.extend(did);
-        match error {
-            Some(e) => {
-                first_error.get_or_insert(e);
-            }
-            None => {
-                let _ = std::fs::remove_file(&state);
-            }
-        }
-    }
-    let _ = std::fs::remove_file(workdir.join(LOCK));
-    drop(lock);
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(done),
+
+    /// See [`Emergency::tear_down_then`](crate::Emergency::tear_down_then).
+    pub(crate) fn tear_down_then<R>(
+        &self,
+        then: impl FnOnce(&[String], Option<&TargetError>, Option<&Path>) -> R,
+    ) -> R {
+        let mut ledger = self.lock();
+        let todo = ledger.outstanding.clone();
+        let report = undo_all(&todo, UndoMode::Emergency);
+        let gone: Vec<Resource> = report.undone.iter().map(|&i| todo[i].clone()).collect();
+        ledger.forget(&gone);
+        let kept = ledger.close();
+        then(&report.done, report.error.as_ref(), kept.as_deref())
     }
 }
 
@@ -224,30 +289,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_survive_and_cleanup_undoes_only_them() {
-        let root = std::env::temp_dir().join(format!("fsarena-state-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let work = root.join("work");
-        let wd = Workdir::open(&work).unwrap();
-        assert!(Workdir::open(&work).is_err(), "a second run is refused");
-        let mine = work.join("scratch");
-        let image = work.join("image.img");
-        wd.record(&Resource::Dir { path: mine.clone(), recursive: true }).unwrap();
-        std::fs::create_dir(&mine).unwrap();
-        std::fs::write(mine.join("f"), b"x").unwrap();
-        wd.record(&Resource::File { path: image.clone() }).unwrap();
-        std::fs::write(&image, b"img").unwrap();
-        let other = work.join("not-mine");
-        std::fs::write(&other, b"keep").unwrap();
-        // Simulate SIGKILL: the lock goes with the process, the state file stays.
-        std::mem::forget(wd.state);
-        drop(wd.lock);
-        let done = cleanup(&work).unwrap();
-        assert_eq!(done.len(), 2, "{done:?}");
-        assert!(!mine.exists() && !image.exists());
-        assert!(other.exists(), "cleanup touched something it did not record");
-        let leftovers: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().map(|e| e.file_name()).collect();
-        assert_eq!(leftovers, vec![std::ffi::OsString::from("not-mine")]);
-        std::fs::remove_dir_all(&root).unwrap();
+    fn the_state_format_is_stable() {
+        let r = Resource::File { path: "/w/x".into(), id: Identity { dev: 1, ino: 2 } };
+        assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"resource":"file","path":"/w/x","id":{"dev":1,"ino":2}}"#);
+        let h = Header { fsarena_state: 1, run: "00ff".into(), workdir: "/w".into(), lock: None };
+        assert_eq!(
+            serde_json::to_string(&h).unwrap(),
+            r#"{"fsarena_state":1,"run":"00ff","workdir":"/w","lock":null}"#
+        );
+        // An old-format line (no identity) is not a resource of this version.
+        assert!(serde_json::from_str::<Resource>(r#"{"resource":"file","path":"/w/x"}"#).is_err());
+        assert!(serde_json::from_str::<Resource>(r#"{"resource":"file","path":"/w/x","id":{"dev":1,"ino":2},"x":1}"#)
+            .is_err());
+    }
+
+    #[test]
+    fn undo_skips_what_is_no_longer_the_object_created() {
+        let dir = std::env::temp_dir().join(format!("fsarena-h1-undo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (_, id) = safefs::create_new_file(&dir.join("image.img")).unwrap();
+        let recorded = Resource::File { path: dir.join("image.img"), id };
+        // Replaced by another file with the same name: left alone.
+        std::fs::remove_file(dir.join("image.img")).unwrap();
+        std::fs::write(dir.join("other"), b"keep").unwrap();
+        std::fs::write(dir.join("image.img"), b"someone else's").unwrap();
+        let report = undo_all(std::slice::from_ref(&recorded), UndoMode::Cleanup);
+        assert!(report.error.is_none() && report.done.is_empty(), "{report:?}");
+        assert_eq!(std::fs::read(dir.join("image.img")).unwrap(), b"someone else's");
+        // A mount or loop device that is not there: nothing to do, no error.
+        let gone = [
+            Resource::Mount { path: dir.join("mnt"), mount_id: u64::MAX, fuse: false },
+            Resource::Loop { device: "/dev/loop999999".into(), image: dir.join("image.img"), image_id: id },
+            Resource::Process { pid: std::process::id(), start_time: 1 },
+        ];
+        let report = undo_all(&gone, UndoMode::Cleanup);
+        assert!(report.error.is_none() && report.done.is_empty() && report.undone.len() == 3, "{report:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

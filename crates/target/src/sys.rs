@@ -6,22 +6,40 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// Runs `program args...`; on failure the error carries the tool's own message.
+/// Runs `program args...`; on failure the error carries the tool's own message, cut to its
+/// first lines (mkfs.xfs follows a one-line reason with 29 lines of usage).
 pub fn run(program: &str, args: &[&str]) -> Result<String, TargetError> {
     let out = Command::new(program)
         .args(args)
         .env("LC_ALL", "C")
+        .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| TargetError(format!("cannot run {program}: {e}")))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
-        let mut msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let mut msg = summarize(&String::from_utf8_lossy(&out.stderr));
         if msg.is_empty() {
-            msg = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            msg = summarize(&String::from_utf8_lossy(&out.stdout));
         }
         Err(TargetError(format!("{program} {} failed ({}): {msg}", args.join(" "), out.status)))
     }
+}
+
+/// A tool's error output on one line: its first few non-empty lines, up to a usage text.
+fn summarize(text: &str) -> String {
+    const MAX_LINES: usize = 4;
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take_while(|l| !l.to_ascii_lowercase().starts_with("usage:"))
+        .collect();
+    let mut out = lines.iter().take(MAX_LINES).copied().collect::<Vec<_>>().join("; ");
+    if lines.len() > MAX_LINES {
+        out.push_str(&format!(" (and {} more lines)", lines.len() - MAX_LINES));
+    }
+    out
 }
 
 /// The line a tool prints about its version (the one naming the tool, else the first), or
@@ -50,6 +68,8 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
 /// One line of /proc/self/mountinfo.
 #[derive(Debug, Clone)]
 pub struct MountEntry {
+    /// The kernel's mount ID (field 1), unique among the current mounts.
+    pub mount_id: u64,
     /// `major:minor` of the mounted device.
     pub dev: String,
     /// Where it is mounted.
@@ -66,12 +86,17 @@ pub struct MountEntry {
 
 /// The mount table as the kernel shows it.
 pub fn mounts() -> Vec<MountEntry> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default())
+}
+
+/// Parses the text of a /proc/PID/mountinfo.
+pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
     text.lines()
         .filter_map(|line| {
             let fields: Vec<&str> = line.split(' ').collect();
             let sep = fields.iter().position(|f| *f == "-")?;
             Some(MountEntry {
+                mount_id: fields.first()?.parse().ok()?,
                 dev: fields.get(2)?.to_string(),
                 mount_point: PathBuf::from(unescape(fields.get(4)?)),
                 mount_options: fields.get(5)?.to_string(),
@@ -110,11 +135,13 @@ pub fn unescape(field: &str) -> String {
 }
 
 /// Unmounts `path`, retrying on EBUSY; when it stays busy the error names the processes that
-/// hold it. `fuse` uses `fusermount3 -u` first.
-pub fn unmount(path: &Path, fuse: bool) -> Result<(), TargetError> {
+/// hold it. `fuse` uses `fusermount3 -u` first. `emergency` (a second Ctrl-C, the process
+/// exits next) does not wait: a mount held only by this process is detached lazily.
+pub fn unmount(path: &Path, fuse: bool, emergency: bool) -> Result<(), TargetError> {
     let p = path.to_string_lossy().to_string();
     let mut last = String::new();
-    for attempt in 0..10 {
+    let attempts = if emergency { 1 } else { 10 };
+    for attempt in 0..attempts {
         if mount_at(path).is_none() {
             return Ok(());
         }
@@ -123,23 +150,33 @@ pub fn unmount(path: &Path, fuse: bool) -> Result<(), TargetError> {
             Ok(_) => return Ok(()),
             Err(e) => last = e.0,
         }
-        std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
-    }
-    if fuse {
-        // Last resort for a FUSE daemon that no longer answers: detach lazily.
-        if run("umount", &["-l", &p]).is_ok() {
-            return Ok(());
+        if attempt + 1 < attempts {
+            std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
         }
     }
-    let holders = holders(path);
+    let holders = holder_pids(path);
+    let own = std::process::id();
+    // Lazily detached, a mount lives on for whoever holds it: acceptable only when nobody
+    // else does (a FUSE daemon that no longer answers), or when the only holder is this
+    // process, which is about to exit.
+    let only_us = holders.iter().all(|(pid, _)| *pid == own);
+    let may_detach = (holders.is_empty() && fuse) || (emergency && only_us);
+    if may_detach && run("umount", &["-l", &p]).is_ok() {
+        return Ok(());
+    }
+    let named: Vec<String> = holders.iter().map(|(pid, comm)| format!("pid {pid} ({comm})")).collect();
     Err(TargetError(format!(
         "cannot unmount {p}: {last}{}",
-        if holders.is_empty() { String::new() } else { format!("; held by {}", holders.join(", ")) }
+        if named.is_empty() { String::new() } else { format!("; held by {}", named.join(", ")) }
     )))
 }
 
 /// Processes with a file, working directory or root under `path`: `pid 123 (bash)`.
 pub fn holders(path: &Path) -> Vec<String> {
+    holder_pids(path).into_iter().map(|(pid, comm)| format!("pid {pid} ({comm})")).collect()
+}
+
+fn holder_pids(path: &Path) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
@@ -148,24 +185,33 @@ pub fn holders(path: &Path) -> Vec<String> {
         links.extend(std::fs::read_dir(base.join("fd")).into_iter().flatten().flatten().map(|e| e.path()));
         if links.iter().any(|l| std::fs::read_link(l).is_ok_and(|t| t.starts_with(path))) {
             let comm = std::fs::read_to_string(base.join("comm")).unwrap_or_default();
-            out.push(format!("pid {pid} ({})", comm.trim()));
+            out.push((pid, fsarena_core::printable(comm.trim()).into_owned()));
         }
     }
     out
 }
 
-/// Bytes free for an unprivileged user under `path` (or its nearest existing ancestor).
+/// Bytes free for an unprivileged user under `path` (or its nearest existing ancestor); None
+/// when unknown, including on filesystems that report no size (ramfs).
 pub fn free_bytes(path: &Path) -> Option<u64> {
     let mut p = path.to_path_buf();
     loop {
         if p.exists() {
             let st = rustix::fs::statvfs(&p).ok()?;
-            return Some(st.f_bavail * st.f_frsize);
+            return (st.f_blocks > 0).then(|| st.f_bavail.saturating_mul(st.f_frsize));
         }
         if !p.pop() {
             return None;
         }
     }
+}
+
+/// The size of the block device `device` in bytes, from /sys/class/block/NAME/size (always
+/// in 512-byte sectors, whatever the logical block size).
+pub fn block_device_bytes(device: &Path) -> Option<u64> {
+    let name = std::fs::canonicalize(device).ok()?.file_name()?.to_string_lossy().into_owned();
+    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{name}/size")).ok()?.trim().parse().ok()?;
+    Some(sectors * 512)
 }
 
 /// True when running as root.
@@ -197,46 +243,51 @@ pub fn process_start_time(pid: u32) -> Option<u64> {
     rest.split(' ').nth(19)?.parse().ok()
 }
 
-/// Ends the process `pid` if it is still the one started at `start_time`: SIGTERM, then
-/// SIGKILL after `grace`.
-pub fn end_process(pid: u32, start_time: u64, grace: Duration) {
-    use rustix::process::{kill_process, Pid, Signal};
-    let alive = || process_start_time(pid) == Some(start_time) && !is_zombie(pid);
-    let Some(rpid) = Pid::from_raw(pid as i32) else { return };
-    if !alive() {
+/// Ends the process group led by `pid` if `pid` is still the process started at
+/// `start_time` (until it is reaped, the leader's PID, and so its group ID, cannot be reused):
+/// SIGTERM, then SIGKILL after `grace`. The whole group, because `sh -c 'daemon ...'` leaves
+/// the daemon as a child of the shell.
+pub fn end_process_group(pid: u32, start_time: u64, grace: Duration) {
+    use rustix::process::{kill_process_group, Pid, Signal};
+    let Some(group) = Pid::from_raw(pid as i32) else { return };
+    if process_start_time(pid) != Some(start_time) {
         return;
     }
-    let _ = kill_process(rpid, Signal::TERM);
+    let _ = kill_process_group(group, Signal::TERM);
     let deadline = std::time::Instant::now() + grace;
-    while alive() && std::time::Instant::now() < deadline {
+    while group_alive(pid) && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    if alive() {
-        let _ = kill_process(rpid, Signal::KILL);
+    if group_alive(pid) && process_start_time(pid) == Some(start_time) {
+        let _ = kill_process_group(group, Signal::KILL);
     }
 }
 
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rfind(')').and_then(|i| s.get(i + 2..i + 3)).map(|c| c == "Z"))
-        .unwrap_or(true)
+/// Some process of group `pgid` is alive (not a zombie).
+fn group_alive(pgid: u32) -> bool {
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
+        // After the command name: state ppid pgrp ...
+        let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else { return false };
+        let mut fields = rest.split(' ');
+        let state = fields.next();
+        let pgrp = fields.nth(1).and_then(|p| p.parse::<u32>().ok());
+        pgrp == Some(pgid) && state != Some("Z")
+    })
 }
 
-/// Loop devices whose backing file is `image`.
-pub fn loops_backed_by(image: &Path) -> Vec<String> {
-    let image = image.canonicalize().unwrap_or_else(|_| image.to_path_buf());
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/sys/block").into_iter().flatten().flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if !name.starts_with("loop") {
-            continue;
-        }
-        let backing = std::fs::read_to_string(entry.path().join("loop/backing_file")).unwrap_or_default();
-        let backing = backing.trim().trim_end_matches(" (deleted)");
-        if !backing.is_empty() && Path::new(backing) == image {
-            out.push(format!("/dev/{name}"));
-        }
+/// True if `device` (`/dev/loopN`) is attached to `image` and that is still the inode
+/// `image_id` (a loop device reused for another file, or a new file under the same name, is
+/// not ours).
+pub fn loop_backed_by(device: &Path, image: &Path, image_id: crate::safefs::Identity) -> bool {
+    let Some(name) = device.file_name().and_then(|n| n.to_str()) else { return false };
+    let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap_or_default();
+    let backing = backing.trim_end_matches('\n');
+    let backing = backing.strip_suffix(" (deleted)").unwrap_or(backing);
+    if backing.is_empty() || Path::new(backing) != image {
+        return false;
     }
-    out
+    // The backing inode, as the kernel reports it (LOOP_GET_STATUS64 via losetup).
+    let ino = run("losetup", &["--noheadings", "--raw", "--output", "BACK-INO", &device.to_string_lossy()]);
+    ino.ok().and_then(|i| i.trim().parse::<u64>().ok()) == Some(image_id.ino)
 }

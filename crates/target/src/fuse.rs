@@ -1,0 +1,221 @@
+//! FUSE targets: `fuse2fs` (an ext2/3/4 image through FUSE) and `fuse:cmd='... {mnt}'` (any
+//! FUSE filesystem started by a shell command). The daemon runs in a process group of its own,
+//! recorded, and is ended with its whole group.
+
+use crate::common::{CommonOptions, ProvisionCtx, Provisioned};
+use crate::kinds::{check_minimum, create_image, make_filesystem, workdir_facts};
+use crate::requirements::{self as req, Requirement};
+use crate::state::Resource;
+use crate::{sys, Mounted, Target, TargetError};
+use fsarena_core::{InputError, Spec};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `text` as one word for `sh`: in single quotes, each `'` written as `'\''`. Nothing inside
+/// single quotes is special to the shell, so a path holding spaces, `;`, `$(...)` or quotes
+/// stays one literal argument.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// `fuse2fs[:fs=ext4,size=,mkfs=,mount=]` and `fuse:cmd='... {mnt}'`.
+#[derive(Debug, Clone)]
+pub struct FuseTarget {
+    common: CommonOptions,
+    /// For fuse2fs: the filesystem inside the image.
+    image_fs: Option<&'static str>,
+    /// For fuse: the command, with {mnt} and {work}.
+    cmd: Option<String>,
+    timeout: Duration,
+}
+
+impl FuseTarget {
+    /// From `fuse2fs[...]` or `fuse:cmd=...[,timeout=]`.
+    pub fn from_spec(spec: &Spec, text: &str) -> Result<Self, InputError> {
+        if spec.kind == "fuse2fs" {
+            let common = CommonOptions::parse(spec, text, &["fs", "size", "mkfs", "mount"])?;
+            let image_fs = match spec.get("fs").unwrap_or("ext4") {
+                "ext2" => "ext2",
+                "ext3" => "ext3",
+                "ext4" => "ext4",
+                other => return Err(InputError::new(format!("fuse2fs: fs={other}: expected ext2, ext3 or ext4"))),
+            };
+            check_minimum("fuse2fs", image_fs, common.size, "size=")?;
+            return Ok(Self { common, image_fs: Some(image_fs), cmd: None, timeout: Duration::from_secs(30) });
+        }
+        let common = CommonOptions::parse(spec, text, &["cmd", "timeout"])?;
+        let cmd = spec
+            .get("cmd")
+            .ok_or_else(|| InputError::new("fuse needs cmd='...{mnt}...', e.g. fuse:cmd='fuse2fs -f img {mnt}'"))?;
+        if !cmd.contains("{mnt}") {
+            return Err(InputError::new(format!(
+                "fuse: cmd='{cmd}' has no {{mnt}}: fsarena needs to know where it mounts"
+            )));
+        }
+        for quoted in ["'{mnt}'", "\"{mnt}\"", "'{work}'", "\"{work}\""] {
+            if cmd.contains(quoted) {
+                return Err(InputError::new(format!(
+                    "fuse: cmd='{cmd}' quotes {quoted}: write {} bare, fsarena substitutes it shell-quoted",
+                    quoted.trim_matches(['\'', '"'])
+                )));
+            }
+        }
+        let timeout = match spec.get("timeout") {
+            Some(t) => fsarena_core::units::parse_time(t, 1_000_000_000).map_err(|e| e.at("fuse timeout"))?,
+            None => fsarena_core::Nanos(30_000_000_000),
+        };
+        if timeout.0 == 0 {
+            return Err(InputError::new("fuse: timeout=0: expected a time such as 30s"));
+        }
+        Ok(Self { common, image_fs: None, cmd: Some(cmd.to_string()), timeout: Duration::from_nanos(timeout.0) })
+    }
+
+    /// The shell command for `fuse:`, with `{mnt}` and `{work}` replaced by quoted paths.
+    fn command(&self, mnt: &Path, work: &Path) -> String {
+        let cmd = self.cmd.clone().unwrap_or_default();
+        cmd.replace("{mnt}", &shell_quote(&mnt.to_string_lossy()))
+            .replace("{work}", &shell_quote(&work.to_string_lossy()))
+    }
+
+    fn spawn(
+        &self,
+        p: &mut Provisioned,
+        ctx: &ProvisionCtx<'_>,
+        mnt: &Path,
+        program: &str,
+        args: &[String],
+    ) -> Result<(), TargetError> {
+        let (log_file, log) = p.make_file(ctx.path(&format!("fuse-{}.log", ctx.index)))?;
+        let log_err = log_file.try_clone().map_err(|e| TargetError(e.to_string()))?;
+        p.log = Some(log);
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(log_file)
+            .stderr(log_err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| TargetError(format!("cannot start {program}: {e}")))?;
+        let pid = child.id();
+        // Until it is reaped, the child's /proc entry stays, so its start time is readable.
+        let start_time = sys::process_start_time(pid).unwrap_or(0);
+        p.add(Resource::Process { pid, start_time })?;
+        p.fact("fuse_pid", pid.to_string());
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            if sys::mount_at(mnt).is_some_and(|m| m.fstype.starts_with("fuse")) {
+                p.add_mount(mnt, true)?;
+                // The child is reaped by teardown's kill; do not leave it a zombie meanwhile.
+                std::thread::spawn(move || child.wait());
+                return Ok(());
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(TargetError(format!("{program} exited ({status}) without mounting {}", mnt.display())));
+            }
+            if Instant::now() > deadline {
+                return Err(TargetError(format!(
+                    "the FUSE command did not mount {} within {:?} (timeout=); fsarena ended it (process group {pid})",
+                    mnt.display(),
+                    self.timeout
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Target for FuseTarget {
+    fn label(&self) -> &str {
+        &self.common.label
+    }
+    fn kind(&self) -> &str {
+        if self.image_fs.is_some() {
+            "fuse2fs"
+        } else {
+            "fuse"
+        }
+    }
+    fn options(&self) -> Vec<(String, String)> {
+        self.common.params.clone()
+    }
+    fn requirements(&self) -> Vec<Requirement> {
+        let mut r = vec![Requirement::Root, Requirement::KernelFs("fuse"), Requirement::DevFuse, req::FUSERMOUNT];
+        if let Some(fs) = self.image_fs {
+            r.extend([req::FUSE2FS, req::mkfs_tool(fs)]);
+        }
+        r
+    }
+    fn image_bytes(&self) -> u64 {
+        if self.image_fs.is_some() {
+            self.common.size
+        } else {
+            0
+        }
+    }
+    fn capacity_bytes(&self) -> Option<u64> {
+        // A FUSE command's filesystem is unknown until it runs.
+        self.image_fs.map(|_| self.common.size)
+    }
+    fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
+        let mut p = Provisioned::new(ctx);
+        let built = (|| {
+            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-{}", ctx.index, self.kind())), false)?;
+            p.root = mnt.clone();
+            p.fact("kind", self.kind());
+            workdir_facts(&mut p, ctx.workdir.path());
+            if let Some(fs) = self.image_fs {
+                let image =
+                    create_image(&mut p, ctx.path(&format!("image-{}-fuse2fs.img", ctx.index)), self.common.size)?;
+                p.fact("image", format!("{} ({} bytes, sparse)", image.display(), self.common.size));
+                make_filesystem(&mut p, fs, &self.common.mkfs, &image)?;
+                // fuse2fs gets its arguments directly, not through a shell.
+                let mut args =
+                    vec!["-f".to_string(), image.to_string_lossy().into_owned(), mnt.to_string_lossy().into_owned()];
+                if !self.common.mount.is_empty() {
+                    args.extend(["-o".to_string(), self.common.mount.clone()]);
+                }
+                p.fact("fuse_command", format!("fuse2fs {}", args.join(" ")));
+                p.fact("fuse2fs_version", sys::tool_version("fuse2fs", "-V"));
+                self.spawn(&mut p, ctx, &mnt, "fuse2fs", &args)
+            } else {
+                let work = p.make_dir(ctx.path(&format!("work-{}-fuse", ctx.index)), true)?;
+                let cmd = self.command(&mnt, &work);
+                p.fact("fuse_command", cmd.clone());
+                self.spawn(&mut p, ctx, &mnt, "sh", &["-c".to_string(), cmd])
+            }
+        })();
+        p.finish(built)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_reach_the_shell_as_one_literal_word() {
+        let scratch = std::env::temp_dir().join(format!("fsarena-h1-quote-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).unwrap();
+        let pwned = scratch.join("PWNED");
+        let hostile = format!("/var/tmp/a b;touch {};#'\"$(touch {})`x`", pwned.display(), pwned.display());
+        let spec = Spec::parse("fuse:cmd='printf %s/ {mnt} {work}'").unwrap();
+        let target = FuseTarget::from_spec(&spec, "fuse").unwrap();
+        let cmd = target.command(Path::new(&hostile), Path::new("/w/it's"));
+        let out = Command::new("sh").args(["-c", &cmd]).current_dir(&scratch).output().unwrap();
+        assert!(out.status.success(), "{cmd}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{hostile}//w/it's/"), "{cmd}");
+        assert!(!pwned.exists(), "the shell ran part of a path: {cmd}");
+        std::fs::remove_dir_all(&scratch).unwrap();
+    }
+
+    #[test]
+    fn placeholders_quoted_by_the_user_are_refused() {
+        for cmd in ["fuse:cmd='x \"{mnt}\"'", "fuse:cmd='x {mnt} \"{work}\"'"] {
+            let e = FuseTarget::from_spec(&Spec::parse(cmd).unwrap(), cmd).unwrap_err();
+            assert!(e.message.contains("bare"), "{e}");
+        }
+    }
+}
