@@ -105,3 +105,114 @@ fn help_man_page_and_completions_come_from_the_one_flag_table() {
     let out = run(&["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2), "an unknown shell is bad input");
 }
+
+/// Names that would put files outside the target, and bombs: exit 2 before anything exists.
+#[test]
+fn hostile_names_and_bombs_exit_2_before_anything_is_created() {
+    let dir = Scratch::new("bad-input-hostile");
+    let t = dir.spec();
+    let long = format!("io:name={},size=1m", "a".repeat(300));
+    let cases: Vec<(&str, &str)> = vec![
+        ("io:name=/some/dir/victim,size=1m", "name: '/some/dir/victim' is not a plain name"),
+        ("io:name=../victim,size=1m", "it holds '/'"),
+        ("io:name=..,size=1m", "not a plain name"),
+        ("io:name=.,size=1m", "not a plain name"),
+        ("io:name=a\u{1b}]0;x\u{7}b,size=1m", "control character"),
+        (&long, "longer than 200 bytes"),
+        ("io:filename=/etc/passwd,size=1m", "filename: '/etc/passwd' is not a plain name"),
+        ("io:filename=../../x,size=1m", "filename: '../../x'"),
+        ("io:numjobs=100000,size=1m", "needs 100000 threads at once, more than the"),
+        ("io:numjobs=5000,size=64k", "5000 threads"),
+        (
+            "io:nrfiles=4000000000,filesize=4k",
+            "io job 'io' (numjobs=1, nrfiles=4000000000): keeps 4000000000 files open",
+        ),
+        ("io:numjobs=500,bs=1g,size=1g", "of memory for its buffers"),
+        ("io:size=100t", "of files on the target, more than the"),
+        ("io:numjobs=64,size=1t", "of files on the target"),
+        ("meta:branch=2,depth=22,items_per_dir=1,tasks=4000,unique_dir=1", "of memory"),
+        ("meta:items=1000,write_bytes=1t", "of memory"),
+        ("meta:items=1000000,write_bytes=1m", "of files on the target"),
+        ("tree:levels=5000,dirs_per_level=1,files_per_dir=1", "PATH_MAX"),
+        ("tree:file_size=100t,threads=1,levels=1,dirs_per_level=1,files_per_dir=1", "of files on the target"),
+    ];
+    for (workload, want) in &cases {
+        refused(&["run", "--target", &t, "--workload", workload], &dir, want);
+    }
+    // The bound holds for --dry-run too, and answers at once.
+    let started = std::time::Instant::now();
+    refused(&["run", "--target", &t, "--workload", "io:numjobs=100000,size=1m", "--dry-run"], &dir, "100000 threads");
+    assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
+}
+
+/// Job files that are not files, too large, bombs, or not job files: exit 2, nothing echoed.
+#[test]
+fn hostile_job_files_exit_2_without_echoing_them() {
+    let dir = Scratch::new("bad-input-jobfiles");
+    let jobs = Scratch::new("bad-input-jobfiles-src");
+    let t = dir.spec();
+    let at = |name: &str| jobs.path.join(name).display().to_string();
+    let write = |name: &str, body: &[u8]| std::fs::write(jobs.path.join(name), body).unwrap();
+    let fifo = at("fifo.fio");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    write("big.fio", "; padding\n".repeat(210_000).as_bytes());
+    write("big.toml", "# padding\n".repeat(210_000).as_bytes());
+    for i in 0..6 {
+        let body =
+            if i == 5 { "[global]\nsize=1m\n".to_string() } else { format!("include f{}.fio\n", i + 1).repeat(10) };
+        write(&format!("f{i}.fio"), body.as_bytes());
+    }
+    write("loop.fio", b"include loop.fio\n");
+    let secret = "root:$6$Zm9vYmFyc2VjcmV0$aGFzaGhhc2hoYXNo:19000:0:99999:7:::";
+    write("shadow", format!("{secret}\n").as_bytes());
+    write("inc-shadow.fio", b"[j]\nsize=1m\ninclude shadow\n");
+    write("empty.fio", b"\n");
+    write("inc-empty.fio", b"include empty.fio\n[j]\nsize=1m\n");
+    write("inc-none.fio", b"[j]\nsize=1m\ninclude\n");
+    write("victim.fio", b"[global]\nsize=1m\n[/some/dir/victim]\nrw=write\n");
+    write("dotdot.fio", b"[..]\nsize=1m\n");
+    write("file.fio", b"[j]\nsize=1m\nfilename=../outside\n");
+    write("binary.fio", b"[j]\nsize=1m\n\xff\xfe\x00secret\n");
+    write("bom-bad.fio", "\u{feff}[j]\nsize=1m\nbs=4q\n".as_bytes());
+    write("long.fio", format!("[j]\nsize=1m\nbs={}\n", "9".repeat(100_000)).as_bytes());
+    write("quote.fio", b"[j]\nsize=1m\ndirectory=/tmp/x',label=y\n");
+    write("toml-name.toml", b"[[workload]]\nkind = \"io\"\nname = \"../../victim\"\nsize = \"1m\"\n");
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (vec!["--fio".into(), "/dev/zero".into()], "/dev/zero is a character device".into()),
+        (vec!["--fio".into(), fifo.clone()], "is a FIFO".into()),
+        (vec!["--fio".into(), jobs.path.display().to_string()], "is a directory".into()),
+        (vec!["--fio".into(), at("big.fio")], "larger than the 1 MiB".into()),
+        (vec![at("big.toml")], "larger than the 1 MiB".into()),
+        (vec!["/dev/zero".into()], "/dev/zero is a character device".into()),
+        (vec!["--fio".into(), at("f0.fio")], "more than 64 include directives".into()),
+        (vec!["--fio".into(), at("loop.fio")], "nested too deeply".into()),
+        (vec!["--fio".into(), at("inc-shadow.fio")], "shadow:1: this line is neither a [section] header".into()),
+        (vec!["--fio".into(), at("inc-empty.fio")], "empty.fio is empty".into()),
+        (vec!["--fio".into(), at("inc-none.fio")], "inc-none.fio:3: include without a file name".into()),
+        (
+            vec!["--fio".into(), at("victim.fio")],
+            "victim.fio:3: section name '/some/dir/victim' is not a plain name".into(),
+        ),
+        (vec!["--fio".into(), at("dotdot.fio")], "section name '..' is not a plain name".into()),
+        (vec!["--fio".into(), at("file.fio")], "filename: '../outside' is not a plain name".into()),
+        (vec!["--fio".into(), at("binary.fio")], "binary.fio:3 is not UTF-8 text".into()),
+        (vec!["--fio".into(), at("bom-bad.fio")], "bom-bad.fio:3: bs=4q".into()),
+        (vec!["--fio".into(), at("long.fio")], "long.fio:3: bs=9999".into()),
+        (vec![at("toml-name.toml")], "name: '../../victim' is not a plain name".into()),
+    ];
+    for (args, want) in &cases {
+        let mut all: Vec<&str> = vec!["run", "--target", &t];
+        all.extend(args.iter().map(String::as_str));
+        refused(&all, &dir, want);
+        let err = stderr(&run(&all));
+        assert!(!err.contains("Zm9v") && !err.contains("secret") && err.len() < 600, "{args:?} echoes: {err}");
+    }
+    // directory= becomes a dir: target only when no --target is given: quoted, or refused.
+    let out = run(&["run", "--fio", &at("quote.fio")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("without single quotes"), "{}", stderr(&out));
+    // A byte-order mark is skipped: the file runs.
+    write("bom.fio", "\u{feff}[global]\nsize=1m\n[j]\nrw=read\n".as_bytes());
+    let out = run(&["run", "--target", &t, "--fio", &at("bom.fio"), "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

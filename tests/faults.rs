@@ -6,13 +6,18 @@ use std::time::Duration;
 
 #[test]
 fn enospc_exits_1_keeps_the_figures_and_removes_the_files() {
-    let fs = SmallTmpfs::new("enospc", "8m");
+    // A 16 MiB ext4 has about 12.6 MiB for data: 15 MiB fits the target's size, so the plan is
+    // accepted, and fills the filesystem at run time (a job larger than the target is refused
+    // before anything is created, see hostile.rs).
+    let work = crate::util::TestWorkdir::new("enospc");
     let out = run(&[
         "run",
         "--target",
-        &fs.dir.spec(),
+        "ext4:size=16m",
         "--workload",
-        "io:rw=write,bs=64k,size=64m",
+        "io:rw=write,bs=64k,size=15m",
+        "--workdir",
+        &work.arg(),
         "--output-format",
         "json",
     ]);
@@ -23,18 +28,27 @@ fn enospc_exits_1_keeps_the_figures_and_removes_the_files() {
     let r = &v["run"]["results"][0];
     assert_eq!(r["complete"], false);
     let written = r["jobs"][0]["write"]["io_bytes"].as_u64().unwrap();
-    assert!(written > 0 && written <= 8 << 20, "figures so far: {written}");
+    assert!(written > 0 && written < 15 << 20, "figures so far: {written}");
     assert!(r["jobs"][0]["error_message"].as_str().unwrap().contains("offset"));
-    assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());
+    assert!(work.leftovers().is_empty(), "{:?}", work.leftovers());
 }
 
 #[test]
 fn enospc_in_human_output_is_marked_incomplete() {
-    let fs = SmallTmpfs::new("enospc-human", "4m");
-    let out = run(&["run", "--target", &fs.dir.spec(), "--workload", "io:rw=randwrite,bs=4k,size=32m"]);
-    assert_eq!(out.status.code(), Some(1));
+    // As above: the job fits the target's size but not the room ext4 leaves for data.
+    let work = crate::util::TestWorkdir::new("enospc-human");
+    let out = run(&[
+        "run",
+        "--target",
+        "ext4:size=16m",
+        "--workload",
+        "io:rw=randwrite,bs=4k,size=15m",
+        "--workdir",
+        &work.arg(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("INCOMPLETE"), "{}", stdout(&out));
-    assert!(fs.dir.leftovers().is_empty());
+    assert!(work.leftovers().is_empty(), "{:?}", work.leftovers());
 }
 
 #[test]

@@ -147,14 +147,15 @@ fn bad_mdtest_flags_exit_2_naming_the_flag() {
 
 #[test]
 fn a_filesystem_that_fills_mid_phase_exits_1_and_leaves_nothing() {
-    // 1 MiB of data space: file creation with 4 KiB writes fails after about 256 files.
+    // 1 MiB of data space: every file takes a whole 4 KiB page of tmpfs for its one byte, so
+    // file creation fails after about 256 files, though 4,000 bytes fit the target's size.
     let fs = SmallTmpfs::new("meta-enospc", "1m");
     let out = run(&[
         "run",
         "--target",
         &fs.dir.spec(),
         "--workload",
-        "meta:items=2000,write_bytes=4k,tasks=2",
+        "meta:items=2000,write_bytes=1,tasks=2",
         "--output-format",
         "json",
     ]);

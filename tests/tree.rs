@@ -42,14 +42,11 @@ fn a_size_sweep_reports_every_size_and_leaves_nothing() {
 
 #[test]
 fn a_filesystem_that_fills_exits_1_and_leaves_nothing() {
+    // 1-byte files, each taking a 4 KiB page of the 2 MiB tmpfs: the bytes fit the target's
+    // size, the pages do not.
     let fs = SmallTmpfs::new("tree-enospc", "2m");
-    let out = run(&[
-        "run",
-        "--target",
-        &fs.dir.spec(),
-        "--workload",
-        "tree:dirs_per_level=10,files_per_dir=10,file_size=64k",
-    ]);
+    let out =
+        run(&["run", "--target", &fs.dir.spec(), "--workload", "tree:dirs_per_level=10,files_per_dir=100,file_size=1"]);
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
     assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());

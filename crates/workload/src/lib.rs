@@ -1,9 +1,14 @@
 //! Workloads: what runs inside a target. Each returns a [`Measurement`]; none prints or
 //! stores anything.
 
+pub mod footprint;
+mod gate;
 pub mod io;
 pub mod meta;
+pub mod plain;
 pub mod tree;
+
+pub use footprint::{Footprint, MachineLimits};
 
 use fsarena_core::Measurement;
 use std::path::Path;
@@ -76,6 +81,9 @@ pub trait Workload: std::fmt::Debug {
     fn global_options(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// What a run needs at its largest moment (threads, memory, bytes and files on the
+    /// target), for the checks made before anything is created.
+    fn footprint(&self) -> Footprint;
     /// What it will do, one line per job, for `--dry-run`.
     fn describe(&self) -> Vec<String>;
     /// Runs once in `env.root`. An interrupted run returns an incomplete measurement; a

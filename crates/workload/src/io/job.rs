@@ -3,8 +3,10 @@
 use super::offsets::{Permutation, Zipf};
 use super::options::{Distribution, IoOptions, SyncMode};
 use super::verify;
-use fsarena_engine::{AlignedBuf, Engine, OpenFlags};
+use fsarena_engine::{AlignedBuf, Engine};
 use fsarena_stats::{IntervalCounter, LatencyHistogram};
+use rustix::fd::BorrowedFd;
+use rustix::fs::OFlags;
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
@@ -121,7 +123,13 @@ pub struct CloneSpec {
 }
 
 /// Runs one clone: open, wait at `start`, measure, end_fsync, verify.
-pub fn run_clone<E: Engine>(spec: &CloneSpec, mut engine: E, start: &Barrier, stop: &AtomicBool) -> CloneResult {
+pub fn run_clone<E: Engine>(
+    spec: &CloneSpec,
+    root: BorrowedFd<'_>,
+    mut engine: E,
+    start: &Barrier,
+    stop: &AtomicBool,
+) -> CloneResult {
     let o = &spec.options;
     let expected_seconds = o.runtime.map_or(64, |r| (r.0 / 1_000_000_000) as usize + 2);
     let mut result = CloneResult {
@@ -139,7 +147,7 @@ pub fn run_clone<E: Engine>(spec: &CloneSpec, mut engine: E, start: &Barrier, st
         cpu: Rusage::default(),
         error: None,
     };
-    let files = match open_files(spec) {
+    let files = match open_files(spec, root) {
         Ok(f) => f,
         Err(e) => {
             result.error = Some(e);
@@ -172,20 +180,24 @@ pub fn run_clone<E: Engine>(spec: &CloneSpec, mut engine: E, start: &Barrier, st
     result
 }
 
-fn open_files(spec: &CloneSpec) -> Result<Vec<FileState>, (i32, String)> {
+/// Opens the clone's files, laid out already, relative to the target root: never through a
+/// link, and only regular files.
+fn open_files(spec: &CloneSpec, root: BorrowedFd<'_>) -> Result<Vec<FileState>, (i32, String)> {
     let o = &spec.options;
     let unit = o.min_bs();
-    let flags = OpenFlags {
-        read: true,
-        write: o.rw.writes(),
-        create: o.rw.writes(),
-        direct: o.direct,
-        sync: o.sync == SyncMode::Sync,
-        dsync: o.sync == SyncMode::Dsync,
-    };
+    let mut flags = if o.rw.writes() { OFlags::RDWR } else { OFlags::RDONLY };
+    for (on, flag) in [
+        (o.direct, OFlags::DIRECT),
+        (o.sync == SyncMode::Sync, OFlags::SYNC),
+        (o.sync == SyncMode::Dsync, OFlags::DSYNC),
+    ] {
+        if on {
+            flags |= flag;
+        }
+    }
     let mut out = Vec::with_capacity(spec.files.len());
     for (i, path) in spec.files.iter().enumerate() {
-        let file = fsarena_engine::open_file(path, flags).map_err(|e| {
+        let file = super::files::open_existing(root, path, flags).map_err(|e| {
             let errno = e.raw_os_error().unwrap_or(libc::EIO);
             if o.direct && errno == libc::EINVAL {
                 let fs = fsarena_engine::filesystem_name(path.parent().unwrap_or(path));

@@ -31,15 +31,71 @@ struct Line {
     text: String,
 }
 
+/// Largest job file accepted, each file (fio or TOML, includes too).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Deepest nesting of `include`.
+pub const MAX_INCLUDE_DEPTH: usize = 8;
+/// Most `include` directives expanded in all, over every file.
+pub const MAX_INCLUDES: usize = 64;
+/// Most text of a job file and all its includes together.
+pub const MAX_TOTAL_BYTES: usize = 4 << 20;
+/// Longest option name quoted in an error: fio's longest is under 40.
+const MAX_KEY_CHARS: usize = 64;
+
+/// Reads a job file's text: a regular file (not a FIFO, a device such as /dev/zero, or a
+/// directory) of at most [`MAX_FILE_BYTES`], in UTF-8, with a leading byte-order mark
+/// skipped. `what` names it in errors (`fio job file`). No byte of the file is ever quoted.
+pub fn read_job_text(path: &Path, what: &str) -> Result<String, InputError> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = path.display();
+    let cannot = |e: std::io::Error| InputError::new(format!("cannot read {what} {shown}: {e}"));
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever.
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let is = match () {
+            () if kind.is_dir() => "a directory",
+            () if kind.is_fifo() => "a FIFO",
+            () if kind.is_char_device() => "a character device",
+            () if kind.is_block_device() => "a block device",
+            () if kind.is_socket() => "a socket",
+            () => "not a file",
+        };
+        return Err(InputError::new(format!("{what} {shown} is {is}: expected a regular file of at most 1 MiB")));
+    }
+    let too_large = || InputError::new(format!("{what} {shown} is larger than the 1 MiB accepted for a job file"));
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    // Bounded even if the file grows while it is read.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let line = bytes[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        InputError::new(format!("{what} {shown}:{line} is not UTF-8 text: expected a text job file"))
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
 /// Reads and parses a job file; every error names the file and line.
 pub fn parse_file(path: &Path) -> Result<FioJobFile, InputError> {
-    let mut lines = Vec::new();
-    read_lines(path, &mut lines, 0)?;
-    parse_lines(&lines)
+    let mut expansion = Expansion::default();
+    read_lines(path, &mut expansion, 0)?;
+    parse_lines(&expansion.lines)
 }
 
 /// Parses job-file text (for tests and stdin); `name` is used in error messages.
 pub fn parse_str(text: &str, name: &str) -> Result<FioJobFile, InputError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<Line> = text
         .lines()
         .enumerate()
@@ -48,35 +104,84 @@ pub fn parse_str(text: &str, name: &str) -> Result<FioJobFile, InputError> {
     parse_lines(&lines)
 }
 
-fn read_lines(path: &Path, out: &mut Vec<Line>, depth: usize) -> Result<(), InputError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(format!("cannot read fio job file {}: {e}", path.display())))?;
+/// The job file and its includes read so far, with the counts that bound them. Counted
+/// while reading, so a fan-out of files including each other ten times is refused after 64
+/// includes, not after 10^8.
+#[derive(Default)]
+struct Expansion {
+    lines: Vec<Line>,
+    includes: usize,
+    bytes: usize,
+}
+
+/// `include FILE` → Some("FILE"), `include` → Some(""), anything else → None.
+fn include_directive(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("include")?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
+}
+
+fn read_lines(path: &Path, out: &mut Expansion, depth: usize) -> Result<(), InputError> {
+    let text = read_job_text(path, "fio job file")?;
+    out.bytes += text.len();
+    if out.bytes > MAX_TOTAL_BYTES {
+        return Err(InputError::new(format!(
+            "the job file and its includes hold more than {} MiB of text in all (at {}): expected a smaller job",
+            MAX_TOTAL_BYTES >> 20,
+            path.display()
+        )));
+    }
+    if depth > 0 && text.trim().is_empty() {
+        return Err(InputError::new(format!(
+            "included file {} is empty: expected fio job-file lines ([section] headers, option=value)",
+            path.display()
+        )));
+    }
     for (i, raw) in text.lines().enumerate() {
-        let trimmed = raw.trim();
-        if let Some(included) = trimmed.strip_prefix("include ") {
-            let origin = format!("{}:{}", path.display(), i + 1);
-            if depth > 8 {
-                return Err(InputError::new("include nested too deeply (more than 8 levels)").at(origin));
-            }
-            let target = path.parent().unwrap_or(Path::new(".")).join(included.trim());
-            read_lines(&target, out, depth + 1).map_err(|e| e.at(origin))?;
-        } else {
-            out.push(Line { file: path.to_path_buf(), number: i + 1, text: raw.to_string() });
+        let origin = || format!("{}:{}", path.display(), i + 1);
+        let Some(included) = include_directive(raw.trim()) else {
+            out.lines.push(Line { file: path.to_path_buf(), number: i + 1, text: raw.to_string() });
+            continue;
+        };
+        if included.is_empty() {
+            return Err(InputError::new("include without a file name: expected 'include FILE'").at(origin()));
         }
+        out.includes += 1;
+        if out.includes > MAX_INCLUDES {
+            return Err(InputError::new(format!(
+                "more than {MAX_INCLUDES} include directives in all: expected a job file that includes fewer files"
+            ))
+            .at(origin()));
+        }
+        if depth + 1 > MAX_INCLUDE_DEPTH {
+            return Err(InputError::new(format!("include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)"))
+                .at(origin()));
+        }
+        let target = path.parent().unwrap_or(Path::new(".")).join(included);
+        read_lines(&target, out, depth + 1).map_err(|e| e.at(origin()))?;
     }
     Ok(())
 }
 
-/// Expands `${VAR}` from the environment, as fio does.
+/// True for what can be an option name: letters, digits and `_`, not too long. Only such a
+/// key is quoted in an error, so a line of a file that is not a job file is never shown.
+fn option_shaped(key: &str) -> bool {
+    !key.is_empty() && key.len() <= MAX_KEY_CHARS && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Expands `${VAR}` from the environment, as fio does. Errors quote only a variable name
+/// shaped like one.
 fn expand(text: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| format!("unclosed '${{' in '{text}'"))?;
+        let end = after.find('}').ok_or_else(|| "unclosed '${': expected ${NAME}".to_string())?;
         let var = &after[..end];
-        let value = std::env::var(var).map_err(|_| format!("environment variable '{var}' is not set"))?;
+        let value = std::env::var(var).map_err(|_| match option_shaped(var) {
+            true => format!("environment variable '{var}' is not set"),
+            false => "'${...}' does not name an environment variable: expected ${NAME}".to_string(),
+        })?;
         out.push_str(&value);
         rest = &after[end + 1..];
     }
@@ -122,14 +227,17 @@ fn parse_lines(lines: &[Line]) -> Result<FioJobFile, InputError> {
         if text.is_empty() || text.starts_with(';') || text.starts_with('#') {
             continue;
         }
+        let neither =
+            || InputError::new("this line is neither a [section] header nor an option=value line").at(origin.clone());
         if let Some(name) = text.strip_prefix('[') {
-            let name = name.strip_suffix(']').ok_or_else(|| {
-                InputError::new(format!("'{text}' is not a section header: expected [name]")).at(origin.clone())
-            })?;
+            let name = name.strip_suffix(']').ok_or_else(neither)?;
             let name = name.trim();
             if name.is_empty() {
                 return Err(InputError::new("empty section name: expected [global] or [jobname]").at(origin));
             }
+            // A job's name names its files: a plain name, checked here to point at the line.
+            crate::plain::check_plain_name(name)
+                .map_err(|m| InputError::new(format!("section name {m}")).at(origin.clone()))?;
             if let Some(done) = job.take() {
                 finish(done, &globals, &mut file)?;
             }
@@ -144,6 +252,9 @@ fn parse_lines(lines: &[Line]) -> Result<FioJobFile, InputError> {
             Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
             None => (text.trim().to_string(), String::new()),
         };
+        if !option_shaped(&key) {
+            return Err(neither());
+        }
         if super::options::find(&key).is_none() {
             return Err(InputError::new(format!(
                 "fio option '{key}' is not supported by fsarena; remove it or see the io options in the README (ignoring it would make the comparison wrong)"
@@ -222,7 +333,7 @@ mod tests {
             ("[a]\nsize=1m\nzonemode=zbd\n", "t.fio:3", "zonemode"),
             ("[a]\nsize=1m\nbs=4q\n", "t.fio:3", "not a size"),
             ("size=1m\n[a]\n", "t.fio:1", "before any [section]"),
-            ("[a\n", "t.fio:1", "section header"),
+            ("[a\n", "t.fio:1", "neither a [section] header"),
             ("[global]\nsize=1m\n", "t.fio", "no job"),
             ("[a]\nrw=read\n", "t.fio:1", "no size"),
             ("[a]\nsize=${FSARENA_SURELY_UNSET}\n", "t.fio:2", "not set"),
@@ -230,6 +341,132 @@ mod tests {
         for (text, at, what) in cases {
             let e = parse_str(text, "t.fio").unwrap_err().to_string();
             assert!(e.starts_with(at) && e.contains(what), "{text:?}: {e}");
+        }
+    }
+
+    /// A scratch directory of its own for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fsarena-h2-jobfile-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn non_files_and_large_files_are_refused_without_reading_them_whole() {
+        let t = std::time::Instant::now();
+        let e = parse_file(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero is a character device"), "{e}");
+        let dir = scratch("sizes");
+        let fifo = dir.join("fifo.fio");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let e = parse_file(&fifo).unwrap_err().to_string();
+        assert!(e.contains("is a FIFO"), "{e}");
+        let e = parse_file(&dir).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let big = dir.join("big.fio");
+        std::fs::write(&big, "; padding\n".repeat(200_000)).unwrap();
+        let e = parse_file(&big).unwrap_err().to_string();
+        assert!(e.contains("larger than the 1 MiB"), "{e}");
+        // The same through an include, and from a TOML job file's reader.
+        std::fs::write(dir.join("main.fio"), "include /dev/zero\n[j]\nsize=1m\n").unwrap();
+        let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{}:1: ", dir.join("main.fio").display())) && e.contains("character device"),
+            "{e}"
+        );
+        assert!(read_job_text(&big, "job file").unwrap_err().to_string().contains("1 MiB"));
+        assert!(t.elapsed().as_secs() < 5);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn include_fan_out_is_refused_fast() {
+        // Six files, each including the next ten times: 10^5 copies of the last if expanded.
+        let dir = scratch("fanout");
+        for i in 0..6 {
+            let body =
+                if i == 5 { "[global]\nsize=1m\n".to_string() } else { format!("include f{}.fio\n", i + 1).repeat(10) };
+            std::fs::write(dir.join(format!("f{i}.fio")), body).unwrap();
+        }
+        let t = std::time::Instant::now();
+        let e = parse_file(&dir.join("f0.fio")).unwrap_err().to_string();
+        assert!(e.contains("more than 64 include directives"), "{e}");
+        assert!(t.elapsed().as_secs() < 2, "took {:?}", t.elapsed());
+        // Deep nesting, and 4 MiB of text in all from files of under 1 MiB each.
+        std::fs::write(dir.join("loop.fio"), "include loop.fio\n").unwrap();
+        let e = parse_file(&dir.join("loop.fio")).unwrap_err().to_string();
+        assert!(e.contains("nested too deeply"), "{e}");
+        std::fs::write(dir.join("pad.fio"), "; padding\n".repeat(90_000)).unwrap();
+        std::fs::write(dir.join("wide.fio"), "include pad.fio\n".repeat(6)).unwrap();
+        let e = parse_file(&dir.join("wide.fio")).unwrap_err().to_string();
+        assert!(e.contains("more than 4 MiB of text"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_job_file_is_never_echoed() {
+        let dir = scratch("echo");
+        let secret = "root:$6$Zm9vYmFy$c2VjcmV0aGFzaA:19000:0:99999:7:::";
+        std::fs::write(dir.join("shadow"), format!("{secret}\n")).unwrap();
+        std::fs::write(dir.join("main.fio"), "[j]\nsize=1m\ninclude shadow\n").unwrap();
+        let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+        assert!(e.contains("shadow:1") && e.contains("neither a [section] header nor an option=value line"), "{e}");
+        assert!(!e.contains("Zm9v") && !e.contains("root"), "{e}");
+        for text in [
+            format!("[j]\nsize=1m\n{secret}=1\n"),
+            format!("[j]\nsize=1m\nkey with spaces {secret}\n"),
+            format!("[j]\nsize=1m\nbs=${{{secret}}}\n"),
+            format!("[j]\nsize=1m\nbs=${{{secret}\n"),
+            format!("[{secret}\n"),
+        ] {
+            let e = parse_str(&text, "t.fio").unwrap_err().to_string();
+            assert!(!e.contains("Zm9v"), "{text:?}: {e}");
+        }
+        // A value is quoted, cut.
+        let e = parse_str(&format!("[j]\nsize=1m\nbs={}\n", "9".repeat(5000)), "t.fio").unwrap_err().to_string();
+        assert!(e.len() < 400 && e.contains("t.fio:3: bs=999"), "{e}");
+        let bin = dir.join("bin.fio");
+        std::fs::write(&bin, b"[j]\nsize=1m\n\xff\xfe secret\n").unwrap();
+        let e = parse_file(&bin).unwrap_err().to_string();
+        assert!(e.contains("bin.fio:3 is not UTF-8 text") && !e.contains("secret"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bom_and_empty_includes_get_clear_answers() {
+        let dir = scratch("bom");
+        std::fs::write(dir.join("bom.fio"), "\u{feff}[global]\nsize=1m\n[j]\nrw=read\n").unwrap();
+        assert_eq!(parse_file(&dir.join("bom.fio")).unwrap().jobs[0].options.size, Some(1 << 20));
+        assert_eq!(parse_str("\u{feff}[j]\nsize=1m\n", "t.fio").unwrap().jobs.len(), 1);
+        std::fs::write(dir.join("empty.fio"), "\n  \n").unwrap();
+        std::fs::write(dir.join("main.fio"), "include empty.fio\n[j]\nsize=1m\n").unwrap();
+        let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+        assert!(e.contains("main.fio:1: included file") && e.contains("empty.fio is empty"), "{e}");
+        std::fs::write(dir.join("main.fio"), "[j]\nsize=1m\ninclude   \n").unwrap();
+        let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+        assert!(e.contains("main.fio:3: include without a file name"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn section_names_are_plain_names() {
+        for (text, want) in [
+            ("[/some/dir/victim]\nsize=1m\n", "t.fio:1: section name '/some/dir/victim' is not a plain name"),
+            ("[..]\nsize=1m\n", "t.fio:1: section name '..' is not a plain name"),
+            ("[a/../../b]\nsize=1m\n", "holds '/'"),
+            ("[j]\nsize=1m\nname=../x\n", "name: '../x' is not a plain name"),
+            ("[j]\nsize=1m\nfilename=/etc/passwd\n", "filename: '/etc/passwd' is not a plain name"),
+        ] {
+            let e = parse_str(text, "t.fio").unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
         }
     }
 

@@ -4,9 +4,11 @@
 //! files are written with large sequential writes, several at once, and a file that already
 //! has the needed size is reused as is.
 
+use super::files::{self, CreatedFiles};
 use super::options::Fallocate;
 use fsarena_engine::AlignedBuf;
-use std::os::fd::AsFd;
+use rustix::fd::{AsFd, BorrowedFd};
+use rustix::fs::OFlags;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -40,42 +42,59 @@ pub struct LayoutReport {
     pub reused: usize,
 }
 
-/// Lays out `needs` on up to `parallel` threads.
-pub fn lay_out(needs: &[FileNeed], parallel: usize, stop: &AtomicBool) -> Result<LayoutReport, (i32, String)> {
+/// Lays out `needs` (files directly inside `root`) on up to `parallel` threads, recording
+/// the files it creates in `created`.
+pub fn lay_out(
+    root: BorrowedFd<'_>,
+    needs: &[FileNeed],
+    parallel: usize,
+    stop: &AtomicBool,
+    created: &CreatedFiles,
+) -> Result<LayoutReport, (i32, String)> {
     let next = AtomicUsize::new(0);
     let report = Mutex::new(LayoutReport::default());
     let first_error: Mutex<Option<(i32, String)>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..parallel.clamp(1, needs.len().max(1)) {
-            s.spawn(|| {
-                let mut buf: Option<AlignedBuf> = None;
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(need) = needs.get(i) else { break };
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    match lay_out_one(need, &mut buf, stop) {
-                        Ok(Some(bytes)) => {
-                            if let Ok(mut r) = report.lock() {
-                                r.bytes += bytes;
-                            }
-                        }
-                        Ok(None) => {
-                            if let Ok(mut r) = report.lock() {
-                                r.reused += 1;
-                            }
-                        }
-                        Err(e) => {
-                            stop.store(true, Ordering::Relaxed);
-                            if let Ok(mut slot) = first_error.lock() {
-                                slot.get_or_insert(e);
-                            }
-                            break;
-                        }
+    let work = || {
+        let mut buf: Option<AlignedBuf> = None;
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(need) = needs.get(i) else { break };
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            match lay_out_one(root, need, &mut buf, stop, created) {
+                Ok(Some(bytes)) => {
+                    if let Ok(mut r) = report.lock() {
+                        r.bytes += bytes;
                     }
                 }
-            });
+                Ok(None) => {
+                    if let Ok(mut r) = report.lock() {
+                        r.reused += 1;
+                    }
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    if let Ok(mut slot) = first_error.lock() {
+                        slot.get_or_insert(e);
+                    }
+                    break;
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        let mut started = 0;
+        for i in 0..parallel.clamp(1, needs.len().max(1)) {
+            // The threads share one queue: if one cannot be started, the others (or this
+            // thread) do its share.
+            match std::thread::Builder::new().name(format!("layout-{i}")).spawn_scoped(s, work) {
+                Ok(_) => started += 1,
+                Err(_) => break,
+            }
+        }
+        if started == 0 {
+            work();
         }
     });
     if let Some(e) = first_error.into_inner().ok().flatten() {
@@ -85,21 +104,32 @@ pub fn lay_out(needs: &[FileNeed], parallel: usize, stop: &AtomicBool) -> Result
 }
 
 /// Returns Some(bytes written), or None when the file was reused.
-fn lay_out_one(need: &FileNeed, buf: &mut Option<AlignedBuf>, stop: &AtomicBool) -> Result<Option<u64>, (i32, String)> {
+fn lay_out_one(
+    root: BorrowedFd<'_>,
+    need: &FileNeed,
+    buf: &mut Option<AlignedBuf>,
+    stop: &AtomicBool,
+    created: &CreatedFiles,
+) -> Result<Option<u64>, (i32, String)> {
     let err = |what: &str, e: std::io::Error| {
         (e.raw_os_error().unwrap_or(libc::EIO), format!("laying out {}: {what}: {e}", need.path.display()))
     };
-    let existing = std::fs::metadata(&need.path).map(|m| m.len()).unwrap_or(0);
-    if existing >= need.size && (existing > 0 || need.size == 0) {
-        return Ok(None);
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&need.path)
-        .map_err(|e| err("create", e))?;
+    let (file, existing) = match files::create_new(root, &need.path).map_err(|e| err("create", e))? {
+        Some(file) => {
+            created.record(&need.path, &file);
+            (file, 0)
+        }
+        None => {
+            // There already: reused as fio reuses it (an earlier repetition's, or kept with
+            // keep=1), but only a regular file, reached without following a link.
+            let file = files::open_existing(root, &need.path, OFlags::RDWR).map_err(|e| err("open", e))?;
+            let existing = file.metadata().map(|m| m.len()).map_err(|e| err("stat", e))?;
+            if existing >= need.size && (existing > 0 || need.size == 0) {
+                return Ok(None);
+            }
+            (file, existing)
+        }
+    };
     if !need.content {
         let fd = file.as_fd();
         let mode = match need.fallocate {
@@ -158,15 +188,19 @@ mod tests {
         };
         let needs = vec![need("a", true), need("b", true), need("w", false)];
         let stop = AtomicBool::new(false);
-        let r = lay_out(&needs, 2, &stop).unwrap();
+        let root = files::open_root(&dir).unwrap();
+        let created = CreatedFiles::default();
+        let r = lay_out(root.as_fd(), &needs, 2, &stop, &created).unwrap();
         assert_eq!(r.bytes, 2 * (5 << 20 | 512));
         for n in &needs {
             assert_eq!(std::fs::metadata(&n.path).unwrap().len(), n.size);
         }
         let data = std::fs::read(dir.join("a")).unwrap();
         assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100, "content is random");
-        let again = lay_out(&needs, 2, &stop).unwrap();
+        let again = lay_out(root.as_fd(), &needs, 2, &stop, &created).unwrap();
         assert_eq!((again.bytes, again.reused), (0, 3));
+        created.remove_all(root.as_fd());
+        assert!(!dir.join("a").exists() && !dir.join("w").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,6 +1,8 @@
 //! The fio-class `io` workload: fio's options, semantics and byte counts, with a leaner hot
 //! loop.
 
+mod bounds;
+mod files;
 mod job;
 pub mod jobfile;
 mod layout;
@@ -8,15 +10,18 @@ pub mod offsets;
 pub mod options;
 mod verify;
 
-use crate::{RunEnv, Workload, WorkloadError};
+use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use files::CreatedFiles;
 use fsarena_core::{Better, DirectionResult, InputError, JobResult, Measurement, Nanos, Spec, FIO_PERCENTILES};
 use fsarena_stats::LatencyHistogram;
 use job::{CloneResult, CloneSpec, READ, WRITE};
 use jobfile::{FioJobFile, JobDef};
 use layout::FileNeed;
 use options::{IoEngine, IoOptions};
+use rustix::fd::{AsFd, BorrowedFd};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -27,9 +32,16 @@ pub struct IoWorkload {
     pub jobs: Vec<JobDef>,
     /// `[global]` options of a fio job file, for fio-json.
     pub global_options: Vec<(String, String)>,
+    /// The files this workload created, kept between repetitions: only these are removed.
+    created: CreatedFiles,
 }
 
 impl IoWorkload {
+    /// From jobs and the `[global]` options they came with.
+    pub fn new(jobs: Vec<JobDef>, global_options: Vec<(String, String)>) -> Self {
+        Self { jobs, global_options, created: CreatedFiles::default() }
+    }
+
     /// From `--workload io:key=value,...` (or a TOML table turned into pairs).
     pub fn from_spec(spec: &Spec) -> Result<Self, InputError> {
         let mut options = IoOptions::default();
@@ -37,12 +49,12 @@ impl IoWorkload {
             options.set(k, v)?;
         }
         options.validate()?;
-        Ok(Self { jobs: vec![JobDef { options, given: spec.params.clone() }], global_options: Vec::new() })
+        Ok(Self::new(vec![JobDef { options, given: spec.params.clone() }], Vec::new()))
     }
 
     /// From a parsed fio job file.
     pub fn from_job_file(file: FioJobFile) -> Self {
-        Self { jobs: file.jobs, global_options: file.global_options }
+        Self::new(file.jobs, file.global_options)
     }
 
     /// Jobs split into groups that run one after the other.
@@ -57,7 +69,8 @@ impl IoWorkload {
         groups
     }
 
-    /// The paths of a job's clone's files, named as fio names them.
+    /// The paths of a job's clone's files, named as fio names them. Names are plain (checked
+    /// by `IoOptions::validate`), so every path is a direct child of `root`.
     fn clone_files(root: &Path, o: &IoOptions, clone: u32) -> Vec<PathBuf> {
         match &o.filename {
             Some(name) => vec![root.join(name)],
@@ -112,13 +125,17 @@ impl Workload for IoWorkload {
             .collect()
     }
 
+    fn footprint(&self) -> Footprint {
+        bounds::footprint(&self.jobs, &self.groups())
+    }
+
     fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
         let mut measurement = Measurement { complete: true, ..Measurement::default() };
-        let mut created: Vec<PathBuf> = Vec::new();
+        let root = files::open_root(env.root).map_err(|message| WorkloadError { message, partial: None })?;
         let mut failure: Option<String> = None;
         let mut totals = Totals::default();
         for (group_id, group) in self.groups().into_iter().enumerate() {
-            match run_group(env, &group, group_id as u32, &mut created) {
+            match run_group(env, root.as_fd(), &group, group_id as u32, &self.created) {
                 Ok((jobs, group_totals)) => {
                     if let Some(e) = jobs.iter().find_map(|j| j.error_message.clone()) {
                         failure.get_or_insert(e);
@@ -137,11 +154,8 @@ impl Workload for IoWorkload {
         }
         let keep_for_next = env.keep_files && measurement.complete && failure.is_none();
         if !self.jobs.iter().any(|j| j.options.keep) && !keep_for_next {
-            created.sort();
-            created.dedup();
-            for path in &created {
-                let _ = std::fs::remove_file(path);
-            }
+            // Only what this workload created, and only while it is still that file.
+            self.created.remove_all(root.as_fd());
         }
         totals.metrics(&mut measurement);
         match failure {
@@ -200,40 +214,58 @@ impl Totals {
     }
 }
 
-/// Lays out the group's files, runs its clones together and merges their results.
-fn run_group(
-    env: &RunEnv<'_>,
-    group: &[&JobDef],
-    group_id: u32,
-    created: &mut Vec<PathBuf>,
-) -> Result<(Vec<JobResult>, Totals), String> {
-    // Files first: which exist, which need data.
+/// A group's clones (with their job's index) and the files they need.
+type GroupPlan = (Vec<(usize, CloneSpec)>, Vec<FileNeed>);
+
+/// The group's clones and the files they need, each file once: linear in clones × files
+/// (a map, not a search of the list, finds a file named twice), and stopped by Ctrl-C.
+fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool) -> Result<GroupPlan, String> {
     let mut specs: Vec<(usize, CloneSpec)> = Vec::new();
     let mut needs: Vec<FileNeed> = Vec::new();
+    let mut index: HashMap<PathBuf, usize> = HashMap::new();
     for (ji, job) in group.iter().enumerate() {
         let o = &job.options;
         let file_size = o.file_size().unwrap_or(0);
         for clone in 0..o.numjobs {
-            let files = IoWorkload::clone_files(env.root, o, clone);
+            if clone % 1024 == 0 && stop.load(Ordering::Relaxed) {
+                return Err("interrupted while planning the job files".into());
+            }
+            let files = IoWorkload::clone_files(root, o, clone);
             for path in &files {
-                match needs.iter_mut().find(|n| &n.path == path) {
-                    Some(n) => {
+                match index.get(path) {
+                    Some(&i) => {
+                        let n = &mut needs[i];
                         n.content |= o.rw.reads();
                         n.size = n.size.max(o.offset + file_size);
                     }
-                    None => needs.push(FileNeed {
-                        path: path.clone(),
-                        size: o.offset + file_size,
-                        content: o.rw.reads(),
-                        fallocate: o.fallocate,
-                        seed: o.randseed ^ u64::from(clone),
-                    }),
+                    None => {
+                        index.insert(path.clone(), needs.len());
+                        needs.push(FileNeed {
+                            path: path.clone(),
+                            size: o.offset + file_size,
+                            content: o.rw.reads(),
+                            fallocate: o.fallocate,
+                            seed: o.randseed ^ u64::from(clone),
+                        });
+                    }
                 }
             }
             specs.push((ji, CloneSpec { options: o.clone(), clone, files, file_size, align: 4096 }));
         }
     }
-    created.extend(needs.iter().map(|n| n.path.clone()));
+    Ok((specs, needs))
+}
+
+/// Lays out the group's files, runs its clones together and merges their results.
+fn run_group(
+    env: &RunEnv<'_>,
+    root: BorrowedFd<'_>,
+    group: &[&JobDef],
+    group_id: u32,
+    created: &CreatedFiles,
+) -> Result<(Vec<JobResult>, Totals), String> {
+    // Files first: which exist, which need data.
+    let (mut specs, needs) = plan_group(env.root, group, env.stop)?;
     let content_bytes: u64 = needs.iter().filter(|n| n.content).map(|n| n.size).sum();
     if content_bytes > 0 {
         (env.progress)(&format!(
@@ -244,7 +276,7 @@ fn run_group(
     }
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let layout = layout::lay_out(&needs, parallel, env.stop).map_err(|(_, m)| m)?;
+    let layout = layout::lay_out(root, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
     let layout_ns = Nanos::from_duration(t.elapsed());
     if layout.bytes > 0 {
         (env.progress)(&format!(
@@ -285,24 +317,24 @@ fn run_group(
     (env.progress)(&format!("running {} ({} thread(s))", names.join(", "), specs.len()));
 
     let barrier = Barrier::new(specs.len());
-    let finished: Vec<Finished> = std::thread::scope(|s| {
-        let handles: Vec<_> = specs
-            .iter()
-            .map(|(ji, spec)| {
-                let barrier = &barrier;
-                let stop = env.stop;
-                let ji = *ji;
-                s.spawn(move || {
-                    let result = match spec.options.ioengine {
-                        IoEngine::Psync => job::run_clone(spec, fsarena_engine::Psync, barrier, stop),
-                        IoEngine::Sync => job::run_clone(spec, fsarena_engine::Sync::default(), barrier, stop),
-                    };
-                    Finished { job_index: ji, result }
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    let gate = crate::gate::StartGate::default();
+    let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
+        let bodies = specs.iter().map(|(ji, spec)| {
+            let barrier = &barrier;
+            let stop = env.stop;
+            let ji = *ji;
+            move || {
+                let result = match spec.options.ioengine {
+                    IoEngine::Psync => job::run_clone(spec, root, fsarena_engine::Psync, barrier, stop),
+                    IoEngine::Sync => job::run_clone(spec, root, fsarena_engine::Sync::default(), barrier, stop),
+                };
+                Finished { job_index: ji, result }
+            }
+        });
+        let handles = crate::gate::spawn_gated(s, &gate, "io job", bodies)?;
+        Ok(handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect())
     });
+    let finished = finished?;
     if finished.len() != specs.len() {
         return Err("a job thread panicked; this is a bug in fsarena".into());
     }
@@ -404,3 +436,7 @@ fn add_series(a: &mut Vec<f64>, b: &[f64]) {
         a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

@@ -434,11 +434,12 @@ impl IoOptions {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InputError> {
         let def = find(key).ok_or_else(|| {
             InputError::new(format!(
-                "unknown io option '{key}': accepted options are {}",
+                "unknown io option '{}': accepted options are {}",
+                crate::plain::cut(key),
                 OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
             ))
         })?;
-        (def.set)(self, value).map_err(|m| InputError::new(format!("{key}={value}: {m}")))
+        (def.set)(self, value).map_err(|m| InputError::new(crate::plain::value_error(key, value, &m)))
     }
 
     /// Checks the options together; called once all are set.
@@ -477,10 +478,12 @@ impl IoOptions {
         if self.verify && self.min_bs() < 32 {
             return e(format!("verify=crc32c needs blocks of at least 32 bytes for its header: bs={}", self.min_bs()));
         }
+        // Both become file names inside the target: one path component, nothing more.
+        let plain =
+            |key: &str, v: &str| crate::plain::check_plain_name(v).map_err(|m| InputError::new(format!("{key}: {m}")));
+        plain("name", &self.name)?;
         if let Some(f) = &self.filename {
-            if f.contains('/') || f.is_empty() || f == "." || f == ".." {
-                return e(format!("filename='{f}': expected a plain file name; it is created inside the target"));
-            }
+            plain("filename", f)?;
         }
         Ok(())
     }
@@ -588,6 +591,10 @@ mod tests {
             (&[("ioengine", "io_uring"), ("size", "1m")], "not supported yet"),
             (&[("rw", "read")], "no size"),
             (&[("time_based", "1"), ("size", "1m")], "needs runtime"),
+            (&[("name", "/some/dir/victim"), ("size", "1m")], "name: '/some/dir/victim' is not a plain name"),
+            (&[("name", ".."), ("size", "1m")], "not a plain name"),
+            (&[("filename", "../../etc/passwd"), ("size", "1m")], "filename: '../../etc/passwd'"),
+            (&[("filename", "a\nb"), ("size", "1m")], "control character"),
         ];
         for (pairs, want) in cases {
             let err = with(pairs).unwrap_err().to_string();

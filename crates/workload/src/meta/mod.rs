@@ -12,7 +12,7 @@ pub mod options;
 pub mod shape;
 mod task;
 
-use crate::{RunEnv, Workload, WorkloadError};
+use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_stats::LatencyHistogram;
 use options::{MetaOptions, MetaParams};
@@ -126,6 +126,37 @@ impl Workload for MetaWorkload {
         self.given.clone()
     }
 
+    fn footprint(&self) -> Footprint {
+        let p = &self.params;
+        let s = &p.shape;
+        let tasks = u64::from(p.tasks);
+        let trees = if p.unique_dir { tasks } else { 1 };
+        // Each tree's paths are kept in memory: a directory at depth L has L + 1 components
+        // of at most `mdtest_tree.TASK.NUMBER/`, plus the CString's own cost.
+        let component = 12 + 11 + 21;
+        let path_bytes = s.dirs.saturating_mul(u64::from(s.depth + 1) * component + 48);
+        let memory = trees
+            .saturating_mul(path_bytes)
+            .saturating_add(s.dirs.saturating_mul(8).saturating_mul(tasks + 1))
+            .saturating_add(tasks.saturating_mul(p.write_bytes.max(p.read_bytes).saturating_mul(2) + (64 << 10)));
+        let per_task = u64::from(p.dirs) + u64::from(p.files);
+        Footprint {
+            source: format!(
+                "meta workload (tasks={}, {} items per task, {} directories per tree)",
+                p.tasks, s.items, s.dirs
+            ),
+            threads: tasks,
+            buffer_bytes: memory,
+            bytes_on_target: if p.files {
+                tasks.saturating_mul(s.items).saturating_mul(p.write_bytes.max(p.read_bytes))
+            } else {
+                0
+            },
+            files: tasks.saturating_mul(s.items).saturating_mul(per_task).saturating_add(trees.saturating_mul(s.dirs)),
+            open_files: tasks.saturating_mul(3),
+        }
+    }
+
     fn describe(&self) -> Vec<String> {
         let names: Vec<&str> = self.phases().iter().map(|p| p.metric()).collect();
         vec![format!("meta: {}; phases: {}", self.header(), names.join(", "))]
@@ -180,7 +211,8 @@ impl MetaWorkload {
         let p = &self.params;
         let fail = |message: String| WorkloadError { message, partial: None };
         let test_dir =
-            rustix::fs::open(test_path, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            // Never through a link planted at the test directory's name.
+            rustix::fs::open(test_path, OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| fail(format!("cannot open {}: {}", test_path.display(), std::io::Error::from(e))))?;
         let trees: Vec<Vec<CString>> = if p.unique_dir {
             (0..p.tasks).map(|t| p.shape.paths(&self.base_name(t))).collect()
@@ -260,47 +292,51 @@ impl MetaWorkload {
         let abort_flag = AtomicBool::new(false);
         let abort = &abort_flag;
         let write_bytes = if prepare { p.write_bytes.max(p.read_bytes) } else { p.write_bytes };
-        let panicked = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..p.tasks)
-                .map(|id| {
-                    let task = Task {
-                        id,
-                        params: p,
-                        test_path,
-                        test_dir: test_dir.as_fd(),
-                        tree: if p.unique_dir { &trees[id as usize] } else { &trees[0] },
-                        preorder,
-                        owns_tree: p.unique_dir || id == 0,
-                        abort,
-                        stop: env.stop,
-                        write_bytes,
-                    };
-                    let (barrier, totals) = (&barrier, &totals);
-                    s.spawn(move || {
-                        for (phase, total) in phases.iter().zip(totals) {
-                            let mut rec = PhaseRun::new();
-                            barrier.wait();
-                            if !abort.load(Ordering::Relaxed) && !env.stop.load(Ordering::Relaxed) {
-                                task.run(*phase, &mut rec);
-                            }
-                            if let Ok(mut t) = total.lock() {
-                                t.ops += rec.ops;
-                                t.max_ns = t.max_ns.max(rec.ns);
-                                t.hist.merge(&rec.hist);
-                                if t.error.is_none() {
-                                    t.error = rec.error;
-                                }
+        let gate = crate::gate::StartGate::default();
+        let (panicked, spawn_error) = std::thread::scope(|s| {
+            let bodies = (0..p.tasks).map(|id| {
+                let task = Task {
+                    id,
+                    params: p,
+                    test_path,
+                    test_dir: test_dir.as_fd(),
+                    tree: if p.unique_dir { &trees[id as usize] } else { &trees[0] },
+                    preorder,
+                    owns_tree: p.unique_dir || id == 0,
+                    abort,
+                    stop: env.stop,
+                    write_bytes,
+                };
+                let (barrier, totals) = (&barrier, &totals);
+                move || {
+                    for (phase, total) in phases.iter().zip(totals) {
+                        let mut rec = PhaseRun::new();
+                        barrier.wait();
+                        if !abort.load(Ordering::Relaxed) && !env.stop.load(Ordering::Relaxed) {
+                            task.run(*phase, &mut rec);
+                        }
+                        if let Ok(mut t) = total.lock() {
+                            t.ops += rec.ops;
+                            t.max_ns = t.max_ns.max(rec.ns);
+                            t.hist.merge(&rec.hist);
+                            if t.error.is_none() {
+                                t.error = rec.error;
                             }
                         }
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join()).filter(|r| r.is_err()).count()
+                    }
+                }
+            });
+            match crate::gate::spawn_gated(s, &gate, "meta task", bodies) {
+                Ok(handles) => (handles.into_iter().map(|h| h.join()).filter(|r| r.is_err()).count(), None),
+                Err(e) => (0, Some(e)),
+            }
         });
         let mut out: Vec<PhaseTotal> =
             totals.into_iter().map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
-        if panicked > 0 {
-            if let Some(first) = out.first_mut() {
+        if let Some(first) = out.first_mut() {
+            if let Some(e) = spawn_error {
+                first.error = Some(e);
+            } else if panicked > 0 {
                 first.error.get_or_insert("a meta task panicked; this is a bug in fsarena".into());
             }
         }

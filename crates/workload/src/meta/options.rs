@@ -211,11 +211,12 @@ impl MetaOptions {
         }
         let def = OPTIONS.iter().find(|d| d.name == key).ok_or_else(|| {
             InputError::new(format!(
-                "unknown meta option '{key}': accepted options are {}, mdtest",
+                "unknown meta option '{}': accepted options are {}, mdtest",
+                crate::plain::cut(key),
                 OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
             ))
         })?;
-        (def.set)(self, value).map_err(|m| InputError::new(format!("{key}={value}: {m}")))
+        (def.set)(self, value).map_err(|m| InputError::new(crate::plain::value_error(key, value, &m)))
     }
 
     /// Reads an mdtest command line (`-b 6 -I 8 -z 3 -u`, optionally starting with `mdtest`)

@@ -219,3 +219,37 @@ fn phases_follow_mdtest_order() {
         vec!["tree_creation", "dir_creation", "dir_stat", "dir_removal", "tree_removal"]
     );
 }
+
+#[test]
+fn a_failed_thread_spawn_releases_the_tasks_and_removes_everything() {
+    let dir = Scratch::new("spawn");
+    crate::gate::FAIL_SPAWN_AT.with(|f| f.set(Some(2)));
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false };
+    let outcome = workload("meta:items=50,tasks=6,unique_dir=1").run(&env);
+    crate::gate::FAIL_SPAWN_AT.with(|f| f.set(None));
+    let e = outcome.unwrap_err();
+    assert!(e.message.contains("cannot start meta task thread 3 of 6"), "{}", e.message);
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+}
+
+#[test]
+fn a_link_planted_at_the_test_directory_is_not_followed() {
+    let outside = Scratch::new("outside");
+    let dir = Scratch::new("planted");
+    std::os::unix::fs::symlink(&outside.0, dir.0.join(TEST_DIR)).unwrap();
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false };
+    // Without the creation phases the test directory is used as found: a link is refused.
+    let e = workload("meta:items=5,stat_only=1").run(&env).unwrap_err();
+    assert!(e.message.contains("cannot open"), "{}", e.message);
+    assert!(outside.entries().is_empty(), "written outside: {:?}", outside.entries());
+}
+
+#[test]
+fn the_footprint_counts_tasks_items_and_tree_paths() {
+    let f = workload("meta:items=1000,tasks=4,write_bytes=4k").footprint();
+    assert_eq!((f.threads, f.bytes_on_target, f.files), (4, 4 * 1000 * 4096, 4 * 1000 * 2 + 1));
+    let deep = workload("meta:branch=2,depth=22,items_per_dir=1,tasks=64,unique_dir=1").footprint();
+    assert!(deep.buffer_bytes > 64 * (1 << 23) * 200, "{deep:?}");
+}

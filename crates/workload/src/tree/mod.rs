@@ -11,7 +11,7 @@
 pub mod options;
 
 use crate::meta::names::NameBuf;
-use crate::{RunEnv, Workload, WorkloadError};
+use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_stats::LatencyHistogram;
 use options::{FsyncMode, TreeOptions};
@@ -102,6 +102,35 @@ impl Workload for TreeWorkload {
         vec![format!("tree: {}", self.shape())]
     }
 
+    fn footprint(&self) -> Footprint {
+        let o = &self.options;
+        let threads = u64::from(o.threads);
+        let dirs = o.dirs();
+        let files_per_pass = dirs.saturating_mul(u64::from(o.files_per_dir)).saturating_mul(threads);
+        let largest = o.file_sizes.iter().map(|(_, s)| *s).max().unwrap_or(0);
+        // keep=1 keeps every pass's files; otherwise a pass removes its files before the next.
+        let bytes_per_file =
+            if o.keep { o.file_sizes.iter().map(|(_, s)| *s).fold(0, u64::saturating_add) } else { largest };
+        let passes = if o.keep { o.file_sizes.len() as u64 } else { 1 };
+        // The paths of one tree: `d00/` per level above the directory, its name, the
+        // CString's own cost; about levels²/2 × dirs_per_level × 4 bytes in all.
+        let levels = u64::from(o.levels);
+        let path_bytes =
+            u64::from(o.dirs_per_level).saturating_mul(levels.saturating_mul(levels + 1) * 2 + levels * 48);
+        Footprint {
+            source: format!(
+                "tree workload (threads={}, levels={}, dirs_per_level={}, files_per_dir={})",
+                o.threads, o.levels, o.dirs_per_level, o.files_per_dir
+            ),
+            threads,
+            buffer_bytes: path_bytes
+                .saturating_add(threads.saturating_mul(o.write_size.min(largest.max(1)) + (64 << 10))),
+            bytes_on_target: files_per_pass.saturating_mul(bytes_per_file),
+            files: files_per_pass.saturating_add(dirs.saturating_mul(threads)).saturating_mul(passes),
+            open_files: threads.saturating_mul(3),
+        }
+    }
+
     fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
         let root = env.root.join(ROOT);
         let mut m = Measurement { complete: true, ..Measurement::default() };
@@ -160,8 +189,8 @@ impl TreeWorkload {
             for t in 0..o.threads {
                 let path = pass_root.join(format!("t{t}"));
                 mkdir(&path)?;
-                // Not O_PATH: syncfs (fsync=end) needs a real descriptor.
-                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                // Not O_PATH: syncfs (fsync=end) needs a real descriptor. Never through a link.
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
                 let fd = rustix::fs::open(&path, flags, Mode::empty())
                     .map_err(|e| format!("cannot open {}: {}", path.display(), std::io::Error::from(e)))?;
                 thread_dirs.push((path, fd));
@@ -195,15 +224,16 @@ impl TreeWorkload {
         let barrier = Barrier::new(o.threads as usize);
         let abort_flag = AtomicBool::new(false);
         let abort = &abort_flag;
-        std::thread::scope(|s| {
-            for (id, (path, fd)) in dirs.iter().enumerate() {
+        let gate = crate::gate::StartGate::default();
+        let spawn_error = std::thread::scope(|s| {
+            let bodies = dirs.iter().enumerate().map(|(id, (path, fd))| {
                 let (barrier, totals) = (&barrier, &totals);
                 // Page-aligned, as fsarena's io buffers: on some CPUs the kernel copies from a
                 // misaligned buffer at half the speed (bench/README.md, "fio's buffer alignment").
                 let mut buf = fsarena_engine::AlignedBuf::new((o.write_size.min(size.max(1))) as usize, 4096);
                 fastrand::Rng::with_seed(id as u64).fill(buf.as_mut_slice());
                 let mut thread = Thread { options: o, root: path, dir: fd.as_fd(), paths, buf, abort, stop: env.stop };
-                s.spawn(move || {
+                move || {
                     for (step, total) in steps.iter().zip(totals) {
                         let mut rec =
                             StepTotal { ops: 0, bytes: 0, max_ns: 0, hist: LatencyHistogram::new(), error: None };
@@ -221,9 +251,16 @@ impl TreeWorkload {
                             }
                         }
                     }
-                });
-            }
+                }
+            });
+            // Joined when the scope ends; a failed spawn has released the started ones.
+            crate::gate::spawn_gated(s, &gate, "tree", bodies).err()
         });
+        if let (Some(e), Some(first)) = (spawn_error, totals.first()) {
+            if let Ok(mut t) = first.lock() {
+                t.error = Some(e);
+            }
+        }
         steps
             .iter()
             .copied()

@@ -128,6 +128,9 @@ pub static OPTIONS: &[OptionDef] = &[
     }),
 ];
 
+/// Most levels: `d00/` per level, and the deepest path must fit PATH_MAX.
+const MAX_LEVELS: u32 = 1000;
+
 /// Most files one run may create, over all threads.
 const MAX_FILES: u64 = 100_000_000;
 
@@ -136,11 +139,12 @@ impl TreeOptions {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InputError> {
         let def = OPTIONS.iter().find(|d| d.name == key).ok_or_else(|| {
             InputError::new(format!(
-                "unknown tree option '{key}': accepted options are {}",
+                "unknown tree option '{}': accepted options are {}",
+                crate::plain::cut(key),
                 OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
             ))
         })?;
-        (def.set)(self, value).map_err(|m| InputError::new(format!("{key}={value}: {m}")))
+        (def.set)(self, value).map_err(|m| InputError::new(crate::plain::value_error(key, value, &m)))
     }
 
     /// Checks the options together.
@@ -151,6 +155,16 @@ impl TreeOptions {
                 "levels={} × dirs_per_level={} × files_per_dir={} × threads={} is {files} files: at most {MAX_FILES} are accepted",
                 self.levels, self.dirs_per_level, self.files_per_dir, self.threads
             )));
+        }
+        if self.levels > MAX_LEVELS {
+            return Err(InputError::new(format!(
+                "levels={}: at most {MAX_LEVELS} are accepted (the deepest directory's path must stay under PATH_MAX, 4096 bytes)",
+                self.levels
+            )));
+        }
+        for (name, _) in &self.file_sizes {
+            // Each size names a directory of a sweep (fsarena-tree/<size>).
+            crate::plain::check_plain_name(name).map_err(|m| InputError::new(format!("file_size: {m}")))?;
         }
         if self.threads > 4096 {
             return Err(InputError::new(format!("threads={}: expected 1 to 4096", self.threads)));
@@ -214,6 +228,8 @@ mod tests {
             (&[("file_size", "4k,4k")], "twice"),
             (&[("depth", "3")], "unknown tree option 'depth'"),
             (&[("files_per_dir", "100000"), ("dirs_per_level", "1000"), ("levels", "10")], "at most"),
+            (&[("levels", "100000"), ("dirs_per_level", "1"), ("files_per_dir", "1")], "PATH_MAX"),
+            (&[("file_size", "4\tk")], "control character"),
         ];
         for (pairs, want) in cases {
             let err = with(pairs).unwrap_err().to_string();

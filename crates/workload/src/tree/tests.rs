@@ -83,3 +83,25 @@ fn a_stale_tree_goes_first_and_a_stopped_run_is_incomplete() {
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn a_failed_thread_spawn_releases_the_threads_and_removes_everything() {
+    let root = scratch("spawn");
+    crate::gate::FAIL_SPAWN_AT.with(|f| f.set(Some(1)));
+    let outcome = run(&root, "tree:threads=4,levels=1,dirs_per_level=2,files_per_dir=3,fsync=none");
+    crate::gate::FAIL_SPAWN_AT.with(|f| f.set(None));
+    let e = outcome.unwrap_err();
+    assert!(e.message.contains("cannot start tree thread 2 of 4"), "{}", e.message);
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn the_footprint_counts_threads_files_and_bytes() {
+    let w = TreeWorkload::from_spec(
+        &Spec::parse("tree:threads=2,levels=2,dirs_per_level=3,files_per_dir=4,file_size='1k,8k'").unwrap(),
+    )
+    .unwrap();
+    let f = w.footprint();
+    assert_eq!((f.threads, f.files, f.bytes_on_target), (2, 2 * 6 * 4 + 12, 2 * 6 * 4 * 8192));
+}

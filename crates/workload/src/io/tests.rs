@@ -1,0 +1,118 @@
+//! Runs of the `io` workload in a scratch directory: planning cost, planted objects and
+//! failed thread spawns.
+
+use super::*;
+use crate::gate::FAIL_SPAWN_AT;
+
+/// A scratch directory, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let base = if Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+        let path = base.join(format!("fsarena-h2-io-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        Self(path)
+    }
+    fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn workload(spec: &str) -> IoWorkload {
+    IoWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap()
+}
+
+fn run(root: &Path, w: &IoWorkload) -> Result<Measurement, WorkloadError> {
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false };
+    w.run(&env)
+}
+
+#[test]
+fn planning_is_linear_in_clones_and_files() {
+    // 100,000 clones: the old search of the file list made this 5·10^9 comparisons.
+    let w = workload("io:rw=randread,size=64k,numjobs=100000");
+    let group: Vec<&JobDef> = w.jobs.iter().collect();
+    let stop = AtomicBool::new(false);
+    let t = Instant::now();
+    let (specs, needs) = plan_group(Path::new("/nonexistent"), &group, &stop).unwrap();
+    assert_eq!((specs.len(), needs.len()), (100_000, 100_000));
+    assert!(t.elapsed().as_secs_f64() < 5.0, "planning took {:?}", t.elapsed());
+    // One shared file is one need, however many clones use it.
+    let w = workload("io:rw=randwrite,size=64k,numjobs=50000,filename=shared");
+    let group: Vec<&JobDef> = w.jobs.iter().collect();
+    let (specs, needs) = plan_group(Path::new("/x"), &group, &stop).unwrap();
+    assert_eq!((specs.len(), needs.len()), (50_000, 1));
+    // Ctrl-C stops planning.
+    stop.store(true, Ordering::Relaxed);
+    assert!(plan_group(Path::new("/x"), &group, &stop).unwrap_err().contains("interrupted"));
+}
+
+#[test]
+fn a_planted_link_is_not_followed_and_foreign_files_stay() {
+    let outside = Scratch::new("outside");
+    let victim = outside.0.join("victim.0.0");
+    std::fs::write(&victim, b"precious").unwrap();
+    let target = Scratch::new("target");
+    std::os::unix::fs::symlink(&victim, target.0.join("j.0.0")).unwrap();
+    let e = run(&target.0, &workload("io:name=j,rw=write,size=64k")).unwrap_err();
+    assert!(e.message.contains("symbolic link"), "{}", e.message);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert_eq!(target.entries(), vec!["j.0.0"], "the link stays, nothing else is left");
+    // A FIFO at a job file's name: refused, not waited on.
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        target.0.join("r.0.0"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let e = run(&target.0, &workload("io:name=r,rw=read,size=64k")).unwrap_err();
+    assert!(e.message.contains("not a regular file"), "{}", e.message);
+    // A regular file that was there is used, as fio does, and left in place.
+    std::fs::write(target.0.join("k.0.0"), vec![7u8; 64 << 10]).unwrap();
+    run(&target.0, &workload("io:name=k,rw=read,size=64k")).unwrap();
+    assert!(target.0.join("k.0.0").exists());
+    // What the workload created goes.
+    run(&target.0, &workload("io:name=new,rw=write,size=64k,nrfiles=3")).unwrap();
+    assert_eq!(target.entries(), vec!["j.0.0", "k.0.0", "r.0.0"]);
+}
+
+#[test]
+fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
+    let target = Scratch::new("reps");
+    let w = workload("io:name=rep,rw=read,size=64k,numjobs=2");
+    let stop = AtomicBool::new(false);
+    let env = |keep_files| RunEnv { root: &target.0, stop: &stop, progress: &|_| {}, keep_files };
+    w.run(&env(true)).unwrap();
+    assert_eq!(target.entries(), vec!["rep.0.0", "rep.1.0"]);
+    w.run(&env(false)).unwrap();
+    assert!(target.entries().is_empty(), "{:?}", target.entries());
+}
+
+#[test]
+fn a_failed_thread_spawn_stops_the_others_and_cleans_up() {
+    let target = Scratch::new("spawn");
+    FAIL_SPAWN_AT.with(|f| f.set(Some(3)));
+    let t = Instant::now();
+    let outcome = run(&target.0, &workload("io:name=s,rw=write,size=64k,numjobs=8,time_based,runtime=60"));
+    FAIL_SPAWN_AT.with(|f| f.set(None));
+    let e = outcome.unwrap_err();
+    assert!(e.message.contains("cannot start io job thread 4 of 8"), "{}", e.message);
+    assert!(t.elapsed().as_secs() < 30, "the started jobs ran on: {:?}", t.elapsed());
+    assert!(target.entries().is_empty(), "{:?}", target.entries());
+}
