@@ -55,6 +55,17 @@ impl DbArg {
     }
 }
 
+/// `--workdir DIR`, shared by every command that provisions or cleans up: defined once.
+#[derive(Debug, Args, Clone)]
+pub struct WorkdirArg {
+    /// Where images, mount points, logs and the state file go. Created 0700 if missing; refused
+    /// if it (or a directory above it) is a symlink, owned by another user, or writable by
+    /// others (a sticky directory such as /var/tmp is fine above it). A relative path is taken
+    /// against the current directory.
+    #[arg(id = "workdir", long = "workdir", value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
+    pub path: PathBuf,
+}
+
 /// `fsarena results ...`. RUN is an id, a unique prefix of one, `last` or `last~N`.
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
@@ -138,8 +149,8 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
     /// The work directory of the runs to clean up.
-    #[arg(long, value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
-    pub workdir: PathBuf,
+    #[command(flatten)]
+    pub workdir: WorkdirArg,
 }
 
 /// `fsarena run`.
@@ -178,8 +189,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_store: bool,
     /// Where images, mount points and the state file go.
-    #[arg(long, value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
-    pub workdir: PathBuf,
+    #[command(flatten)]
+    pub workdir: WorkdirArg,
     /// Allow formatting a real block device (device: targets).
     #[arg(long)]
     pub force: bool,
@@ -210,8 +221,8 @@ pub struct DemoArgs {
     #[arg(long, value_name = "FORMAT", default_value = "human")]
     pub output_format: String,
     /// Where images, mount points and the state file go.
-    #[arg(long, value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
-    pub workdir: PathBuf,
+    #[command(flatten)]
+    pub workdir: WorkdirArg,
 }
 
 #[cfg(test)]

@@ -3,21 +3,24 @@
 use crate::args::{CompareArgs, DbArg, ReportArgs, ResultsCommand};
 use crate::plan::Failure;
 use fsarena_core::run::RunReport;
-use fsarena_core::{Better, InputError};
+use fsarena_core::{printable, Better, InputError};
 use fsarena_report::Format;
 use fsarena_stats::{welch, Verdict};
 use fsarena_store::Store;
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Opens the store for reading only: no lock file or anything else is created beside it,
+/// and read-only media work. A missing, foreign, newer or damaged database is bad input.
 fn open(db: &DbArg) -> Result<Store, Failure> {
+    Store::open_read_only(&db.path()).map_err(|e| InputError::new(e.to_string()).at("--db").into())
+}
+
+/// Opens an existing store for writing (`results rm`): a missing one is not created.
+fn open_for_writing(db: &DbArg) -> Result<Store, Failure> {
     let path = db.path();
     if !path.exists() {
-        return Err(InputError::new(format!(
-            "no results database at {}: run `fsarena run` first, or give --db",
-            path.display()
-        ))
-        .into());
+        return Err(InputError::new(fsarena_store::StoreError::Missing(path).to_string()).at("--db").into());
     }
     Store::open(&path).map_err(|e| InputError::new(e.to_string()).at("--db").into())
 }
@@ -27,10 +30,16 @@ fn load(store: &Store, spec: &str) -> Result<RunReport, Failure> {
     store.load(&id).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))
 }
 
-fn print(bytes: &[u8]) {
+/// Writes `bytes` to stdout. A closed pipe (`| head`) is not an error; any other failure
+/// (`> /dev/full`) is, so that output that was lost never exits 0.
+pub fn print(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error.
-    let _ = out.write_all(bytes).and_then(|()| out.flush());
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Run(anyhow::anyhow!("cannot write the output to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `fsarena results ...`.
@@ -51,21 +60,21 @@ pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
             let runs = store.list(None).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
             if json {
                 let doc = serde_json::json!({ "runs": runs });
-                print(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()).as_bytes());
+                print(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()).as_bytes())?;
             } else {
                 let mut text =
                     format!("{:<22}  {:<23}  {:<10}  {}\n", "id", "started", "status", "targets · workloads");
                 for r in &runs {
                     text.push_str(&format!(
                         "{:<22}  {:<23}  {:<10}  {} · {}\n",
-                        r.id,
+                        printable(&r.id),
                         fsarena_report::utc_time(r.started_unix_ms / 1000),
                         if r.complete { "complete" } else { "incomplete" },
-                        r.targets.join(", "),
-                        r.workloads.join(", ")
+                        printable(&r.targets.join(", ")),
+                        printable(&r.workloads.join(", "))
                     ));
                 }
-                print(text.as_bytes());
+                print(text.as_bytes())?;
             }
         }
         ResultsCommand::Show { run, output_format, db } => {
@@ -77,7 +86,7 @@ pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
             })?;
             let report = load(&open(db)?, run)?;
             let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
-            print(&format.exporter(terminal).serialize(&report));
+            print(&format.exporter(terminal).serialize(&report))?;
         }
         ResultsCommand::Export { run, format, db } => {
             let bytes = match format.as_str() {
@@ -91,13 +100,13 @@ pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
                     .into())
                 }
             };
-            print(&bytes);
+            print(&bytes)?;
         }
         ResultsCommand::Rm { run, db } => {
-            let mut store = open(db)?;
+            let mut store = open_for_writing(db)?;
             let id = store.resolve(run).map_err(|e| Failure::BadInput(InputError::new(e.to_string())))?;
             store.remove(&id).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
-            eprintln!("fsarena: removed run {id}");
+            eprintln!("fsarena: removed run {}", printable(&id));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -115,10 +124,15 @@ struct Row {
     mean_a: f64,
     mean_b: f64,
     change_percent: f64,
-    ci95_diff: (f64, f64),
-    p_value: f64,
+    /// `None` (JSON null) where significance cannot be tested.
+    ci95_diff: Option<(f64, f64)>,
+    /// `None` (JSON null) where significance cannot be tested.
+    p_value: Option<f64>,
     verdict: &'static str,
 }
+
+/// The verdict where a side has fewer than two measured repetitions: no variance, no test.
+const UNTESTED: &str = "not tested: fewer than 2 repetitions";
 
 /// `fsarena compare A B` or `fsarena compare RUN --baseline LABEL`.
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
@@ -139,7 +153,21 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         }
     }
     let store = open(&args.db)?;
-    let run_a = load(&store, &args.run_a)?;
+    let resolve = |spec: &str| store.resolve(spec).map_err(|e| Failure::BadInput(InputError::new(e.to_string())));
+    let id_a = resolve(&args.run_a)?;
+    if let Some(b) = &args.run_b {
+        // `last` and its id, or two prefixes of one id, are one run: comparing it with itself
+        // would only ever say "no significant difference".
+        let id_b = resolve(b)?;
+        if id_a == id_b {
+            return Err(InputError::new(format!(
+                "'{}' and '{b}' are the same run {id_a}: give two different runs, or one run and --baseline LABEL",
+                args.run_a
+            ))
+            .into());
+        }
+    }
+    let run_a = load(&store, &id_a)?;
     // (label of side A, label of side B, entry A, entry B)
     let mut pairs = Vec::new();
     match (&args.run_b, &args.baseline) {
@@ -183,6 +211,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         }
     }
     let mut rows = Vec::new();
+    let mut untested = false;
     for (label_a, label_b, ea, eb) in &pairs {
         let Some(first) = eb.measurements.first() else { continue };
         for metric in &first.metrics {
@@ -190,7 +219,28 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
                 e.measurements.iter().filter_map(|m| m.metric(&metric.name)).map(|m| m.value).collect()
             };
             let (va, vb) = (values(ea), values(eb));
-            let Some(c) = welch(&va, &vb) else { continue };
+            if va.is_empty() || vb.is_empty() {
+                continue;
+            }
+            let Some(c) = welch(&va, &vb) else {
+                untested = true;
+                let (mean_a, mean_b) = (mean(&va), mean(&vb));
+                rows.push(Row {
+                    workload: ea.workload_title(),
+                    target: if args.baseline.is_some() { label_b.clone() } else { eb.target_label.clone() },
+                    metric: metric.name.clone(),
+                    unit: metric.unit.clone(),
+                    a: label_a.clone(),
+                    b: label_b.clone(),
+                    mean_a,
+                    mean_b,
+                    change_percent: if mean_a == 0.0 { f64::NAN } else { (mean_b - mean_a) / mean_a * 100.0 },
+                    ci95_diff: None,
+                    p_value: None,
+                    verdict: UNTESTED,
+                });
+                continue;
+            };
             let verdict = match fsarena_stats::verdict(&c, metric.better == Better::Higher, 0.05) {
                 Verdict::Better => "faster",
                 Verdict::Worse => "slower",
@@ -206,8 +256,8 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
                 mean_a: c.mean_a,
                 mean_b: c.mean_b,
                 change_percent: c.relative * 100.0,
-                ci95_diff: c.ci95_diff,
-                p_value: c.p_value,
+                ci95_diff: Some(c.ci95_diff),
+                p_value: Some(c.p_value),
                 verdict,
             });
         }
@@ -224,9 +274,15 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
                 serde_json::to_string_pretty(&serde_json::json!({ "comparisons": rows })).unwrap_or_default()
             )
             .as_bytes(),
-        );
+        )?;
     } else {
-        print(render_rows(&rows).as_bytes());
+        print(render_rows(&rows).as_bytes())?;
+    }
+    if untested {
+        eprintln!(
+            "fsarena: note: significance cannot be tested where a side has fewer than 2 measured repetitions; \
+             store runs with --repeat 3 or more"
+        );
     }
     let regressed = args
         .fail_on_regression
@@ -234,11 +290,20 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     if let Some((pct, r)) = regressed {
         eprintln!(
             "fsarena: regression: {} {} on {} changed {:+.1}% (p={:.3}), beyond --fail-on-regression {pct}%",
-            r.workload, r.metric, r.target, r.change_percent, r.p_value
+            printable(&r.workload),
+            printable(&r.metric),
+            printable(&r.target),
+            r.change_percent,
+            r.p_value.unwrap_or(f64::NAN)
         );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The arithmetic mean of a non-empty list.
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
 }
 
 fn render_rows(rows: &[Row]) -> String {
@@ -247,19 +312,25 @@ fn render_rows(rows: &[Row]) -> String {
     table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
     table.set_header(["workload", "target", "metric", "A", "B", "change", "95% CI of B−A", "p", "verdict"]);
     for r in rows {
+        // Labels and workload parameters are user text: shown inert in a terminal.
         table.add_row([
-            r.workload.clone(),
-            r.target.clone(),
-            r.metric.clone(),
+            printable(&r.workload).into_owned(),
+            printable(&r.target).into_owned(),
+            printable(&r.metric).into_owned(),
             fsarena_report::format_value(r.mean_a, &r.unit),
             fsarena_report::format_value(r.mean_b, &r.unit),
             format!("{:+.1}%", r.change_percent),
-            format!(
-                "[{}, {}]",
-                fsarena_report::format_value(r.ci95_diff.0, &r.unit),
-                fsarena_report::format_value(r.ci95_diff.1, &r.unit)
+            r.ci95_diff.map_or_else(
+                || "-".to_string(),
+                |(lo, hi)| {
+                    format!(
+                        "[{}, {}]",
+                        fsarena_report::format_value(lo, &r.unit),
+                        fsarena_report::format_value(hi, &r.unit)
+                    )
+                },
             ),
-            format!("{:.3}", r.p_value),
+            r.p_value.map_or_else(|| "-".to_string(), |p| format!("{p:.3}")),
             r.verdict.to_string(),
         ]);
     }
@@ -285,7 +356,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     let store = open(&args.db)?;
     let runs = args.runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
     write_report(&runs, out).map_err(Failure::Run)?;
-    eprintln!("fsarena: wrote {}", out.display());
+    eprintln!("fsarena: wrote {}", printable(&out.display().to_string()));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -316,20 +387,29 @@ pub fn list_targets() -> Result<ExitCode, Failure> {
         };
         text.push_str(&format!("{kind:<8}  {yes:<9}  {why}\n"));
     }
-    print(text.as_bytes());
+    print(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `fsarena cleanup`: undoes what killed runs recorded in `workdir`.
-pub fn cleanup(workdir: &std::path::Path) -> Result<ExitCode, Failure> {
-    let done = fsarena_target::cleanup(workdir).map_err(|e| Failure::Run(e.into()))?;
-    if done.is_empty() {
-        eprintln!("fsarena: nothing to clean up in {}", workdir.display());
+pub fn cleanup(workdir: &crate::args::WorkdirArg) -> Result<ExitCode, Failure> {
+    use fsarena_core::printable;
+    // An untrusted work directory is bad input (exit 2): nothing in it is read.
+    let report = fsarena_target::cleanup(&workdir.path)?;
+    let shown = printable(&report.workdir.to_string_lossy()).into_owned();
+    if report.is_empty() {
+        eprintln!("fsarena: nothing to clean up in {shown}");
     }
-    for line in done {
-        eprintln!("fsarena: {line}");
+    for line in &report.done {
+        eprintln!("fsarena: {}", printable(line));
     }
-    Ok(ExitCode::SUCCESS)
+    for warning in &report.warnings {
+        eprintln!("fsarena: warning: {}", printable(warning));
+    }
+    match report.error {
+        Some(e) => Err(Failure::Run(anyhow::anyhow!("cleanup of {shown} is not finished: {e}"))),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// `fsarena completions SHELL`: generated from the one flag table, like --help.
@@ -337,7 +417,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
     use clap::CommandFactory;
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut crate::args::Cli::command(), "fsarena", &mut out);
-    print(&out);
+    print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -346,6 +426,6 @@ pub fn man() -> Result<ExitCode, Failure> {
     use clap::CommandFactory;
     let mut out = Vec::new();
     clap_mangen::Man::new(crate::args::Cli::command()).render(&mut out).map_err(|e| Failure::Run(e.into()))?;
-    print(&out);
+    print(&out)?;
     Ok(ExitCode::SUCCESS)
 }

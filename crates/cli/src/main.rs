@@ -33,7 +33,8 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(plan::Failure::Run(e)) => {
-            eprintln!("fsarena: {e:#}");
+            // One line, and inert: the message carries labels, paths and tools' output.
+            eprintln!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
             ExitCode::from(1)
         }
     }

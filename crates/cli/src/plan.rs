@@ -57,7 +57,9 @@ fn plan_text(files: &[&std::path::Path]) -> String {
         .collect();
     let mut text = args.join(" ");
     for f in files {
-        text.push_str(&format!("\n\n# {}\n{}", f.display(), std::fs::read_to_string(f).unwrap_or_default()));
+        // Read again with the same bounds as when parsed: the file may have changed since.
+        let body = fsarena_workload::io::jobfile::read_job_text(f, "job file").unwrap_or_default();
+        text.push_str(&format!("\n\n# {}\n{body}", f.display()));
     }
     text
 }
@@ -103,7 +105,9 @@ fn table_to_spec(table: &toml::Table, origin: &str) -> Result<Spec, InputError> 
                 }
             }
             other => {
-                return Err(InputError::new(format!("{k} = {other}: expected a string, number or boolean")).at(origin))
+                let (k, other) = (fsarena_workload::plain::cut(k), other.to_string());
+                let other = fsarena_workload::plain::cut(&other);
+                return Err(InputError::new(format!("{k} = {other}: expected a string, number or boolean")).at(origin));
             }
         };
         params.push((k.clone(), value));
@@ -120,8 +124,8 @@ impl Plan {
         let mut format = None;
         if let Some(path) = &args.jobfile {
             let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| InputError::new(format!("cannot read job file {origin}: {e}")))?;
+            // A regular file of at most 1 MiB in UTF-8, as a fio job file.
+            let text = jobfile::read_job_text(path, "job file")?;
             let job: TomlJob = toml::from_str(&text).map_err(|e| {
                 let line = e.span().map_or(0, |s| text[..s.start].matches('\n').count() + 1);
                 InputError::new(format!("not a valid job file: {}", e.message().trim().replace('\n', "; ")))
@@ -150,7 +154,7 @@ impl Plan {
                     .at(path.display().to_string())
                     .into());
                 }
-                target_specs.push((format!("dir:path={}", directories[0]), path.display().to_string()));
+                target_specs.push((directory_spec(&directories[0], path)?, path.display().to_string()));
             }
             workloads.push(Box::new(IoWorkload::from_job_file(parsed)));
         }
@@ -180,13 +184,14 @@ impl Plan {
         if args.repeat == 0 {
             return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
         }
-        check_machine(&targets, &args.workdir)?;
+        let workdir = check_machine(&targets, &args.workdir.path)?;
+        check_footprints(&targets, &workloads)?;
         Ok(Self {
             targets,
             workloads,
             format: format.unwrap_or(Format::Human),
             dry_run: args.dry_run,
-            workdir: args.workdir.clone(),
+            workdir,
             drop_caches: !args.no_drop_caches,
             text: plan_text(&[args.jobfile.as_deref(), args.fio.as_deref()].into_iter().flatten().collect::<Vec<_>>()),
             repeat: args.repeat,
@@ -204,13 +209,12 @@ impl Plan {
             return Err(InputError::new("--seconds 0: expected at least 1").into());
         }
         let suite = jobfile::parse_str(include_str!("../../../suites/demo.fio"), "suites/demo.fio")?;
-        let workloads = suite
+        let workloads: Vec<Box<dyn Workload + Send + Sync>> = suite
             .jobs
             .into_iter()
             .map(|mut job| {
                 job.options.runtime = Some(Nanos(u64::from(args.seconds) * 1_000_000_000));
-                Box::new(IoWorkload { jobs: vec![job], global_options: suite.global_options.clone() })
-                    as Box<dyn Workload + Send + Sync>
+                Box::new(IoWorkload::new(vec![job], suite.global_options.clone())) as Box<dyn Workload + Send + Sync>
             })
             .collect();
         // The filesystems this machine can provision, each on a 2 GiB sparse image.
@@ -227,7 +231,8 @@ impl Plan {
                 InputError::new("the demo found no filesystem it can provision here: see `fsarena targets`").into()
             );
         }
-        check_machine(&targets, &args.workdir)?;
+        let workdir = check_machine(&targets, &args.workdir.path)?;
+        check_footprints(&targets, &workloads)?;
         let text = format!("{}\n\n# suites/demo.fio\n{}", plan_text(&[]), include_str!("../../../suites/demo.fio"));
         if args.repeat == 0 {
             return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
@@ -237,7 +242,7 @@ impl Plan {
             workloads,
             format,
             dry_run: false,
-            workdir: args.workdir.clone(),
+            workdir,
             drop_caches: true,
             text,
             repeat: args.repeat,
@@ -248,25 +253,69 @@ impl Plan {
     }
 }
 
-/// What the kernel or the tools lack, and images that do not fit, refused before anything is
-/// created.
-fn check_machine(targets: &[Box<dyn Target>], workdir: &std::path::Path) -> Result<(), InputError> {
+/// fio's `directory=` as a `dir:` target spec. The value is quoted, so that a comma in it
+/// cannot add keys to the spec; a value a quote cannot hold is refused.
+fn directory_spec(directory: &str, job_file: &std::path::Path) -> Result<String, InputError> {
+    if directory.contains('\'') || directory.chars().any(char::is_control) {
+        return Err(InputError::new(format!(
+            "directory='{}': expected a path without single quotes or control characters",
+            fsarena_workload::plain::cut(directory)
+        ))
+        .at(job_file.display().to_string()));
+    }
+    Ok(format!("dir:path='{directory}'"))
+}
+
+/// Threads, memory, descriptors and bytes each workload needs, against what this machine
+/// allows and what each target holds: `numjobs=100000` is refused here in milliseconds
+/// (also for --dry-run), before anything is created.
+fn check_footprints(
+    targets: &[Box<dyn Target>],
+    workloads: &[Box<dyn Workload + Send + Sync>],
+) -> Result<(), InputError> {
+    let limits = fsarena_workload::MachineLimits::detect();
+    for workload in workloads {
+        let footprint = workload.footprint();
+        footprint.check(&limits, None).map_err(InputError::new)?;
+        for target in targets {
+            // 0 is what statfs says for filesystems without a size (ramfs, some FUSE ones):
+            // no limit known, rather than no room.
+            let capacity = target.capacity_bytes().filter(|&c| c > 0);
+            footprint
+                .check(&limits, capacity)
+                .map_err(|m| InputError::new(format!("target {}: {m}", target.label())))?;
+        }
+    }
+    Ok(())
+}
+
+/// A work directory fsarena may not trust, what the kernel or the tools lack, and images that
+/// do not fit, refused before anything is created. Returns the work directory, absolute.
+fn check_machine(targets: &[Box<dyn Target>], workdir: &std::path::Path) -> Result<PathBuf, InputError> {
+    let workdir = fsarena_target::Workdir::check(workdir)?;
     for t in targets {
         fsarena_target::requirements::check(&t.requirements())
             .map_err(|why| InputError::new(format!("target {} cannot be provisioned here: {why}", t.label())))?;
     }
-    // Targets are provisioned one after another, so the largest image must fit.
+    // Targets are provisioned one after another, so the largest image must fit. A work
+    // directory that does not exist yet will be made in its nearest existing ancestor.
     if let Some(t) = targets.iter().max_by_key(|t| t.image_bytes()).filter(|t| t.image_bytes() > 0) {
-        let free = fsarena_target::sys::free_bytes(workdir).unwrap_or(0);
-        if t.image_bytes() > free {
-            return Err(InputError::new(format!(
-                "target {}: its {} image does not fit the {} free in {}: use a smaller size= or another --workdir",
-                t.label(),
-                fsarena_core::units::format_iec(t.image_bytes() as f64),
-                fsarena_core::units::format_iec(free as f64),
-                workdir.display()
-            )));
+        let existing = fsarena_target::Workdir::nearest_existing(&workdir);
+        if let Some(free) = fsarena_target::sys::free_bytes(&existing) {
+            if t.image_bytes() > free {
+                let place = if existing == workdir {
+                    format!("the work directory {}", workdir.display())
+                } else {
+                    format!("{}, where the work directory {} would be created", existing.display(), workdir.display())
+                };
+                return Err(InputError::new(format!(
+                    "target {}: its {} image does not fit the {} free in {place}: use a smaller size= or another --workdir",
+                    t.label(),
+                    fsarena_core::units::format_iec(t.image_bytes() as f64),
+                    fsarena_core::units::format_iec(free as f64),
+                )));
+            }
         }
     }
-    Ok(())
+    Ok(workdir)
 }

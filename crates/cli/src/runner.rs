@@ -6,31 +6,26 @@ use anyhow::anyhow;
 use fsarena_report::{ResultEntry, RunReport};
 use fsarena_target::{ProvisionCtx, Workdir};
 use fsarena_workload::RunEnv;
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Runs `plan` and prints its report; the exit code says how it went.
 pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     if plan.dry_run {
-        print_plan(plan);
-        return Ok(ExitCode::SUCCESS);
+        return print_plan(plan).map(|()| ExitCode::SUCCESS);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal while stopping ends the process at once.
-        signal_hook::flag::register_conditional_shutdown(sig, 1, Arc::clone(&stop))
-            .map_err(|e| Failure::Run(e.into()))?;
-        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| Failure::Run(e.into()))?;
-        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
-            .map_err(|e| Failure::Run(e.into()))?;
-    }
+    let emergency = Arc::new(OnceLock::new());
+    watch_signals(&stop, &signal, &emergency)?;
+    // One random id names the run in the store and everything it creates (never the PID,
+    // which another run in another PID namespace may have too).
+    let run_id = fsarena_target::RunId::generate().map_err(|e| Failure::Run(e.into()))?;
     let started = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let mut report = RunReport {
-        id: run_id(started, std::process::id()),
+        id: run_id.to_string(),
         started_unix_ms: started.as_millis() as u64,
         environment: fsarena_target::environment::machine(),
         global_options: plan.workloads.iter().flat_map(|w| w.global_options()).collect(),
@@ -38,9 +33,11 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         plan: plan.text.clone(),
         complete: false,
     };
-    let progress = |text: &str| eprintln!("fsarena: {text}");
+    // Labels, job names and paths are user text: shown inert, never as terminal controls.
+    let progress = |text: &str| eprintln!("fsarena: {}", fsarena_core::printable(text));
     let mut store = crate::record::Recorder::open(plan, &report)?;
-    let workdir = Workdir::open(&plan.workdir).map_err(|e| Failure::Run(e.into()))?;
+    let workdir = Workdir::open(&plan.workdir, &run_id).map_err(|e| Failure::Run(e.into()))?;
+    let _ = emergency.set(workdir.emergency());
     let mut failure: Option<String> = None;
     let mut cache = CacheControl { enabled: plan.drop_caches, warned: false };
     'targets: for (index, target) in plan.targets.iter().enumerate() {
@@ -67,7 +64,6 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 measurements: Vec::new(),
             };
             let position = report.results.len();
-            let result_id = store.add_result(&report.id, position, &entry);
             let rounds = plan.warmup + plan.repeat;
             for round in 0..rounds {
                 if stop.load(Ordering::Relaxed) {
@@ -93,7 +89,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                     Err(e) => (e.partial, Some(e.message)),
                 };
                 if let (true, Some(m)) = (measured || error.is_some(), measurement) {
-                    store.add_measurement(result_id, entry.measurements.len(), &m);
+                    store.add_measurement(position, &entry, entry.measurements.len(), &m);
                     entry.measurements.push(m);
                 }
                 if let Some(message) = error {
@@ -121,9 +117,18 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
             break 'targets;
         }
     }
-    workdir.close();
+    let workdir_path = workdir.path().to_path_buf();
+    if let Some(state) = workdir.close() {
+        // Something could not be undone (a busy mount): everything below it stays recorded.
+        failure.get_or_insert_with(|| "teardown did not finish".to_string());
+        progress(&format!(
+            "kept {} and what it records: run `fsarena cleanup --workdir {}` once nothing holds the mount",
+            state.display(),
+            workdir_path.display()
+        ));
+    }
     report.complete = failure.is_none() && signal.load(Ordering::Relaxed) == 0;
-    store.finish(&report);
+    let unstored = store.finish(&report);
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let bytes = plan.format.exporter(terminal).serialize(&report);
     if let Some(path) = &plan.report {
@@ -135,33 +140,41 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
             Err(e) => progress(&format!("warning: {e:#}")),
         }
     }
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error.
-    let _ = out.write_all(&bytes).and_then(|()| out.flush());
+    let printed = crate::commands::print(&bytes);
     match signal.load(Ordering::Relaxed) {
         0 => {}
         sig => {
             eprintln!("fsarena: interrupted; the results above are incomplete and the test files were removed");
+            if let Some(unstored) = &unstored {
+                eprintln!("fsarena: {}", fsarena_core::printable(unstored));
+            }
             return Ok(ExitCode::from(128 + sig as u8));
         }
     }
-    match failure {
-        Some(message) => Err(Failure::Run(anyhow!("{message}; the results above are incomplete"))),
-        None => Ok(ExitCode::SUCCESS),
+    // Results that were not stored, or not shown, are a failed run: never exit 0 for them.
+    match (failure, unstored) {
+        (Some(message), None) => Err(Failure::Run(anyhow!("{message}; the results above are incomplete"))),
+        (Some(message), Some(unstored)) => {
+            Err(Failure::Run(anyhow!("{message}; the results above are incomplete, and {unstored}")))
+        }
+        (None, Some(unstored)) => Err(Failure::Run(anyhow!("{unstored}"))),
+        (None, None) => printed.map(|()| ExitCode::SUCCESS),
     }
 }
 
-fn print_plan(plan: &Plan) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "plan: {} target(s) × {} workload(s)", plan.targets.len(), plan.workloads.len());
+/// `--dry-run`: the plan, with labels and job names shown inert (they are user text).
+fn print_plan(plan: &Plan) -> Result<(), Failure> {
+    use fsarena_core::printable;
+    let mut out = format!("plan: {} target(s) × {} workload(s)\n", plan.targets.len(), plan.workloads.len());
     for t in &plan.targets {
-        let _ = writeln!(out, "  target {} ({})", t.label(), t.kind());
+        out.push_str(&format!("  target {} ({})\n", printable(t.label()), t.kind()));
         for w in &plan.workloads {
             for line in w.describe() {
-                let _ = writeln!(out, "    {line}");
+                out.push_str(&format!("    {}\n", printable(&line)));
             }
         }
     }
+    crate::commands::print(out.as_bytes())
 }
 
 /// Sync and drop the page cache before each measured repetition, when root.
@@ -186,12 +199,49 @@ impl CacheControl {
     }
 }
 
-/// A run id of 12 hex digits, different from the first digit on (so that a short prefix names
-/// a run, as with git), mixed from the start time and the PID with splitmix64's finalizer.
-fn run_id(started: std::time::Duration, pid: u32) -> String {
-    let mut z = (started.as_nanos() as u64) ^ (u64::from(pid) << 40);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    format!("{:012x}", z >> 16)
+/// The first SIGINT or SIGTERM stops the workloads; the runner then tears down as usual and
+/// exits 128+signal. A second one does not wait for the workloads any longer: it tears down
+/// at once, from this thread, and exits. Teardown is never skipped: there is no exit without it.
+fn watch_signals(
+    stop: &Arc<AtomicBool>,
+    signal: &Arc<AtomicUsize>,
+    emergency: &Arc<OnceLock<fsarena_target::Emergency>>,
+) -> Result<(), Failure> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| Failure::Run(e.into()))?;
+    let (stop, signal, emergency) = (Arc::clone(stop), Arc::clone(signal), Arc::clone(emergency));
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for (count, sig) in signals.forever().enumerate() {
+                signal.store(sig as usize, Ordering::SeqCst);
+                stop.store(true, Ordering::SeqCst);
+                if count == 0 {
+                    continue;
+                }
+                eprintln!("fsarena: second interrupt: tearing down now");
+                let code = 128 + sig;
+                match emergency.get() {
+                    // Nothing was created yet.
+                    None => std::process::exit(code),
+                    Some(e) => e.tear_down_then(|done, error, kept| {
+                        for line in done {
+                            eprintln!("fsarena: {}", fsarena_core::printable(line));
+                        }
+                        if let Some(error) = error {
+                            eprintln!("fsarena: {error}");
+                        }
+                        if let Some(state) = kept {
+                            eprintln!(
+                                "fsarena: kept {}: run `fsarena cleanup` once nothing holds the mount",
+                                fsarena_core::printable(&state.to_string_lossy())
+                            );
+                        }
+                        std::process::exit(code)
+                    }),
+                }
+            }
+        })
+        .map_err(|e| Failure::Run(e.into()))?;
+    Ok(())
 }
