@@ -511,3 +511,101 @@ fn a_run_that_measured_nothing_stores_nothing() {
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
     assert_eq!(runs[0]["complete"], true, "`last` is still the run that measured: {runs}");
 }
+
+#[test]
+fn named_runs_are_compared_by_name_and_a_failed_run_stores_why() {
+    let (_dir, db) = db("named-runs");
+    let target = Scratch::new("named-runs-target");
+    let named = |name: &str, workload: &str| {
+        run(&[
+            "run",
+            "--db",
+            &db,
+            "--target",
+            &target.spec(),
+            "--workload",
+            workload,
+            "--repeat",
+            "2",
+            "--warmup",
+            "0",
+            "--name",
+            name,
+            "--tag",
+            "smoke",
+            "--output-format",
+            "json",
+        ])
+    };
+    let before = named("before", "io:rw=randread,bs=4k,size=4m");
+    assert!(before.status.success(), "{}", stderr(&before));
+    assert_eq!(json(&before)["run"]["name"], "before");
+    // "after" also runs a workload "before" lacks: it is named, not silently skipped.
+    let after = named("after", "io:rw=randread,bs=4k,size=4m");
+    assert!(after.status.success(), "{}", stderr(&after));
+    let extra = run(&[
+        "run",
+        "--db",
+        &db,
+        "--target",
+        &target.spec(),
+        "--workload",
+        "io:rw=randread,bs=4k,size=4m",
+        "--workload",
+        "io:rw=read,bs=64k,size=4m",
+        "--repeat",
+        "2",
+        "--warmup",
+        "0",
+        "--name",
+        "after",
+    ]);
+    assert!(extra.status.success(), "{}", stderr(&extra));
+
+    let cmp = run(&["compare", "before", "after", "--db", &db]);
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let text = stdout(&cmp);
+    assert!(text.contains("read_iops") && text.contains("before") && text.contains("after"), "{text}");
+    let err = stderr(&cmp);
+    assert!(err.contains("only in after:") && err.contains("rw=read,bs=64k"), "{err}");
+
+    let list = stdout(&run(&["results", "list", "--db", &db]));
+    assert!(list.lines().nth(3).is_some_and(|l| l.contains("before") && l.contains("[smoke]")), "{list}");
+    let listed = json(&run(&["results", "list", "--db", &db, "--output-format", "json"]));
+    assert_eq!(listed["runs"][2]["name"], "before");
+    assert_eq!(listed["runs"][2]["tags"][0], "smoke");
+
+    // A run that fails after measuring something keeps why it failed.
+    let small = crate::util::SmallTmpfs::new("named-runs-enospc", "1m");
+    let failed = run(&[
+        "run",
+        "--db",
+        &db,
+        "--target",
+        &small.dir.spec(),
+        "--workload",
+        "meta:items=2000,write_bytes=1,tasks=2",
+        "--name",
+        "full",
+    ]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let shown = json(&run(&["results", "show", "full", "--db", &db, "--output-format", "json"]));
+    assert_eq!(shown["run"]["complete"], false);
+    assert!(shown["run"]["failure"].as_str().unwrap().contains("No space left on device"), "{shown}");
+
+    for bad in ["last", "-x", "a b", "x\u{1b}[2J", &"n".repeat(65), "a/b"] {
+        let out = run(&[
+            "run",
+            "--db",
+            &db,
+            "--target",
+            &target.spec(),
+            "--workload",
+            "io:size=1m",
+            &format!("--name={bad}"),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "--name {bad:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).trim().lines().count(), 1, "{}", stderr(&out));
+        assert!(stderr(&out).contains("--name"), "{}", stderr(&out));
+    }
+}

@@ -188,6 +188,13 @@ pub struct RunArgs {
     /// Do not store the results.
     #[arg(long)]
     pub no_store: bool,
+    /// Name the run (`before`, `after`): later commands take the name where they take a run
+    /// id, and find the newest run of that name.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Tag the run (repeatable); tags show in `results list`.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
     /// Where images, mount points and the state file go.
     #[command(flatten)]
     pub workdir: WorkdirArg,

@@ -2,7 +2,7 @@
 
 use crate::args::{CompareArgs, DbArg, ReportArgs, ResultsCommand};
 use crate::plan::Failure;
-use fsarena_core::run::RunReport;
+use fsarena_core::run::{ResultEntry, RunReport};
 use fsarena_core::{printable, Better, InputError};
 use fsarena_report::Format;
 use fsarena_stats::{welch, Verdict};
@@ -62,16 +62,23 @@ pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
                 let doc = serde_json::json!({ "runs": runs });
                 print(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()).as_bytes())?;
             } else {
-                let mut text =
-                    format!("{:<22}  {:<23}  {:<10}  {}\n", "id", "started", "status", "targets · workloads");
+                let width = runs.iter().filter_map(|r| r.name.as_ref()).map(String::len).max().unwrap_or(0).max(4);
+                let mut text = format!(
+                    "{:<16}  {:<width$}  {:<23}  {:<10}  {}\n",
+                    "id", "name", "started", "status", "targets · workloads"
+                );
                 for r in &runs {
+                    let mut what = format!("{} · {}", r.targets.join(", "), r.workloads.join(", "));
+                    if !r.tags.is_empty() {
+                        what.push_str(&format!(" [{}]", r.tags.join(", ")));
+                    }
                     text.push_str(&format!(
-                        "{:<22}  {:<23}  {:<10}  {} · {}\n",
+                        "{:<16}  {:<width$}  {:<23}  {:<10}  {}\n",
                         printable(&r.id),
+                        printable(r.name.as_deref().unwrap_or("-")),
                         fsarena_report::utc_time(r.started_unix_ms / 1000),
                         if r.complete { "complete" } else { "incomplete" },
-                        printable(&r.targets.join(", ")),
-                        printable(&r.workloads.join(", "))
+                        printable(&what),
                     ));
                 }
                 print(text.as_bytes())?;
@@ -170,17 +177,24 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     let run_a = load(&store, &id_a)?;
     // (label of side A, label of side B, entry A, entry B)
     let mut pairs = Vec::new();
+    // Results of one run that the other lacks: named, never silently skipped.
+    let mut only_in: Vec<(String, String)> = Vec::new();
     match (&args.run_b, &args.baseline) {
         (Some(b), None) => {
             let run_b = load(&store, b)?;
+            let same = |x: &ResultEntry, y: &ResultEntry| {
+                x.target_label == y.target_label && x.workload_title() == y.workload_title()
+            };
+            // A side is shown by its name (`--name before`) where it has one.
+            let side = |run: &RunReport| run.name.clone().unwrap_or_else(|| run.id.clone());
             for eb in &run_b.results {
-                if let Some(ea) = run_a
-                    .results
-                    .iter()
-                    .find(|ea| ea.target_label == eb.target_label && ea.workload_title() == eb.workload_title())
-                {
-                    pairs.push((run_a.id.clone(), run_b.id.clone(), ea.clone(), eb.clone()));
+                match run_a.results.iter().find(|ea| same(ea, eb)) {
+                    Some(ea) => pairs.push((side(&run_a), side(&run_b), ea.clone(), eb.clone())),
+                    None => only_in.push((side(&run_b), eb.title())),
                 }
+            }
+            for ea in run_a.results.iter().filter(|ea| !run_b.results.iter().any(|eb| same(ea, eb))) {
+                only_in.push((side(&run_a), ea.title()));
             }
         }
         (None, Some(label)) => {
@@ -276,7 +290,16 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             .as_bytes(),
         )?;
     } else {
-        print(render_rows(&rows).as_bytes())?;
+        let mut text = String::new();
+        if let (Some(first), None) = (rows.first(), &args.baseline) {
+            // Two runs: say which is which, by name where they have one.
+            text.push_str(&format!("A = {}, B = {}\n", printable(&first.a), printable(&first.b)));
+        }
+        text.push_str(&render_rows(&rows));
+        print(text.as_bytes())?;
+    }
+    for (run, title) in &only_in {
+        eprintln!("fsarena: only in {}: {} (not compared)", printable(run), printable(title));
     }
     if untested {
         eprintln!(

@@ -46,6 +46,10 @@ pub struct Plan {
     pub warmup: u32,
     /// The results database, or None with --no-store.
     pub db: Option<PathBuf>,
+    /// The run's name (`--name`), by which later commands find it.
+    pub name: Option<String>,
+    /// The run's tags (`--tag`).
+    pub tags: Vec<String>,
     /// Write an HTML report here at the end (the demo).
     pub report: Option<PathBuf>,
 }
@@ -197,6 +201,8 @@ impl Plan {
             repeat: args.repeat,
             warmup: args.warmup,
             db: (!args.no_store).then(|| args.db.path()),
+            name: args.name.as_deref().map(|n| run_name(n, "--name")).transpose()?,
+            tags: args.tags.iter().map(|t| run_name(t, "--tag")).collect::<Result<_, _>>()?,
             report: None,
         })
     }
@@ -248,9 +254,24 @@ impl Plan {
             repeat: args.repeat,
             warmup: args.warmup,
             db: Some(args.db.path()),
+            name: None,
+            tags: vec!["demo".to_string()],
             report: Some(args.output.clone()),
         })
     }
+}
+
+/// Checks a run name or tag: later commands take it where they take a run id (`compare before
+/// after`), so it is a short word that cannot be mistaken for `last~N` or an option.
+fn run_name(value: &str, flag: &str) -> Result<String, InputError> {
+    let accepted = "1 to 64 letters, digits, '.', '_' or '-', not starting with '-', and not 'last' or 'last~N'";
+    let shaped = (1..=64).contains(&value.len())
+        && !value.starts_with('-')
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !shaped || value == "last" {
+        return Err(InputError::new(format!("{flag} '{}': expected {accepted}", fsarena_workload::plain::cut(value))));
+    }
+    Ok(value.to_string())
 }
 
 /// fio's `directory=` as a `dir:` target spec. The value is quoted, so that a comma in it

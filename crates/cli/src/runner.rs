@@ -32,6 +32,9 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         results: Vec::new(),
         plan: plan.text.clone(),
         complete: false,
+        name: plan.name.clone(),
+        tags: plan.tags.clone(),
+        failure: None,
     };
     // Labels, job names and paths are user text: shown inert, never as terminal controls.
     let progress = |text: &str| eprintln!("fsarena: {}", fsarena_core::printable(text));
@@ -128,6 +131,10 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         ));
     }
     report.complete = failure.is_none() && signal.load(Ordering::Relaxed) == 0;
+    report.failure = match signal.load(Ordering::Relaxed) {
+        0 => failure.clone(),
+        sig => Some(format!("interrupted by signal {sig}")),
+    };
     let unstored = store.finish(&report);
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let bytes = plan.format.exporter(terminal).serialize(&report);

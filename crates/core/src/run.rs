@@ -25,6 +25,30 @@ pub struct RunReport {
     /// False when the run stopped early (a failure, Ctrl-C, or a kill before it finished).
     #[serde(default)]
     pub complete: bool,
+    /// The name given with `--name` (`before`, `after`), by which commands find the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Tags given with `--tag`, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Why the run stopped early, when it failed or was interrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+impl RunReport {
+    /// How reports and comparisons name the run: its `--name` where it has one, else its id.
+    pub fn handle(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.id)
+    }
+
+    /// The id followed by the name, for the tables that list runs: `3f2a… (before)`.
+    pub fn id_and_name(&self) -> String {
+        match &self.name {
+            Some(name) => format!("{} ({name})", self.id),
+            None => self.id.clone(),
+        }
+    }
 }
 
 /// The results of one workload on one target.

@@ -139,7 +139,7 @@ fn runs_section(out: &mut String, runs: &[RunReport]) {
         let _ = writeln!(
             out,
             "<tr><td><code>{}</code></td><td>{}</td><td>{status}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
-            escape::html(&run.id),
+            escape::html(&run.id_and_name()),
             utc(run.started_unix_ms),
             escape::html(&targets.join(", ")),
             workloads.len(),
@@ -183,7 +183,7 @@ fn environment_section(out: &mut String, runs: &[RunReport]) {
         "<section id=\"environment\"><h2>Environment</h2><div class=\"table-wrap\"><table>\n<thead><tr><th></th>",
     );
     for run in runs {
-        let _ = write!(out, "<th>{}</th>", if runs.len() > 1 { escape::html(&run.id) } else { "value".into() });
+        let _ = write!(out, "<th>{}</th>", if runs.len() > 1 { escape::html(run.handle()) } else { "value".into() });
     }
     out.push_str("</tr></thead><tbody>\n");
     for key in keys {

@@ -25,7 +25,7 @@ pub fn markdown_report(runs: &[RunReport]) -> (String, Vec<(String, String)>) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
-            escape::markdown(&run.id),
+            escape::markdown(&run.id_and_name()),
             utc(run.started_unix_ms),
             if run.complete { "complete" } else { "**incomplete**" },
             escape::markdown(&targets.join(", "))
@@ -54,7 +54,7 @@ fn environment(out: &mut String, runs: &[RunReport]) {
     }
     out.push_str("\n## Environment\n\n|  |");
     for run in runs {
-        let _ = write!(out, " {} |", if runs.len() > 1 { escape::markdown(&run.id) } else { "value".into() });
+        let _ = write!(out, " {} |", if runs.len() > 1 { escape::markdown(run.handle()) } else { "value".into() });
     }
     out.push_str("\n|---|");
     out.push_str(&"---|".repeat(runs.len()));

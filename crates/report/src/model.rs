@@ -131,7 +131,7 @@ impl<'a> Model<'a> {
             let with_target: Vec<usize> =
                 (0..runs.len()).filter(|&r| runs[r].results.iter().any(|e| e.target_label == target)).collect();
             for (i, &r) in with_target.iter().enumerate() {
-                let label = if runs.len() > 1 { format!("{} {target}", runs[r].id) } else { target.to_string() };
+                let label = if runs.len() > 1 { format!("{} {target}", runs[r].handle()) } else { target.to_string() };
                 let paint = Paint { hue, age: with_target.len() - 1 - i };
                 series.push(Series { label, run: r, target: target.to_string(), paint });
             }

@@ -32,6 +32,9 @@ pub(crate) fn printable_report(report: &RunReport) -> RunReport {
     let mut report = report.clone();
     inert(&mut report.id);
     inert(&mut report.plan);
+    report.name.iter_mut().for_each(inert);
+    report.tags.iter_mut().for_each(inert);
+    report.failure.iter_mut().for_each(inert);
     inert_pairs(&mut report.environment);
     inert_pairs(&mut report.global_options);
     for entry in &mut report.results {

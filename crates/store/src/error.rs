@@ -77,23 +77,10 @@ pub enum StoreError {
     /// The database file exists but holds no fsarena tables yet (an empty file).
     #[error("results database {0} is empty: no run has been stored in it yet")]
     Empty(PathBuf),
-    /// Opened for reading only, the database has an older schema, which only a write upgrades.
-    #[error(
-        "results database {path} has schema {found}, older than this fsarena's {supported}; it is \
-         upgraded the next time a run is stored in it"
-    )]
-    Older {
-        /// The database file.
-        path: PathBuf,
-        /// The schema version found in the file.
-        found: u32,
-        /// The schema version this code writes.
-        supported: u32,
-    },
     /// No stored run matches what was given.
     #[error(
-        "no stored run '{0}': give a run id, a unique prefix of one, 'last' or 'last~N'; \
-         `fsarena results list` shows the ids"
+        "no stored run '{0}': give a run id, a unique prefix of one, a run name (--name), 'last' \
+         or 'last~N'; `fsarena results list` shows them"
     )]
     UnknownRun(String),
     /// A run id prefix matches more than one run.

@@ -278,15 +278,30 @@ fn connect_read_only(path: &Path, parameter: &str) -> Result<Connection, StoreEr
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(&uri, flags).map_err(sql("opening for reading"))?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(sql("setting the busy timeout"))?;
-    match schema::classify(path, &conn)? {
-        Shape::Current => {}
-        Shape::Fresh => return Err(StoreError::Empty(path.to_path_buf())),
-        Shape::Older(found) => {
-            return Err(StoreError::Older { path: path.to_path_buf(), found, supported: schema::SCHEMA_VERSION })
-        }
+    let shape = schema::classify(path, &conn)?;
+    if shape == Shape::Fresh {
+        return Err(StoreError::Empty(path.to_path_buf()));
     }
     schema::quick_check(path, &conn)?;
+    if let Shape::Older(_) = shape {
+        // A reader never writes the file, not even to upgrade it: it reads an upgraded copy
+        // in memory, so runs stored by an older fsarena show on read-only media too.
+        return upgraded_copy(path, &conn);
+    }
     Ok(conn)
+}
+
+/// An in-memory copy of the older database `conn`, upgraded to this code's schema.
+fn upgraded_copy(path: &Path, conn: &Connection) -> Result<Connection, StoreError> {
+    let sql = |action: &'static str| {
+        move |source| StoreError::Sqlite { path: path.to_path_buf(), action: action.into(), source }
+    };
+    let mut copy = Connection::open_in_memory().map_err(sql("opening a copy in memory"))?;
+    rusqlite::backup::Backup::new(conn, &mut copy)
+        .and_then(|backup| backup.run_to_completion(1024, std::time::Duration::ZERO, None))
+        .map_err(sql("copying an older database into memory to read it"))?;
+    schema::migrate(path, &copy)?;
+    Ok(copy)
 }
 
 /// `file:` URI of `path` (made absolute) with one query parameter. Every byte but unreserved

@@ -23,10 +23,16 @@ pub struct RunSummary {
     pub workloads: Vec<String>,
     /// Number of stored results (target × workload entries).
     pub results: usize,
+    /// The run's name (`--name`), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The run's tags (`--tag`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// The columns of `runs` a summary shows (not the plan nor the environment, which can be long).
-const SUMMARY_COLUMNS: &str = "id, started_unix_ms, finished_unix_ms, complete";
+const SUMMARY_COLUMNS: &str = "id, started_unix_ms, finished_unix_ms, complete, name, tags";
 
 /// Newest first; the id breaks ties between runs started in the same millisecond.
 const NEWEST_FIRST: &str = "ORDER BY started_unix_ms DESC, id DESC";
@@ -51,7 +57,7 @@ impl Store {
     /// order: a single pass, whatever the number of runs.
     fn summaries(&self, runs: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<RunSummary>, Fail> {
         let sql = format!(
-            "SELECT r.id, r.started_unix_ms, r.finished_unix_ms, r.complete,
+            "SELECT r.id, r.started_unix_ms, r.finished_unix_ms, r.complete, r.name, r.tags,
                     s.target_label, s.workload_kind, s.workload_params
              FROM ({runs}) AS r LEFT JOIN results AS s ON s.run_id = r.id
              ORDER BY r.started_unix_ms DESC, r.id DESC, s.position"
@@ -72,11 +78,13 @@ impl Store {
                     targets: Vec::new(),
                     workloads: Vec::new(),
                     results: 0,
+                    name: row.get(4)?,
+                    tags: serde_json::from_str(&row.get::<_, String>(5)?).unwrap_or_default(),
                 });
             }
-            let Some(label) = row.get::<_, Option<String>>(4)? else { continue };
-            let kind: String = row.get(5)?;
-            let params: String = row.get(6)?;
+            let Some(label) = row.get::<_, Option<String>>(6)? else { continue };
+            let kind: String = row.get(7)?;
+            let params: String = row.get(8)?;
             let title = titles.entry((kind, params)).or_insert_with_key(|(kind, params)| workload_title(kind, params));
             if let Some(summary) = out.last_mut() {
                 summary.results += 1;
@@ -105,20 +113,19 @@ impl Store {
     fn load_in(&self, tx: &Transaction<'_>, run_id: &str) -> Result<RunReport, Fail> {
         let run = tx
             .query_row(
-                "SELECT started_unix_ms, complete, plan, environment, global_options FROM runs WHERE id = ?1",
+                "SELECT started_unix_ms, complete, plan, environment, global_options, name, tags, failure
+                 FROM runs WHERE id = ?1",
                 [run_id],
                 |row| {
                     Ok((
-                        row.get::<_, i64>(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
+                        (row.get::<_, i64>(0)?, row.get(1)?, row.get(2)?),
+                        (row.get::<_, String>(3)?, row.get::<_, String>(4)?),
+                        (row.get::<_, Option<String>>(5)?, row.get::<_, String>(6)?, row.get::<_, Option<String>>(7)?),
                     ))
                 },
             )
             .optional()?;
-        let Some((started, complete, plan, environment, global_options)) = run else {
+        let Some(((started, complete, plan), (environment, global_options), (name, tags, failure))) = run else {
             return Err(StoreError::UnknownRun(run_id.to_string()).into());
         };
         let parse = |what: &str, text: &str| self.parse_pairs(run_id, what, text);
@@ -130,6 +137,9 @@ impl Store {
             results: Vec::new(),
             plan,
             complete,
+            name,
+            tags: serde_json::from_str(&tags).unwrap_or_default(),
+            failure,
         };
 
         let mut stmt = tx.prepare(
@@ -205,6 +215,11 @@ impl Store {
         }
         let exact = self.conn.query_row("SELECT id FROM runs WHERE id = ?1", [spec], |row| row.get(0)).optional()?;
         if let Some(id) = exact {
+            return Ok(id);
+        }
+        // A name finds the newest run that has it, before any id prefix does.
+        let sql = format!("SELECT id FROM runs WHERE name = ?1 {NEWEST_FIRST} LIMIT 1");
+        if let Some(id) = self.conn.query_row(&sql, [spec], |row| row.get(0)).optional()? {
             return Ok(id);
         }
         let sql = format!("SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 {NEWEST_FIRST}");

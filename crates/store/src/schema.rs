@@ -27,7 +27,7 @@ const PLAUSIBLE_NEWER: u32 = 64;
 /// Entry `i` upgrades schema `i` to `i + 1`. Never edit a released entry: append one. Every
 /// migration changes the tables or indexes (a data-only change adds, say, an index), so that
 /// a header claiming a newer schema over exactly this code's tables is known for damage.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// Schema 1: runs, their results (target × workload), each result's measurements (one per
 /// repetition, the whole `Measurement` as JSON) and each measurement's metrics as rows, so
@@ -78,6 +78,15 @@ CREATE INDEX metrics_by_measurement ON metrics (measurement_id);
 CREATE INDEX metrics_by_name ON metrics (name);
 ";
 
+/// Schema 2: named runs (`--name`, `--tag`) and why a run failed. The name is not unique: a
+/// name finds the newest run that has it, so `--name nightly` can be given every night.
+const V2: &str = "
+ALTER TABLE runs ADD COLUMN name TEXT;
+ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE runs ADD COLUMN failure TEXT;
+CREATE INDEX runs_by_name ON runs (name, started_unix_ms);
+";
+
 /// What a database file holds, as far as opening it is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Shape {
@@ -116,8 +125,13 @@ fn objects(conn: &Connection) -> rusqlite::Result<BTreeSet<Object>> {
 /// The objects this code's migrations create, made in a database in memory: the reference a
 /// file's tables are compared with, which cannot drift from [`MIGRATIONS`].
 fn expected_objects() -> rusqlite::Result<BTreeSet<Object>> {
+    expected_objects_at(SCHEMA_VERSION)
+}
+
+/// The objects of schema `version`, the same way.
+fn expected_objects_at(version: u32) -> rusqlite::Result<BTreeSet<Object>> {
     let conn = Connection::open_in_memory()?;
-    for sql in MIGRATIONS {
+    for sql in &MIGRATIONS[..version as usize] {
         conn.execute_batch(sql)?;
     }
     objects(&conn)
@@ -171,7 +185,15 @@ pub(crate) fn classify(path: &Path, conn: &Connection) -> Result<Shape, StoreErr
             damaged(format!("fsarena's schema {v} without {} as fsarena made it", missing.join(", ")))
         }
         0 => damaged("fsarena's application id with schema version 0, which fsarena never writes".into()),
-        v if v < SCHEMA_VERSION => Ok(Shape::Older(v)),
+        v if v < SCHEMA_VERSION => {
+            // Upgrading runs schema v's migrations over the tables: they must be schema v's.
+            let older = expected_objects_at(v).map_err(reading_error(path, "building the reference schema"))?;
+            if found == older {
+                Ok(Shape::Older(v))
+            } else {
+                damaged(format!("its header says schema {v}, but its tables are not schema {v}'s"))
+            }
+        }
         v if v > SCHEMA_VERSION.saturating_add(PLAUSIBLE_NEWER) => damaged(format!(
             "its header says schema {v}, a version no fsarena has written (this one writes {SCHEMA_VERSION})"
         )),
@@ -255,7 +277,8 @@ mod tests {
         let conn = current();
         assert_eq!(classify(path, &conn).unwrap(), Shape::Current);
         // A bit flipped in the high byte of user_version (file offset 60), and one in the low byte.
-        for version in [SCHEMA_VERSION | 1 << 24, SCHEMA_VERSION ^ 2] {
+        // And one that makes it read as an older schema (2 → 1) over today's tables.
+        for version in [SCHEMA_VERSION | 1 << 24, SCHEMA_VERSION ^ 4, SCHEMA_VERSION ^ 3] {
             conn.execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
             let e = classify(path, &conn).unwrap_err();
             assert!(matches!(e, StoreError::Damaged { .. }), "{version}: {e:?}");

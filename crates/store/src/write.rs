@@ -93,8 +93,8 @@ impl Store {
                 }
             }
             tx.execute(
-                "UPDATE runs SET complete = ?2, finished_unix_ms = ?3 WHERE id = ?1",
-                params![report.id, report.complete, to_sql_int(finished_unix_ms)],
+                "UPDATE runs SET complete = ?2, finished_unix_ms = ?3, failure = ?4 WHERE id = ?1",
+                params![report.id, report.complete, to_sql_int(finished_unix_ms), report.failure],
             )?;
             Ok(true)
         })
@@ -172,8 +172,8 @@ fn insert_run(
     }
     tx.execute(
         "INSERT INTO runs (id, started_unix_ms, finished_unix_ms, complete, plan, environment, global_options,
-                           fsarena_version)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                           fsarena_version, name, tags, failure)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             report.id,
             to_sql_int(report.started_unix_ms),
@@ -183,6 +183,9 @@ fn insert_run(
             json(&report.environment)?,
             json(&report.global_options)?,
             fsarena_core::VERSION,
+            report.name,
+            json(&report.tags)?,
+            report.failure,
         ],
     )?;
     Ok(())

@@ -55,6 +55,8 @@ fn a_stored_run_loads_back_equal() {
             targets: vec!["ext4".into(), "xfs 'quoted' <b>".into()],
             workloads: vec!["io:rw=randread,bs=4k,time_based".into()],
             results: 2,
+            name: None,
+            tags: Vec::new(),
         }
     );
     assert_eq!(store.list(None).unwrap(), vec![summary]);
@@ -146,8 +148,8 @@ fn resolve_accepts_ids_prefixes_and_last() {
     let e = store.resolve("42").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "no stored run '42': give a run id, a unique prefix of one, 'last' or 'last~N'; \
-         `fsarena results list` shows the ids"
+        "no stored run '42': give a run id, a unique prefix of one, a run name (--name), 'last' \
+         or 'last~N'; `fsarena results list` shows them"
     );
     assert!(matches!(store.resolve(""), Err(StoreError::UnknownRun(_))));
     match store.resolve("1700000002") {
@@ -304,6 +306,52 @@ fn results_written_by_schema_1_still_load() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(version, SCHEMA_VERSION, "migrated to the current schema");
+}
+
+#[test]
+fn a_reader_sees_a_schema_1_database_upgraded_without_writing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    std::fs::copy(fixture_v1_path(), &path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let store = Store::open_read_only(&path).unwrap();
+    for run in &fixture_v1_runs() {
+        assert_eq!(&store.load(&run.id).unwrap(), run);
+    }
+    assert_eq!(store.list(None).unwrap().len(), 2);
+    drop(store);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the reader wrote to the file");
+    let beside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(beside, ["results.db"], "nothing is created beside it");
+}
+
+#[test]
+fn names_tags_and_failures_are_stored_and_a_name_finds_the_newest_run_of_it() {
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).unwrap();
+    let mut first = report("a1b2c3", 1000);
+    first.name = Some("before".into());
+    first.tags = vec!["ext4".into(), "nightly".into()];
+    store.save(&first, Some(1500)).unwrap();
+    let mut second = report("d4e5f6", 2000);
+    second.name = Some("before".into());
+    second.complete = false;
+    second.failure = Some("ext4: No space left on device".into());
+    store.save(&second, Some(2500)).unwrap();
+    // A run named like another run's id prefix: the exact name wins over the prefix.
+    let mut third = report("0a0a0a", 3000);
+    third.name = Some("a1".into());
+    store.save(&third, Some(3500)).unwrap();
+
+    assert_eq!(store.resolve("before").unwrap(), "d4e5f6", "the newest run of a name");
+    assert_eq!(store.resolve("a1").unwrap(), "0a0a0a", "a name before an id prefix");
+    assert_eq!(store.resolve("a1b").unwrap(), "a1b2c3", "an id prefix still works");
+    assert_eq!(store.load("a1b2c3").unwrap(), first);
+    assert_eq!(store.load("d4e5f6").unwrap(), second);
+    let listed = store.list(None).unwrap();
+    assert_eq!(listed[2].name.as_deref(), Some("before"));
+    assert_eq!(listed[2].tags, ["ext4", "nightly"]);
+    assert!(matches!(store.resolve("after"), Err(StoreError::UnknownRun(_))));
 }
 
 #[test]

@@ -59,5 +59,8 @@ pub fn report(id: &str, started_unix_ms: u64) -> RunReport {
         results: vec![entry("ext4", "ext4", 1.0), entry("xfs 'quoted' <b>", "xfs", 1.5)],
         plan: "fsarena run --target ext4 --target xfs --workload io:rw=randread,bs=4k --repeat 3\n".into(),
         complete: true,
+        name: None,
+        tags: Vec::new(),
+        failure: None,
     }
 }
