@@ -108,6 +108,43 @@ fn kinds_this_kernel_lacks_are_refused_with_the_reason() {
 }
 
 #[test]
+fn skip_unavailable_runs_what_this_machine_can_provision_and_names_the_rest() {
+    let wd = TestWorkdir::new("skip-unavailable");
+    let lacking: Vec<&str> = ["f2fs", "nilfs2"]
+        .into_iter()
+        .filter(|kind| !std::fs::read_to_string("/proc/filesystems").unwrap().lines().any(|l| l.ends_with(kind)))
+        .collect();
+    let mut args = vec!["run", "--workdir", wd.path.to_str().unwrap(), "--no-store", "--output-format", "json"];
+    for kind in &lacking {
+        args.extend(["--target", kind]);
+    }
+    args.extend(["--target", "tmpfs:size=64m", "--workload", "io:rw=write,bs=64k,size=1m", "--skip-unavailable"]);
+    let out = run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = json(&out)["run"]["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 1, "only tmpfs ran");
+    assert_eq!(results[0]["target"]["kind"], "tmpfs");
+    for kind in &lacking {
+        assert!(stderr(&out).contains(&format!("skipping target {kind}: the kernel lacks {kind}")), "{}", stderr(&out));
+    }
+    assert!(wd.leftovers().is_empty(), "{:?}", wd.leftovers());
+    if let Some(kind) = lacking.first() {
+        let out = run(&[
+            "run",
+            "--workdir",
+            wd.path.to_str().unwrap(),
+            "--target",
+            kind,
+            "--workload",
+            "io:size=1m",
+            "--skip-unavailable",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("no target can be provisioned here (skipped: "), "{}", stderr(&out));
+    }
+}
+
+#[test]
 fn a_failing_mkfs_exits_1_with_its_message_and_leaves_nothing() {
     let wd = TestWorkdir::new("badmkfs");
     let out = run_on(&wd, "ext4:size=64m,mkfs='-b 999'", "io:size=1m");

@@ -198,6 +198,10 @@ pub struct RunArgs {
     /// Where images, mount points and the state file go.
     #[command(flatten)]
     pub workdir: WorkdirArg,
+    /// Run the targets this machine can provision and name the ones it cannot (kernel or
+    /// tool missing), instead of refusing the whole plan.
+    #[arg(long)]
+    pub skip_unavailable: bool,
     /// Allow formatting a real block device (device: targets).
     #[arg(long)]
     pub force: bool,

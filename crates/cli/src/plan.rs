@@ -169,10 +169,32 @@ impl Plan {
         if let Some(f) = &args.output_format {
             format = Some(parse_format(f, "--output-format")?);
         }
-        let targets = target_specs
+        let mut targets = target_specs
             .iter()
             .map(|(t, origin)| fsarena_target::parse(t, args.force).map_err(|e| e.at(format!("{origin} {t}"))))
             .collect::<Result<Vec<_>, _>>()?;
+        let mut skipped = Vec::new();
+        if args.skip_unavailable {
+            // A round-up over every kind runs what this machine can provision and says what it
+            // skipped; without the flag an unavailable kind is bad input (exit 2).
+            targets.retain(|t| match fsarena_target::requirements::check(&t.requirements()) {
+                Ok(()) => true,
+                Err(why) => {
+                    skipped.push(format!("{}: {why}", t.label()));
+                    false
+                }
+            });
+            for s in &skipped {
+                eprintln!("fsarena: skipping target {}", fsarena_core::printable(s));
+            }
+            if targets.is_empty() && !skipped.is_empty() {
+                return Err(InputError::new(format!(
+                    "--skip-unavailable: no target can be provisioned here (skipped: {})",
+                    skipped.join("; ")
+                ))
+                .into());
+            }
+        }
         if targets.is_empty() {
             return Err(InputError::new(
                 "no target: give --target SPEC, e.g. --target ext4 or --target dir:path=/mnt/x",
