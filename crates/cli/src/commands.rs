@@ -400,15 +400,15 @@ pub fn write_report(runs: &[RunReport], out: &std::path::Path) -> anyhow::Result
     }
 }
 
-/// `fsarena targets`: every kind, available here or not, and why not.
+/// `fsarena targets`: every kind, what it is, available here or not, and why not.
 pub fn list_targets() -> Result<ExitCode, Failure> {
-    let mut text = format!("{:<8}  {:<9}  why not\n", "kind", "available");
-    for kind in fsarena_target::KINDS {
-        let (yes, why) = match fsarena_target::requirements::check(&fsarena_target::kind_requirements(kind)) {
-            Ok(()) => ("yes", String::new()),
+    let mut text = format!("{:<8}  {:<9}  {}\n", "kind", "available", "what it is, or why it is not available");
+    for kind in &fsarena_target::TARGET_KINDS {
+        let (yes, what) = match fsarena_target::requirements::check(&kind.needs.requirements()) {
+            Ok(()) => ("yes", kind.summary.to_string()),
             Err(why) => ("no", why),
         };
-        text.push_str(&format!("{kind:<8}  {yes:<9}  {why}\n"));
+        text.push_str(&format!("{:<8}  {yes:<9}  {what}\n", kind.name));
     }
     print(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)

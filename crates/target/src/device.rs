@@ -4,8 +4,9 @@
 //! by the kernel. Checked when the plan is made and again right before mkfs.
 
 use crate::common::{CommonOptions, ProvisionCtx, Provisioned};
-use crate::kinds::{check_minimum, make_filesystem, mount, LOOP_KINDS};
-use crate::requirements::{self as req, Requirement};
+use crate::kinds::{check_minimum, make_filesystem, mount};
+use crate::requirements::Requirement;
+use crate::table::{filesystem, filesystem_names, Filesystem};
 use crate::{sys, Mounted, Target, TargetError};
 use fsarena_core::{InputError, Spec};
 use std::collections::HashSet;
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub struct DeviceTarget {
     common: CommonOptions,
     device: PathBuf,
-    fs: &'static str,
+    fs: &'static Filesystem,
 }
 
 impl DeviceTarget {
@@ -28,10 +29,9 @@ impl DeviceTarget {
         let given = spec.get("path").ok_or_else(|| InputError::new("device needs path=/dev/X"))?;
         let fs_name = spec
             .get("fs")
-            .ok_or_else(|| InputError::new(format!("device needs fs=KIND: one of {}", LOOP_KINDS.join(", "))))?;
-        let fs = LOOP_KINDS.iter().copied().find(|k| *k == fs_name).ok_or_else(|| {
-            InputError::new(format!("device: fs={fs_name}: expected one of {}", LOOP_KINDS.join(", ")))
-        })?;
+            .ok_or_else(|| InputError::new(format!("device needs fs=KIND: one of {}", filesystem_names())))?;
+        let fs = filesystem(fs_name)
+            .ok_or_else(|| InputError::new(format!("device: fs={fs_name}: expected one of {}", filesystem_names())))?;
         if !force {
             return Err(InputError::new(format!(
                 "device:path={given} would be formatted, destroying its data: add --force to confirm"
@@ -177,7 +177,7 @@ impl Target for DeviceTarget {
         self.common.params.clone()
     }
     fn requirements(&self) -> Vec<Requirement> {
-        vec![Requirement::Root, Requirement::KernelFs(req::kernel_name(self.fs)), req::mkfs_tool(self.fs)]
+        vec![Requirement::Root, Requirement::KernelFs(self.fs.name), self.fs.mkfs_requirement()]
     }
     fn capacity_bytes(&self) -> Option<u64> {
         sys::block_device_bytes(&self.device)
@@ -190,10 +190,10 @@ impl Target for DeviceTarget {
             }
             let mnt = p.make_dir(ctx.path(&format!("mnt-{}-device", ctx.index)), false)?;
             p.root = mnt.clone();
-            p.fact("kind", format!("device ({})", self.fs));
+            p.fact("kind", format!("device ({})", self.fs.name));
             p.fact("device", self.device.display().to_string());
             make_filesystem(&mut p, self.fs, &self.common.mkfs, &self.device)?;
-            mount(&mut p, self.fs, &self.device.to_string_lossy(), &self.common.mount, &mnt)
+            mount(&mut p, self.fs.name, &self.device.to_string_lossy(), &self.common.mount, &mnt)
         })();
         p.finish(built)
     }

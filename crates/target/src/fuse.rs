@@ -4,8 +4,9 @@
 
 use crate::common::{CommonOptions, ProvisionCtx, Provisioned};
 use crate::kinds::{check_minimum, create_image, make_filesystem, workdir_facts};
-use crate::requirements::{self as req, Requirement};
+use crate::requirements::{Requirement, FUSE2FS};
 use crate::state::Resource;
+use crate::table::{filesystem, Filesystem, Needs};
 use crate::{sys, Mounted, Target, TargetError};
 use fsarena_core::{InputError, Spec};
 use std::os::unix::process::CommandExt;
@@ -25,7 +26,7 @@ pub fn shell_quote(text: &str) -> String {
 pub struct FuseTarget {
     common: CommonOptions,
     /// For fuse2fs: the filesystem inside the image.
-    image_fs: Option<&'static str>,
+    image_fs: Option<&'static Filesystem>,
     /// For fuse: the command, with {mnt} and {work}.
     cmd: Option<String>,
     timeout: Duration,
@@ -37,11 +38,15 @@ impl FuseTarget {
         if spec.kind == "fuse2fs" {
             let common = CommonOptions::parse(spec, text, &["fs", "size", "mkfs", "mount"])?;
             let image_fs = match spec.get("fs").unwrap_or("ext4") {
-                "ext2" => "ext2",
-                "ext3" => "ext3",
-                "ext4" => "ext4",
-                other => return Err(InputError::new(format!("fuse2fs: fs={other}: expected ext2, ext3 or ext4"))),
-            };
+                name @ ("ext2" | "ext3" | "ext4") => filesystem(name),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                InputError::new(format!(
+                    "fuse2fs: fs={}: expected ext2, ext3 or ext4",
+                    spec.get("fs").unwrap_or_default()
+                ))
+            })?;
             check_minimum("fuse2fs", image_fs, common.size, "size=")?;
             return Ok(Self { common, image_fs: Some(image_fs), cmd: None, timeout: Duration::from_secs(30) });
         }
@@ -141,9 +146,9 @@ impl Target for FuseTarget {
         self.common.params.clone()
     }
     fn requirements(&self) -> Vec<Requirement> {
-        let mut r = vec![Requirement::Root, Requirement::KernelFs("fuse"), Requirement::DevFuse, req::FUSERMOUNT];
+        let mut r = Needs::Fuse.requirements();
         if let Some(fs) = self.image_fs {
-            r.extend([req::FUSE2FS, req::mkfs_tool(fs)]);
+            r.extend([FUSE2FS, fs.mkfs_requirement()]);
         }
         r
     }

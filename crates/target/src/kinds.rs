@@ -3,76 +3,44 @@
 //! creates a resource first (never adopting an existing one), then records it.
 
 use crate::common::{CommonOptions, ProvisionCtx, Provisioned};
-use crate::requirements::{self as req, Requirement};
+use crate::requirements::Requirement;
 use crate::safefs;
 use crate::state::Resource;
+use crate::table::{filesystem, filesystem_names, Filesystem, Needs};
 use crate::{sys, Mounted, Target, TargetError};
 use fsarena_core::units::format_iec;
 use fsarena_core::{InputError, Spec};
 use std::path::{Path, PathBuf};
 
-/// Filesystems made on a loop image.
-pub const LOOP_KINDS: [&str; 7] = ["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2"];
-
-/// The smallest image each mkfs accepts with its default options, measured by running it on
-/// sparse files (e2fsprogs 1.47, xfsprogs 6.1, btrfs-progs 6.2, f2fs-tools 1.15, nilfs-utils
-/// 2.2), rounded up to a whole MiB (ext: 128 KiB), and the tool's reason.
-pub fn minimum_size(fs: &str) -> (u64, &'static str) {
-    const MIB: u64 = 1 << 20;
-    match fs {
-        // mke2fs needs ~104 KiB for the superblock, inode table and journal.
-        "ext2" | "ext3" | "ext4" => (128 << 10, "mke2fs cannot fit its metadata in less"),
-        // xfsprogs >= 5.19 refuses filesystems smaller than 300 MiB.
-        "xfs" => (300 * MIB, "mkfs.xfs refuses smaller filesystems"),
-        // "minimum size for each btrfs device is 114294784" (109 MiB) with the default profile.
-        "btrfs" => (109 * MIB, "mkfs.btrfs refuses smaller devices"),
-        // mkfs.f2fs fails below 52 MiB (54525952 bytes).
-        "f2fs" => (52 * MIB, "mkfs.f2fs cannot fit its segments in less"),
-        // mkfs.nilfs2: "required size=134221824 bytes" (128 MiB + 4 KiB).
-        "nilfs2" => (129 * MIB, "mkfs.nilfs2 refuses smaller devices"),
-        _ => (1, "a size must be more than 0"),
-    }
-}
-
 /// Refuses `size` for `fs` when its mkfs cannot make a filesystem that small.
-pub(crate) fn check_minimum(kind: &str, fs: &str, size: u64, what: &str) -> Result<(), InputError> {
-    let (min, why) = minimum_size(fs);
-    if size < min {
+pub(crate) fn check_minimum(kind: &str, fs: &Filesystem, size: u64, what: &str) -> Result<(), InputError> {
+    if size < fs.minimum {
         return Err(InputError::new(format!(
-            "{kind}: {what}{} is too small for {fs}: it needs at least {} ({why})",
+            "{kind}: {what}{} is too small for {}: it needs at least {} ({})",
             format_iec(size as f64),
-            format_iec(min as f64)
+            fs.name,
+            format_iec(fs.minimum as f64),
+            fs.minimum_why
         )));
     }
     Ok(())
 }
 
-/// The flag that makes each mkfs overwrite without asking (only ever on fsarena's own image
-/// or a device given with --force), and keeps it quiet.
-fn mkfs_args(fs: &str) -> [&'static str; 2] {
-    match fs {
-        "ext2" | "ext3" | "ext4" => ["-F", "-q"],
-        _ => ["-f", "-q"],
-    }
-}
-
-fn mkfs_version_flag(fs: &str) -> &'static str {
-    match fs {
-        "btrfs" => "--version",
-        _ => "-V",
-    }
-}
-
 /// Runs mkfs on `dest`, recording the command line and the tool's version.
-pub(crate) fn make_filesystem(p: &mut Provisioned, fs: &str, extra: &[String], dest: &Path) -> Result<(), TargetError> {
-    let program = format!("mkfs.{fs}");
-    let mut args: Vec<String> = mkfs_args(fs).iter().map(|s| s.to_string()).collect();
+pub(crate) fn make_filesystem(
+    p: &mut Provisioned,
+    fs: &Filesystem,
+    extra: &[String],
+    dest: &Path,
+) -> Result<(), TargetError> {
+    // Quiet, and overwriting without asking: only ever fsarena's own image or a --force device.
+    let mut args: Vec<String> = vec![fs.overwrite.to_string(), "-q".to_string()];
     args.extend(extra.iter().cloned());
     args.push(dest.to_string_lossy().into_owned());
-    p.fact("mkfs", format!("{program} {}", args.join(" ")));
-    p.fact("mkfs_version", sys::tool_version(&program, mkfs_version_flag(fs)));
+    p.fact("mkfs", format!("{} {}", fs.mkfs, args.join(" ")));
+    p.fact("mkfs_version", sys::tool_version(fs.mkfs, fs.version_flag));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    sys::run(&program, &refs)?;
+    sys::run(fs.mkfs, &refs)?;
     Ok(())
 }
 
@@ -119,7 +87,7 @@ pub(crate) fn create_image(p: &mut Provisioned, path: PathBuf, size: u64) -> Res
 /// I/O to the backing file, a mount.
 #[derive(Debug, Clone)]
 pub struct LoopTarget {
-    fs: &'static str,
+    fs: &'static Filesystem,
     common: CommonOptions,
     loop_dio: bool,
 }
@@ -127,17 +95,16 @@ pub struct LoopTarget {
 impl LoopTarget {
     /// From `ext4[:size=,mkfs=,mount=,loop_dio=,label=]`.
     pub fn from_spec(spec: &Spec, text: &str) -> Result<Self, InputError> {
-        let fs =
-            LOOP_KINDS.iter().copied().find(|k| *k == spec.kind).ok_or_else(|| {
-                InputError::new(format!("'{}' is not a loop kind: {}", spec.kind, LOOP_KINDS.join(", ")))
-            })?;
+        let fs = filesystem(&spec.kind).ok_or_else(|| {
+            InputError::new(format!("'{}' is not made on a loop image: {}", spec.kind, filesystem_names()))
+        })?;
         let common = CommonOptions::parse(spec, text, &["size", "mkfs", "mount", "loop_dio"])?;
         let loop_dio = match spec.get("loop_dio") {
             None | Some("1") => true,
             Some("0") => false,
-            Some(v) => return Err(InputError::new(format!("{fs}: loop_dio={v}: expected 1 or 0"))),
+            Some(v) => return Err(InputError::new(format!("{}: loop_dio={v}: expected 1 or 0", fs.name))),
         };
-        check_minimum(fs, fs, common.size, "size=")?;
+        check_minimum(fs.name, fs, common.size, "size=")?;
         Ok(Self { fs, common, loop_dio })
     }
 }
@@ -147,13 +114,13 @@ impl Target for LoopTarget {
         &self.common.label
     }
     fn kind(&self) -> &str {
-        self.fs
+        self.fs.name
     }
     fn options(&self) -> Vec<(String, String)> {
         self.common.params.clone()
     }
     fn requirements(&self) -> Vec<Requirement> {
-        vec![Requirement::Root, Requirement::KernelFs(req::kernel_name(self.fs)), req::mkfs_tool(self.fs), req::LOSETUP]
+        Needs::Loop(self.fs).requirements()
     }
     fn image_bytes(&self) -> u64 {
         self.common.size
@@ -164,12 +131,12 @@ impl Target for LoopTarget {
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
-            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-{}", ctx.index, self.fs)), false)?;
+            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-{}", ctx.index, self.fs.name)), false)?;
             p.root = mnt.clone();
-            let image = ctx.path(&format!("image-{}-{}.img", ctx.index, self.fs));
+            let image = ctx.path(&format!("image-{}-{}.img", ctx.index, self.fs.name));
             let image = create_image(&mut p, image, self.common.size)?;
             let image_id = safefs::Identity::of_path(&image).map_err(|e| TargetError(e.to_string()))?;
-            p.fact("kind", self.fs);
+            p.fact("kind", self.fs.name);
             p.fact("image", format!("{} ({} bytes, sparse)", image.display(), self.common.size));
             workdir_facts(&mut p, ctx.workdir.path());
             make_filesystem(&mut p, self.fs, &self.common.mkfs, &image)?;
@@ -185,7 +152,7 @@ impl Target for LoopTarget {
                 "loop_device",
                 format!("{dev} (direct I/O to the image {})", if self.loop_dio { "on" } else { "off" }),
             );
-            mount(&mut p, self.fs, &dev, &self.common.mount, &mnt)
+            mount(&mut p, self.fs.name, &dev, &self.common.mount, &mnt)
         })();
         p.finish(built)
     }
@@ -215,7 +182,7 @@ impl Target for TmpfsTarget {
         self.common.params.clone()
     }
     fn requirements(&self) -> Vec<Requirement> {
-        vec![Requirement::Root, Requirement::KernelFs("tmpfs")]
+        Needs::Tmpfs.requirements()
     }
     fn capacity_bytes(&self) -> Option<u64> {
         Some(self.common.size)

@@ -12,23 +12,20 @@ pub mod requirements;
 pub mod safefs;
 pub mod state;
 pub mod sys;
+pub mod table;
 mod workdir;
 
 pub use cleanup::{cleanup, CleanupReport};
 pub use common::{CommonOptions, ProvisionCtx, Provisioned};
 pub use device::DeviceTarget;
 pub use fuse::{shell_quote, FuseTarget};
-pub use kinds::{minimum_size, DirTarget, LoopTarget, TmpfsTarget, LOOP_KINDS};
+pub use kinds::{DirTarget, LoopTarget, TmpfsTarget};
 pub use requirements::Requirement;
 pub use state::{Resource, UndoMode};
+pub use table::{parse, Filesystem, Kind, FILESYSTEMS, TARGET_KINDS};
 pub use workdir::{Emergency, RunId, Workdir};
 
-use fsarena_core::{InputError, Spec};
 use std::path::Path;
-
-/// Every target kind, in the order `fsarena targets` lists them.
-pub const KINDS: [&str; 12] =
-    ["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "tmpfs", "fuse2fs", "fuse", "dir", "device"];
 
 /// The default work directory for images and mount points.
 pub const DEFAULT_WORKDIR: &str = "/var/tmp/fsarena";
@@ -76,45 +73,4 @@ pub trait Mounted: std::fmt::Debug {
     }
     /// Undoes `provision`; touches nothing else.
     fn teardown(self: Box<Self>) -> Result<(), TargetError>;
-}
-
-/// Parses and checks a `--target` spec, without side effects. `force` is `--force`.
-pub fn parse(text: &str, force: bool) -> Result<Box<dyn Target>, InputError> {
-    let spec = Spec::parse(text)?;
-    let target: Box<dyn Target> = match spec.kind.as_str() {
-        k if LOOP_KINDS.contains(&k) => Box::new(LoopTarget::from_spec(&spec, text)?),
-        "tmpfs" => Box::new(TmpfsTarget::from_spec(&spec, text)?),
-        "fuse2fs" | "fuse" => Box::new(FuseTarget::from_spec(&spec, text)?),
-        "dir" => Box::new(DirTarget::from_spec(&spec, text)?),
-        "device" => Box::new(DeviceTarget::from_spec(&spec, text, force)?),
-        other => {
-            return Err(InputError::new(format!(
-                "unknown target kind '{other}': accepted kinds are {}",
-                KINDS.join(", ")
-            )))
-        }
-    };
-    Ok(target)
-}
-
-/// What every kind needs, for `fsarena targets`.
-pub fn kind_requirements(kind: &str) -> Vec<Requirement> {
-    use requirements as r;
-    match kind {
-        k if LOOP_KINDS.contains(&k) => {
-            vec![Requirement::Root, Requirement::KernelFs(r::kernel_name(k)), r::mkfs_tool(k), r::LOSETUP]
-        }
-        "tmpfs" => vec![Requirement::Root, Requirement::KernelFs("tmpfs")],
-        "fuse2fs" => vec![
-            Requirement::Root,
-            Requirement::KernelFs("fuse"),
-            Requirement::DevFuse,
-            r::FUSERMOUNT,
-            r::FUSE2FS,
-            r::mkfs_tool("ext4"),
-        ],
-        "fuse" => vec![Requirement::Root, Requirement::KernelFs("fuse"), Requirement::DevFuse, r::FUSERMOUNT],
-        "device" => vec![Requirement::Root],
-        _ => Vec::new(),
-    }
 }

@@ -43,35 +43,6 @@ pub fn check(requirements: &[Requirement]) -> Result<(), String> {
     }
 }
 
-/// The mkfs program and Debian package of a filesystem.
-pub fn mkfs_tool(fs: &str) -> Requirement {
-    let (program, package) = match fs {
-        "ext2" => ("mkfs.ext2", "e2fsprogs"),
-        "ext3" => ("mkfs.ext3", "e2fsprogs"),
-        "ext4" => ("mkfs.ext4", "e2fsprogs"),
-        "xfs" => ("mkfs.xfs", "xfsprogs"),
-        "btrfs" => ("mkfs.btrfs", "btrfs-progs"),
-        "f2fs" => ("mkfs.f2fs", "f2fs-tools"),
-        _ => ("mkfs.nilfs2", "nilfs-tools"),
-    };
-    Requirement::Tool { program, package }
-}
-
-/// The kernel filesystem name of a kind.
-pub fn kernel_name(fs: &str) -> &'static str {
-    match fs {
-        "ext2" => "ext2",
-        "ext3" => "ext3",
-        "ext4" => "ext4",
-        "xfs" => "xfs",
-        "btrfs" => "btrfs",
-        "f2fs" => "f2fs",
-        "nilfs2" => "nilfs2",
-        "tmpfs" => "tmpfs",
-        _ => "fuse",
-    }
-}
-
 /// losetup, from util-linux's `mount` package.
 pub const LOSETUP: Requirement = Requirement::Tool { program: "losetup", package: "mount" };
 /// fusermount3, from `fuse3`.
