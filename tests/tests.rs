@@ -9,6 +9,7 @@ mod util;
 mod bad_input;
 mod faults;
 mod fio_crosscheck;
+mod hostile;
 mod io_runs;
 mod meta;
 mod results;

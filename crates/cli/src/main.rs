@@ -14,7 +14,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     let outcome = match cli.command {
         args::Command::Run(run) => plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p)),
         args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p)),
@@ -38,4 +41,27 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `--help` and `--version` print as clap renders them; any other command-line error is bad
+/// input, said on one line like every other (clap's own rendering spans a usage block and a
+/// hint): the error, and the values accepted where clap lists them.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    let rendered = e.render().to_string();
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect();
+    eprintln!("fsarena: {}", fsarena_core::printable(&parts.join("; ")));
+    ExitCode::from(2)
 }

@@ -5,6 +5,7 @@ use fsarena_core::{InputError, Nanos, Spec};
 use fsarena_report::Format;
 use fsarena_target::Target;
 use fsarena_workload::io::{jobfile, IoWorkload};
+use fsarena_workload::plain::cut;
 use fsarena_workload::Workload;
 use std::path::PathBuf;
 
@@ -164,14 +165,15 @@ impl Plan {
         }
         for w in &args.workloads {
             let spec = Spec::parse(w).map_err(|e| e.at("--workload"))?;
-            workloads.push(workload_from_spec(&spec).map_err(|e| e.at(format!("--workload {w}")))?);
+            // The origin names the spec, cut: the message itself quotes the bad value.
+            workloads.push(workload_from_spec(&spec).map_err(|e| e.at(format!("--workload {}", cut(w))))?);
         }
         if let Some(f) = &args.output_format {
             format = Some(parse_format(f, "--output-format")?);
         }
         let mut targets = target_specs
             .iter()
-            .map(|(t, origin)| fsarena_target::parse(t, args.force).map_err(|e| e.at(format!("{origin} {t}"))))
+            .map(|(t, origin)| fsarena_target::parse(t, args.force).map_err(|e| e.at(format!("{origin} {}", cut(t)))))
             .collect::<Result<Vec<_>, _>>()?;
         let mut skipped = Vec::new();
         if args.skip_unavailable {
@@ -326,6 +328,7 @@ fn check_footprints(
             let capacity = target.capacity_bytes().filter(|&c| c > 0);
             footprint
                 .check(&limits, capacity)
+                .and_then(|()| footprint.check_files(target.capacity_files()))
                 .map_err(|m| InputError::new(format!("target {}: {m}", target.label())))?;
         }
     }

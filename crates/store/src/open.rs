@@ -92,8 +92,13 @@ fn check_sidecars(path: &Path) -> Result<(), StoreError> {
 pub(crate) fn for_writing(path: &Path) -> Result<Connection, StoreError> {
     // Look before creating anything: another program's file is refused untouched, with no
     // lock file or directory made for it.
-    header(path)?;
+    let existing = header(path)?;
     check_sidecars(path)?;
+    if let Header::Sqlite { .. } = existing {
+        // A damaged, foreign-schema or newer database is refused through a reader, which
+        // creates nothing: not even a lock, journal, -wal or -shm made and removed again.
+        drop(read_only(path)?);
+    }
     let unwritable = |detail: String| StoreError::Unwritable { path: path.to_path_buf(), detail };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| unwritable(format!("cannot create {}: {e}", parent.display())))?;

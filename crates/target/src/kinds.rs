@@ -245,6 +245,9 @@ impl Target for DirTarget {
         // filesystems) has an unknown capacity, not a zero one.
         sys::free_bytes(&self.path)
     }
+    fn capacity_files(&self) -> Option<u64> {
+        sys::free_files(&self.path)
+    }
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {

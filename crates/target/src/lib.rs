@@ -56,6 +56,11 @@ pub trait Target: std::fmt::Debug + Send + Sync {
     fn capacity_bytes(&self) -> Option<u64> {
         None
     }
+    /// The files and directories a workload can at most create on it, where the target says
+    /// before provisioning (a `dir:` path's free inodes); None when unknown.
+    fn capacity_files(&self) -> Option<u64> {
+        None
+    }
     /// Makes it ready: creates, formats, mounts; on failure undoes what it did.
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError>;
 }

@@ -206,6 +206,13 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     }
 }
 
+/// Inodes free for an unprivileged user under `path`; None when the filesystem has no fixed
+/// inode count (btrfs, ramfs and others report 0 inodes in all).
+pub fn free_files(path: &Path) -> Option<u64> {
+    let st = rustix::fs::statvfs(path).ok()?;
+    (st.f_files > 0).then_some(st.f_favail)
+}
+
 /// The size of the block device `device` in bytes, from /sys/class/block/NAME/size (always
 /// in 512-byte sectors, whatever the logical block size).
 pub fn block_device_bytes(device: &Path) -> Option<u64> {

@@ -11,6 +11,12 @@ use rustix::process::{getrlimit, Resource};
 /// scheduler, not the filesystem, is what a benchmark measures.
 pub const MAX_THREADS: u64 = 4096;
 
+/// The least a file or directory costs a filesystem in metadata (an inode, a directory entry):
+/// ext4's inodes alone are 256 bytes, xfs's 512, btrfs's items about 200, tmpfs's about 600 of
+/// kernel memory. A plan creating more files than the target's size divided by this cannot run,
+/// whatever the files hold.
+pub const MIN_BYTES_PER_FILE: u64 = 256;
+
 /// Descriptors kept free for fsarena itself (the store, the state file, stdio, the engine).
 const RESERVED_FDS: u64 = 64;
 
@@ -122,8 +128,26 @@ impl Footprint {
                     iec(cap)
                 ));
             }
+            if self.files.saturating_mul(MIN_BYTES_PER_FILE) > cap {
+                return Err(format!(
+                    "{src}: creates {} files and directories, and each takes at least {MIN_BYTES_PER_FILE} bytes of metadata: more than the {} the target holds; use fewer items or a larger target (size=)",
+                    self.files,
+                    iec(cap)
+                ));
+            }
         }
         Ok(())
+    }
+
+    /// Refuses more files and directories than the target has inodes free, where it says.
+    pub fn check_files(&self, free_files: Option<u64>) -> Result<(), String> {
+        match free_files {
+            Some(free) if self.files > free => Err(format!(
+                "{}: creates {} files and directories, more than the {free} inodes free on the target: use fewer items",
+                self.source, self.files
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -161,6 +185,12 @@ mod tests {
         assert!(e.contains("5000 files open") && e.contains("RLIMIT_NOFILE 1024"), "{e}");
         // Unknown capacity: not checked.
         assert!(fp(1, 0, u64::MAX, 0).check(&l, None).is_ok());
+        // A billion empty files do not fit 1 GiB whatever they hold, nor 1,000 free inodes.
+        let many = Footprint { files: 1_000_000_000, ..fp(1, 0, 0, 0) };
+        let e = many.check(&l, Some(1 << 30)).unwrap_err();
+        assert!(e.contains("creates 1000000000 files and directories") && e.contains("256 bytes"), "{e}");
+        assert!(many.check_files(Some(1000)).unwrap_err().contains("more than the 1000 inodes free"));
+        assert!(many.check_files(None).is_ok() && fp(1, 0, 0, 0).check_files(Some(1)).is_ok());
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub fn read_job_text(path: &Path, what: &str) -> Result<String, InputError> {
 pub fn parse_file(path: &Path) -> Result<FioJobFile, InputError> {
     let mut expansion = Expansion::default();
     read_lines(path, &mut expansion, 0)?;
-    parse_lines(&expansion.lines)
+    parse_lines(&expansion.lines, path)
 }
 
 /// Parses job-file text (for tests and stdin); `name` is used in error messages.
@@ -101,7 +101,7 @@ pub fn parse_str(text: &str, name: &str) -> Result<FioJobFile, InputError> {
         .enumerate()
         .map(|(i, t)| Line { file: PathBuf::from(name), number: i + 1, text: t.to_string() })
         .collect();
-    parse_lines(&lines)
+    parse_lines(&lines, Path::new(name))
 }
 
 /// The job file and its includes read so far, with the counts that bound them. Counted
@@ -215,7 +215,8 @@ fn finish(section: Section, globals: &[Given], file: &mut FioJobFile) -> Result<
     Ok(())
 }
 
-fn parse_lines(lines: &[Line]) -> Result<FioJobFile, InputError> {
+/// Parses the lines of the job file `top` and its includes.
+fn parse_lines(lines: &[Line], top: &Path) -> Result<FioJobFile, InputError> {
     let mut file = FioJobFile::default();
     let mut globals: Vec<Given> = Vec::new();
     let mut in_section = false; // false before the first header
@@ -279,8 +280,9 @@ fn parse_lines(lines: &[Line]) -> Result<FioJobFile, InputError> {
         finish(done, &globals, &mut file)?;
     }
     if file.jobs.is_empty() {
-        let name = lines.first().map(|l| l.file.display().to_string()).unwrap_or_default();
-        return Err(InputError::new("the job file defines no job: expected at least one [jobname] section").at(name));
+        // Named by the file given, which an empty file (no line to take it from) has too.
+        return Err(InputError::new("the job file defines no job: expected at least one [jobname] section")
+            .at(top.display().to_string()));
     }
     Ok(file)
 }
