@@ -71,7 +71,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 cd "$RES"
 
-WORKLOAD="meta:items=$FILES,files_only=1,tasks=1"
+# calls=fd: the bare loop works relative to a directory descriptor too (fsarena's default,
+# calls=path, resolves each item's path as mdtest does; bench/vs_mdtest.sh compares that).
+WORKLOAD="meta:items=$FILES,files_only=1,tasks=1,calls=fd"
 FSARENA_CMD=("$FSARENA" run --target "dir:path=$WORK/fsarena" --workload "$WORKLOAD" --output-format json
 	--workdir "$RES/wd" "${FSARENA_EXTRA[@]}")
 BARE_CMD=("$BARE" "$WORK/bare" "$FILES")

@@ -203,3 +203,50 @@ fn repetitions_of_a_stat_only_run_reuse_the_prepared_tree() {
     assert_eq!(stderr(&out).matches("untimed").count(), 1, "prepared once: {}", stderr(&out));
     assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
 }
+
+#[test]
+fn calls_are_mdtests_paths_by_default_and_said_in_the_output() {
+    let dir = Scratch::new("meta-calls");
+    let v = json(&run_ok(&["run", "--target", &dir.spec(), "--workload", "meta:items=20", "--output-format", "json"]));
+    assert_eq!(v["run"]["results"][0]["workload"]["params"]["calls"], "path", "{v}");
+    let out = run_ok(&["run", "--target", &dir.spec(), "--workload", "meta:items=20,calls=fd"]);
+    assert!(stdout(&out).contains("meta:items=20,calls=fd"), "{}", stdout(&out));
+    let out = run_ok(&["run", "--target", &dir.spec(), "--workload", "meta:items=20"]);
+    assert!(stdout(&out).contains("meta:items=20,calls=path"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("calls=path, drop_caches=build"), "{}", stderr(&out));
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn unique_dirs_count_task_0s_tree_as_mdtest() {
+    let dir = Scratch::new("meta-unique-tree");
+    // -b 2 -z 1: 3 directories per tree; 3 tasks build 3 trees, mdtest's rows count rank 0's.
+    let v = json(&run_ok(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "meta:mdtest='-b 2 -z 1 -I 2 -u',tasks=3",
+        "--output-format",
+        "json",
+    ]));
+    let got: std::collections::BTreeMap<String, u64> = items(&v).into_iter().collect();
+    assert_eq!((got["tree_creation"], got["tree_removal"]), (3, 3));
+    assert_eq!(got["file_creation"], 3 * 3 * 2);
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn a_stat_only_run_drops_the_cache_after_its_build_unless_told_not_to() {
+    let dir = Scratch::new("meta-cold");
+    let out = run_ok(&["run", "--target", &dir.spec(), "--workload", "meta:mdtest='-n 100 -T'"]);
+    assert!(stderr(&out).contains("dropped the page cache after the build"), "{}", stderr(&out));
+    let out = run_ok(&["run", "--target", &dir.spec(), "--workload", "meta:mdtest='-n 100 -T'", "--no-drop-caches"]);
+    assert!(!stderr(&out).contains("dropped the page cache"), "{}", stderr(&out));
+    let out = run_ok(&["run", "--target", &dir.spec(), "--workload", "meta:mdtest='-n 100 -F',drop_caches=phase"]);
+    assert!(stdout(&out).contains("   File stat "), "{}", stdout(&out));
+    let out = run(&["run", "--target", &dir.spec(), "--workload", "meta:drop_caches=often"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("expected build, phase or none"), "{}", stderr(&out));
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}

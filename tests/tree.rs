@@ -66,3 +66,46 @@ fn bad_tree_options_exit_2() {
         assert!(dir.leftovers().is_empty());
     }
 }
+
+#[test]
+fn an_fsmark_command_line_with_loops_reports_every_loop() {
+    let dir = Scratch::new("tree-fsmark");
+    let out = run(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "tree:fsmark='-n 20 -s 4096 -S 0 -L 3 -t 2'",
+        "--output-format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let m = &v["run"]["results"][0]["metrics"];
+    let value = |name: &str| m[name]["values"][0].as_f64().unwrap_or_else(|| panic!("{name}: {m}"));
+    for n in 1..=3 {
+        assert!(value(&format!("files_created_loop{n}")) > 0.0);
+        assert_eq!(m[format!("fs_used_loop{n}")]["unit"], "%");
+    }
+    // 2 threads × 20 files × 3 loops, all kept until the end, then deleted.
+    assert_eq!(value("files_created_items"), 120.0);
+    assert_eq!(value("files_deleted_items"), 120.0);
+    assert!((value("write_bw") / value("files_created") - 4096.0).abs() < 1e-6);
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn unsupported_fsmark_flags_exit_2_naming_the_flag() {
+    let dir = Scratch::new("tree-fsmark-bad");
+    for (workload, want) in [
+        ("tree:fsmark='-d /tmp -n 10'", "-d (the test directory"),
+        ("tree:fsmark='-n 10 -S 5'", "-S 5 (fsync after all files) is not supported"),
+        ("tree:fsmark='-n 10 -Z'", "unknown fs_mark flag -Z"),
+        ("tree:fsmark='-n 100 -D 8'", "without -N"),
+    ] {
+        let out = run(&["run", "--target", &dir.spec(), "--workload", workload]);
+        assert_eq!(out.status.code(), Some(2), "{workload}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{workload}: {}", stderr(&out));
+        assert!(dir.leftovers().is_empty());
+    }
+}

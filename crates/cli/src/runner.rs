@@ -43,6 +43,14 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     let _ = emergency.set(workdir.emergency());
     let mut failure: Option<String> = None;
     let mut cache = CacheControl { enabled: plan.drop_caches, warned: false };
+    // For a workload that drops caches itself between its own steps (meta's untimed build,
+    // `drop_caches=phase`): the same drop as before each repetition, or why it cannot.
+    let drop_caches_now = || -> Result<(), String> {
+        if !fsarena_target::sys::is_root() {
+            return Err("not root, so the page cache cannot be dropped".into());
+        }
+        fsarena_target::sys::drop_caches().map_err(|e| e.to_string())
+    };
     'targets: for (index, target) in plan.targets.iter().enumerate() {
         progress(&format!("provisioning {}", target.label()));
         let ctx = ProvisionCtx { workdir: &workdir, index };
@@ -84,8 +92,13 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 }
                 // The files stay between rounds (a read job's layout is reused) and go after
                 // the last one.
-                let env =
-                    RunEnv { root: mounted.root(), stop: &stop, progress: &progress, keep_files: round + 1 < rounds };
+                let env = RunEnv {
+                    root: mounted.root(),
+                    stop: &stop,
+                    progress: &progress,
+                    keep_files: round + 1 < rounds,
+                    drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
+                };
                 let outcome = workload.run(&env);
                 let (measurement, error) = match outcome {
                     Ok(m) => (Some(m), None),

@@ -26,6 +26,10 @@ pub struct RunEnv<'a> {
     /// last repetition removes them. A failed or interrupted run always removes them (unless
     /// the workload's own `keep=1`).
     pub keep_files: bool,
+    /// Syncs and drops the page cache, dentries and inodes, for a workload that must measure
+    /// cold after an untimed step of its own (meta's build, `drop_caches=phase`). `None` when
+    /// the run keeps caches (`--no-drop-caches`); the error says why a drop failed (not root).
+    pub drop_caches: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
 }
 
 impl std::fmt::Debug for RunEnv<'_> {

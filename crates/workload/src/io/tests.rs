@@ -37,7 +37,7 @@ fn workload(spec: &str) -> IoWorkload {
 
 fn run(root: &Path, w: &IoWorkload) -> Result<Measurement, WorkloadError> {
     let stop = AtomicBool::new(false);
-    let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false };
+    let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
     w.run(&env)
 }
 
@@ -97,7 +97,7 @@ fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
     let target = Scratch::new("reps");
     let w = workload("io:name=rep,rw=read,size=64k,numjobs=2");
     let stop = AtomicBool::new(false);
-    let env = |keep_files| RunEnv { root: &target.0, stop: &stop, progress: &|_| {}, keep_files };
+    let env = |keep_files| RunEnv { root: &target.0, stop: &stop, progress: &|_| {}, keep_files, drop_caches: None };
     w.run(&env(true)).unwrap();
     assert_eq!(target.entries(), vec!["rep.0.0", "rep.1.0"]);
     w.run(&env(false)).unwrap();

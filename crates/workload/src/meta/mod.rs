@@ -4,8 +4,19 @@
 //! A run builds `test-dir.0-0` in the target (mdtest's `TEST_DIR.<iteration>-<loop>`), then
 //! runs mdtest's phases in mdtest's order: tree creation; directory creation, stat, rename and
 //! removal; file creation, stat, read and removal; tree removal. Every task waits at a barrier
-//! before each phase; a phase's time is the slowest task's, and its rate is all tasks' items
-//! over that time, which is mdtest's aggregate (the slowest rank's rate times the ranks).
+//! before each phase. A phase's time is its span, from the earliest task's start to the latest
+//! task's end, and its rate is all tasks' items over that span: mdtest's aggregate, where each
+//! rank's time runs from its start to the barrier after the phase, and the summary takes the
+//! slowest rank's rate times the ranks. A task's own clock is not the phase's: tasks that do
+//! not overlap (more tasks than CPUs) would each report a short time and the sum would exceed
+//! what the machine did. The tree rows count one tree, task 0's, also with `unique_dir`, as
+//! mdtest's do.
+//!
+//! Calls name their items as mdtest's do (`calls=path`, the default): the whole path from the
+//! test directory, resolved by every call; `calls=fd` keeps fsarena's cheaper calls relative to
+//! an open directory. A run without creation phases builds what it needs untimed and then drops
+//! the page cache (`drop_caches=build`), so that its first repetition measures the same cold
+//! tree as the later ones; `drop_caches=phase` also drops before every timed phase.
 
 pub mod names;
 pub mod options;
@@ -15,13 +26,14 @@ mod task;
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_stats::LatencyHistogram;
-use options::{MetaOptions, MetaParams};
+use options::{DropCaches, MetaOptions, MetaParams};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use std::ffi::CString;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
+use std::time::Instant;
 pub use task::Phase;
 use task::{PhaseRun, Task};
 
@@ -97,14 +109,16 @@ impl MetaWorkload {
             _ => "files",
         };
         format!(
-            "{} tasks, {} {what}; tree: branch={} depth={}, {} directories ({} per level), {} items per directory per task",
+            "{} tasks, {} {what}; tree: branch={} depth={}, {} directories ({} per level), {} items per directory per task; calls={}, drop_caches={}",
             p.tasks,
             u64::from(p.tasks) * s.items,
             s.branch,
             s.depth,
             s.dirs,
             s.dirs_per_level().iter().map(|n| n.to_string()).collect::<Vec<_>>().join("/"),
-            s.items_per_dir
+            s.items_per_dir,
+            p.calls.as_str(),
+            p.drop_caches.as_str()
         )
     }
 }
@@ -112,9 +126,41 @@ impl MetaWorkload {
 /// One phase over all tasks.
 struct PhaseTotal {
     ops: u64,
-    max_ns: u64,
+    /// The earliest task's start, just after the barrier.
+    start: Option<Instant>,
+    /// The latest task's end.
+    end: Option<Instant>,
     hist: LatencyHistogram,
     error: Option<String>,
+}
+
+impl PhaseTotal {
+    fn new() -> Self {
+        Self { ops: 0, start: None, end: None, hist: LatencyHistogram::new(), error: None }
+    }
+
+    /// Adds one task's part: its operations (`counted`: false for the tree rows of tasks
+    /// other than 0), its latencies and its start and end.
+    fn add(&mut self, rec: PhaseRun, start: Instant, end: Instant, counted: bool) {
+        if counted {
+            self.ops += rec.ops;
+        }
+        self.hist.merge(&rec.hist);
+        self.start = Some(self.start.map_or(start, |s| s.min(start)));
+        self.end = Some(self.end.map_or(end, |e| e.max(end)));
+        if self.error.is_none() {
+            self.error = rec.error;
+        }
+    }
+
+    /// The phase's span, from the earliest start to the latest end (mdtest's
+    /// barrier-inclusive time), in nanoseconds.
+    fn span_ns(&self) -> u64 {
+        match (self.start, self.end) {
+            (Some(s), Some(e)) => e.saturating_duration_since(s).as_nanos().min(u128::from(u64::MAX)) as u64,
+            _ => 0,
+        }
+    }
 }
 
 impl Workload for MetaWorkload {
@@ -123,7 +169,12 @@ impl Workload for MetaWorkload {
     }
 
     fn params(&self) -> Vec<(String, String)> {
-        self.given.clone()
+        // How the calls name their items changes every rate: shown even when not given.
+        let mut params = self.given.clone();
+        if !params.iter().any(|(k, _)| k == "calls") {
+            params.push(("calls".into(), self.params.calls.as_str().into()));
+        }
+        params
     }
 
     fn footprint(&self) -> Footprint {
@@ -237,17 +288,36 @@ impl MetaWorkload {
             if let Some(e) = totals.into_iter().find_map(|t| t.error) {
                 return Err(fail(format!("preparing the tree: {e}")));
             }
+            // What was just built is in the cache; a later repetition that reuses the tree
+            // finds it cold (the runner drops before every repetition): drop it here too, or
+            // the first repetition alone measures the cache.
+            if p.drop_caches != DropCaches::Never {
+                if let Some(drop) = env.drop_caches {
+                    match drop() {
+                        Ok(()) => (env.progress)("meta: dropped the page cache after the build"),
+                        Err(e) => (env.progress)(&format!(
+                            "warning: meta: {e}: the phases after the build measure a hot cache, later repetitions a cold one"
+                        )),
+                    }
+                }
+            }
         }
 
         let phases = self.phases();
+        if p.drop_caches == DropCaches::Phase && env.drop_caches.is_none() {
+            (env.progress)(
+                "warning: meta: drop_caches=phase does nothing: this run keeps the caches (--no-drop-caches)",
+            );
+        }
         let totals = self.run_tasks(env, &test_dir, test_path, &trees, &preorder, &phases, false);
         let mut m = Measurement { complete: true, ..Measurement::default() };
         let mut failure = None;
         let ran: Vec<(Phase, PhaseTotal)> = phases.into_iter().zip(totals).collect();
         let ordered = || Phase::ALL.iter().filter_map(|ph| ran.iter().find(|(r, _)| r == ph));
         for (phase, t) in ordered() {
-            if t.ops > 0 && t.max_ns > 0 {
-                m.push(phase.metric(), "ops/s", Better::Higher, t.ops as f64 * 1e9 / t.max_ns as f64);
+            let span = t.span_ns();
+            if t.ops > 0 && span > 0 {
+                m.push(phase.metric(), "ops/s", Better::Higher, t.ops as f64 * 1e9 / span as f64);
             }
             if failure.is_none() {
                 failure = t.error.clone();
@@ -271,7 +341,8 @@ impl MetaWorkload {
     }
 
     /// Runs `phases` on every task, all starting each phase together, and sums each phase.
-    /// `prepare` writes what a later read needs, at least `read_bytes` per file.
+    /// `prepare` writes what a later read needs, at least `read_bytes` per file, and never
+    /// drops caches between its phases; otherwise `drop_caches=phase` drops before each.
     #[allow(clippy::too_many_arguments)]
     fn run_tasks(
         &self,
@@ -284,10 +355,8 @@ impl MetaWorkload {
         prepare: bool,
     ) -> Vec<PhaseTotal> {
         let p = &self.params;
-        let totals: Vec<Mutex<PhaseTotal>> = phases
-            .iter()
-            .map(|_| Mutex::new(PhaseTotal { ops: 0, max_ns: 0, hist: LatencyHistogram::new(), error: None }))
-            .collect();
+        let totals: Vec<Mutex<PhaseTotal>> = phases.iter().map(|_| Mutex::new(PhaseTotal::new())).collect();
+        let cold = if prepare || p.drop_caches != DropCaches::Phase { None } else { env.drop_caches };
         let barrier = Barrier::new(p.tasks as usize);
         let abort_flag = AtomicBool::new(false);
         let abort = &abort_flag;
@@ -309,19 +378,27 @@ impl MetaWorkload {
                 };
                 let (barrier, totals) = (&barrier, &totals);
                 move || {
+                    let clock = quanta::Clock::new();
                     for (phase, total) in phases.iter().zip(totals) {
                         let mut rec = PhaseRun::new();
-                        barrier.wait();
-                        if !abort.load(Ordering::Relaxed) && !env.stop.load(Ordering::Relaxed) {
-                            task.run(*phase, &mut rec);
-                        }
-                        if let Ok(mut t) = total.lock() {
-                            t.ops += rec.ops;
-                            t.max_ns = t.max_ns.max(rec.ns);
-                            t.hist.merge(&rec.hist);
-                            if t.error.is_none() {
-                                t.error = rec.error;
+                        let leader = barrier.wait().is_leader();
+                        if let Some(drop) = cold {
+                            // One task drops while the others wait; the phase starts after.
+                            if leader {
+                                if let Err(e) = drop() {
+                                    rec.error = Some(format!("drop_caches=phase: {e}"));
+                                    abort.store(true, Ordering::Relaxed);
+                                }
                             }
+                            barrier.wait();
+                        }
+                        let start = Instant::now();
+                        if !abort.load(Ordering::Relaxed) && !env.stop.load(Ordering::Relaxed) {
+                            task.run(*phase, &mut rec, &clock);
+                        }
+                        let end = Instant::now();
+                        if let Ok(mut t) = total.lock() {
+                            t.add(rec, start, end, !phase.is_tree() || id == 0);
                         }
                     }
                 }

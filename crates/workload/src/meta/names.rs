@@ -1,15 +1,20 @@
-//! Item names built in place: a fixed prefix, a decimal number and a NUL, in a buffer that is
-//! reused for every operation, so that the hot loops allocate nothing.
+//! Item names built in place: an optional directory path, a fixed prefix, a decimal number
+//! and a NUL, in a buffer that is reused for every operation, so that the hot loops allocate
+//! nothing.
 
 use std::ffi::CStr;
 
-/// Longest prefix plus number plus suffix a [`NameBuf`] holds.
-const CAPACITY: usize = 96;
+/// Room kept after the prefix: 20 digits, an 8-byte suffix and the NUL.
+const TAIL: usize = 32;
 
-/// `PREFIX<number>[SUFFIX]\0` in a reusable buffer.
+/// `[DIR/]PREFIX<number>[SUFFIX]\0` in a reusable buffer.
 #[derive(Debug, Clone)]
 pub struct NameBuf {
-    buf: [u8; CAPACITY],
+    /// The item prefix (`file.mdtest.3.`), without a directory.
+    base: Vec<u8>,
+    /// The directory part, the prefix, then the number being built.
+    buf: Vec<u8>,
+    /// Bytes of `buf` before the number.
     prefix_len: usize,
 }
 
@@ -17,10 +22,26 @@ impl NameBuf {
     /// A buffer for names starting with `prefix`, which must be short (under 64 bytes) and
     /// hold no NUL; a longer prefix is cut.
     pub fn new(prefix: &str) -> Self {
-        let mut buf = [0u8; CAPACITY];
-        let bytes: Vec<u8> = prefix.bytes().filter(|&b| b != 0).take(64).collect();
-        buf[..bytes.len()].copy_from_slice(&bytes);
-        Self { buf, prefix_len: bytes.len() }
+        let base: Vec<u8> = prefix.bytes().filter(|&b| b != 0).take(64).collect();
+        let mut buf = Vec::with_capacity(base.len() + TAIL);
+        buf.extend_from_slice(&base);
+        buf.resize(base.len() + TAIL, 0);
+        Self { prefix_len: base.len(), base, buf }
+    }
+
+    /// Puts `dir/` in front of every next name (mdtest's path-based calls resolve the item's
+    /// whole path from the test directory each time); an empty `dir` puts nothing. Allocates
+    /// only when the directory is longer than any before.
+    pub fn set_dir(&mut self, dir: &CStr) {
+        let dir = dir.to_bytes();
+        self.buf.clear();
+        if !dir.is_empty() {
+            self.buf.extend_from_slice(dir);
+            self.buf.push(b'/');
+        }
+        self.buf.extend_from_slice(&self.base);
+        self.prefix_len = self.buf.len();
+        self.buf.resize(self.prefix_len + TAIL, 0);
     }
 
     /// The name for `n`.
@@ -51,8 +72,8 @@ impl NameBuf {
         self.buf[end..end + suffix.len()].copy_from_slice(suffix);
         end += suffix.len();
         self.buf[end] = 0;
-        // The prefix holds no NUL (filtered in `new`), digits and suffix none either; the
-        // fallback is never taken.
+        // The prefix and directory hold no NUL (filtered in `new`; a CStr has none), digits
+        // and suffix none either; the fallback is never taken.
         CStr::from_bytes_until_nul(&self.buf[..=end]).unwrap_or_default()
     }
 
@@ -76,5 +97,17 @@ mod tests {
         assert_eq!(b.name_with(12, b"-XX").to_str().unwrap(), "file.mdtest.3.12-XX");
         assert_eq!(b.name(u64::MAX).to_str().unwrap(), format!("file.mdtest.3.{}", u64::MAX));
         assert_eq!(b.display(5), "file.mdtest.3.5");
+    }
+
+    #[test]
+    fn a_directory_goes_in_front_until_it_is_cleared() {
+        let mut b = NameBuf::new("dir.mdtest.0.");
+        b.set_dir(c"mdtest_tree.0/mdtest_tree.2/mdtest_tree.6");
+        assert_eq!(b.name(61).to_str().unwrap(), "mdtest_tree.0/mdtest_tree.2/mdtest_tree.6/dir.mdtest.0.61");
+        assert_eq!(b.name_with(u64::MAX, b"-XX").to_str().unwrap().len(), 42 + 13 + 20 + 3);
+        b.set_dir(c"mdtest_tree.0");
+        assert_eq!(b.name(3).to_str().unwrap(), "mdtest_tree.0/dir.mdtest.0.3");
+        b.set_dir(c"");
+        assert_eq!(b.name(3).to_str().unwrap(), "dir.mdtest.0.3");
     }
 }

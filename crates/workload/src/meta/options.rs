@@ -44,6 +44,56 @@ pub struct MetaOptions {
     pub rename: bool,
     /// Keep the tree after the run (fsarena's own).
     pub keep: bool,
+    /// How each call names its item (default `path`, as mdtest).
+    pub calls: Option<Calls>,
+    /// When the page cache is dropped inside a run (default `build`).
+    pub drop_caches: Option<DropCaches>,
+}
+
+/// How each call names its item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calls {
+    /// mdtest's calls: every call resolves the item's whole path from the test directory
+    /// (`mdtest_tree.0/mdtest_tree.1/file.mdtest.0.5`), walking every tree level each time.
+    Path,
+    /// Calls relative to an open descriptor of the item's directory, with a one-component
+    /// name: no path walk per call, so stat and open cost less than mdtest's.
+    Fd,
+}
+
+impl Calls {
+    /// The value as given in `calls=`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Calls::Path => "path",
+            Calls::Fd => "fd",
+        }
+    }
+}
+
+/// When a run drops the page cache, dentries and inodes itself (as root, unless the run
+/// passes `--no-drop-caches`; the runner drops before every measured repetition anyway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropCaches {
+    /// Never inside the run: a tree built untimed in this repetition is measured hot.
+    Never,
+    /// After the untimed build of a run without creation phases, so that the first
+    /// repetition is as cold as the later ones that reuse the tree (the default).
+    Build,
+    /// Also before every timed phase: every phase starts cold, as mdtest users do with
+    /// `--run-cmd-before-phase` and `echo 3 > /proc/sys/vm/drop_caches`.
+    Phase,
+}
+
+impl DropCaches {
+    /// The value as given in `drop_caches=`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropCaches::Never => "none",
+            DropCaches::Build => "build",
+            DropCaches::Phase => "phase",
+        }
+    }
 }
 
 /// Which of mdtest's phases run.
@@ -84,6 +134,10 @@ pub struct MetaParams {
     pub phases: Phases,
     /// Keep the tree after the run.
     pub keep: bool,
+    /// How each call names its item.
+    pub calls: Calls,
+    /// When the run drops the page cache itself.
+    pub drop_caches: DropCaches,
 }
 
 /// Items per task when neither `items` nor `items_per_dir` is given.
@@ -169,6 +223,27 @@ pub static OPTIONS: &[OptionDef] = &[
         .rename =
         boolean(v)?),
     opt!("keep", None, "keep the tree after the run (fsarena's own; default 0)", |o, v| o.keep = boolean(v)?),
+    opt!(
+        "calls",
+        None,
+        "path: every call resolves the item's whole path from the test directory, as mdtest; fd: calls relative to the item's open directory, no path walk (fsarena's own; default path)",
+        |o, v| o.calls = Some(match v.trim() {
+            "path" => Calls::Path,
+            "fd" => Calls::Fd,
+            _ => return Err(format!("'{v}' is not a call mode: expected path or fd")),
+        })
+    ),
+    opt!(
+        "drop_caches",
+        None,
+        "build: drop the page cache after an untimed build, so stat and read phases start cold in every repetition; phase: also before every timed phase; none: never inside the run, hot (needs root; default build)",
+        |o, v| o.drop_caches = Some(match v.trim() {
+            "none" | "0" => DropCaches::Never,
+            "build" => DropCaches::Build,
+            "phase" => DropCaches::Phase,
+            _ => return Err(format!("'{v}' is not a cache policy: expected build, phase or none")),
+        })
+    ),
 ];
 
 /// mdtest flags that fsarena knows but does not support, with what to do instead.
@@ -332,6 +407,8 @@ impl MetaOptions {
             sync: self.sync,
             phases,
             keep: self.keep,
+            calls: self.calls.unwrap_or(Calls::Path),
+            drop_caches: self.drop_caches.unwrap_or(DropCaches::Build),
         })
     }
 }
@@ -404,6 +481,15 @@ mod tests {
     }
 
     #[test]
+    fn calls_default_to_mdtests_paths_and_caches_drop_after_the_build() {
+        let p = keys(&[]).unwrap();
+        assert_eq!((p.calls, p.drop_caches), (Calls::Path, DropCaches::Build));
+        let p = keys(&[("calls", "fd"), ("drop_caches", "phase")]).unwrap();
+        assert_eq!((p.calls, p.drop_caches), (Calls::Fd, DropCaches::Phase));
+        assert_eq!(keys(&[("drop_caches", "none")]).unwrap().drop_caches, DropCaches::Never);
+    }
+
+    #[test]
     fn shared_is_the_opposite_of_unique_dir() {
         assert!(!keys(&[("shared", "1")]).unwrap().unique_dir);
         assert!(keys(&[("shared", "0")]).unwrap().unique_dir);
@@ -429,6 +515,8 @@ mod tests {
             (&[("items", "3"), ("branch", "2"), ("depth", "2")], "fewer than the 7 directories"),
             (&[("write_bytes", "8"), ("read_bytes", "16")], "larger than write_bytes"),
             (&[("items", "0")], "items=0"),
+            (&[("calls", "relative")], "expected path or fd"),
+            (&[("drop_caches", "always")], "expected build, phase or none"),
         ];
         for (pairs, want) in cases {
             let err = keys(pairs).unwrap_err().to_string();

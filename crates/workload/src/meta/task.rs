@@ -1,13 +1,17 @@
 //! One task's work in one phase: the hot loops.
 //!
-//! Every operation is one syscall (or open, write, fsync, close for a file with data) on a
-//! directory file descriptor with a short name built in a reused buffer: no allocation and no
-//! path walk per operation. One clock read per operation: the end of one operation is the
-//! start of the next, so the loop's own bookkeeping and the opening of each tree directory
-//! count towards the next operation's latency rather than costing a second clock read.
+//! Every operation is one syscall (or open, write, fsync, close for a file with data) with its
+//! name built in a reused buffer: no allocation per operation. With `calls=path` (mdtest's way,
+//! the default) the name is the item's whole path from the test directory, so every call walks
+//! the tree's levels as mdtest's calls do; with `calls=fd` it is a one-component name relative
+//! to the item's open directory, with no walk. The test directory itself is an open descriptor
+//! in both modes, so a link planted in its place is never followed. One clock read per
+//! operation: the end of one operation is the start of the next, so the loop's own bookkeeping
+//! and the opening of each tree directory count towards the next operation's latency rather
+//! than costing a second clock read.
 
 use super::names::NameBuf;
-use super::options::MetaParams;
+use super::options::{Calls, MetaParams};
 use fsarena_stats::LatencyHistogram;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
@@ -34,11 +38,11 @@ pub enum Phase {
     DirRename,
     /// rmdir of every item directory.
     DirRemoval,
-    /// open(O_CREAT), write, fsync, close of every file.
+    /// open(O_RDWR|O_CREAT), write, fsync, close of every file.
     FileCreation,
     /// stat of every file.
     FileStat,
-    /// open, read, close of every file.
+    /// open(O_RDWR), read, close of every file.
     FileRead,
     /// unlink of every file.
     FileRemoval,
@@ -49,6 +53,12 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// True for the phases that build or remove the tree, whose rows count one tree (task
+    /// 0's), as mdtest's do.
+    pub fn is_tree(self) -> bool {
+        matches!(self, Phase::TreeCreation | Phase::TreeRemoval)
+    }
+
     /// Every phase, in mdtest's summary order.
     pub const ALL: [Phase; 10] = [
         Phase::DirCreation,
@@ -80,13 +90,11 @@ impl Phase {
     }
 }
 
-/// What one task measured in one phase.
+/// What one task measured in one phase; the phase's time is taken around it, over all tasks.
 #[derive(Debug)]
 pub struct PhaseRun {
     /// Operations done.
     pub ops: u64,
-    /// Time from the phase's start (after the barrier) to the last operation's end.
-    pub ns: u64,
     /// Latency of every operation.
     pub hist: LatencyHistogram,
     /// The first error, naming the path.
@@ -96,7 +104,7 @@ pub struct PhaseRun {
 impl PhaseRun {
     /// Nothing measured yet.
     pub fn new() -> Self {
-        Self { ops: 0, ns: 0, hist: LatencyHistogram::new(), error: None }
+        Self { ops: 0, hist: LatencyHistogram::new(), error: None }
     }
 }
 
@@ -147,39 +155,38 @@ impl std::fmt::Display for OpError {
 }
 
 impl Task<'_> {
-    /// Runs `phase` and records it in `rec`.
-    pub fn run(&self, phase: Phase, rec: &mut PhaseRun) {
-        let clock = quanta::Clock::new();
+    /// Runs `phase` and records it in `rec`. The clock is made once per task, before the
+    /// phases: making one calibrates it, which would count towards the phase's span.
+    pub fn run(&self, phase: Phase, rec: &mut PhaseRun, clock: &quanta::Clock) {
         let p = self.params;
         let none = AtFlags::empty();
         match phase {
-            Phase::TreeCreation if self.owns_tree => self.tree_op(&clock, rec, "mkdir", false),
-            Phase::TreeRemoval if self.owns_tree => self.tree_op(&clock, rec, "rmdir", true),
+            Phase::TreeCreation if self.owns_tree => self.tree_op(clock, rec, "mkdir", false),
+            Phase::TreeRemoval if self.owns_tree => self.tree_op(clock, rec, "rmdir", true),
             Phase::TreeCreation | Phase::TreeRemoval => {}
-            Phase::DirCreation => self.items(&clock, rec, "dir", "mkdir", false, |d, n, _| {
+            Phase::DirCreation => self.items(clock, rec, "dir", "mkdir", false, |d, n, _| {
                 Ok(rustix::fs::mkdirat(d, n, Mode::from_raw_mode(DIR_MODE))?)
             }),
             Phase::DirStat => {
-                self.items(&clock, rec, "dir", "stat", false, |d, n, _| Ok(rustix::fs::statat(d, n, none).map(drop)?))
+                self.items(clock, rec, "dir", "stat", false, |d, n, _| Ok(rustix::fs::statat(d, n, none).map(drop)?))
             }
-            Phase::DirRename => self.rename_dirs(&clock, rec),
-            Phase::DirRemoval => self.items(&clock, rec, "dir", "rmdir", true, |d, n, _| {
-                Ok(rustix::fs::unlinkat(d, n, AtFlags::REMOVEDIR)?)
-            }),
+            Phase::DirRename => self.rename_dirs(clock, rec),
+            Phase::DirRemoval => self
+                .items(clock, rec, "dir", "rmdir", true, |d, n, _| Ok(rustix::fs::unlinkat(d, n, AtFlags::REMOVEDIR)?)),
             Phase::FileCreation => {
                 let mut buf = write_pattern(self.write_bytes as usize);
                 let sync = p.sync;
-                self.items(&clock, rec, "file", "create", true, |d, n, item| create_file(d, n, item, &mut buf, sync))
+                self.items(clock, rec, "file", "create", true, |d, n, item| create_file(d, n, item, &mut buf, sync))
             }
             Phase::FileStat => {
-                self.items(&clock, rec, "file", "stat", false, |d, n, _| Ok(rustix::fs::statat(d, n, none).map(drop)?))
+                self.items(clock, rec, "file", "stat", false, |d, n, _| Ok(rustix::fs::statat(d, n, none).map(drop)?))
             }
             Phase::FileRead => {
                 let mut buf = vec![0u8; p.read_bytes as usize];
-                self.items(&clock, rec, "file", "read", false, |d, n, _| read_file(d, n, &mut buf))
+                self.items(clock, rec, "file", "read", false, |d, n, _| read_file(d, n, &mut buf))
             }
             Phase::FileRemoval => {
-                self.items(&clock, rec, "file", "unlink", true, |d, n, _| Ok(rustix::fs::unlinkat(d, n, none)?))
+                self.items(clock, rec, "file", "unlink", true, |d, n, _| Ok(rustix::fs::unlinkat(d, n, none)?))
             }
         }
     }
@@ -215,8 +222,7 @@ impl Task<'_> {
 
     /// mkdir (or rmdir, children first) of every tree directory, by path from the test directory.
     fn tree_op(&self, clock: &quanta::Clock, rec: &mut PhaseRun, what: &str, remove: bool) {
-        let start = clock.raw();
-        let mut prev = start;
+        let mut prev = clock.raw();
         let order: Box<dyn Iterator<Item = &u64>> =
             if remove { Box::new(self.preorder.iter().rev()) } else { Box::new(self.preorder.iter()) };
         for (i, &k) in order.enumerate() {
@@ -238,7 +244,6 @@ impl Task<'_> {
             rec.ops += 1;
             prev = now;
         }
-        rec.ns = clock.delta_as_nanos(start, prev);
     }
 
     /// `op` on every item of this task, directory by directory: in creation order for
@@ -256,24 +261,35 @@ impl Task<'_> {
             numeric = (0..self.params.shape.dirs).collect();
             &numeric
         };
-        let start = clock.raw();
-        let mut prev = start;
+        let mut prev = clock.raw();
         'dirs: for &k in order {
-            let dir = match self.open_dir(k) {
-                Ok(d) => d,
-                Err(m) => {
-                    self.fail(rec, m);
-                    break;
+            // mdtest's calls name the item by its path from the test directory; fd calls open
+            // the item's directory once and name the item alone.
+            let dir = match self.params.calls {
+                Calls::Path => {
+                    names.set_dir(&self.tree[k as usize]);
+                    None
                 }
+                Calls::Fd => match self.open_dir(k) {
+                    Ok(d) => Some(d),
+                    Err(m) => {
+                        self.fail(rec, m);
+                        break;
+                    }
+                },
             };
+            let at = dir.as_ref().map_or(self.test_dir, |d| d.as_fd());
             for item in k * per_dir..(k + 1) * per_dir {
                 if item & (CHECK_EVERY - 1) == 0 && self.stopped() {
                     break 'dirs;
                 }
-                let res = op(dir.as_fd(), names.name(item), item);
+                let res = op(at, names.name(item), item);
                 let now = clock.raw();
                 if let Err(e) = res {
-                    let path = self.show(k, Some(names.display(item)));
+                    let path = match dir {
+                        Some(_) => self.show(k, Some(names.display(item))),
+                        None => self.test_path.join(names.display(item)).display().to_string(),
+                    };
                     self.fail(rec, format!("{what} {path}: {e}"));
                     break 'dirs;
                 }
@@ -282,7 +298,6 @@ impl Task<'_> {
                 prev = now;
             }
         }
-        rec.ns = clock.delta_as_nanos(start, prev);
     }
 
     /// mdtest 4's directory rename (`rename_dir_test`): item 0 to a temporary name, every next
@@ -297,8 +312,10 @@ impl Task<'_> {
         }
         let prefix = format!("dir.mdtest.{}.", self.id);
         let (mut from, mut to) = (NameBuf::new(&prefix), NameBuf::new(&prefix));
-        let start = clock.raw();
-        let mut prev = start;
+        if self.params.calls == Calls::Path {
+            return self.rename_by_path(clock, rec, &mut from, &mut to);
+        }
+        let mut prev = clock.raw();
         let opened = self.open_dir(0).and_then(|first| Ok((first, self.open_dir(0)?)));
         let (first, mut current) = match opened {
             Ok(fds) => fds,
@@ -338,7 +355,43 @@ impl Task<'_> {
             rec.ops += 1;
             prev = now;
         }
-        rec.ns = clock.delta_as_nanos(start, prev);
+    }
+
+    /// The same rotation with mdtest's calls: both names are whole paths from the test
+    /// directory, item `i` in directory `i / per_dir`.
+    fn rename_by_path(&self, clock: &quanta::Clock, rec: &mut PhaseRun, from: &mut NameBuf, to: &mut NameBuf) {
+        let n = self.params.shape.items;
+        let per_dir = self.params.shape.items_per_dir;
+        let dir_of = |i: u64| self.tree[(i / per_dir) as usize].as_c_str();
+        let mut prev = clock.raw();
+        for i in 0..n {
+            if i & (CHECK_EVERY - 1) == 0 && self.stopped() {
+                break;
+            }
+            // (from, to): item 0 to `0-XX`, item i to i-1, and `0-XX` to the last name freed.
+            let (f, t) = if i == 0 {
+                from.set_dir(dir_of(0));
+                to.set_dir(dir_of(0));
+                (from.name(0), to.name_with(0, b"-XX"))
+            } else if i == n - 1 {
+                from.set_dir(dir_of(0));
+                to.set_dir(dir_of(i - 1));
+                (from.name_with(0, b"-XX"), to.name(i - 1))
+            } else {
+                from.set_dir(dir_of(i));
+                to.set_dir(dir_of(i - 1));
+                (from.name(i), to.name(i - 1))
+            };
+            let res = rustix::fs::renameat(self.test_dir, f, self.test_dir, t);
+            let now = clock.raw();
+            if let Err(e) = res {
+                let path = self.test_path.join(f.to_string_lossy().as_ref()).display().to_string();
+                return self.fail(rec, format!("rename {path}: {}", std::io::Error::from(e)));
+            }
+            rec.hist.record(clock.delta_as_nanos(prev, now));
+            rec.ops += 1;
+            prev = now;
+        }
     }
 }
 
@@ -347,11 +400,13 @@ fn write_pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i + 1) as u8).collect()
 }
 
-/// Creates one file exclusively and writes the buffer (stamped with the item number, as
-/// mdtest does) with an optional fsync; the close is the drop.
+/// Creates one file with mdtest's flags (`O_CREAT|O_RDWR`, mode 0664; `POSIX_Create` in
+/// `aiori-POSIX.c`) and writes the buffer (stamped with the item number, as mdtest does) with
+/// an optional fsync; the close is the drop. `O_EXCL|O_NOFOLLOW` on top, which cost nothing
+/// on a name that does not exist yet: a file or link planted at the name is never opened.
 #[inline]
 fn create_file(dir: BorrowedFd<'_>, name: &CStr, item: u64, buf: &mut [u8], sync: bool) -> Result<(), OpError> {
-    let flags = OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC;
+    let flags = OFlags::CREATE | OFlags::RDWR | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(FILE_MODE))?;
     if !buf.is_empty() {
         let stamp = item.to_ne_bytes();
@@ -371,10 +426,12 @@ fn create_file(dir: BorrowedFd<'_>, name: &CStr, item: u64, buf: &mut [u8], sync
     Ok(())
 }
 
-/// Opens one file, reads `buf.len()` bytes from its start (none: open and close only).
+/// Opens one file as mdtest does, `O_RDWR` (mdtest passes `O_RDONLY`, 0, as IOR's flags,
+/// which `POSIX_Open` reads as neither read-only nor write-only), and reads `buf.len()` bytes
+/// from its start (none: open and close only). `O_NOFOLLOW`: a link at the name is refused.
 #[inline]
 fn read_file(dir: BorrowedFd<'_>, name: &CStr, buf: &mut [u8]) -> Result<(), OpError> {
-    let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let fd = rustix::fs::openat(dir, name, OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
     let mut done = 0;
     while done < buf.len() {
         match rustix::io::read(&fd, &mut buf[done..])? {

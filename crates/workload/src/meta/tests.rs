@@ -3,6 +3,8 @@
 use super::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
 
 /// A scratch directory on tmpfs when there is one, removed on drop.
 struct Scratch(PathBuf);
@@ -47,8 +49,24 @@ fn workload(spec: &str) -> MetaWorkload {
 }
 
 fn run(dir: &Scratch, spec: &str) -> Measurement {
+    run_counting(dir, spec, &AtomicUsize::new(0))
+}
+
+/// Runs `spec` with a drop-caches callback that counts its calls in `drops`.
+fn run_counting(dir: &Scratch, spec: &str, drops: &AtomicUsize) -> Measurement {
     let stop = AtomicBool::new(false);
-    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false };
+    let drop = || {
+        drops.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    };
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: Some(&drop) };
+    workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message))
+}
+
+/// Runs `spec` as a run with `--no-drop-caches` does: no callback.
+fn run_keeping_caches(dir: &Scratch, spec: &str) -> Measurement {
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
     workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message))
 }
 
@@ -94,7 +112,8 @@ fn unique_dirs_build_one_tree_per_task_as_mdtest_names_it() {
     let dir = Scratch::new("unique");
     let m = run(&dir, "meta:mdtest='-b 2 -z 1 -I 3 -u -C -F',tasks=2,keep=1");
     assert_eq!(items(&m).get("file_creation"), Some(&18));
-    assert_eq!(items(&m).get("tree_creation"), Some(&6));
+    // Both trees are built (below), but the tree row counts task 0's, as mdtest's does.
+    assert_eq!(items(&m).get("tree_creation"), Some(&3));
     let entries = dir.entries();
     let t = "test-dir.0-0";
     for r in 0..2 {
@@ -184,11 +203,12 @@ fn a_failure_returns_the_figures_so_far_and_removes_everything() {
     let dir = Scratch::new("failure");
     let w = workload("meta:items=30,files_only=1,stat_only=1,keep=0");
     let stop = AtomicBool::new(false);
-    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: true };
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: true, drop_caches: None };
     // A kept tree from "an earlier run" that lacks some files: the stat phase fails on them.
     run(&dir, "meta:items=20,files_only=1,create_only=1,keep=1");
     let err = w.run(&env).unwrap_err();
-    assert!(err.message.contains("stat ") && err.message.contains("file.mdtest.0.20"), "{}", err.message);
+    // mdtest's calls: the message names the path each call resolved.
+    assert!(err.message.contains("stat ") && err.message.contains("mdtest_tree.0/file.mdtest.0.20"), "{}", err.message);
     let partial = err.partial.unwrap();
     assert!(!partial.complete);
     assert_eq!(items(&partial).get("file_stat"), Some(&20));
@@ -225,7 +245,7 @@ fn a_failed_thread_spawn_releases_the_tasks_and_removes_everything() {
     let dir = Scratch::new("spawn");
     crate::gate::FAIL_SPAWN_AT.with(|f| f.set(Some(2)));
     let stop = AtomicBool::new(false);
-    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false };
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
     let outcome = workload("meta:items=50,tasks=6,unique_dir=1").run(&env);
     crate::gate::FAIL_SPAWN_AT.with(|f| f.set(None));
     let e = outcome.unwrap_err();
@@ -239,7 +259,7 @@ fn a_link_planted_at_the_test_directory_is_not_followed() {
     let dir = Scratch::new("planted");
     std::os::unix::fs::symlink(&outside.0, dir.0.join(TEST_DIR)).unwrap();
     let stop = AtomicBool::new(false);
-    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false };
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
     // Without the creation phases the test directory is used as found: a link is refused.
     let e = workload("meta:items=5,stat_only=1").run(&env).unwrap_err();
     assert!(e.message.contains("cannot open"), "{}", e.message);
@@ -252,4 +272,107 @@ fn the_footprint_counts_tasks_items_and_tree_paths() {
     assert_eq!((f.threads, f.bytes_on_target, f.files), (4, 4 * 1000 * 4096, 4 * 1000 * 2 + 1));
     let deep = workload("meta:branch=2,depth=22,items_per_dir=1,tasks=64,unique_dir=1").footprint();
     assert!(deep.buffer_bytes > 64 * (1 << 23) * 200, "{deep:?}");
+}
+
+#[test]
+fn tasks_that_do_not_overlap_share_one_span() {
+    // Two tasks of 100 operations each, one after the other (more tasks than CPUs): 200
+    // operations in 20 ms, not 200 in the 10 ms of either task's own clock.
+    let base = Instant::now();
+    let ms = |n| base + Duration::from_millis(n);
+    let part = |ops| PhaseRun { ops, hist: LatencyHistogram::new(), error: None };
+    let mut total = PhaseTotal::new();
+    total.add(part(100), ms(0), ms(10), true);
+    total.add(part(100), ms(10), ms(20), true);
+    assert_eq!((total.ops, total.span_ns()), (200, 20_000_000));
+    // Overlapping tasks: the span is still the earliest start to the latest end.
+    let mut total = PhaseTotal::new();
+    total.add(part(100), ms(2), ms(12), true);
+    total.add(part(100), ms(0), ms(11), true);
+    total.add(part(7), ms(1), ms(3), false);
+    assert_eq!((total.ops, total.span_ns()), (200, 12_000_000));
+}
+
+#[test]
+fn several_tasks_count_all_items_and_one_tree() {
+    let dir = Scratch::new("span");
+    let m = run(&dir, "meta:items=200,tasks=4,files_only=1,unique_dir=1");
+    for phase in ["file_creation", "file_stat", "file_read", "file_removal"] {
+        assert_eq!(m.metric(&format!("{phase}_items")).unwrap().value, 800.0, "{phase}");
+        assert!(m.metric(phase).unwrap().value > 0.0, "{phase}");
+    }
+    assert_eq!(items(&m).get("tree_removal"), Some(&1));
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+}
+
+#[test]
+fn calls_are_mdtests_paths_by_default_and_shown_in_the_params() {
+    let p = workload("meta:items=10").params();
+    assert_eq!(p, vec![("items".to_string(), "10".to_string()), ("calls".to_string(), "path".to_string())]);
+    let p = workload("meta:items=10,calls=fd").params();
+    assert_eq!(p.iter().filter(|(k, _)| k == "calls").count(), 1);
+    assert!(p.contains(&("calls".to_string(), "fd".to_string())));
+    assert!(workload("meta:items=10").describe()[0].contains("calls=path, drop_caches=build"));
+}
+
+#[test]
+fn path_and_fd_calls_do_the_same_work() {
+    let dir = Scratch::new("calls");
+    let spec = "meta:mdtest='-b 2 -z 2 -I 3 -w 16 -e 16',tasks=2";
+    let by_path = run(&dir, spec);
+    let by_fd = run(&dir, &format!("{spec},calls=fd"));
+    assert_eq!(items(&by_path), items(&by_fd));
+    assert_eq!(items(&by_path).get("file_read"), Some(&42));
+    assert_eq!(items(&by_path).get("dir_rename"), Some(&42));
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+    // Rename by path keeps every name, across the tree's directories.
+    run(&dir, "meta:mdtest='-I 4 -b 2 -z 1 -D -C -U',keep=1");
+    let mut names: Vec<String> = dir
+        .entries()
+        .iter()
+        .filter_map(|e| e.trim_end_matches('/').rsplit('/').next().filter(|n| n.starts_with("dir.")).map(String::from))
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = (0..12).map(|i| format!("dir.mdtest.0.{i}")).collect();
+    want.sort();
+    assert_eq!(names, want);
+}
+
+#[test]
+fn caches_drop_after_the_build_and_before_every_phase_when_asked() {
+    let dir = Scratch::new("drops");
+    let count = |spec: &str| {
+        let drops = AtomicUsize::new(0);
+        run_counting(&dir, spec, &drops);
+        drops.load(Ordering::SeqCst)
+    };
+    // A stat-only run builds untimed, then drops once before its two timed phases.
+    assert_eq!(count("meta:items=20,stat_only=1"), 1);
+    // drop_caches=phase: after the build, and before each of the two stat phases.
+    assert_eq!(count("meta:items=20,stat_only=1,drop_caches=phase"), 3);
+    // A full run has nothing untimed to drop after; with phase, one drop per timed phase.
+    assert_eq!(count("meta:items=20"), 0);
+    assert_eq!(count("meta:items=20,drop_caches=phase"), 10);
+    assert_eq!(count("meta:items=20,files_only=1,drop_caches=phase,tasks=3"), 6);
+    assert_eq!(count("meta:items=20,stat_only=1,drop_caches=none"), 0);
+    // A run that keeps the caches has no callback: phase drops nothing and still runs.
+    let m = run_keeping_caches(&dir, "meta:items=20,stat_only=1,drop_caches=phase");
+    assert_eq!(items(&m).get("file_stat"), Some(&20));
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+}
+
+#[test]
+fn a_failed_drop_fails_a_phase_run_and_only_warns_after_a_build() {
+    let dir = Scratch::new("dropfail");
+    let stop = AtomicBool::new(false);
+    let notes = Mutex::new(Vec::<String>::new());
+    let progress = |s: &str| notes.lock().unwrap().push(s.to_string());
+    let drop = || Err("not root, so the page cache cannot be dropped".to_string());
+    let env = RunEnv { root: &dir.0, stop: &stop, progress: &progress, keep_files: false, drop_caches: Some(&drop) };
+    let m = workload("meta:items=20,stat_only=1").run(&env).unwrap();
+    assert!(m.complete);
+    assert!(notes.lock().unwrap().iter().any(|n| n.starts_with("warning: meta: not root")), "{notes:?}");
+    let e = workload("meta:items=20,drop_caches=phase").run(&env).unwrap_err();
+    assert!(e.message.contains("drop_caches=phase: not root"), "{}", e.message);
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
 }

@@ -4,15 +4,21 @@
 //!
 //! Every thread has a tree of its own (`fsarena-tree/t<N>`, as fs_mark gives each thread its
 //! own directory). One pass per file size: the threads make their directories, then create
-//! and write their files, then delete the files, then the directories, all starting each phase
-//! together; a phase's time is the slowest thread's. As in fs_mark, the directories are made
+//! and write their files (`loops` times, each loop adding new files beside the kept ones, as
+//! fs_mark's `-L`), then delete the files, then the directories, all starting each step
+//! together. A step's time is its span, from the earliest thread's start to the latest
+//! thread's end: threads that do not overlap (more threads than CPUs) are not counted as if
+//! they had run side by side. (fs_mark itself sums its threads' own rates, which is the same
+//! when they overlap and more when they do not.) As in fs_mark, the directories are made
 //! before the files and timed apart from them.
 
+pub mod fsmark;
+mod metrics;
 pub mod options;
 
 use crate::meta::names::NameBuf;
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
-use fsarena_core::{Better, InputError, Measurement, Spec};
+use fsarena_core::{InputError, Measurement, Spec};
 use fsarena_stats::LatencyHistogram;
 use options::{FsyncMode, TreeOptions};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -21,6 +27,7 @@ use std::ffi::CString;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
+use std::time::Instant;
 
 /// The workload's directory inside the target.
 const ROOT: &str = "fsarena-tree";
@@ -37,18 +44,57 @@ pub struct TreeWorkload {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     Mkdir,
-    Create,
-    Delete,
+    /// Creation loop `n` (from 1).
+    Create(u32),
+    /// Deletion of the files of loops 1 to `n`.
+    Delete(u32),
     Rmdir,
 }
 
-/// One step over all threads.
+/// One step over all threads (or, summed, over several loops).
+#[derive(Debug)]
 struct StepTotal {
     ops: u64,
     bytes: u64,
-    max_ns: u64,
+    /// The step's span (summed over loops).
+    ns: u64,
+    /// The earliest thread's start and the latest thread's end, while the step runs.
+    start: Option<Instant>,
+    end: Option<Instant>,
     hist: LatencyHistogram,
     error: Option<String>,
+}
+
+impl StepTotal {
+    fn new() -> Self {
+        Self { ops: 0, bytes: 0, ns: 0, start: None, end: None, hist: LatencyHistogram::new(), error: None }
+    }
+
+    /// Adds one thread's part of a step that ran from `start` to `end` on that thread.
+    fn add_thread(&mut self, part: StepTotal, start: Instant, end: Instant) {
+        self.start = Some(self.start.map_or(start, |s| s.min(start)));
+        self.end = Some(self.end.map_or(end, |e| e.max(end)));
+        self.ns = match (self.start, self.end) {
+            (Some(s), Some(e)) => e.saturating_duration_since(s).as_nanos().min(u128::from(u64::MAX)) as u64,
+            _ => 0,
+        };
+        self.absorb_counts(part);
+    }
+
+    /// Adds a later loop of the same step: counts and spans add up.
+    fn add_loop(&mut self, other: StepTotal) {
+        self.ns = self.ns.saturating_add(other.ns);
+        self.absorb_counts(other);
+    }
+
+    fn absorb_counts(&mut self, other: StepTotal) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.hist.merge(&other.hist);
+        if self.error.is_none() {
+            self.error = other.error;
+        }
+    }
 }
 
 /// One thread's view of its tree.
@@ -75,8 +121,9 @@ impl TreeWorkload {
 
     fn shape(&self) -> String {
         let o = &self.options;
+        let loops = if o.loops > 1 { format!(" × {} loops", o.loops) } else { String::new() };
         format!(
-            "{} thread(s) × {} levels × {} dirs × {} files, file_size={}, fsync={:?}, write_size={}",
+            "{} thread(s) × {} levels × {} dirs × {} files{loops}, file_size={}, fsync={:?}, write_size={}",
             o.threads,
             o.levels,
             o.dirs_per_level,
@@ -106,7 +153,9 @@ impl Workload for TreeWorkload {
         let o = &self.options;
         let threads = u64::from(o.threads);
         let dirs = o.dirs();
-        let files_per_pass = dirs.saturating_mul(u64::from(o.files_per_dir)).saturating_mul(threads);
+        // Every loop's files stay until the pass ends.
+        let files_per_pass =
+            dirs.saturating_mul(u64::from(o.files_per_dir)).saturating_mul(threads).saturating_mul(u64::from(o.loops));
         let largest = o.file_sizes.iter().map(|(_, s)| *s).max().unwrap_or(0);
         // keep=1 keeps every pass's files; otherwise a pass removes its files before the next.
         let bytes_per_file =
@@ -189,38 +238,79 @@ impl TreeWorkload {
             for t in 0..o.threads {
                 let path = pass_root.join(format!("t{t}"));
                 mkdir(&path)?;
-                // Not O_PATH: syncfs (fsync=end) needs a real descriptor. Never through a link.
+                // Not O_PATH: syncfs (fsync=end) and statvfs need a real descriptor. Never
+                // through a link.
                 let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
                 let fd = rustix::fs::open(&path, flags, Mode::empty())
                     .map_err(|e| format!("cannot open {}: {}", path.display(), std::io::Error::from(e)))?;
                 thread_dirs.push((path, fd));
             }
             let suffix = if several { format!("_{name}") } else { String::new() };
-            let totals = self.pass(env, &thread_dirs, &paths, *size);
-            push_metrics(m, &totals, &suffix);
-            if let Some(e) = totals.into_iter().find_map(|(_, t)| t.error) {
+            let pass = self.pass(env, &thread_dirs, &paths, *size, m, &suffix);
+            metrics::push(m, &pass, &suffix);
+            if let Some(e) = pass.error() {
                 return Err(e);
             }
         }
         Ok(())
     }
 
-    /// One pass: every step on every thread, each step starting together.
+    /// One pass: the directories, `loops` creation loops (each reported when there are
+    /// several), then the deletion of every loop's files and the directories.
     fn pass(
         &self,
         env: &RunEnv<'_>,
         dirs: &[(std::path::PathBuf, OwnedFd)],
         paths: &[CString],
         size: u64,
-    ) -> Vec<(Step, StepTotal)> {
+        m: &mut Measurement,
+        suffix: &str,
+    ) -> metrics::Pass {
         let o = &self.options;
+        let mut pass = metrics::Pass::default();
+        let mut loops_done = 0;
+        for n in 1..=o.loops {
+            if env.stop.load(Ordering::Relaxed) || pass.error().is_some() {
+                break;
+            }
+            let steps: &[Step] = if n == 1 { &[Step::Mkdir, Step::Create(1)] } else { &[Step::Create(n)] };
+            let mut totals = self.run_steps(env, dirs, paths, size, steps).into_iter();
+            if n == 1 {
+                pass.mkdir = totals.next();
+            }
+            let Some(create) = totals.next() else { break };
+            loops_done = n;
+            if o.loops > 1 {
+                // fs_mark's line per loop: files/s, and how full the filesystem is.
+                let used = dirs.first().and_then(|(_, fd)| used_percent(fd));
+                metrics::push_loop(m, n, &create, used, suffix);
+            }
+            match &mut pass.create {
+                Some(total) => total.add_loop(create),
+                None => pass.create = Some(create),
+            }
+        }
         // keep=1 keeps the files, as fs_mark's -k does: no deletion is measured then.
-        let steps: &[Step] =
-            if o.keep { &[Step::Mkdir, Step::Create] } else { &[Step::Mkdir, Step::Create, Step::Delete, Step::Rmdir] };
-        let totals: Vec<Mutex<StepTotal>> = steps
-            .iter()
-            .map(|_| Mutex::new(StepTotal { ops: 0, bytes: 0, max_ns: 0, hist: LatencyHistogram::new(), error: None }))
-            .collect();
+        if !o.keep && loops_done > 0 {
+            let mut totals =
+                self.run_steps(env, dirs, paths, size, &[Step::Delete(loops_done), Step::Rmdir]).into_iter();
+            pass.delete = totals.next();
+            pass.rmdir = totals.next();
+        }
+        pass
+    }
+
+    /// Runs `steps` on every thread, each step starting together after a barrier.
+    fn run_steps(
+        &self,
+        env: &RunEnv<'_>,
+        dirs: &[(std::path::PathBuf, OwnedFd)],
+        paths: &[CString],
+        size: u64,
+        steps: &[Step],
+    ) -> Vec<StepTotal> {
+        let o = &self.options;
+        let totals: Vec<Mutex<StepTotal>> = steps.iter().map(|_| Mutex::new(StepTotal::new())).collect();
         let barrier = Barrier::new(o.threads as usize);
         let abort_flag = AtomicBool::new(false);
         let abort = &abort_flag;
@@ -234,21 +324,18 @@ impl TreeWorkload {
                 fastrand::Rng::with_seed(id as u64).fill(buf.as_mut_slice());
                 let mut thread = Thread { options: o, root: path, dir: fd.as_fd(), paths, buf, abort, stop: env.stop };
                 move || {
+                    // Made once, before the steps: making one calibrates it (see `meta`).
+                    let clock = quanta::Clock::new();
                     for (step, total) in steps.iter().zip(totals) {
-                        let mut rec =
-                            StepTotal { ops: 0, bytes: 0, max_ns: 0, hist: LatencyHistogram::new(), error: None };
+                        let mut rec = StepTotal::new();
                         barrier.wait();
+                        let start = Instant::now();
                         if !thread.stopped() {
-                            thread.step(*step, size, &mut rec);
+                            thread.step(*step, size, &mut rec, &clock);
                         }
+                        let end = Instant::now();
                         if let Ok(mut t) = total.lock() {
-                            t.ops += rec.ops;
-                            t.bytes += rec.bytes;
-                            t.max_ns = t.max_ns.max(rec.max_ns);
-                            t.hist.merge(&rec.hist);
-                            if t.error.is_none() {
-                                t.error = rec.error;
-                            }
+                            t.add_thread(rec, start, end);
                         }
                     }
                 }
@@ -261,46 +348,24 @@ impl TreeWorkload {
                 t.error = Some(e);
             }
         }
-        steps
-            .iter()
-            .copied()
-            .zip(totals.into_iter().map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner())))
-            .collect()
+        totals.into_iter().map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner())).collect()
     }
 }
 
-/// files_created, dirs_created, write_bw, files_deleted, latencies and counts of one pass.
-fn push_metrics(m: &mut Measurement, totals: &[(Step, StepTotal)], suffix: &str) {
-    let find = |s: Step| totals.iter().find(|(t, _)| *t == s).map(|(_, t)| t);
-    let rate = |x: u64, t: &StepTotal| if t.max_ns > 0 { x as f64 * 1e9 / t.max_ns as f64 } else { 0.0 };
-    let (Some(mkdir), Some(create)) = (find(Step::Mkdir), find(Step::Create)) else {
-        return;
-    };
-    let none = StepTotal { ops: 0, bytes: 0, max_ns: 0, hist: LatencyHistogram::new(), error: None };
-    let delete = find(Step::Delete).unwrap_or(&none);
-    let mut push =
-        |name: &str, unit: &str, better: Better, value: f64| m.push(&format!("{name}{suffix}"), unit, better, value);
-    if create.ops > 0 {
-        push("files_created", "files/s", Better::Higher, rate(create.ops, create));
-    }
-    if mkdir.ops > 0 {
-        push("dirs_created", "dirs/s", Better::Higher, rate(mkdir.ops, mkdir));
-    }
-    if create.ops > 0 {
-        push("write_bw", "bytes/s", Better::Higher, rate(create.bytes, create));
-    }
-    if delete.ops > 0 {
-        push("files_deleted", "files/s", Better::Higher, rate(delete.ops, delete));
-    }
-    for (name, t) in [("create", create), ("delete", delete)].into_iter().filter(|(_, t)| t.ops > 0) {
-        for (p, pct) in [("p50", 50.0), ("p99", 99.0)] {
-            push(&format!("{name}_lat_{p}"), "ns", Better::Lower, t.hist.percentile(pct) as f64);
-        }
-    }
-    push("files_created_items", "items", Better::Higher, create.ops as f64);
-    push("dirs_created_items", "items", Better::Higher, mkdir.ops as f64);
-    if find(Step::Delete).is_some() {
-        push("files_deleted_items", "items", Better::Higher, delete.ops as f64);
+/// How full the filesystem holding `dir` is, in percent of its blocks, as fs_mark's `FSUse%`
+/// (`get_df_full`): blocks not available to users, the root-reserved ones included, over all.
+fn used_percent(dir: &OwnedFd) -> Option<f64> {
+    let st = rustix::fs::fstatvfs(dir).ok()?;
+    (st.f_blocks > 0).then(|| (st.f_blocks - st.f_bavail.min(st.f_blocks)) as f64 * 100.0 / st.f_blocks as f64)
+}
+
+/// File names of creation loop `n`: `f<i>` in the first (fs_mark's single loop), `l<n>f<i>`
+/// in later ones, so that every loop adds new files beside the kept ones.
+fn loop_prefix(n: u32) -> String {
+    if n <= 1 {
+        "f".to_string()
+    } else {
+        format!("l{n}f")
     }
 }
 
@@ -314,11 +379,11 @@ impl Thread<'_> {
         self.abort.store(true, Ordering::Relaxed);
     }
 
-    /// Runs one step with one clock read per operation (see the `meta` workload).
-    fn step(&mut self, step: Step, size: u64, rec: &mut StepTotal) {
-        let clock = quanta::Clock::new();
-        let start = clock.raw();
-        let mut prev = start;
+    /// Runs one step with one clock read per operation (see the `meta` workload); the
+    /// step's time is taken around it, over all threads. The clock is the thread's own, made
+    /// before its first step.
+    fn step(&mut self, step: Step, size: u64, rec: &mut StepTotal, clock: &quanta::Clock) {
+        let mut prev = clock.raw();
         let dir_count = self.paths.len();
         match step {
             Step::Mkdir | Step::Rmdir => {
@@ -349,55 +414,73 @@ impl Thread<'_> {
                     prev = now;
                 }
             }
-            Step::Create | Step::Delete => {
-                let mut names = NameBuf::new("f");
-                let fsync_file = self.options.fsync == FsyncMode::File;
-                'dirs: for k in 0..dir_count {
-                    let dir = match rustix::fs::openat(
-                        self.dir,
-                        self.paths[k].as_c_str(),
-                        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    ) {
-                        Ok(d) => d,
-                        Err(e) => {
-                            let at = self.paths[k].to_string_lossy().into_owned();
-                            return self.fail(rec, "open", at, e.into());
-                        }
-                    };
-                    for f in 0..u64::from(self.options.files_per_dir) {
-                        if f & 63 == 0 && self.stopped() {
-                            break 'dirs;
-                        }
-                        let name = names.name(f);
-                        let res = if step == Step::Create {
-                            write_file(dir.as_fd(), name, size, self.buf.as_slice(), fsync_file)
-                        } else {
-                            rustix::fs::unlinkat(&dir, name, AtFlags::empty()).map_err(std::io::Error::from)
-                        };
-                        let now = clock.raw();
-                        if let Err(e) = res {
-                            let what = if step == Step::Create { "create" } else { "unlink" };
-                            let at = format!("{}/{}", self.paths[k].to_string_lossy(), names.display(f));
-                            return self.fail(rec, what, at, e);
-                        }
-                        rec.hist.record(clock.delta_as_nanos(prev, now));
-                        rec.ops += 1;
-                        prev = now;
+            Step::Create(n) => {
+                let mut names = NameBuf::new(&loop_prefix(n));
+                self.files(clock, &mut prev, rec, &mut names, true, size);
+                rec.bytes = rec.ops * size;
+                if self.options.fsync == FsyncMode::End && rec.error.is_none() {
+                    if let Err(e) = rustix::fs::syncfs(self.dir) {
+                        self.fail(rec, "syncfs", String::new(), e.into());
                     }
                 }
-                if step == Step::Create {
-                    rec.bytes = rec.ops * size;
-                    if self.options.fsync == FsyncMode::End && rec.error.is_none() {
-                        if let Err(e) = rustix::fs::syncfs(self.dir) {
-                            return self.fail(rec, "syncfs", String::new(), e.into());
-                        }
-                        prev = clock.raw();
+            }
+            Step::Delete(loops) => {
+                for n in 1..=loops {
+                    let mut names = NameBuf::new(&loop_prefix(n));
+                    self.files(clock, &mut prev, rec, &mut names, false, size);
+                    if rec.error.is_some() {
+                        break;
                     }
                 }
             }
         }
-        rec.max_ns = clock.delta_as_nanos(start, prev);
+    }
+
+    /// Creates (or unlinks) `files_per_dir` files named by `names` in every directory.
+    fn files(
+        &self,
+        clock: &quanta::Clock,
+        prev: &mut u64,
+        rec: &mut StepTotal,
+        names: &mut NameBuf,
+        create: bool,
+        size: u64,
+    ) {
+        let fsync_file = self.options.fsync == FsyncMode::File;
+        for k in 0..self.paths.len() {
+            let dir = match rustix::fs::openat(
+                self.dir,
+                self.paths[k].as_c_str(),
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(d) => d,
+                Err(e) => {
+                    let at = self.paths[k].to_string_lossy().into_owned();
+                    return self.fail(rec, "open", at, e.into());
+                }
+            };
+            for f in 0..u64::from(self.options.files_per_dir) {
+                if f & 63 == 0 && self.stopped() {
+                    return;
+                }
+                let name = names.name(f);
+                let res = if create {
+                    write_file(dir.as_fd(), name, size, self.buf.as_slice(), fsync_file)
+                } else {
+                    rustix::fs::unlinkat(&dir, name, AtFlags::empty()).map_err(std::io::Error::from)
+                };
+                let now = clock.raw();
+                if let Err(e) = res {
+                    let what = if create { "create" } else { "unlink" };
+                    let at = format!("{}/{}", self.paths[k].to_string_lossy(), names.display(f));
+                    return self.fail(rec, what, at, e);
+                }
+                rec.hist.record(clock.delta_as_nanos(*prev, now));
+                rec.ops += 1;
+                *prev = now;
+            }
+        }
     }
 }
 

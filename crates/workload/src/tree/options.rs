@@ -1,5 +1,6 @@
 //! The `tree` workload's options (fs_mark's ideas under readable names) and the tree they
-//! describe.
+//! describe, and `fsmark='-n 1000 -s 4096 -S 1 -L 3'`, which reads fs_mark's own flags into
+//! the same options.
 
 use fsarena_core::units::parse_size;
 use fsarena_core::InputError;
@@ -35,6 +36,9 @@ pub struct TreeOptions {
     pub threads: u32,
     /// Keep the files after the run (fsarena's own).
     pub keep: bool,
+    /// Creation loops over the same tree, the files of each kept for the next (fs_mark's
+    /// `-L`): how a filesystem ages as it fills.
+    pub loops: u32,
 }
 
 impl Default for TreeOptions {
@@ -48,6 +52,7 @@ impl Default for TreeOptions {
             fsync: FsyncMode::File,
             threads: 1,
             keep: false,
+            loops: 1,
         }
     }
 }
@@ -121,25 +126,36 @@ pub static OPTIONS: &[OptionDef] = &[
         _ => return Err(format!("'{v}' is not a sync mode: expected none, file or end")),
     }),
     opt!("threads", "parallel threads, each with a tree of its own (default 1; fs_mark -t)", |o, v| o.threads = positive(v)?),
-    opt!("keep", "keep the files after the run (fsarena's own; default 0)", |o, v| o.keep = match v.trim() {
-        "" | "1" | "true" | "yes" | "on" => true,
-        "0" | "false" | "no" | "off" => false,
-        _ => return Err(format!("'{v}' is not a boolean: expected 1 or 0")),
-    }),
+    opt!("keep", "keep the files after the run (fsarena's own; default 0)", |o, v| o.keep = boolean(v)?),
+    opt!("loops", "creation loops, each adding files_per_dir new files to every directory and keeping them for the next; each loop is reported (files_created_loopN, fs_used_loopN); the files go after the last loop, their deletion timed over all loops (default 1; fs_mark -L)", |o, v| o.loops = positive(v)?),
 ];
+
+fn boolean(v: &str) -> Result<bool, String> {
+    match v.trim() {
+        "" | "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("'{v}' is not a boolean: expected 1 or 0")),
+    }
+}
 
 /// Most levels: `d00/` per level, and the deepest path must fit PATH_MAX.
 const MAX_LEVELS: u32 = 1000;
 
-/// Most files one run may create, over all threads.
+/// Most files one run may create, over all threads and loops.
 const MAX_FILES: u64 = 100_000_000;
+
+/// Most creation loops.
+const MAX_LOOPS: u32 = 100_000;
 
 impl TreeOptions {
     /// Sets `key` to `value`; the error names the key and what is accepted.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InputError> {
+        if key == "fsmark" {
+            return super::fsmark::apply(self, value);
+        }
         let def = OPTIONS.iter().find(|d| d.name == key).ok_or_else(|| {
             InputError::new(format!(
-                "unknown tree option '{}': accepted options are {}",
+                "unknown tree option '{}': accepted options are {}, fsmark",
                 crate::plain::cut(key),
                 OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
             ))
@@ -168,6 +184,15 @@ impl TreeOptions {
         }
         if self.threads > 4096 {
             return Err(InputError::new(format!("threads={}: expected 1 to 4096", self.threads)));
+        }
+        if self.loops > MAX_LOOPS {
+            return Err(InputError::new(format!("loops={}: expected 1 to {MAX_LOOPS}", self.loops)));
+        }
+        if files.saturating_mul(u64::from(self.loops)) > MAX_FILES {
+            return Err(InputError::new(format!(
+                "{files} files × loops={} is more than the {MAX_FILES} files one run may create",
+                self.loops
+            )));
         }
         Ok(())
     }
@@ -230,6 +255,8 @@ mod tests {
             (&[("files_per_dir", "100000"), ("dirs_per_level", "1000"), ("levels", "10")], "at most"),
             (&[("levels", "100000"), ("dirs_per_level", "1"), ("files_per_dir", "1")], "PATH_MAX"),
             (&[("file_size", "4\tk")], "control character"),
+            (&[("loops", "0")], "loops=0"),
+            (&[("files_per_dir", "1000"), ("dirs_per_level", "1000"), ("loops", "200")], "× loops=200"),
         ];
         for (pairs, want) in cases {
             let err = with(pairs).unwrap_err().to_string();
