@@ -147,15 +147,16 @@ fn bad_mdtest_flags_exit_2_naming_the_flag() {
 
 #[test]
 fn a_filesystem_that_fills_mid_phase_exits_1_and_leaves_nothing() {
-    // 1 MiB of data space: every file takes a whole 4 KiB page of tmpfs for its one byte, so
-    // file creation fails after about 256 files, though 4,000 bytes fit the target's size.
-    let fs = SmallTmpfs::new("meta-enospc", "1m");
+    // 4 MiB of data space: every file takes a whole 4 KiB page of tmpfs for its one byte, so
+    // file creation fails after about 1,000 of its 1,200 files, though their 1,200 bytes and
+    // 2,401 inodes fit the target's size (larger plans are refused before anything is created).
+    let fs = SmallTmpfs::new("meta-enospc", "4m");
     let out = run(&[
         "run",
         "--target",
         &fs.dir.spec(),
         "--workload",
-        "meta:items=2000,write_bytes=1,tasks=2",
+        "meta:items=600,write_bytes=1,tasks=2",
         "--output-format",
         "json",
     ]);
@@ -166,19 +167,35 @@ fn a_filesystem_that_fills_mid_phase_exits_1_and_leaves_nothing() {
     let r = &v["run"]["results"][0];
     assert_eq!(r["complete"], false);
     // The directory phases ran in full before the files filled the filesystem.
-    assert_eq!(r["metrics"]["dir_removal_items"]["values"][0], 4000.0);
+    assert_eq!(r["metrics"]["dir_removal_items"]["values"][0], 1200.0);
     let created = r["metrics"]["file_creation_items"]["values"][0].as_f64().unwrap();
-    assert!(created > 0.0 && created < 4000.0, "files so far: {created}");
+    assert!(created > 0.0 && created < 1200.0, "files so far: {created}");
     assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());
 }
 
 #[test]
 fn running_out_of_inodes_in_directory_creation_exits_1_and_leaves_nothing() {
-    let fs = SmallTmpfs::new("meta-inodes", "4m,nr_inodes=300");
-    let out = run(&["run", "--target", &fs.dir.spec(), "--workload", "meta:mdtest='-n 1000 -D'"]);
+    // A 16 MiB ext4 has 4,096 inodes, which fsarena cannot know before mkfs: 6,000 directories
+    // fit the target's size (256 bytes each) and run out of inodes at run time.
+    let work = crate::util::TestWorkdir::new("meta-inodes");
+    let out =
+        run(&["run", "--target", "ext4:size=16m", "--workload", "meta:mdtest='-n 6000 -D'", "--workdir", &work.arg()]);
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     assert!(stdout(&out).contains("INCOMPLETE"), "{}", stdout(&out));
     assert!(stdout(&out).contains("   Tree creation "), "the phases so far are in mdtest's table: {}", stdout(&out));
+    assert!(work.leftovers().is_empty(), "left: {:?}", work.leftovers());
+}
+
+#[test]
+fn more_files_than_a_directory_target_has_inodes_is_refused_before_anything_is_created() {
+    let fs = SmallTmpfs::new("meta-inodes-plan", "4m,nr_inodes=300");
+    let out = run(&["run", "--target", &fs.dir.spec(), "--workload", "meta:mdtest='-n 1000 -D'"]);
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("creates 1001 files and directories, more than the 299 inodes free"),
+        "{}",
+        stderr(&out)
+    );
     assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());
 }
 

@@ -576,7 +576,7 @@ fn named_runs_are_compared_by_name_and_a_failed_run_stores_why() {
     assert_eq!(listed["runs"][2]["tags"][0], "smoke");
 
     // A run that fails after measuring something keeps why it failed.
-    let small = crate::util::SmallTmpfs::new("named-runs-enospc", "1m");
+    let small = crate::util::SmallTmpfs::new("named-runs-enospc", "4m");
     let failed = run(&[
         "run",
         "--db",
@@ -584,7 +584,7 @@ fn named_runs_are_compared_by_name_and_a_failed_run_stores_why() {
         "--target",
         &small.dir.spec(),
         "--workload",
-        "meta:items=2000,write_bytes=1,tasks=2",
+        "meta:items=600,write_bytes=1,tasks=2",
         "--name",
         "full",
     ]);

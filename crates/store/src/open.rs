@@ -96,8 +96,12 @@ pub(crate) fn for_writing(path: &Path) -> Result<Connection, StoreError> {
     check_sidecars(path)?;
     if let Header::Sqlite { .. } = existing {
         // A damaged, foreign-schema or newer database is refused through a reader, which
-        // creates nothing: not even a lock, journal, -wal or -shm made and removed again.
-        drop(read_only(path)?);
+        // creates nothing: not even a lock, journal, -wal or -shm made and removed again. One
+        // with no tables yet is being made by another fsarena, which holds the lock.
+        match read_only(path) {
+            Ok(_) | Err(StoreError::Empty(_)) => {}
+            Err(e) => return Err(e),
+        }
     }
     let unwritable = |detail: String| StoreError::Unwritable { path: path.to_path_buf(), detail };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
