@@ -13,12 +13,14 @@ usage: bash bench/vs_fio.sh [options]
   --rounds N       measured rounds per case, tools interleaved (default 3)
   --seconds S      run time of every single run, integer seconds (default 5)
   --quick          same as --rounds 1 --seconds 2
-  --cases LIST     comma-separated subset of a,b,c,d,e (default all)
+  --cases LIST     comma-separated subset of a,b,c,d,e,n (default all)
                      a  4 KiB randread, psync, 1 job     (headline)
                      b  1 MiB sequential read, 1 job
                      c  1 MiB sequential write, 1 job
                      d  4 KiB randwrite, 1 job
                      e  4 KiB randread, 4 jobs (group_reporting; bare: 4 processes summed)
+                     n  4 KiB randread, ioengine=null, 1 job: no I/O at all, so the IOPS are
+                        each tool's own cost per I/O (fio and fsarena only; no files)
   --dir PATH       parent directory for the scratch directory (default /dev/shm);
                    a fresh subdirectory is created in it and removed at the end
   --size SIZE      file size per job, fio syntax (default 1g)
@@ -47,7 +49,7 @@ log() { echo "[vs_fio] $*" >&2; }
 ROUNDS=3
 RUNTIME=5
 PARENT=/dev/shm
-CASES=a,b,c,d,e
+CASES=a,b,c,d,e,n
 SIZE=1g
 DIRECT=0
 SKIP_FSARENA=0
@@ -81,7 +83,7 @@ done
 IFS=, read -r -a CASE_LIST <<<"$CASES"
 [[ ${#CASE_LIST[@]} -gt 0 ]] || die "empty --cases"
 for c in "${CASE_LIST[@]}"; do
-	[[ $c =~ ^[a-e]$ ]] || die "bad case '$c' in --cases '$CASES' (accepted: a,b,c,d,e)"
+	[[ $c =~ ^[a-en]$ ]] || die "bad case '$c' in --cases '$CASES' (accepted: a,b,c,d,e,n)"
 done
 
 # fio size syntax (k/m/g/t, base 1024 like fio's default kb_base) -> bytes
@@ -172,8 +174,12 @@ case_def() {
 	c) echo "write 1m 1 1MiB-seqwrite-1job" ;;
 	d) echo "randwrite 4k 1 4KiB-randwrite-1job" ;;
 	e) echo "randread 4k 4 4KiB-randread-4jobs" ;;
+	n) echo "randread 4k 1 4KiB-randread-null-engine" ;;
 	esac
 }
+# case -> ioengine of fio and fsarena; the null case has no bare loop and no files
+engine_of() { if [[ $1 == n ]]; then echo null; else echo psync; fi; }
+ENGINE=psync
 
 # shell-quote a command for display and eval; plain words stay unquoted
 quote_cmd() {
@@ -190,14 +196,14 @@ quote_cmd() {
 
 fio_cmd() { # dir rw bs jobs
 	local cmd=("$FIO" --name=bench --directory="$1" --rw="$2" --bs="$3" --size="$SIZE"
-		--ioengine=psync --time_based=1 --runtime="$RUNTIME" --numjobs="$4"
+		--ioengine="$ENGINE" --time_based=1 --runtime="$RUNTIME" --numjobs="$4"
 		--group_reporting --output-format=json)
 	[[ $DIRECT -eq 1 ]] && cmd+=(--direct=1)
 	[[ $FIO_ALIGN -eq 1 ]] && cmd+=(--iomem_align=4k)
 	quote_cmd "${cmd[@]}"
 }
 fsarena_cmd() { # dir rw bs jobs
-	local wl="io:name=bench,rw=$2,bs=$3,size=$SIZE,ioengine=psync,time_based=1,runtime=$RUNTIME,numjobs=$4,group_reporting=1"
+	local wl="io:name=bench,rw=$2,bs=$3,size=$SIZE,ioengine=$ENGINE,time_based=1,runtime=$RUNTIME,numjobs=$4,group_reporting=1"
 	[[ $DIRECT -eq 1 ]] && wl+=",direct=1"
 	local cmd=("$FSARENA" run --target "dir:path=$1" --workload "$wl" --output-format fio-json
 		"${FSARENA_EXTRA[@]}")
@@ -330,13 +336,14 @@ echo "Commands (DIR = $WORK/<case>):"
 echo
 for c in "${CASE_LIST[@]}"; do
 	read -r rw bs jobs desc <<<"$(case_def "$c")"
+	ENGINE=$(engine_of "$c")
 	d=DIR_PLACEHOLDER
 	echo "    # ($c) $desc"
 	echo "    $(fio_cmd "$d" "$rw" "$bs" "$jobs")"
 	if [[ $SKIP_FSARENA -eq 0 ]]; then
 		echo "    $(fsarena_cmd "$d" "$rw" "$bs" "$jobs")"
 	fi
-	echo "    $(bare_cmd "$d" "$rw" "$bs" "$jobs")"
+	[[ $ENGINE == null ]] || echo "    $(bare_cmd "$d" "$rw" "$bs" "$jobs")"
 done | sed "s#DIR_PLACEHOLDER#\$DIR#g; s#$REPO_ROOT/##g"
 echo
 
@@ -348,8 +355,15 @@ NT=${#TOOLS[@]}
 
 for c in "${CASE_LIST[@]}"; do
 	read -r rw bs jobs desc <<<"$(case_def "$c")"
+	ENGINE=$(engine_of "$c")
 	dir=$WORK/$c
 	mkdir -p "$dir"
+	# The null engine does no I/O: no bare loop to compare with, no files to lay out.
+	CASE_TOOLS=()
+	for tool in "${TOOLS[@]}"; do
+		[[ $ENGINE == null && $tool == bare ]] || CASE_TOOLS+=("$tool")
+	done
+	NT=${#CASE_TOOLS[@]}
 
 	need=$((SIZE_BYTES * jobs * (SKIP_FSARENA ? 1 : 2)))
 	avail=$(($(df -P -k "$WORK" | awk 'NR==2 {print $4}') * 1024))
@@ -357,15 +371,15 @@ for c in "${CASE_LIST[@]}"; do
 		log "WARNING: case $c may need up to $((need >> 20)) MiB in $WORK, only $((avail >> 20)) MiB free"
 	fi
 
-	if [[ $LAYOUT_ONCE -eq 1 ]]; then
+	if [[ $LAYOUT_ONCE -eq 1 && $ENGINE != null ]]; then
 		log "case $c ($desc): laying out ${jobs} x $SIZE with fio --create_only=1 (once)"
 		layout_case "$c" "$dir" "$rw" "$bs" "$jobs"
 	fi
 
 	for ((r = 0; r < ROUNDS; r++)); do
 		for ((k = 0; k < NT; k++)); do
-			tool=${TOOLS[$(((k + r) % NT))]}
-			if [[ $LAYOUT_ONCE -eq 0 && $tool != fsarena ]]; then
+			tool=${CASE_TOOLS[$(((k + r) % NT))]}
+			if [[ $LAYOUT_ONCE -eq 0 && $tool != fsarena && $ENGINE != null ]]; then
 				layout_case "$c" "$dir" "$rw" "$bs" "$jobs"
 			fi
 			iops=$("run_$tool" "$c" "$dir" "$rw" "$bs" "$jobs" "$r")

@@ -7,6 +7,7 @@
 mod util;
 
 mod bad_input;
+mod engines;
 mod faults;
 mod fio_crosscheck;
 mod hostile;

@@ -62,6 +62,58 @@ impl Drop for AlignedBuf {
     }
 }
 
+/// One aligned buffer per queue slot, in one allocation: slot `i` is the `i`-th stretch of
+/// `slot_len` bytes, each stretch starting on the alignment (so O_DIRECT accepts every slot).
+#[derive(Debug)]
+pub struct SlotBuffers {
+    buf: AlignedBuf,
+    /// Distance between slot starts: `slot_len` rounded up to the alignment.
+    stride: usize,
+    slot_len: usize,
+    slots: u32,
+}
+
+impl SlotBuffers {
+    /// `slots` zeroed buffers (at least 1) of `slot_len` bytes aligned to `align`.
+    pub fn new(slots: u32, slot_len: usize, align: usize) -> Self {
+        let align = align.max(8);
+        let stride = slot_len.max(1).next_multiple_of(align);
+        let slots = slots.max(1);
+        Self { buf: AlignedBuf::new(stride * slots as usize, align), stride, slot_len: slot_len.max(1), slots }
+    }
+
+    /// Number of slots.
+    pub fn slots(&self) -> u32 {
+        self.slots
+    }
+
+    /// Bytes per slot.
+    pub fn slot_len(&self) -> usize {
+        self.slot_len
+    }
+
+    /// Slot `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`SlotBuffers::slots`]: slots come from the caller's own queue of
+    /// that size, so this is a bug, not an input.
+    #[inline]
+    pub fn slot(&self, i: u32) -> &[u8] {
+        let start = i as usize * self.stride;
+        &self.buf.as_slice()[start..start + self.slot_len]
+    }
+
+    /// Slot `i`, mutable.
+    ///
+    /// # Panics
+    /// As [`SlotBuffers::slot`].
+    #[inline]
+    pub fn slot_mut(&mut self, i: u32) -> &mut [u8] {
+        let start = i as usize * self.stride;
+        &mut self.buf.as_mut_slice()[start..start + self.slot_len]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +125,19 @@ mod tests {
             assert_eq!(b.as_slice().as_ptr() as usize % align, 0);
             assert_eq!(b.len(), 12345);
             assert!(b.as_slice().iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn slots_are_aligned_and_disjoint() {
+        let mut s = SlotBuffers::new(4, 5000, 4096);
+        assert_eq!((s.slots(), s.slot_len()), (4, 5000));
+        for i in 0..4 {
+            assert_eq!(s.slot(i).as_ptr() as usize % 4096, 0);
+            s.slot_mut(i).fill(i as u8 + 1);
+        }
+        for i in 0..4 {
+            assert!(s.slot(i).iter().all(|&x| x == i as u8 + 1), "slot {i} was overwritten");
         }
     }
 }

@@ -1,120 +1,160 @@
-//! I/O engines: how a workload's reads and writes reach the kernel.
+//! I/O engines: how a workload's reads, writes and metadata calls reach the kernel.
 //!
-//! The hot loop of a workload is generic over [`Engine`], so each engine's calls inline into
-//! it: no virtual call, no allocation and no syscall beyond the I/O itself.
+//! The data path follows fio's `ioengines.h`: an engine declares its [`EngineCaps`] up front,
+//! and [`Engine::submit`] answers [`Submit::Completed`] (a synchronous engine did the I/O in
+//! the call), [`Submit::Queued`] (an asynchronous engine took it; [`Engine::commit`] sends
+//! what is queued, [`Engine::reap`] collects completions) or [`Submit::Busy`] (no room: commit
+//! and reap, then submit again). So synchronous and asynchronous engines share one loop with
+//! a queue depth ([`QueueDepth`], fio's `iodepth*` options).
+//!
+//! The hot loop of a workload is generic over [`Engine`] and picked once per thread through
+//! the [`registry`] ([`with_engine`]), so each engine's calls inline into it: no virtual call,
+//! no allocation and no syscall beyond the I/O itself.
+//!
+//! Metadata calls (mkdir, create, stat, rename, ...) go through [`FsOps`].
 
 mod buffer;
+mod depth;
 mod file;
+mod fsops;
+mod null;
+pub mod registry;
+mod sync;
 
-pub use buffer::AlignedBuf;
+pub use buffer::{AlignedBuf, SlotBuffers};
+pub use depth::QueueDepth;
 pub use file::{dio_alignment, filesystem_name, open_file, OpenFlags};
+pub use fsops::{FsOps, PsyncFsOps};
+pub use null::Null;
+pub use registry::{with_engine, EngineError, EngineKind, EngineVisitor, ENGINES};
+pub use sync::{Psync, Sync};
 
 use std::io;
 use std::os::fd::BorrowedFd;
 
-/// Engine names accepted by `ioengine=`.
-pub const ENGINE_NAMES: &str = "psync, sync";
+/// What an I/O does. fio models fsync as a direction too (`DDIR_SYNC`), so that an engine
+/// that moves no data (`null`) also skips the sync, and an async engine may queue it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoDir {
+    /// Read `len` bytes at `offset` into the slot's buffer.
+    Read,
+    /// Write `len` bytes of the slot's buffer at `offset`.
+    Write,
+    /// fsync(2) the file.
+    Fsync,
+    /// fdatasync(2) the file.
+    Fdatasync,
+}
 
-/// A synchronous I/O engine: one call moves one block.
+/// One I/O handed to [`Engine::submit`].
+#[derive(Debug, Clone, Copy)]
+pub struct IoOp<'fd> {
+    /// Read, write or sync.
+    pub dir: IoDir,
+    /// The open file; it stays open until the I/O is reaped.
+    pub fd: BorrowedFd<'fd>,
+    /// Byte offset in the file (ignored by syncs).
+    pub offset: u64,
+    /// Bytes to move, at most the slot length (0 for syncs).
+    pub len: usize,
+    /// Which buffer of [`Engine::buffers`] the data is in or goes to; returned in the
+    /// [`Completion`], so the caller finds its own record of the I/O. A slot is reused only
+    /// after its I/O was reaped.
+    pub slot: u32,
+}
+
+/// The answer to [`Engine::submit`], as fio's `enum fio_q_status`.
+#[derive(Debug)]
+pub enum Submit {
+    /// Done in the call (synchronous engines): bytes moved (short at end of file) or the error.
+    Completed(io::Result<usize>),
+    /// Taken; it is sent by [`Engine::commit`] and comes back from [`Engine::reap`].
+    Queued,
+    /// Not taken, the queue is full: commit and reap, then submit it again.
+    Busy,
+}
+
+/// A finished queued I/O, from [`Engine::reap`].
+#[derive(Debug)]
+pub struct Completion {
+    /// The slot of the [`IoOp`].
+    pub slot: u32,
+    /// Bytes moved or the error.
+    pub result: io::Result<usize>,
+}
+
+/// What an engine is, declared before it runs (fio's `FIO_*` engine flags), so the workload
+/// can plan without trying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineCaps {
+    /// `submit` always completes in the call (`FIO_SYNCIO`): `iodepth` is ignored, as in fio.
+    pub sync: bool,
+    /// No disk involved (`FIO_DISKLESSIO | FIO_FAKEIO`): the workload lays out no files, opens
+    /// none and verifies nothing; the engine pretends every I/O moved all its bytes.
+    pub diskless: bool,
+    /// Buffers must be aligned to the page (`FIO_MEMALIGN`), even without O_DIRECT.
+    pub aligned_buffers: bool,
+    /// O_DIRECT files may be used with it.
+    pub direct: bool,
+}
+
+/// How an engine is set up for one thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Queue depth the engine must hold (1 for synchronous engines): the number of buffer
+    /// slots.
+    pub depth: u32,
+    /// Bytes of each buffer slot (the largest block size).
+    pub slot_len: usize,
+    /// Alignment of each slot (a power of two; the O_DIRECT memory alignment or the page).
+    pub align: usize,
+    /// The job's `iodepth` as given: fio's null engine is synchronous at 1 and queues above.
+    pub iodepth: u32,
+}
+
+/// An I/O engine. Contract, as fio's `ioengine_ops`:
+///
+/// - [`submit`](Engine::submit) either completes the I/O (synchronous engines always do),
+///   queues it, or refuses it with `Busy` when it holds `depth` I/Os already;
+/// - [`commit`](Engine::commit) sends what is queued (`iodepth_batch_submit` decides how
+///   often); an engine that sends in `submit` keeps the default;
+/// - [`reap`](Engine::reap) waits for at least `min` completions (0: do not wait) and returns
+///   at most `max`;
+/// - an engine that can have I/O in flight waits for it in `Drop`, before its buffers go.
 pub trait Engine: Send {
-    /// fio's name for it.
-    fn name(&self) -> &'static str;
-    /// Reads `buf.len()` bytes at `offset`; returns the bytes read (short at end of file).
-    fn read_at(&mut self, fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usize>;
-    /// Writes `buf` at `offset`; returns the bytes written.
-    fn write_at(&mut self, fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize>;
-}
+    /// fio's name for it (`psync`, `null`, ...).
+    const NAME: &'static str;
 
-/// `ioengine=psync`: pread(2) and pwrite(2), one syscall per I/O (fio's default on Linux).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Psync;
+    /// Its capabilities for this configuration.
+    fn caps(config: &EngineConfig) -> EngineCaps
+    where
+        Self: Sized;
 
-impl Engine for Psync {
-    fn name(&self) -> &'static str {
-        "psync"
-    }
-    #[inline]
-    fn read_at(&mut self, fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        Ok(rustix::io::pread(fd, buf, offset)?)
-    }
-    #[inline]
-    fn write_at(&mut self, fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> {
-        Ok(rustix::io::pwrite(fd, buf, offset)?)
-    }
-}
+    /// An engine for one thread, with `config.depth` buffer slots.
+    fn new(config: &EngineConfig) -> io::Result<Self>
+    where
+        Self: Sized;
 
-/// `ioengine=sync`: lseek(2) then read(2) or write(2), as fio's sync engine does — two
-/// syscalls per I/O, the second of them timed.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Sync {
-    /// The file position after the last I/O, to skip the lseek on sequential access as fio
-    /// does (`f->last_pos`).
-    position: Option<(i32, u64)>,
-}
+    /// The engine's buffers: the caller fills a slot before a write and reads it after a read.
+    fn buffers(&mut self) -> &mut SlotBuffers;
 
-impl Engine for Sync {
-    fn name(&self) -> &'static str {
-        "sync"
-    }
-    #[inline]
-    fn read_at(&mut self, fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        self.seek(fd, offset)?;
-        let n = rustix::io::read(fd, buf)?;
-        self.advance(fd, offset, n);
-        Ok(n)
-    }
-    #[inline]
-    fn write_at(&mut self, fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> {
-        self.seek(fd, offset)?;
-        let n = rustix::io::write(fd, buf)?;
-        self.advance(fd, offset, n);
-        Ok(n)
-    }
-}
-
-impl Sync {
-    fn seek(&mut self, fd: BorrowedFd<'_>, offset: u64) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        if self.position != Some((fd.as_raw_fd(), offset)) {
-            rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(offset))?;
-        }
+    /// A file the workload opened is about to be used (fio's `open_file` hook: an engine may
+    /// register it). Default: nothing.
+    fn open_file(&mut self, _fd: BorrowedFd<'_>) -> io::Result<()> {
         Ok(())
     }
-    fn advance(&mut self, fd: BorrowedFd<'_>, offset: u64, n: usize) {
-        use std::os::fd::AsRawFd;
-        self.position = Some((fd.as_raw_fd(), offset + n as u64));
-    }
-}
 
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use std::os::fd::AsFd;
+    /// Starts one I/O; see the trait's contract.
+    fn submit(&mut self, op: IoOp<'_>) -> Submit;
 
-    fn round_trip(engine: &mut dyn Engine) {
-        let dir = std::env::temp_dir().join(format!("fsarena-engine-{}-{}", engine.name(), std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
-        let file = open_file(&path, OpenFlags { write: true, read: true, create: true, ..Default::default() }).unwrap();
-        let mut buf = AlignedBuf::new(8192, 4096);
-        buf.as_mut_slice().iter_mut().enumerate().for_each(|(i, b)| *b = (i % 251) as u8);
-        assert_eq!(engine.write_at(file.as_fd(), buf.as_slice(), 4096).unwrap(), 8192);
-        let mut back = AlignedBuf::new(4096, 4096);
-        assert_eq!(engine.read_at(file.as_fd(), back.as_mut_slice(), 8192).unwrap(), 4096);
-        assert_eq!(back.as_slice(), &buf.as_slice()[4096..]);
-        // reading past the end is short, not an error
-        assert_eq!(engine.read_at(file.as_fd(), back.as_mut_slice(), 12288).unwrap(), 0);
-        std::fs::remove_dir_all(&dir).unwrap();
+    /// Sends the queued I/Os. Default: nothing (synchronous engines).
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
     }
 
-    #[test]
-    fn psync_round_trip() {
-        round_trip(&mut Psync);
-    }
-
-    #[test]
-    fn sync_round_trip() {
-        round_trip(&mut Sync::default());
+    /// Appends between `min` and `max` completions to `out` (fewer than `min` only when fewer
+    /// are in flight) and returns how many. Default: none (synchronous engines).
+    fn reap(&mut self, _min: usize, _max: usize, _out: &mut Vec<Completion>) -> io::Result<usize> {
+        Ok(0)
     }
 }

@@ -25,7 +25,8 @@ fn files_per_clone(o: &IoOptions) -> u64 {
     }
 }
 
-/// Bytes a clone holds while it runs: its buffer and, with `verify`, its written-block maps.
+/// Bytes a clone holds while it runs: its buffers (one per queue slot) and, with `verify`, its
+/// written-block maps.
 fn clone_memory(o: &IoOptions) -> u64 {
     let files = files_per_clone(o);
     let bitmap = if o.verify {
@@ -36,6 +37,7 @@ fn clone_memory(o: &IoOptions) -> u64 {
     };
     let name = 64 + o.name.len() as u64;
     o.max_bs()
+        .saturating_mul(u64::from(o.queue_depth().depth))
         .saturating_add(bitmap)
         .saturating_add(PLAN_BYTES_PER_CLONE)
         .saturating_add(files.saturating_mul(PLAN_BYTES_PER_FILE + 3 * name))
@@ -68,7 +70,8 @@ pub fn footprint(jobs: &[JobDef], groups: &[Vec<&JobDef>]) -> Footprint {
     // (two sections with one name use the same files).
     let mut shared: HashMap<&str, u64> = HashMap::new();
     let mut named: HashMap<&str, (u64, u64)> = HashMap::new();
-    for o in jobs.iter().map(|j| &j.options) {
+    // A diskless engine (null) lays out no file.
+    for o in jobs.iter().map(|j| &j.options).filter(|o| !o.engine_caps().diskless) {
         let size = o.offset.saturating_add(o.file_size().unwrap_or(0));
         match &o.filename {
             Some(f) => {
@@ -114,6 +117,10 @@ mod tests {
         assert_eq!(f.bytes_on_target, 4 * 1000 * ((8 << 20) / 1000));
         let shared = fp("io:rw=write,size=8m,numjobs=4,filename=data");
         assert_eq!((shared.files, shared.bytes_on_target), (1, 8 << 20));
+        // a buffer per queue slot; the null engine puts nothing on the target
+        let null = fp("io:ioengine=null,bs=1m,size=1t,iodepth=64");
+        assert_eq!((null.files, null.bytes_on_target), (0, 0));
+        assert!(null.buffer_bytes >= 64 << 20, "{null:?}");
     }
 
     #[test]

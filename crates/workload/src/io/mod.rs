@@ -8,16 +8,18 @@ pub mod jobfile;
 mod layout;
 pub mod offsets;
 pub mod options;
+mod queue;
 mod verify;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use files::CreatedFiles;
 use fsarena_core::{Better, DirectionResult, InputError, JobResult, Measurement, Nanos, Spec, FIO_PERCENTILES};
+use fsarena_engine::{Engine, EngineVisitor};
 use fsarena_stats::LatencyHistogram;
 use job::{CloneResult, CloneSpec, READ, WRITE};
 use jobfile::{FioJobFile, JobDef};
 use layout::FileNeed;
-use options::{IoEngine, IoOptions};
+use options::IoOptions;
 use rustix::fd::{AsFd, BorrowedFd};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -110,7 +112,7 @@ impl Workload for IoWorkload {
             .map(|job| {
                 let o = &job.options;
                 format!(
-                    "io job {}: rw={:?} bs={:?} size={} numjobs={} ioengine={:?} direct={} runtime={} time_based={}",
+                    "io job {}: rw={:?} bs={:?} size={} numjobs={} ioengine={} direct={} runtime={} time_based={}",
                     o.name,
                     o.rw,
                     o.bs,
@@ -226,12 +228,15 @@ fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool) -> Result<Group
     for (ji, job) in group.iter().enumerate() {
         let o = &job.options;
         let file_size = o.file_size().unwrap_or(0);
+        let diskless = o.engine_caps().diskless;
         for clone in 0..o.numjobs {
             if clone % 1024 == 0 && stop.load(Ordering::Relaxed) {
                 return Err("interrupted while planning the job files".into());
             }
             let files = IoWorkload::clone_files(root, o, clone);
-            for path in &files {
+            // A diskless engine (null) uses no file: nothing to lay out, as in fio.
+            let used = if diskless { &files[..0] } else { &files[..] };
+            for path in used {
                 match index.get(path) {
                     Some(&i) => {
                         let n = &mut needs[i];
@@ -287,7 +292,7 @@ fn run_group(
         ));
     }
     // O_DIRECT: alignment as statx reports it, or a clear refusal.
-    for (_, spec) in specs.iter_mut().filter(|(_, s)| s.options.direct) {
+    for (_, spec) in specs.iter_mut().filter(|(_, s)| s.options.direct && !s.options.engine_caps().diskless) {
         let path = &spec.files[0];
         let fs = || fsarena_engine::filesystem_name(env.root);
         match fsarena_engine::dio_alignment(path) {
@@ -324,11 +329,8 @@ fn run_group(
             let stop = env.stop;
             let ji = *ji;
             move || {
-                let result = match spec.options.ioengine {
-                    IoEngine::Psync => job::run_clone(spec, root, fsarena_engine::Psync, barrier, stop),
-                    IoEngine::Sync => job::run_clone(spec, root, fsarena_engine::Sync::default(), barrier, stop),
-                };
-                Finished { job_index: ji, result }
+                let run = CloneRun { spec, root, start: barrier, stop };
+                Finished { job_index: ji, result: fsarena_engine::with_engine(spec.options.ioengine, run) }
             }
         });
         let handles = crate::gate::spawn_gated(s, &gate, "io job", bodies)?;
@@ -372,6 +374,22 @@ fn run_group(
         }
     }
     Ok((results, totals))
+}
+
+/// One clone's run, compiled for the engine its job names: the engine is chosen once per
+/// thread, and the loop calls it directly.
+struct CloneRun<'a> {
+    spec: &'a CloneSpec,
+    root: BorrowedFd<'a>,
+    start: &'a Barrier,
+    stop: &'a AtomicBool,
+}
+
+impl EngineVisitor for CloneRun<'_> {
+    type Output = CloneResult;
+    fn visit<E: Engine>(self) -> CloneResult {
+        job::run_clone::<E>(self.spec, self.root, self.start, self.stop)
+    }
 }
 
 /// One JobResult from one or more clones, summed as fio's `sum_thread_stats` does.

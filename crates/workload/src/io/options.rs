@@ -38,14 +38,8 @@ impl Rw {
     }
 }
 
-/// fio's `ioengine=` values supported here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoEngine {
-    /// pread/pwrite.
-    Psync,
-    /// lseek + read/write.
-    Sync,
-}
+/// fio's `ioengine=`: an engine of the engine registry (`psync`, `sync`, `null`, ...).
+pub use fsarena_engine::EngineKind as IoEngine;
 
 /// fio's `random_distribution=`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,6 +105,16 @@ pub struct IoOptions {
     pub group_reporting: bool,
     /// I/O engine.
     pub ioengine: IoEngine,
+    /// I/Os in flight per clone (asynchronous engines; synchronous ones use 1, as fio).
+    pub iodepth: u32,
+    /// Queued I/Os per commit (0: iodepth; default 1).
+    pub iodepth_batch_submit: u32,
+    /// Completions a reap waits for (default 1; 0 polls).
+    pub iodepth_batch_complete_min: u32,
+    /// Completions a reap takes at most (0: the min).
+    pub iodepth_batch_complete_max: u32,
+    /// After a full queue, reap down to this many in flight (0: iodepth).
+    pub iodepth_low: u32,
     /// O_DIRECT.
     pub direct: bool,
     /// O_SYNC / O_DSYNC.
@@ -174,6 +178,11 @@ impl Default for IoOptions {
             numjobs: 1,
             group_reporting: false,
             ioengine: IoEngine::Psync,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
+            iodepth_low: 0,
             direct: false,
             sync: SyncMode::None,
             fsync: 0,
@@ -235,6 +244,17 @@ fn boolean(v: &str) -> Result<bool, String> {
 
 fn int(v: &str) -> Result<u64, String> {
     v.trim().parse::<u64>().map_err(|_| format!("'{v}' is not a whole number"))
+}
+
+/// The largest queue depth accepted: every slot is a buffer of the largest block size.
+const MAX_DEPTH: u64 = 65536;
+
+fn depth(v: &str, min: u64) -> Result<u32, String> {
+    match int(v)? {
+        n if n < min => Err(format!("'{v}' is too small: expected at least {min}")),
+        n if n > MAX_DEPTH => Err(format!("'{v}' is too large: expected at most {MAX_DEPTH}")),
+        n => Ok(n as u32),
+    }
 }
 
 fn percent(v: &str) -> Result<u32, String> {
@@ -343,18 +363,32 @@ pub static OPTIONS: &[OptionDef] = &[
     opt!("numjobs", [], "clones of the job, each a thread (default 1)", |o, v| o.numjobs =
         int(v)?.try_into().map_err(|_| format!("'{v}' is too large"))?),
     opt!("group_reporting", [], "report each group of jobs as one", |o, v| o.group_reporting = boolean(v)?),
-    opt!("ioengine", [], "psync (default) or sync", |o, v| o.ioengine = match v {
-        "psync" | "pvsync" => IoEngine::Psync,
-        "sync" => IoEngine::Sync,
-        "io_uring" | "libaio" =>
-            return Err(format!(
-                "ioengine={v} is not supported yet (it comes with the io_uring issue): expected psync or sync"
-            )),
-        _ => return Err(format!("'{v}' is not an I/O engine: expected psync or sync")),
-    }),
-    opt!("iodepth", [], "accepted for fio job files; synchronous engines ignore it, as in fio", |_o, v| {
-        int(v)?;
-    }),
+    opt!("ioengine", [], "psync (default), sync, or null (no I/O: measures fsarena's own overhead)", |o, v| o
+        .ioengine =
+        IoEngine::parse(v).map_err(|e| e.to_string())?),
+    opt!("iodepth", [], "I/Os in flight per job; synchronous engines use 1, as in fio (default 1)", |o, v| o.iodepth =
+        depth(v, 1)?),
+    opt!("iodepth_batch_submit", ["iodepth_batch"], "queued I/Os sent in one go; 0: iodepth (default 1)", |o, v| o
+        .iodepth_batch_submit =
+        depth(v, 0)?),
+    opt!(
+        "iodepth_batch_complete_min",
+        ["iodepth_batch_complete"],
+        "completions waited for in one go; 0 polls (default 1)",
+        |o, v| o.iodepth_batch_complete_min = depth(v, 0)?
+    ),
+    opt!(
+        "iodepth_batch_complete_max",
+        [],
+        "completions taken at most in one go (default: iodepth_batch_complete_min)",
+        |o, v| o.iodepth_batch_complete_max = depth(v, 0)?
+    ),
+    opt!(
+        "iodepth_low",
+        [],
+        "after a full queue, reap down to this many in flight; 0: iodepth (default iodepth)",
+        |o, v| o.iodepth_low = depth(v, 0)?
+    ),
     opt!("thread", [], "accepted for fio job files; jobs are always threads", |_o, v| {
         boolean(v)?;
     }),
@@ -475,6 +509,12 @@ impl IoOptions {
             )
             .to_lowercase());
         }
+        if self.verify && self.engine_caps().diskless {
+            return e(format!(
+                "verify=crc32c needs data on disk: ioengine={} moves none; use psync or sync",
+                self.ioengine
+            ));
+        }
         if self.verify && self.min_bs() < 32 {
             return e(format!("verify=crc32c needs blocks of at least 32 bytes for its header: bs={}", self.min_bs()));
         }
@@ -486,6 +526,37 @@ impl IoOptions {
             plain("filename", f)?;
         }
         Ok(())
+    }
+
+    /// The engine's capabilities for this job.
+    pub fn engine_caps(&self) -> fsarena_engine::EngineCaps {
+        self.ioengine.caps(&self.engine_config(4096))
+    }
+
+    /// How a clone sets its engine up, with buffers aligned to `align`.
+    pub fn engine_config(&self, align: usize) -> fsarena_engine::EngineConfig {
+        let depth = self.queue_depth().depth;
+        fsarena_engine::EngineConfig { depth, slot_len: self.max_bs() as usize, align, iodepth: self.iodepth }
+    }
+
+    /// The queue-depth settings, fixed up as fio does for this job's engine.
+    pub fn queue_depth(&self) -> fsarena_engine::QueueDepth {
+        // An engine's caps depend on the depth only through `iodepth` as given (fio's null
+        // engine is synchronous at 1), so asking with the raw depth tells whether it is.
+        let raw = fsarena_engine::EngineConfig {
+            depth: self.iodepth.max(1),
+            slot_len: self.max_bs() as usize,
+            align: 4096,
+            iodepth: self.iodepth,
+        };
+        fsarena_engine::QueueDepth::new(
+            self.iodepth,
+            self.iodepth_batch_submit,
+            self.iodepth_batch_complete_min,
+            self.iodepth_batch_complete_max,
+            self.iodepth_low,
+            self.ioengine.caps(&raw).sync,
+        )
     }
 
     /// Size of each file.
@@ -545,6 +616,8 @@ mod tests {
         assert_eq!(o.rw, Rw::Read);
         assert_eq!(o.bs, [4096, 4096]);
         assert_eq!(o.ioengine, IoEngine::Psync);
+        let q = o.queue_depth();
+        assert_eq!((q.depth, q.batch_submit, q.complete_min, q.complete_max, q.low), (1, 1, 1, 1, 1));
         assert_eq!(o.rwmixread, 50);
         assert!(o.invalidate && !o.direct && !o.norandommap);
     }
@@ -573,6 +646,31 @@ mod tests {
     }
 
     #[test]
+    fn queue_depth_options_follow_fio() {
+        let o = with(&[("ioengine", "null"), ("iodepth", "32"), ("iodepth_batch", "0"), ("size", "1m")]).unwrap();
+        let q = o.queue_depth();
+        assert_eq!((q.depth, q.batch_submit, q.complete_min, q.complete_max, q.low), (32, 32, 1, 1, 32));
+        assert_eq!(o.engine_config(4096).depth, 32);
+        assert!(o.engine_caps().diskless && !o.engine_caps().sync);
+        let o = with(&[
+            ("ioengine", "null"),
+            ("iodepth", "16"),
+            ("iodepth_batch_complete", "4"),
+            ("iodepth_batch_complete_max", "2"),
+            ("iodepth_low", "8"),
+            ("size", "1m"),
+        ])
+        .unwrap();
+        let q = o.queue_depth();
+        assert_eq!((q.complete_min, q.complete_max, q.low), (4, 4, 8));
+        // psync is synchronous: one buffer, whatever iodepth says
+        let o = with(&[("iodepth", "64"), ("size", "1m")]).unwrap();
+        assert_eq!((o.queue_depth().depth, o.engine_config(4096).depth), (1, 1));
+        // null at iodepth=1 is synchronous, as fio's
+        assert!(with(&[("ioengine", "null"), ("size", "1m")]).unwrap().engine_caps().sync);
+    }
+
+    #[test]
     fn bssplit_fills_blank_shares() {
         assert_eq!(parse_bssplit("4k/10:64k/50:32k/40").unwrap(), vec![(4096, 10), (65536, 50), (32768, 40)]);
         assert_eq!(parse_bssplit("4k/50:8k:16k").unwrap(), vec![(4096, 50), (8192, 25), (16384, 25)]);
@@ -589,6 +687,15 @@ mod tests {
             (&[("numjobs", "0"), ("size", "1m")], "numjobs=0"),
             (&[("colour", "red")], "unknown io option 'colour'"),
             (&[("ioengine", "io_uring"), ("size", "1m")], "not supported yet"),
+            (&[("ioengine", "libaio"), ("size", "1m")], "expected one of psync, sync, null"),
+            (
+                &[("ioengine", "splice"), ("size", "1m")],
+                "'splice' is not an I/O engine: expected one of psync, sync, null",
+            ),
+            (&[("iodepth", "0"), ("size", "1m")], "iodepth=0"),
+            (&[("iodepth", "100000"), ("size", "1m")], "at most 65536"),
+            (&[("iodepth_batch", "x"), ("size", "1m")], "not a whole number"),
+            (&[("ioengine", "null"), ("rw", "write"), ("verify", "crc32c"), ("size", "1m")], "needs data on disk"),
             (&[("rw", "read")], "no size"),
             (&[("time_based", "1"), ("size", "1m")], "needs runtime"),
             (&[("name", "/some/dir/victim"), ("size", "1m")], "name: '/some/dir/victim' is not a plain name"),

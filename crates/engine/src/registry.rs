@@ -1,0 +1,182 @@
+//! The engines by name, for `ioengine=`.
+//!
+//! One table lists every engine: the built ones with their type, and the ones fio has that
+//! fsarena refuses with a reason until they are built. A workload picks an engine by name
+//! ([`EngineKind::parse`]) and runs its hot loop for that engine's type through
+//! [`with_engine`], so the loop is compiled once per engine and calls it without indirection.
+//!
+//! Adding an engine: write its file (a type implementing [`crate::Engine`]), declare the
+//! module in `lib.rs`, and move its line from `planned` to `built` below.
+
+use crate::{Engine, EngineCaps, EngineConfig};
+
+/// Why an engine name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// Not an engine at all.
+    #[error("'{name}' is not an I/O engine: expected one of {}", names())]
+    Unknown {
+        /// The name given.
+        name: String,
+    },
+    /// An engine fio has, not built here yet.
+    #[error("ioengine={name} is not supported yet ({why}): expected one of {}", names())]
+    NotBuilt {
+        /// The name given.
+        name: String,
+        /// When it comes.
+        why: &'static str,
+    },
+}
+
+/// Runs code generic over an engine type, chosen at run time by [`with_engine`].
+pub trait EngineVisitor {
+    /// What the code returns.
+    type Output;
+    /// The code, compiled for engine `E`.
+    fn visit<E: Engine>(self) -> Self::Output;
+}
+
+/// One registered engine.
+#[derive(Debug)]
+pub struct EngineEntry {
+    /// Which one.
+    pub kind: EngineKind,
+    /// fio's name.
+    pub name: &'static str,
+    /// Other names fio accepts for it.
+    pub aliases: &'static [&'static str],
+    /// One line of help.
+    pub help: &'static str,
+}
+
+macro_rules! registry {
+    (
+        built { $( $variant:ident => $ty:ty, $name:literal, [$($alias:literal),*], $help:literal; )* }
+        planned { $( $pname:literal => $why:literal; )* }
+    ) => {
+        /// A built engine, by name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum EngineKind {
+            $(
+                #[doc = $help]
+                $variant,
+            )*
+        }
+
+        /// Every built engine, in the order help lists them.
+        pub static ENGINES: &[EngineEntry] = &[
+            $( EngineEntry { kind: EngineKind::$variant, name: $name, aliases: &[$($alias),*], help: $help }, )*
+        ];
+
+        /// Engines fio has that are refused here, with when they come.
+        const PLANNED: &[(&str, &str)] = &[ $( ($pname, $why), )* ];
+
+        /// Runs `visitor` compiled for the engine `kind` names.
+        pub fn with_engine<V: EngineVisitor>(kind: EngineKind, visitor: V) -> V::Output {
+            match kind {
+                $( EngineKind::$variant => visitor.visit::<$ty>(), )*
+            }
+        }
+
+        impl EngineKind {
+            /// The engine's capabilities for `config`.
+            pub fn caps(self, config: &EngineConfig) -> EngineCaps {
+                match self {
+                    $( EngineKind::$variant => <$ty as Engine>::caps(config), )*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    built {
+        Psync => crate::Psync, "psync", ["pvsync"], "pread/pwrite, one syscall per I/O (default)";
+        Sync => crate::Sync, "sync", [], "lseek + read/write, as fio's sync";
+        Null => crate::Null, "null", [], "no I/O at all: measures fsarena's own overhead, needs no disk";
+    }
+    planned {
+        "io_uring" => "it comes with the io_uring issue";
+        "libaio" => "it comes with the io_uring issue";
+    }
+}
+
+impl EngineKind {
+    /// The engine called `name` (or an alias of it); the error lists the registered names.
+    pub fn parse(name: &str) -> Result<Self, EngineError> {
+        if let Some(e) = ENGINES.iter().find(|e| e.name == name || e.aliases.contains(&name)) {
+            return Ok(e.kind);
+        }
+        match PLANNED.iter().find(|p| p.0 == name) {
+            Some(&(_, why)) => Err(EngineError::NotBuilt { name: name.to_string(), why }),
+            None => Err(EngineError::Unknown { name: name.to_string() }),
+        }
+    }
+
+    /// fio's name for it.
+    pub fn name(self) -> &'static str {
+        ENGINES.iter().find(|e| e.kind == self).map_or("?", |e| e.name)
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The registered names, comma-separated, for messages and help.
+pub fn names() -> String {
+    ENGINES.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_resolve() {
+        assert_eq!(EngineKind::parse("psync"), Ok(EngineKind::Psync));
+        assert_eq!(EngineKind::parse("pvsync"), Ok(EngineKind::Psync));
+        assert_eq!(EngineKind::parse("sync"), Ok(EngineKind::Sync));
+        assert_eq!(EngineKind::parse("null"), Ok(EngineKind::Null));
+        for e in ENGINES {
+            assert_eq!(EngineKind::parse(e.name), Ok(e.kind));
+            assert_eq!(e.kind.to_string(), e.name);
+        }
+    }
+
+    #[test]
+    fn refusals_list_the_registered_engines() {
+        let err = EngineKind::parse("io_uring").unwrap_err().to_string();
+        assert_eq!(err, "ioengine=io_uring is not supported yet (it comes with the io_uring issue): expected one of psync, sync, null");
+        let err = EngineKind::parse("libaio").unwrap_err().to_string();
+        assert!(err.contains("not supported yet") && err.contains("psync, sync, null"), "{err}");
+        let err = EngineKind::parse("splice").unwrap_err().to_string();
+        assert_eq!(err, "'splice' is not an I/O engine: expected one of psync, sync, null");
+    }
+
+    #[test]
+    fn caps_come_from_the_engine_type() {
+        let config = |iodepth| EngineConfig { depth: iodepth, slot_len: 4096, align: 4096, iodepth };
+        assert!(EngineKind::Psync.caps(&config(32)).sync);
+        assert!(!EngineKind::Null.caps(&config(32)).sync && EngineKind::Null.caps(&config(1)).sync);
+        assert!(EngineKind::Null.caps(&config(1)).diskless && !EngineKind::Sync.caps(&config(1)).diskless);
+    }
+
+    struct Name;
+    impl EngineVisitor for Name {
+        type Output = &'static str;
+        fn visit<E: Engine>(self) -> &'static str {
+            E::NAME
+        }
+    }
+
+    #[test]
+    fn with_engine_runs_the_named_type() {
+        for e in ENGINES {
+            assert_eq!(with_engine(e.kind, Name), e.name);
+        }
+    }
+}

@@ -1,0 +1,580 @@
+//! The measured loop of one clone, over any engine: choose an I/O, submit it, and account it
+//! when it completes — in the call for synchronous engines, or when reaped for queued ones,
+//! with fio's queue-depth rules ([`QueueDepth`]).
+//!
+//! Timing: one clock read per completion event. A synchronous I/O's latency runs from the end
+//! of the previous event to the end of this one, so the loop's own bookkeeping (tens of
+//! nanoseconds) is counted in the next I/O rather than costing a second clock read. A queued
+//! I/O's latency runs from the commit that sent it to the reap that returned it (fio's clat
+//! for async engines: issue time is taken after commit).
+
+use super::job::{CloneResult, CloneSpec, FileState, READ, WRITE};
+use super::offsets::Zipf;
+use super::options::Distribution;
+use super::verify;
+use fsarena_engine::{Completion, Engine, IoDir, IoOp, QueueDepth, Submit};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Decoded per-op choices, so the hot loop reads plain fields.
+struct Plan {
+    mixed: bool,
+    fixed_dir: usize,
+    rwmixread: u32,
+    bs: [u64; 2],
+    split: Vec<(u64, u32)>,
+    unit: u64,
+    random: bool,
+    uniform_repeats: bool,
+    zipf: Option<Zipf>,
+    pass_bytes: u64,
+    passes: u64,
+    time_based: bool,
+    deadline_ns: u64,
+    ramp_ns: u64,
+    sync_every: u32,
+    datasync: bool,
+    rate: [u64; 2],
+    rate_iops: [u64; 2],
+    verify: bool,
+}
+
+fn plan(spec: &CloneSpec) -> Plan {
+    let o = &spec.options;
+    let blocks = spec.file_size.saturating_sub(o.offset) / o.min_bs();
+    let mut split = o.bssplit.clone();
+    // cumulative percentages for a single draw per I/O
+    let mut acc = 0;
+    for e in &mut split {
+        acc += e.1;
+        e.1 = acc;
+    }
+    Plan {
+        mixed: o.rw.reads() && o.rw.writes(),
+        fixed_dir: if o.rw.writes() { WRITE } else { READ },
+        rwmixread: o.rwmixread,
+        bs: o.bs,
+        split,
+        unit: o.min_bs(),
+        random: o.rw.is_random(),
+        uniform_repeats: o.norandommap,
+        zipf: match o.random_distribution {
+            Distribution::Zipf(theta) if o.rw.is_random() => Some(Zipf::new(blocks.max(1), theta)),
+            _ => None,
+        },
+        pass_bytes: o.job_size(),
+        passes: u64::from(o.loops),
+        time_based: o.time_based,
+        deadline_ns: o.runtime.map_or(u64::MAX, |r| r.0.saturating_add(o.ramp_time.0)),
+        ramp_ns: o.ramp_time.0,
+        sync_every: if o.fsync > 0 { o.fsync } else { o.fdatasync },
+        datasync: o.fsync == 0 && o.fdatasync > 0,
+        rate: o.rate,
+        rate_iops: o.rate_iops,
+        verify: o.verify,
+    }
+}
+
+impl Plan {
+    /// Next offset in `f` for an I/O of `bs` bytes in direction `dir`; None when the file's
+    /// pass is over.
+    #[inline]
+    fn next_offset(&self, f: &mut FileState<'_>, dir: usize, bs: u64, rng: &mut fastrand::Rng) -> Option<u64> {
+        let region = f.blocks * self.unit;
+        let block = if !self.random {
+            let b = f.seq[dir];
+            if b * self.unit + bs > region {
+                return None;
+            }
+            f.seq[dir] += bs.div_ceil(self.unit);
+            return Some(f.start + b * self.unit);
+        } else if let Some(z) = &self.zipf {
+            // Hot ranks scattered over the file, as fio hashes its zipf ranks.
+            f.perm.at(z.sample(rng))
+        } else if self.uniform_repeats {
+            rng.u64(0..f.blocks)
+        } else {
+            if f.taken >= f.blocks {
+                return None;
+            }
+            f.taken += 1;
+            f.perm.at(f.taken - 1)
+        };
+        let off = (block * self.unit).min(region - bs) / self.unit * self.unit;
+        Some(f.start + off)
+    }
+
+    #[inline]
+    fn block_size(&self, dir: usize, rng: &mut fastrand::Rng) -> u64 {
+        if self.split.is_empty() {
+            return self.bs[dir];
+        }
+        let draw = rng.u32(0..100);
+        self.split.iter().find(|e| draw < e.1).map_or(self.unit, |e| e.0)
+    }
+}
+
+fn reset_pass(files: &mut [FileState<'_>], seed: u64, pass: u64) {
+    for (i, f) in files.iter_mut().enumerate() {
+        f.seq = [0; 2];
+        f.taken = 0;
+        f.exhausted = false;
+        if pass > 0 {
+            f.perm =
+                super::offsets::Permutation::new(f.blocks.max(1), seed ^ pass.wrapping_mul(0x9E37_79B9) ^ i as u64);
+        }
+    }
+}
+
+/// One I/O: what the loop needs to account it when it completes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pending {
+    dir: usize,
+    file: usize,
+    offset: u64,
+    bs: u64,
+    /// Raw clock at the commit that sent it (queued I/Os only).
+    issued: u64,
+}
+
+/// What to do after accounting a completion.
+enum Next {
+    /// Go on.
+    Done,
+    /// Nothing was moved (end of file): skip the fsync and rate checks, as for a short pass.
+    Skip,
+    /// `fsync=N` is due on this file.
+    Sync(usize),
+    /// An error: stop the loop.
+    Stop,
+}
+
+/// The queue of I/Os out at the engine, in slots; sized once, so the loop never allocates.
+struct Queue {
+    depth: QueueDepth,
+    pending: Vec<Pending>,
+    /// Slots with no I/O out; the last is used next.
+    free: Vec<u32>,
+    /// Slots queued since the last commit.
+    uncommitted: Vec<u32>,
+    completions: Vec<Completion>,
+    in_flight: u32,
+    /// Bytes out at the engine, counted toward the pass so it does not overshoot.
+    queued_bytes: u64,
+}
+
+impl Queue {
+    fn new(depth: QueueDepth) -> Self {
+        let n = depth.depth.max(1) as usize;
+        Self {
+            depth,
+            pending: vec![Pending::default(); n],
+            free: (0..n as u32).rev().collect(),
+            uncommitted: Vec::with_capacity(n),
+            completions: Vec::with_capacity(n),
+            in_flight: 0,
+            queued_bytes: 0,
+        }
+    }
+}
+
+/// The loop's clock, position and counters.
+struct State<'r> {
+    p: Plan,
+    clock: quanta::Clock,
+    prev: u64,
+    /// Since the phase began, ramp included.
+    elapsed: u64,
+    measuring: bool,
+    measure_start: u64,
+    pass_bytes: u64,
+    writes_since_sync: u32,
+    /// For rate limits, measured and ramp alike.
+    done_bytes: [u64; 2],
+    done_ios: [u64; 2],
+    limited: bool,
+    seed: u64,
+    r: &'r mut CloneResult,
+}
+
+impl State<'_> {
+    /// Reads the clock: (now, time since the previous read), and moves `elapsed` on.
+    #[inline(always)]
+    fn tick(&mut self) -> (u64, u64) {
+        let now = self.clock.raw();
+        let lat = self.clock.delta_as_nanos(self.prev, now);
+        self.prev = now;
+        self.elapsed += lat;
+        (now, lat)
+    }
+
+    fn fail(&mut self, errno: i32, message: String) {
+        self.r.error.get_or_insert((errno, message));
+    }
+
+    /// Accounts one completed I/O that took `lat` ns.
+    #[inline(always)]
+    fn finish(&mut self, files: &mut [FileState<'_>], io: Pending, result: io::Result<usize>, lat: u64) -> Next {
+        let f = &mut files[io.file];
+        let n = match result {
+            Ok(n) => n as u64,
+            Err(e) => {
+                let what = if io.dir == READ { "read" } else { "write" };
+                let message = format!("{what} of {} bytes at offset {} of {}: {e}", io.bs, io.offset, f.path.display());
+                self.fail(e.raw_os_error().unwrap_or(libc::EIO), message);
+                return Next::Stop;
+            }
+        };
+        if n < io.bs {
+            self.r.short_ios[io.dir] += 1;
+            if n == 0 {
+                f.exhausted = true;
+                return Next::Skip;
+            }
+        }
+        self.pass_bytes += n;
+        if io.dir == WRITE && self.p.verify {
+            verify::mark(&mut f.written, io.offset - f.start, n, self.p.unit);
+        }
+        if self.measuring {
+            self.r.clat[io.dir].record(lat);
+            self.r.bytes[io.dir] += n;
+            self.r.ios[io.dir] += 1;
+            self.r.series[io.dir].add(self.elapsed - self.measure_start, n);
+        } else if self.elapsed >= self.p.ramp_ns {
+            self.measuring = true;
+            self.measure_start = self.elapsed;
+        }
+        if self.limited {
+            self.done_bytes[io.dir] += n;
+            self.done_ios[io.dir] += 1;
+        }
+        if io.dir == WRITE && self.p.sync_every > 0 {
+            self.writes_since_sync += 1;
+            if self.writes_since_sync == self.p.sync_every {
+                self.writes_since_sync = 0;
+                return Next::Sync(io.file);
+            }
+        }
+        Next::Done
+    }
+
+    /// Sleeps until direction `dir` is back under its `rate`/`rate_iops` limits.
+    fn throttle(&mut self, dir: usize) {
+        let p = &self.p;
+        let due = |done: u64, rate: u64| {
+            if rate > 0 {
+                (u128::from(done) * 1_000_000_000 / u128::from(rate)) as u64
+            } else {
+                0
+            }
+        };
+        let due = due(self.done_bytes[dir], p.rate[dir]).max(due(self.done_ios[dir], p.rate_iops[dir]));
+        if due > self.elapsed {
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (due - self.elapsed).min(p.deadline_ns.saturating_sub(self.elapsed)),
+            ));
+            self.tick();
+        }
+    }
+
+    /// Sends the queued I/Os and stamps their issue time.
+    fn commit<E: Engine>(&mut self, q: &mut Queue, engine: &mut E) -> bool {
+        if q.uncommitted.is_empty() {
+            return true;
+        }
+        if let Err(e) = engine.commit() {
+            self.fail(e.raw_os_error().unwrap_or(libc::EIO), format!("{}: commit: {e}", E::NAME));
+            return false;
+        }
+        let (now, _) = self.tick();
+        for &slot in &q.uncommitted {
+            q.pending[slot as usize].issued = now;
+        }
+        q.uncommitted.clear();
+        true
+    }
+
+    /// Reaps as fio's `wait_for_completions`: at least the minimum, and on a full queue on
+    /// until `iodepth_low`. Returns a due fsync's file, or `Err` to stop.
+    fn reap<E: Engine>(
+        &mut self,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        full: bool,
+    ) -> Result<Option<usize>, ()> {
+        let mut sync_due = None;
+        let mut stop = false;
+        loop {
+            if !self.commit(q, engine) {
+                return Err(());
+            }
+            let min = q.depth.reap_min(full, q.in_flight);
+            let max = q.depth.reap_max(min, q.in_flight);
+            q.completions.clear();
+            let got = match engine.reap(min, max, &mut q.completions) {
+                Ok(0) if min > 0 => Err(io::Error::other(format!("no completion while {} I/Os are out", q.in_flight))),
+                other => other,
+            };
+            if let Err(e) = got {
+                self.fail(e.raw_os_error().unwrap_or(libc::EIO), format!("{}: reap: {e}", E::NAME));
+                return Err(());
+            }
+            if !q.completions.is_empty() {
+                let (now, _) = self.tick();
+                let mut completions = std::mem::take(&mut q.completions);
+                for c in completions.drain(..) {
+                    let io = q.pending[c.slot as usize];
+                    q.free.push(c.slot);
+                    q.in_flight -= 1;
+                    q.queued_bytes -= io.bs;
+                    let lat = self.clock.delta_as_nanos(io.issued, now);
+                    match self.finish(files, io, c.result, lat) {
+                        Next::Stop => stop = true,
+                        Next::Sync(file) => sync_due = Some(file),
+                        Next::Done if self.limited => self.throttle(io.dir),
+                        Next::Done | Next::Skip => {}
+                    }
+                }
+                q.completions = completions;
+            }
+            if stop {
+                return Err(());
+            }
+            if !q.depth.keep_reaping(full, q.in_flight) || q.in_flight == 0 {
+                return Ok(sync_due);
+            }
+        }
+    }
+
+    /// Reaps everything still out; returns a due fsync's file, or `Err` to stop.
+    fn drain<E: Engine>(
+        &mut self,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+    ) -> Result<Option<usize>, ()> {
+        let mut sync_due = None;
+        while q.in_flight > 0 {
+            sync_due = self.reap(q, engine, files, true)?.or(sync_due);
+        }
+        Ok(sync_due)
+    }
+
+    /// fsync (or fdatasync) of `files[file]` through the engine, once nothing else is out, as
+    /// fio's async engines do; timed, and recorded when measuring or `always`.
+    fn sync_file<E: Engine>(
+        &mut self,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        file: usize,
+        dir: IoDir,
+        always: bool,
+    ) -> bool {
+        // A sync that falls due while draining is this one: the writes before it are done.
+        if self.drain(q, engine, files).is_err() {
+            return false;
+        }
+        let op = IoOp { dir, fd: files[file].fd, offset: 0, len: 0, slot: 0 };
+        let result = match engine.submit(op) {
+            Submit::Completed(r) => r,
+            Submit::Queued => {
+                q.completions.clear();
+                match engine.commit().and_then(|()| engine.reap(1, 1, &mut q.completions)) {
+                    Ok(1) => q.completions.pop().map_or(Ok(0), |c| c.result),
+                    Ok(_) => Err(io::Error::other("the engine returned no completion for the sync")),
+                    Err(e) => Err(e),
+                }
+            }
+            Submit::Busy => Err(io::Error::other("the engine refused a sync with nothing out")),
+        };
+        let (_, lat) = self.tick();
+        if self.measuring || always {
+            self.r.sync.record(lat);
+        }
+        if let Err(e) = result {
+            let what = if always { "end_fsync" } else { "fsync" };
+            let message = format!("{what} of {}: {e}", files[file].path.display());
+            self.fail(e.raw_os_error().unwrap_or(libc::EIO), message);
+            return false;
+        }
+        true
+    }
+}
+
+/// The measured phase of one clone on `engine`; fills `r`.
+pub(super) fn measured_phase<E: Engine>(
+    spec: &CloneSpec,
+    engine: &mut E,
+    files: &mut [FileState<'_>],
+    stop: &AtomicBool,
+    r: &mut CloneResult,
+) {
+    let p = plan(spec);
+    let o = &spec.options;
+    let mut q = Queue::new(o.queue_depth());
+    let clock = quanta::Clock::new();
+    let mut rng = fastrand::Rng::with_seed(o.randseed.wrapping_add(u64::from(spec.clone)));
+    let limited = p.rate != [0, 0] || p.rate_iops != [0, 0];
+    let sync_dir = if p.datasync { IoDir::Fdatasync } else { IoDir::Fsync };
+    let mut st = State {
+        measuring: p.ramp_ns == 0,
+        p,
+        prev: clock.raw(),
+        clock,
+        elapsed: 0,
+        measure_start: 0,
+        pass_bytes: 0,
+        writes_since_sync: 0,
+        done_bytes: [0; 2],
+        done_ios: [0; 2],
+        limited,
+        seed: o.randseed ^ u64::from(spec.clone),
+        r,
+    };
+    let mut pass: u64 = 0;
+    let mut current = 0usize;
+    let nfiles = files.len();
+
+    'io: loop {
+        if stop.load(Ordering::Relaxed) || st.elapsed >= st.p.deadline_ns {
+            break;
+        }
+        // End of a pass: all files exhausted or the job's bytes moved (or out).
+        if st.pass_bytes + q.queued_bytes >= st.p.pass_bytes || files.iter().all(|f| f.exhausted) {
+            pass += 1;
+            if !st.p.time_based && pass >= st.p.passes {
+                break;
+            }
+            reset_pass(files, st.seed, pass);
+            st.pass_bytes = 0;
+        }
+        let dir = if st.p.mixed {
+            if rng.u32(0..100) < st.p.rwmixread {
+                READ
+            } else {
+                WRITE
+            }
+        } else {
+            st.p.fixed_dir
+        };
+        let bs = st.p.block_size(dir, &mut rng);
+        // Round-robin over the files (fio's file_service_type=roundrobin).
+        let mut tries = 0;
+        let (fi, offset) = loop {
+            let fi = current;
+            current = if current + 1 == nfiles { 0 } else { current + 1 };
+            let f = &mut files[fi];
+            if !f.exhausted {
+                match st.p.next_offset(f, dir, bs, &mut rng) {
+                    Some(off) => break (fi, off),
+                    None => f.exhausted = true,
+                }
+            }
+            tries += 1;
+            if tries > nfiles {
+                continue 'io; // every file is done with this pass
+            }
+        };
+        // There is always a free slot here: a full queue is reaped right after submitting.
+        let slot = q.free.last().copied().unwrap_or(0);
+        let len = bs as usize;
+        if dir == WRITE {
+            let buf = &mut engine.buffers().slot_mut(slot)[..len];
+            if st.p.verify {
+                verify::stamp(buf, offset - files[fi].start, st.p.unit, st.seed);
+            } else {
+                // fio's scramble_buffers: make each written block differ.
+                buf[..8].copy_from_slice(&offset.to_le_bytes());
+            }
+        }
+        let io = Pending { dir, file: fi, offset, bs, issued: 0 };
+        let op =
+            IoOp { dir: if dir == READ { IoDir::Read } else { IoDir::Write }, fd: files[fi].fd, offset, len, slot };
+        loop {
+            match engine.submit(op) {
+                Submit::Completed(result) => {
+                    let (_, lat) = st.tick();
+                    match st.finish(files, io, result, lat) {
+                        Next::Stop => break 'io,
+                        Next::Skip => continue 'io,
+                        Next::Sync(file) => {
+                            if !st.sync_file(&mut q, engine, files, file, sync_dir, false) {
+                                break 'io;
+                            }
+                        }
+                        Next::Done => {}
+                    }
+                    if st.limited {
+                        st.throttle(dir);
+                    }
+                    break;
+                }
+                Submit::Queued => {
+                    // `slot` is free; after a Busy and a reap it may no longer be the last.
+                    if let Some(at) = q.free.iter().rposition(|&s| s == slot) {
+                        q.free.swap_remove(at);
+                    }
+                    q.pending[slot as usize] = io;
+                    q.uncommitted.push(slot);
+                    q.in_flight += 1;
+                    q.queued_bytes += bs;
+                    if q.uncommitted.len() >= q.depth.batch_submit as usize && !st.commit(&mut q, engine) {
+                        break 'io;
+                    }
+                    let full = q.free.is_empty();
+                    if full || q.depth.polling() {
+                        match st.reap(&mut q, engine, files, full) {
+                            Ok(Some(file)) => {
+                                if !st.sync_file(&mut q, engine, files, file, sync_dir, false) {
+                                    break 'io;
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(()) => break 'io,
+                        }
+                    }
+                    break;
+                }
+                Submit::Busy => {
+                    // No room: send what is queued, take completions back, try again.
+                    if q.in_flight == 0 {
+                        st.fail(libc::EBUSY, format!("{}: the engine is busy with nothing out", E::NAME));
+                        break 'io;
+                    }
+                    match st.reap(&mut q, engine, files, true) {
+                        Ok(Some(file)) => {
+                            if !st.sync_file(&mut q, engine, files, file, sync_dir, false) {
+                                break 'io;
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(()) => break 'io,
+                    }
+                }
+            }
+        }
+    }
+    // What is still out completes and counts, as fio's cleanup_pending_aio.
+    let drained = match st.drain(&mut q, engine, files) {
+        Ok(Some(file)) => st.sync_file(&mut q, engine, files, file, sync_dir, false),
+        Ok(None) => true,
+        Err(()) => false,
+    };
+    if o.end_fsync && drained && st.r.error.is_none() {
+        for fi in 0..files.len() {
+            if !st.sync_file(&mut q, engine, files, fi, IoDir::Fsync, true) {
+                break;
+            }
+        }
+    }
+    let runtime = if st.measuring { st.elapsed - st.measure_start } else { 0 };
+    st.r.runtime_ns = runtime;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "queue_tests.rs"]
+mod tests;

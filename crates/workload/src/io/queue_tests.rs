@@ -1,0 +1,105 @@
+//! The loop over the engines in-process, without root: the null engine at every queue depth
+//! and batch setting moves exactly what the job asks, touches no file, and takes its syncs
+//! through the engine; psync ignores iodepth.
+
+use super::super::{IoWorkload, Workload};
+use crate::RunEnv;
+use fsarena_core::{JobResult, Spec};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// A scratch directory, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!("fsarena-h5-queue-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        Self(path)
+    }
+    fn is_empty(&self) -> bool {
+        std::fs::read_dir(&self.0).unwrap().next().is_none()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(root: &Path, spec: &str) -> Vec<JobResult> {
+    let w = IoWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap();
+    let stop = AtomicBool::new(false);
+    let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
+    let m = w.run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message));
+    assert!(m.complete, "{spec}");
+    m.jobs
+}
+
+/// (read ios, write ios, read bytes, write bytes, syncs) of the first job.
+fn counts(j: &JobResult) -> (u64, u64, u64, u64, u64) {
+    (j.read.total_ios, j.write.total_ios, j.read.io_bytes, j.write.io_bytes, j.sync.samples)
+}
+
+#[test]
+fn null_moves_exactly_the_job_at_every_depth_and_batch() {
+    let dir = Scratch::new("depths");
+    let base =
+        "io:ioengine=null,rw=randrw,rwmixread=70,bs=4k,size=4m,filesize=1g,nrfiles=2,numjobs=2,group_reporting=1";
+    let reference = counts(&run(&dir.0, base)[0]);
+    assert_eq!(reference.0 + reference.1, 2 * 1024, "4 MiB of 4 KiB blocks per clone, two clones");
+    assert_eq!(reference.2 + reference.3, 2 * (4 << 20));
+    for extra in [
+        "iodepth=2",
+        "iodepth=32",
+        "iodepth=32,iodepth_batch_submit=8",
+        "iodepth=32,iodepth_batch_submit=0,iodepth_batch_complete_min=32",
+        "iodepth=16,iodepth_batch_complete_min=4,iodepth_batch_complete_max=16,iodepth_low=4",
+        "iodepth=8,iodepth_batch_complete_min=0,iodepth_batch_complete_max=0",
+        "iodepth=7,iodepth_batch_submit=3,iodepth_batch_complete_min=2",
+    ] {
+        let got = counts(&run(&dir.0, &format!("{base},{extra}"))[0]);
+        // Same choices in the same order, whatever the queue: the same counts.
+        assert_eq!(got, reference, "{extra}");
+    }
+    assert!(dir.is_empty(), "the null engine laid out or left files");
+}
+
+#[test]
+fn null_takes_syncs_through_the_engine() {
+    let dir = Scratch::new("syncs");
+    for depth in [1, 8] {
+        let jobs =
+            run(&dir.0, &format!("io:ioengine=null,rw=write,bs=4k,size=1m,fsync=16,end_fsync=1,iodepth={depth}"));
+        // 256 writes, a sync after every 16, and one at the end.
+        assert_eq!(counts(&jobs[0]), (0, 256, 0, 1 << 20, 256 / 16 + 1), "iodepth={depth}");
+    }
+    assert!(dir.is_empty());
+}
+
+#[test]
+fn null_time_based_runs_until_runtime() {
+    let dir = Scratch::new("timed");
+    for depth in [1, 16] {
+        let jobs = run(
+            &dir.0,
+            &format!("io:ioengine=null,rw=randread,bs=4k,size=64m,runtime=200ms,time_based=1,iodepth={depth}"),
+        );
+        let j = &jobs[0];
+        assert!(j.read.total_ios > 16384, "iodepth={depth}: {} I/Os in 200 ms", j.read.total_ios);
+        assert!(j.job_runtime.0 >= 200_000_000, "{:?}", j.job_runtime);
+        assert_eq!(j.read.io_bytes, j.read.total_ios * 4096);
+    }
+}
+
+#[test]
+fn psync_ignores_iodepth_and_moves_the_same() {
+    let dir = Scratch::new("psync");
+    let base = "io:rw=randrw,bs=4k,size=512k,fsync=8";
+    let one = counts(&run(&dir.0, base)[0]);
+    assert_eq!(one.0 + one.1, 128);
+    assert_eq!(counts(&run(&dir.0, &format!("{base},iodepth=64,iodepth_batch_submit=16"))[0]), one);
+    assert!(dir.is_empty(), "psync's files are removed at the end");
+}
