@@ -236,44 +236,38 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             if va.is_empty() || vb.is_empty() {
                 continue;
             }
-            let Some(c) = welch(&va, &vb) else {
-                untested = true;
-                let (mean_a, mean_b) = (mean(&va), mean(&vb));
-                rows.push(Row {
-                    workload: ea.workload_title(),
-                    target: if args.baseline.is_some() { label_b.clone() } else { eb.target_label.clone() },
-                    metric: metric.name.clone(),
-                    unit: metric.unit.clone(),
-                    a: label_a.clone(),
-                    b: label_b.clone(),
-                    mean_a,
-                    mean_b,
-                    change_percent: if mean_a == 0.0 { f64::NAN } else { (mean_b - mean_a) / mean_a * 100.0 },
-                    ci95_diff: None,
-                    p_value: None,
-                    verdict: UNTESTED,
-                });
-                continue;
-            };
-            let verdict = match fsarena_stats::verdict(&c, metric.better == Better::Higher, 0.05) {
-                Verdict::Better => "faster",
-                Verdict::Worse => "slower",
-                Verdict::NoSignificantDifference => "no significant difference",
-            };
-            rows.push(Row {
+            // One row per metric; the statistics where both sides have 2 or more repetitions.
+            let row = |mean_a: f64, mean_b: f64, change_percent, ci95_diff, p_value, verdict| Row {
                 workload: ea.workload_title(),
                 target: if args.baseline.is_some() { label_b.clone() } else { eb.target_label.clone() },
                 metric: metric.name.clone(),
                 unit: metric.unit.clone(),
                 a: label_a.clone(),
                 b: label_b.clone(),
-                mean_a: c.mean_a,
-                mean_b: c.mean_b,
-                change_percent: c.relative * 100.0,
-                ci95_diff: Some(c.ci95_diff),
-                p_value: Some(c.p_value),
+                mean_a,
+                mean_b,
+                change_percent,
+                ci95_diff,
+                p_value,
                 verdict,
-            });
+            };
+            match welch(&va, &vb) {
+                None => {
+                    untested = true;
+                    let (mean_a, mean_b) = (mean(&va), mean(&vb));
+                    let change = if mean_a == 0.0 { f64::NAN } else { (mean_b - mean_a) / mean_a * 100.0 };
+                    rows.push(row(mean_a, mean_b, change, None, None, UNTESTED));
+                }
+                Some(c) => {
+                    let verdict = match fsarena_stats::verdict(&c, metric.better == Better::Higher, 0.05) {
+                        Verdict::Better => "faster",
+                        Verdict::Worse => "slower",
+                        Verdict::NoSignificantDifference => "no significant difference",
+                    };
+                    let change = c.relative * 100.0;
+                    rows.push(row(c.mean_a, c.mean_b, change, Some(c.ci95_diff), Some(c.p_value), verdict));
+                }
+            }
         }
     }
     if pairs.is_empty() {

@@ -161,16 +161,7 @@ fn layout(files: u64, subdirs: Option<u64>, per_subdir: Option<u64>) -> Result<(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::*;
-
-    fn keys(pairs: &[(&str, &str)]) -> Result<TreeOptions, InputError> {
-        let mut o = TreeOptions::default();
-        for (k, v) in pairs {
-            o.set(k, v)?;
-        }
-        o.validate()?;
-        Ok(o)
-    }
+    use crate::tree::options::tests::with as keys;
 
     #[test]
     fn fsmark_strings_equal_the_keys() {

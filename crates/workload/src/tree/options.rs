@@ -217,10 +217,11 @@ impl TreeOptions {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn with(pairs: &[(&str, &str)]) -> Result<TreeOptions, InputError> {
+    /// Options from `key=value` pairs, checked as a spec's are.
+    pub(crate) fn with(pairs: &[(&str, &str)]) -> Result<TreeOptions, InputError> {
         let mut o = TreeOptions::default();
         for (k, v) in pairs {
             o.set(k, v)?;
