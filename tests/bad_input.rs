@@ -22,6 +22,8 @@ fn bad_workload_values_exit_2_before_anything_is_created() {
         ("io:bs=2m,size=1m", "larger than"),
         ("io:numjobs=0,size=1m", "numjobs=0"),
         ("io:colour=red,size=1m", "unknown io option 'colour'"),
+        ("io:numjob=4,size=1m", "unknown io option 'numjob': did you mean 'numjobs'?"),
+        ("meta:item=10", "unknown meta option 'item': did you mean 'items'?"),
         ("io:rw=read", "no size"),
         ("io:ioengine=io_uring,size=1m", "io_uring"),
         ("personality:x=1", "not supported yet"),

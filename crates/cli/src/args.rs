@@ -156,7 +156,7 @@ pub struct CleanupArgs {
 /// `fsarena run`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  fsarena run --target dir:path=/mnt/x --workload io:rw=randread,bs=4k,size=1g,runtime=10s,time_based=1\n  fsarena run --fio job.fio --target dir:path=/mnt/x --output-format fio-json\n  fsarena run job.toml\n\nio options (fio's names and defaults): see `docs/workloads.md` or the README."
+    after_help = "Examples:\n  fsarena run --target dir:path=/mnt/x --workload io:rw=randread,bs=4k,size=1g,runtime=10s,time_based=1\n  fsarena run --fio job.fio --target dir:path=/mnt/x --output-format fio-json\n  fsarena run job.toml\n\nWorkload options (fio's, mdtest's and fs_mark's names and defaults): see the README's sections on the io, meta and tree workloads; an unknown key is answered with the accepted ones."
 )]
 pub struct RunArgs {
     /// A TOML job file with targets and workloads.

@@ -13,7 +13,7 @@ pub mod units;
 pub use error::InputError;
 pub use measurement::{Better, DirectionResult, JobResult, LatencySummary, Measurement, Metric, SeriesSummary};
 pub use spec::Spec;
-pub use text::printable;
+pub use text::{did_you_mean, printable};
 pub use units::{Bytes, Nanos};
 
 /// Version of fsarena's own JSON results schema (`--output-format json`).

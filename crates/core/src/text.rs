@@ -26,6 +26,21 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `" did you mean 'numjobs'?"` when one of `candidates` is close to the unknown `word` (a
+/// typo), else nothing. Closeness is Jaro–Winkler similarity above 0.8, the measure clap
+/// uses for its own suggestions (through the same `strsim` crate).
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let best = candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((_, c)) if c != word => format!(" did you mean '{c}'?"),
+        _ => String::new(),
+    }
+}
+
 fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
@@ -33,7 +48,16 @@ fn needs_escape(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::printable;
+    use super::{did_you_mean, printable};
+
+    #[test]
+    fn a_close_word_is_suggested_and_a_far_one_is_not() {
+        let keys = ["numjobs", "nrfiles", "iodepth", "size", "bs"];
+        assert_eq!(did_you_mean("numjob", keys), " did you mean 'numjobs'?");
+        assert_eq!(did_you_mean("iodpeth", keys), " did you mean 'iodepth'?");
+        assert_eq!(did_you_mean("colour", keys), "");
+        assert_eq!(did_you_mean("", keys), "");
+    }
 
     #[test]
     fn plain_text_is_borrowed_and_controls_are_escaped() {

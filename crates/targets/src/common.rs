@@ -54,8 +54,9 @@ impl CommonOptions {
                 let mut accepted: Vec<&str> = allowed.to_vec();
                 accepted.push("label");
                 return Err(InputError::new(format!(
-                    "unknown key '{k}' for target {}: accepted keys are {}",
+                    "unknown key '{k}' for target {}:{} accepted keys are {}",
                     spec.kind,
+                    fsarena_core::did_you_mean(k, accepted.iter().copied()),
                     accepted.join(", ")
                 )));
             }

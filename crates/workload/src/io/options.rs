@@ -468,8 +468,9 @@ impl IoOptions {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InputError> {
         let def = find(key).ok_or_else(|| {
             InputError::new(format!(
-                "unknown io option '{}': accepted options are {}",
+                "unknown io option '{}':{} accepted options are {}",
                 crate::plain::cut(key),
+                fsarena_core::did_you_mean(key, OPTIONS.iter().map(|d| d.name)),
                 OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
             ))
         })?;
@@ -685,7 +686,8 @@ mod tests {
             (&[("bs", "4q"), ("size", "1m")], "not a size"),
             (&[("bs", "2m"), ("size", "1m")], "larger than"),
             (&[("numjobs", "0"), ("size", "1m")], "numjobs=0"),
-            (&[("colour", "red")], "unknown io option 'colour'"),
+            (&[("colour", "red")], "unknown io option 'colour': accepted"),
+            (&[("numjob", "4")], "unknown io option 'numjob': did you mean 'numjobs'? accepted"),
             (&[("ioengine", "io_uring"), ("size", "1m")], "not supported yet"),
             (&[("ioengine", "libaio"), ("size", "1m")], "expected one of psync, sync, null"),
             (

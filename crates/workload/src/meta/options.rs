@@ -286,8 +286,9 @@ impl MetaOptions {
         }
         let def = OPTIONS.iter().find(|d| d.name == key).ok_or_else(|| {
             InputError::new(format!(
-                "unknown meta option '{}': accepted options are {}, mdtest",
+                "unknown meta option '{}':{} accepted options are {}, mdtest",
                 crate::plain::cut(key),
+                fsarena_core::did_you_mean(key, OPTIONS.iter().map(|d| d.name).chain(["mdtest"])),
                 OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
             ))
         })?;

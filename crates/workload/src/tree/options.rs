@@ -155,8 +155,9 @@ impl TreeOptions {
         }
         let def = OPTIONS.iter().find(|d| d.name == key).ok_or_else(|| {
             InputError::new(format!(
-                "unknown tree option '{}': accepted options are {}, fsmark",
+                "unknown tree option '{}':{} accepted options are {}, fsmark",
                 crate::plain::cut(key),
+                fsarena_core::did_you_mean(key, OPTIONS.iter().map(|d| d.name).chain(["fsmark"])),
                 OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
             ))
         })?;
