@@ -22,8 +22,9 @@ environment:
 EOF
 }
 
-die() { echo "vs_bare_meta.sh: $*" >&2; exit 2; }
-log() { echo "[vs_bare_meta] $*" >&2; }
+BENCH=vs_bare_meta
+# shellcheck source=bench/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 ROUNDS=5
 FILES=100000
@@ -59,17 +60,7 @@ BARE=$BUILD/meta_loop
 log "compiling bench/meta_loop.c -> $BARE"
 "$CC" -O2 -o "$BARE" bench/meta_loop.c
 
-WORK=$(mktemp -d "$PARENT/fsarena-vs-bare-meta.XXXXXX")
-RES=$(mktemp -d "${TMPDIR:-/tmp}/fsarena-vs-bare-meta-res.XXXXXX")
-cleanup() {
-	[[ -n ${WORK:-} && -d $WORK ]] && rm -rf -- "$WORK"
-	[[ -n ${RES:-} && -d $RES ]] && rm -rf -- "$RES"
-	return 0
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-cd "$RES"
+bench_scratch "$PARENT" "fsarena-vs-bare-meta.XXXXXX"
 
 # calls=fd: the bare loop works relative to a directory descriptor too (fsarena's default,
 # calls=path, resolves each item's path as mdtest does; bench/vs_mdtest.sh compares that).

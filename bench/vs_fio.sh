@@ -42,8 +42,9 @@ environment:
 EOF
 }
 
-die() { echo "vs_fio.sh: $*" >&2; exit 2; }
-log() { echo "[vs_fio] $*" >&2; }
+BENCH=vs_fio
+# shellcheck source=bench/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # ---------------------------------------------------------------- options
 ROUNDS=3
@@ -144,26 +145,15 @@ log "compiling bench/pread_loop.c -> $BARE"
 "$CC" -O2 -o "$BARE" bench/pread_loop.c
 
 # ---------------------------------------------------------------- scratch + cleanup
-WORK=$(mktemp -d "$PARENT/fsarena-vs-fio.XXXXXX")
-RES=$(mktemp -d "${TMPDIR:-/tmp}/fsarena-vs-fio-res.XXXXXX")
 BG_PIDS=()
-cleanup() {
+# The background load jobs, by the PIDs this script started.
+bench_cleanup_extra() {
 	local p
 	for p in "${BG_PIDS[@]}"; do
 		kill "$p" 2>/dev/null || true
 	done
-	[[ -n ${WORK:-} && -d $WORK ]] && rm -rf -- "$WORK"
-	[[ -n ${RES:-} && -d $RES ]] && rm -rf -- "$RES"
-	return 0
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-# Run every tool from a neutral directory: fio uses the job name itself as the file name
-# when a non-regular file of that name exists in the current directory (in the repo root,
-# job "bench" would hit the bench/ directory and fio would do I/O on "$DIR/bench" instead of
-# "$DIR/bench.0.0", shared by all jobs).
-cd "$RES"
+bench_scratch "$PARENT" "fsarena-vs-fio.XXXXXX"
 
 # ---------------------------------------------------------------- cases
 # case -> "rw bs numjobs description"

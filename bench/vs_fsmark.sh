@@ -28,8 +28,9 @@ environment:
 EOF
 }
 
-die() { echo "vs_fsmark.sh: $*" >&2; exit 2; }
-log() { echo "[vs_fsmark] $*" >&2; }
+BENCH=vs_fsmark
+# shellcheck source=bench/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 ROUNDS=3
 SIZES=4k,100k,400k,1600k
@@ -76,18 +77,8 @@ FS_MARK=$(command -v "$FS_MARK")
 command -v python3 >/dev/null || die "python3 not found (it parses fsarena's JSON)"
 
 # fs_mark refuses directory names of 40 bytes or more: a short scratch name.
-WORK=$(mktemp -d "$PARENT/fsvm.XXXXXX")
+bench_scratch "$PARENT" "fsvm.XXXXXX"
 ((${#WORK} + 7 < 40)) || die "--dir '$PARENT' is too long a path for fs_mark (its directories must be under 40 bytes)"
-RES=$(mktemp -d "${TMPDIR:-/tmp}/fsarena-vs-fsmark-res.XXXXXX")
-cleanup() {
-	[[ -n ${WORK:-} && -d $WORK ]] && rm -rf -- "$WORK"
-	[[ -n ${RES:-} && -d $RES ]] && rm -rf -- "$RES"
-	return 0
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-cd "$RES"
 
 FILES=$((DIRS * PER_DIR))
 fsmark_cmd() { # size

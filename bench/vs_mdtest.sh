@@ -31,8 +31,9 @@ environment:
 EOF
 }
 
-die() { echo "vs_mdtest.sh: $*" >&2; exit 2; }
-log() { echo "[vs_mdtest] $*" >&2; }
+BENCH=vs_mdtest
+# shellcheck source=bench/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 PARENT=/dev/shm
 ITEMS=10000
@@ -83,17 +84,7 @@ FSARENA=${FSARENA:-target/release/fsarena}
 FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
 read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:---repeat 1 --warmup 0 --no-store --no-drop-caches}"
 
-WORK=$(mktemp -d "$PARENT/fsarena-vs-mdtest.XXXXXX")
-RES=$(mktemp -d "${TMPDIR:-/tmp}/fsarena-vs-mdtest-res.XXXXXX")
-cleanup() {
-	[[ -n ${WORK:-} && -d $WORK ]] && rm -rf -- "$WORK"
-	[[ -n ${RES:-} && -d $RES ]] && rm -rf -- "$RES"
-	return 0
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-cd "$RES"
+bench_scratch "$PARENT" "fsarena-vs-mdtest.XXXXXX"
 
 read -r -a FLAG_WORDS <<<"$FLAGS"
 # The commands as arrays (the fsarena spec holds spaces), and printed for the record.
