@@ -348,6 +348,23 @@ impl State<'_> {
         }
     }
 
+    /// Reaps as [`Self::reap`], then runs the fsync that fell due, if one did; false to stop.
+    #[inline(always)]
+    fn reap_and_sync<E: Engine>(
+        &mut self,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        full: bool,
+        sync_dir: IoDir,
+    ) -> bool {
+        match self.reap(q, engine, files, full) {
+            Ok(Some(file)) => self.sync_file(q, engine, files, file, sync_dir, false),
+            Ok(None) => true,
+            Err(()) => false,
+        }
+    }
+
     /// Reaps everything still out; returns a due fsync's file, or `Err` to stop.
     fn drain<E: Engine>(
         &mut self,
@@ -525,16 +542,8 @@ pub(super) fn measured_phase<E: Engine>(
                         break 'io;
                     }
                     let full = q.free.is_empty();
-                    if full || q.depth.polling() {
-                        match st.reap(&mut q, engine, files, full) {
-                            Ok(Some(file)) => {
-                                if !st.sync_file(&mut q, engine, files, file, sync_dir, false) {
-                                    break 'io;
-                                }
-                            }
-                            Ok(None) => {}
-                            Err(()) => break 'io,
-                        }
+                    if (full || q.depth.polling()) && !st.reap_and_sync(&mut q, engine, files, full, sync_dir) {
+                        break 'io;
                     }
                     break;
                 }
@@ -544,14 +553,8 @@ pub(super) fn measured_phase<E: Engine>(
                         st.fail(libc::EBUSY, format!("{}: the engine is busy with nothing out", E::NAME));
                         break 'io;
                     }
-                    match st.reap(&mut q, engine, files, true) {
-                        Ok(Some(file)) => {
-                            if !st.sync_file(&mut q, engine, files, file, sync_dir, false) {
-                                break 'io;
-                            }
-                        }
-                        Ok(None) => {}
-                        Err(()) => break 'io,
+                    if !st.reap_and_sync(&mut q, engine, files, true, sync_dir) {
+                        break 'io;
                     }
                 }
             }
