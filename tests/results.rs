@@ -442,6 +442,8 @@ fn hostile_labels_show_escaped_in_human_output() {
         target_kind: "dir".into(),
         workload_kind: "io".into(),
         workload_params: vec![("name".into(), "job\x1b]0;title\x07".into())],
+        point: Vec::new(),
+        part: None,
         measurements: (0..3)
             .map(|i| {
                 let mut m = Measurement { complete: true, ..Default::default() };

@@ -159,7 +159,8 @@ pub struct CleanupArgs {
     after_help = "Examples:\n  fsarena run --target dir:path=/mnt/x --workload io:rw=randread,bs=4k,size=1g,runtime=10s,time_based=1\n  fsarena run --fio job.fio --target dir:path=/mnt/x --output-format fio-json\n  fsarena run job.toml\n\nWorkload options (fio's, mdtest's and fs_mark's names and defaults): see the README's sections on the io, meta and tree workloads; an unknown key is answered with the accepted ones."
 )]
 pub struct RunArgs {
-    /// A TOML job file with targets and workloads.
+    /// A TOML experiment file: name, description, targets, workloads with sweeps, repeat,
+    /// warmup, drop_caches.
     pub jobfile: Option<PathBuf>,
     /// A fio job file ([global] and job sections); its jobs become one io workload.
     #[arg(long, value_name = "JOBFILE")]
@@ -167,7 +168,9 @@ pub struct RunArgs {
     /// A filesystem under test: KIND[:key=value,...], e.g. dir:path=/mnt/x. Repeatable.
     #[arg(long = "target", value_name = "SPEC")]
     pub targets: Vec<String>,
-    /// A workload: KIND[:key=value,...], e.g. io:rw=randread,bs=4k,size=1g. Repeatable.
+    /// A workload: KIND[:key=value,...], e.g. io:rw=randread,bs=4k,size=1g. Repeatable. A
+    /// list sweeps the key: numjobs='1,4,16' (fio's comma-valued bs, rate and bssplit take
+    /// bs='4k|64k'); several lists give their product.
     #[arg(long = "workload", value_name = "SPEC")]
     pub workloads: Vec<String>,
     /// human, json or fio-json. Machine-readable output goes to stdout alone.
@@ -176,12 +179,14 @@ pub struct RunArgs {
     /// Print the plan and exit without creating anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// Measured repetitions of every workload on every target.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub repeat: u32,
-    /// Discarded warm-up repetitions before the measured ones.
-    #[arg(long, value_name = "K", default_value_t = 1)]
-    pub warmup: u32,
+    /// Measured repetitions of every workload on every target [default: 3, or the job file's
+    /// `repeat`]
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Discarded warm-up repetitions before the measured ones [default: 1, or the job file's
+    /// `warmup`]
+    #[arg(long, value_name = "K")]
+    pub warmup: Option<u32>,
     /// The results database (SQLite).
     #[command(flatten)]
     pub db: DbArg,

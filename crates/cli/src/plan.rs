@@ -29,8 +29,12 @@ impl From<InputError> for Failure {
 pub struct Plan {
     /// Filesystems under test, in order.
     pub targets: Vec<Box<dyn Target>>,
-    /// Workloads run on each target in order.
-    pub workloads: Vec<Box<dyn Workload + Send + Sync>>,
+    /// Workload × sweep point, run on each target in order.
+    pub steps: Vec<Step>,
+    /// How many workloads the steps come from (`--workload`, `[[workload]]`, a fio file).
+    pub workload_count: usize,
+    /// The experiment's description (TOML `description =`), shown by --dry-run.
+    pub description: Option<String>,
     /// Output format.
     pub format: Format,
     /// Print the plan only.
@@ -55,6 +59,56 @@ pub struct Plan {
     pub report: Option<PathBuf>,
 }
 
+/// One workload at one sweep point: what the runner runs on each target.
+#[derive(Debug)]
+pub struct Step {
+    /// The workload, parsed and checked, with one value per key.
+    pub workload: Box<dyn Workload + Send + Sync>,
+    /// The swept keys and their values here; empty when nothing is swept.
+    pub point: Vec<fsarena_core::Param>,
+    /// Which workload of the plan this is (0-based) and its point among `points`.
+    pub workload_index: usize,
+    /// This step's point, 0-based.
+    pub point_index: usize,
+    /// How many points its workload's sweep has.
+    pub points: usize,
+}
+
+/// Expands a workload spec's lists into steps, each point parsed and checked; the error names
+/// the point. `index` is the workload's place in the plan.
+fn sweep_steps(spec: &Spec, index: usize) -> Result<Vec<Step>, InputError> {
+    let kind = spec.kind.clone();
+    let sweep = fsarena_core::sweep::Sweep::from_spec(spec, |key| fsarena_workload::list_separators(&kind, key))?;
+    steps_of(&sweep, index)
+}
+
+fn steps_of(sweep: &fsarena_core::sweep::Sweep, index: usize) -> Result<Vec<Step>, InputError> {
+    let points = sweep.points()?;
+    let count = points.len();
+    let mut steps = Vec::with_capacity(count);
+    for (point_index, point) in points.into_iter().enumerate() {
+        let workload = fsarena_workload::parse(&point.spec).map_err(|e| {
+            if point.varying.is_empty() {
+                e
+            } else {
+                let at: Vec<String> = point.varying.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                InputError::new(format!("at {}: {}", at.join(" "), e.message))
+            }
+        })?;
+        let params = point
+            .varying
+            .iter()
+            .map(|(k, v)| fsarena_core::Param {
+                key: k.clone(),
+                given: v.clone(),
+                number: fsarena_workload::param_number(&sweep.kind, k, v),
+            })
+            .collect();
+        steps.push(Step { workload, point: params, workload_index: index, point_index, points: count });
+    }
+    Ok(steps)
+}
+
 /// The command line, quoted where needed, then each job file's text.
 fn plan_text(files: &[&std::path::Path]) -> String {
     let args: Vec<String> = std::env::args()
@@ -69,12 +123,37 @@ fn plan_text(files: &[&std::path::Path]) -> String {
     text
 }
 
-/// A TOML job file: `targets = [...]`, `output_format = "..."`, `[[workload]]` tables.
+/// A TOML experiment file: the whole experiment, so that `fsarena run exp.toml` alone
+/// reproduces it. Flags given on the command line win over the file.
+///
+/// ```toml
+/// name = "cubefs-matrix"            # the run's name, as --name
+/// description = "4 modes x 4 process counts"
+/// repeat = 3                        # as --repeat
+/// warmup = 1                        # as --warmup
+/// drop_caches = "repetition"        # or "none", as --no-drop-caches
+/// targets = ["ext4:size=4g", "xfs:size=4g,label=xfs-default"]
+/// [[target]]                        # a target as a table: kind = "...", its keys
+/// kind = "btrfs"
+/// [[workload]]
+/// kind = "io"
+/// rw = ["read", "write"]            # an array is a sweep
+/// numjobs = [1, 4, 16, 64]
+/// ```
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TomlJob {
+    name: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    repeat: Option<u32>,
+    warmup: Option<u32>,
+    drop_caches: Option<String>,
     #[serde(default)]
     targets: Vec<String>,
+    #[serde(default)]
+    target: Vec<toml::Table>,
     output_format: Option<String>,
     #[serde(default)]
     workload: Vec<toml::Table>,
@@ -86,38 +165,84 @@ fn parse_format(name: &str, origin: &str) -> Result<Format, InputError> {
     })
 }
 
-fn workload_from_spec(spec: &Spec) -> Result<Box<dyn Workload + Send + Sync>, InputError> {
-    fsarena_workload::parse(spec)
+/// One TOML value as the text a spec would hold (`true` → `1`).
+fn toml_scalar(key: &str, v: &toml::Value, origin: &str) -> Result<String, InputError> {
+    Ok(match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => if *b { "1" } else { "0" }.to_string(),
+        other => {
+            let (k, other) = (fsarena_workload::plain::cut(key), other.to_string());
+            let other = fsarena_workload::plain::cut(&other);
+            return Err(InputError::new(format!(
+                "{k} = {other}: expected a string, number, boolean or an array of them"
+            ))
+            .at(origin));
+        }
+    })
 }
 
-/// A TOML table's values as spec strings (`true` → `1`).
-fn table_to_spec(table: &toml::Table, origin: &str) -> Result<Spec, InputError> {
+/// Each key of a table with its values in order (one unless the value is an array).
+type KeyValues = Vec<(String, Vec<String>)>;
+
+/// A TOML table's `kind` and its other keys, each with its values (an array is a list).
+fn table_values(table: &toml::Table, what: &str, origin: &str) -> Result<(String, KeyValues), InputError> {
     let kind = match table.get("kind") {
         Some(toml::Value::String(k)) => k.clone(),
-        _ => return Err(InputError::new("a [[workload]] table needs kind = \"io\"").at(origin)),
+        _ => return Err(InputError::new(format!("a [[{what}]] table needs kind = \"...\"")).at(origin)),
     };
-    let mut params = Vec::new();
+    let mut keys = Vec::new();
     for (k, v) in table.iter().filter(|(k, _)| *k != "kind") {
-        let value = match v {
-            toml::Value::String(s) => s.clone(),
-            toml::Value::Integer(i) => i.to_string(),
-            toml::Value::Float(f) => f.to_string(),
-            toml::Value::Boolean(b) => {
-                if *b {
-                    "1".into()
-                } else {
-                    "0".into()
-                }
+        let values = match v {
+            toml::Value::Array(items) if items.is_empty() => {
+                return Err(InputError::new(format!(
+                    "{} = []: a list needs at least one value",
+                    fsarena_workload::plain::cut(k)
+                ))
+                .at(origin))
             }
-            other => {
-                let (k, other) = (fsarena_workload::plain::cut(k), other.to_string());
-                let other = fsarena_workload::plain::cut(&other);
-                return Err(InputError::new(format!("{k} = {other}: expected a string, number or boolean")).at(origin));
-            }
+            toml::Value::Array(items) => items.iter().map(|i| toml_scalar(k, i, origin)).collect::<Result<_, _>>()?,
+            other => vec![toml_scalar(k, other, origin)?],
         };
-        params.push((k.clone(), value));
+        keys.push((k.clone(), values));
     }
-    Ok(Spec { kind, params })
+    Ok((kind, keys))
+}
+
+/// A `[[workload]]` table as a sweep: arrays are lists whatever the key; a string value is
+/// split on the key's list separators as on the command line.
+fn table_to_sweep(table: &toml::Table, origin: &str) -> Result<fsarena_core::sweep::Sweep, InputError> {
+    let (kind, keys) = table_values(table, "workload", origin)?;
+    let mut out = Vec::new();
+    for (key, values) in keys {
+        if values.len() > 1 {
+            out.push((key, values));
+            continue;
+        }
+        let one = Spec { kind: kind.clone(), params: vec![(key.clone(), values[0].clone())] };
+        let split = fsarena_core::sweep::Sweep::from_spec(&one, |k| fsarena_workload::list_separators(&kind, k))
+            .map_err(|e| e.at(origin))?;
+        out.extend(split.keys);
+    }
+    Ok(fsarena_core::sweep::Sweep { kind, keys: out })
+}
+
+/// A `[[target]]` table as a target spec (`kind = "ext4"`, `size = "1g"` → `ext4:size=1g`).
+fn table_to_target(table: &toml::Table, origin: &str) -> Result<String, InputError> {
+    let (kind, keys) = table_values(table, "target", origin)?;
+    let mut spec = Spec { kind, params: Vec::new() };
+    for (key, values) in keys {
+        if values.len() > 1 {
+            return Err(InputError::new(format!(
+                "{} = [...]: a target key takes one value",
+                fsarena_workload::plain::cut(&key)
+            ))
+            .at(origin));
+        }
+        spec.params.push((key, values.into_iter().next().unwrap_or_default()));
+    }
+    Ok(spec.to_string())
 }
 
 impl Plan {
@@ -125,8 +250,10 @@ impl Plan {
     pub fn from_run_args(args: &RunArgs) -> Result<Self, Failure> {
         let mut target_specs: Vec<(String, String)> =
             args.targets.iter().map(|t| (t.clone(), "--target".to_string())).collect();
-        let mut workloads = Vec::new();
+        let mut steps: Vec<Step> = Vec::new();
+        let mut workload_count = 0;
         let mut format = None;
+        let mut file: Option<TomlJob> = None;
         if let Some(path) = &args.jobfile {
             let origin = path.display().to_string();
             // A regular file of at most 1 MiB in UTF-8, as a fio job file.
@@ -138,15 +265,21 @@ impl Plan {
             })?;
             if args.targets.is_empty() {
                 target_specs.extend(job.targets.iter().map(|t| (t.clone(), origin.clone())));
+                for (i, table) in job.target.iter().enumerate() {
+                    let at = format!("{origin}: [[target]] #{}", i + 1);
+                    target_specs.push((table_to_target(table, &at)?, at));
+                }
             }
             if let Some(f) = &job.output_format {
                 format = Some(parse_format(f, &origin)?);
             }
             for (i, table) in job.workload.iter().enumerate() {
                 let at = format!("{origin}: [[workload]] #{}", i + 1);
-                let spec = table_to_spec(table, &at)?;
-                workloads.push(workload_from_spec(&spec).map_err(|e| e.at(at))?);
+                let sweep = table_to_sweep(table, &at)?;
+                steps.extend(steps_of(&sweep, workload_count).map_err(|e| e.at(at))?);
+                workload_count += 1;
             }
+            file = Some(job);
         }
         if let Some(path) = &args.fio {
             let parsed = jobfile::parse_file(path)?;
@@ -161,13 +294,17 @@ impl Plan {
                 }
                 target_specs.push((directory_spec(&directories[0], path)?, path.display().to_string()));
             }
-            workloads.push(Box::new(IoWorkload::from_job_file(parsed)));
+            let workload: Box<dyn Workload + Send + Sync> = Box::new(IoWorkload::from_job_file(parsed));
+            steps.push(Step { workload, point: Vec::new(), workload_index: workload_count, point_index: 0, points: 1 });
+            workload_count += 1;
         }
         for w in &args.workloads {
             let spec = Spec::parse(w).map_err(|e| e.at("--workload"))?;
             // The origin names the spec, cut: the message itself quotes the bad value.
-            workloads.push(workload_from_spec(&spec).map_err(|e| e.at(format!("--workload {}", cut(w))))?);
+            steps.extend(sweep_steps(&spec, workload_count).map_err(|e| e.at(format!("--workload {}", cut(w))))?);
+            workload_count += 1;
         }
+        check_distinct(&steps)?;
         if let Some(f) = &args.output_format {
             format = Some(parse_format(f, "--output-format")?);
         }
@@ -203,30 +340,59 @@ impl Plan {
             )
             .into());
         }
-        if workloads.is_empty() {
+        if steps.is_empty() {
             return Err(InputError::new(
                 "no workload: give --workload SPEC (e.g. io:rw=read,size=1g), --fio JOBFILE or a TOML job file",
             )
             .into());
         }
-        if args.repeat == 0 {
-            return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
+        // The command line wins over the file, the file over the defaults.
+        let origin = args.jobfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let repeat = args.repeat.or(file.as_ref().and_then(|f| f.repeat)).unwrap_or(DEFAULT_REPEAT);
+        let warmup = args.warmup.or(file.as_ref().and_then(|f| f.warmup)).unwrap_or(DEFAULT_WARMUP);
+        if repeat == 0 {
+            let at = if args.repeat.is_some() { "--repeat".to_string() } else { format!("{origin}: repeat") };
+            return Err(InputError::new("0: expected at least 1 measured repetition").at(at).into());
+        }
+        let drop_caches = match file.as_ref().and_then(|f| f.drop_caches.as_deref()) {
+            _ if args.no_drop_caches => false,
+            None | Some("repetition") => true,
+            Some("none") => false,
+            Some(other) => {
+                return Err(InputError::new(format!(
+                    "drop_caches = \"{}\": expected \"repetition\" (sync and drop before each measured repetition) or \"none\"",
+                    cut(other)
+                ))
+                .at(origin)
+                .into())
+            }
+        };
+        let name = match (&args.name, file.as_ref().and_then(|f| f.name.as_ref())) {
+            (Some(n), _) => Some(run_name(n, "--name")?),
+            (None, Some(n)) => Some(run_name(n, &format!("{origin}: name"))?),
+            (None, None) => None,
+        };
+        let mut tags: Vec<String> = args.tags.iter().map(|t| run_name(t, "--tag")).collect::<Result<_, _>>()?;
+        for t in file.as_ref().map(|f| f.tags.as_slice()).unwrap_or_default() {
+            tags.push(run_name(t, &format!("{origin}: tags"))?);
         }
         let workdir = check_machine(&targets, &args.workdir.path)?;
-        check_footprints(&targets, &workloads)?;
+        check_footprints(&targets, &steps)?;
         Ok(Self {
             targets,
-            workloads,
+            steps,
+            workload_count,
+            description: file.and_then(|f| f.description),
             format: format.unwrap_or(Format::Human),
             dry_run: args.dry_run,
             workdir,
-            drop_caches: !args.no_drop_caches,
+            drop_caches,
             text: plan_text(&[args.jobfile.as_deref(), args.fio.as_deref()].into_iter().flatten().collect::<Vec<_>>()),
-            repeat: args.repeat,
-            warmup: args.warmup,
+            repeat,
+            warmup,
             db: (!args.no_store).then(|| args.db.path()),
-            name: args.name.as_deref().map(|n| run_name(n, "--name")).transpose()?,
-            tags: args.tags.iter().map(|t| run_name(t, "--tag")).collect::<Result<_, _>>()?,
+            name,
+            tags,
             report: None,
         })
     }
@@ -239,14 +405,17 @@ impl Plan {
             return Err(InputError::new("--seconds 0: expected at least 1").into());
         }
         let suite = jobfile::parse_str(include_str!("../../../suites/demo.fio"), "suites/demo.fio")?;
-        let workloads: Vec<Box<dyn Workload + Send + Sync>> = suite
+        let steps: Vec<Step> = suite
             .jobs
             .into_iter()
-            .map(|mut job| {
+            .enumerate()
+            .map(|(i, mut job)| {
                 job.options.runtime = Some(Nanos(u64::from(args.seconds) * 1_000_000_000));
-                Box::new(IoWorkload::new(vec![job], suite.global_options.clone())) as Box<dyn Workload + Send + Sync>
+                let workload = Box::new(IoWorkload::new(vec![job], suite.global_options.clone()));
+                Step { workload, point: Vec::new(), workload_index: i, point_index: 0, points: 1 }
             })
             .collect();
+        let workload_count = steps.len();
         // The filesystems this machine can provision, each on a 2 GiB sparse image.
         let mut targets = Vec::new();
         for spec in ["tmpfs:size=2g", "ext4:size=2g", "xfs:size=2g", "btrfs:size=2g", "fuse2fs:size=2g"] {
@@ -262,14 +431,16 @@ impl Plan {
             );
         }
         let workdir = check_machine(&targets, &args.workdir.path)?;
-        check_footprints(&targets, &workloads)?;
+        check_footprints(&targets, &steps)?;
         let text = format!("{}\n\n# suites/demo.fio\n{}", plan_text(&[]), include_str!("../../../suites/demo.fio"));
         if args.repeat == 0 {
             return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
         }
         Ok(Self {
             targets,
-            workloads,
+            steps,
+            workload_count,
+            description: None,
             format,
             dry_run: false,
             workdir,
@@ -283,6 +454,29 @@ impl Plan {
             report: Some(args.output.clone()),
         })
     }
+}
+
+/// Measured repetitions and warm-ups when neither the command line nor the file says.
+pub const DEFAULT_REPEAT: u32 = 3;
+/// Discarded warm-up repetitions by default.
+pub const DEFAULT_WARMUP: u32 = 1;
+
+/// Two steps that would give results with the same key (the same kind and parameters, the
+/// same sweep point) are refused: the table would show one of them twice or hide one.
+fn check_distinct(steps: &[Step]) -> Result<(), InputError> {
+    let mut seen = std::collections::HashSet::new();
+    for step in steps {
+        let key = (step.workload.kind(), step.workload.params());
+        if !seen.insert(key) {
+            let title: Vec<String> = step.workload.params().iter().map(|(k, v)| format!("{k}={v}")).collect();
+            return Err(InputError::new(format!(
+                "workload {}:{} is given twice: each workload and sweep point may appear once",
+                step.workload.kind(),
+                cut(&title.join(","))
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Checks a run name or tag: later commands take it where they take a run id (`compare before
@@ -314,13 +508,10 @@ fn directory_spec(directory: &str, job_file: &std::path::Path) -> Result<String,
 /// Threads, memory, descriptors and bytes each workload needs, against what this machine
 /// allows and what each target holds: `numjobs=100000` is refused here in milliseconds
 /// (also for --dry-run), before anything is created.
-fn check_footprints(
-    targets: &[Box<dyn Target>],
-    workloads: &[Box<dyn Workload + Send + Sync>],
-) -> Result<(), InputError> {
+fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step]) -> Result<(), InputError> {
     let limits = fsarena_workload::MachineLimits::detect();
-    for workload in workloads {
-        let footprint = workload.footprint();
+    for step in steps {
+        let footprint = step.workload.footprint();
         footprint.check(&limits, None).map_err(InputError::new)?;
         for target in targets {
             // 0 is what statfs says for filesystems without a size (ramfs, some FUSE ones):

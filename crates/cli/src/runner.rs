@@ -28,7 +28,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         id: run_id.to_string(),
         started_unix_ms: started.as_millis() as u64,
         environment: fsarena_target::environment::machine(),
-        global_options: plan.workloads.iter().flat_map(|w| w.global_options()).collect(),
+        global_options: plan.steps.iter().flat_map(|s| s.workload.global_options()).collect(),
         results: Vec::new(),
         plan: plan.text.clone(),
         complete: false,
@@ -61,20 +61,35 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 break;
             }
         };
-        for workload in &plan.workloads {
+        for step in &plan.steps {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let mut entry = ResultEntry {
+            let workload = &step.workload;
+            // One result per part the workload gives (a fio job file's jobs), else one.
+            let parts = workload.parts();
+            let base = ResultEntry {
                 target_label: target.label().to_string(),
                 target_kind: target.kind().to_string(),
                 target_options: target.options(),
                 target_info: mounted.info(),
                 workload_kind: workload.kind().to_string(),
                 workload_params: workload.params(),
+                point: step.point.clone(),
+                part: None,
                 measurements: Vec::new(),
             };
-            let position = report.results.len();
+            let mut entries: Vec<ResultEntry> = if parts.is_empty() {
+                vec![base]
+            } else {
+                parts.iter().map(|p| ResultEntry { part: Some(p.clone()), ..base.clone() }).collect()
+            };
+            let first_position = report.results.len();
+            let title = {
+                let variant = entries[0].variant();
+                let what = if step.point.is_empty() { workload.kind().to_string() } else { variant };
+                format!("{} · {what}", target.label())
+            };
             let rounds = plan.warmup + plan.repeat;
             for round in 0..rounds {
                 if stop.load(Ordering::Relaxed) {
@@ -86,7 +101,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 } else {
                     format!("warm-up {}/{} (discarded)", round + 1, plan.warmup)
                 };
-                progress(&format!("{} · {}: {what}", target.label(), workload.kind()));
+                progress(&format!("{title}: {what}"));
                 if measured {
                     cache.drop(&progress);
                 }
@@ -99,14 +114,15 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                     keep_files: round + 1 < rounds,
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
                 };
-                let outcome = workload.run(&env);
-                let (measurement, error) = match outcome {
-                    Ok(m) => (Some(m), None),
+                let (measurements, error) = match workload.run(&env) {
+                    Ok(m) => (m, None),
                     Err(e) => (e.partial, Some(e.message)),
                 };
-                if let (true, Some(m)) = (measured || error.is_some(), measurement) {
-                    store.add_measurement(position, &entry, entry.measurements.len(), &m);
-                    entry.measurements.push(m);
+                if measured || error.is_some() {
+                    for (i, (m, entry)) in measurements.into_iter().zip(entries.iter_mut()).enumerate() {
+                        store.add_measurement(first_position + i, entry, entry.measurements.len(), &m);
+                        entry.measurements.push(m);
+                    }
                 }
                 if let Some(message) = error {
                     let mut message = format!("{}: {message}", target.label());
@@ -117,10 +133,12 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                     break;
                 }
             }
-            for warning in crate::warnings::unstable(&entry) {
-                progress(&format!("warning: {warning}"));
+            for entry in &entries {
+                for warning in crate::warnings::unstable(entry) {
+                    progress(&format!("warning: {warning}"));
+                }
             }
-            report.results.push(entry);
+            report.results.extend(entries);
             if failure.is_some() {
                 break;
             }
@@ -185,13 +203,40 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
 /// `--dry-run`: the plan, with labels and job names shown inert (they are user text).
 fn print_plan(plan: &Plan) -> Result<(), Failure> {
     use fsarena_core::printable;
-    let mut out = format!("plan: {} target(s) × {} workload(s)\n", plan.targets.len(), plan.workloads.len());
+    let mut out = String::new();
+    if let Some(d) = &plan.description {
+        out.push_str(&format!("{}\n", printable(d)));
+    }
+    let results: usize = plan.steps.iter().map(|s| s.workload.parts().len().max(1)).sum();
+    out.push_str(&format!(
+        "plan: {} target(s) × {} workload(s) = {} step(s) per target, {} result(s) per target; {} warm-up + {} measured repetition(s) each\n",
+        plan.targets.len(),
+        plan.workload_count,
+        plan.steps.len(),
+        results,
+        plan.warmup,
+        plan.repeat
+    ));
     for t in &plan.targets {
         out.push_str(&format!("  target {} ({})\n", printable(t.label()), t.kind()));
-        for w in &plan.workloads {
-            for line in w.describe() {
-                out.push_str(&format!("    {}\n", printable(&line)));
-            }
+    }
+    for step in &plan.steps {
+        let point: Vec<String> = step.point.iter().map(ToString::to_string).collect();
+        let head = if point.is_empty() {
+            format!("  workload {}/{}", step.workload_index + 1, plan.workload_count)
+        } else {
+            format!(
+                "  workload {}/{} point {}/{}: {}",
+                step.workload_index + 1,
+                plan.workload_count,
+                step.point_index + 1,
+                step.points,
+                point.join(" ")
+            )
+        };
+        out.push_str(&format!("{}\n", printable(&head)));
+        for line in step.workload.describe() {
+            out.push_str(&format!("    {}\n", printable(&line)));
         }
     }
     crate::commands::print(out.as_bytes())

@@ -7,11 +7,13 @@ pub mod error;
 pub mod measurement;
 pub mod run;
 pub mod spec;
+pub mod sweep;
 pub mod text;
 pub mod units;
 
 pub use error::InputError;
 pub use measurement::{Better, DirectionResult, JobResult, LatencySummary, Measurement, Metric, SeriesSummary};
+pub use run::Param;
 pub use spec::Spec;
 pub use text::{did_you_mean, printable};
 pub use units::{Bytes, Nanos};

@@ -67,14 +67,53 @@ pub struct ResultEntry {
     pub workload_kind: String,
     /// The workload's parameters as given.
     pub workload_params: Vec<(String, String)>,
+    /// The swept keys and their values at this point of the plan (`numjobs=16`), in the order
+    /// the sweeps were given; empty when nothing is swept. Reports label rows and draw sweep
+    /// charts from this, typed, never from re-parsing `workload_params`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub point: Vec<Param>,
+    /// Which part of the workload this result covers when one workload gives several: a fio
+    /// job (or its reporting group under `group_reporting`), a `tree` loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     /// One measurement per measured repetition (one until repetitions land).
     pub measurements: Vec<Measurement>,
 }
 
+/// One swept parameter at one point: the key, the value as given, and the value as a number
+/// in the option's base unit (bytes, ns, a count) where the option is numeric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    /// The option's name (`numjobs`, `bs`).
+    pub key: String,
+    /// The value as the user wrote it (`4k`).
+    pub given: String,
+    /// The value as a number (`4096`), for sweep charts' axes; `None` for words (`randread`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<f64>,
+}
+
+impl std::fmt::Display for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.given)
+    }
+}
+
 impl ResultEntry {
+    /// What tells this result apart from the others of its workload: its part and its sweep
+    /// point (`seqread`, `numjobs=16`, `seqread rw=randread bs=4k`); empty when neither.
+    pub fn variant(&self) -> String {
+        let mut words: Vec<String> = self.part.iter().cloned().collect();
+        words.extend(self.point.iter().map(Param::to_string));
+        words.join(" ")
+    }
+
     /// `"<target label> · <workload>"`, the entry's name in reports.
     pub fn title(&self) -> String {
-        format!("{} · {}", self.target_label, self.workload_title())
+        match &self.part {
+            Some(part) => format!("{} · {} · {part}", self.target_label, self.workload_title()),
+            None => format!("{} · {}", self.target_label, self.workload_title()),
+        }
     }
 
     /// `"<workload kind>:<k=v,...>"`; a flag given bare (`time_based`) shows bare.

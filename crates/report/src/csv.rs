@@ -84,6 +84,8 @@ mod tests {
                 target_label: "say \"hi\", ext4\nnow".into(),
                 workload_kind: "io".into(),
                 workload_params: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
+                point: Vec::new(),
+                part: None,
                 measurements: vec![measurement(1.5), measurement(254_000.0)],
                 ..Default::default()
             }],

@@ -282,6 +282,8 @@ mod tests {
                 target_label: "tmpfs".into(),
                 target_kind: "tmpfs".into(),
                 workload_kind: "io".into(),
+                point: Vec::new(),
+                part: None,
                 measurements: vec![Measurement::default(), m],
                 ..Default::default()
             }],

@@ -434,6 +434,8 @@ mod tests {
             target_kind: label.into(),
             workload_kind: "io".into(),
             workload_params: vec![("rw".into(), "read".into()), ("bs".into(), "64k".into())],
+            point: Vec::new(),
+            part: None,
             measurements: vec![m],
             ..Default::default()
         }
@@ -522,6 +524,8 @@ mod tests {
         let e = ResultEntry {
             target_label: "tmpfs".into(),
             workload_kind: "tree".into(),
+            point: Vec::new(),
+            part: None,
             measurements: vec![m.clone(), m],
             ..Default::default()
         };
@@ -557,6 +561,8 @@ mod tests {
         let e = ResultEntry {
             target_label: "tmpfs".into(),
             workload_kind: "meta".into(),
+            point: Vec::new(),
+            part: None,
             measurements: vec![rep(0), rep(1)],
             ..Default::default()
         };

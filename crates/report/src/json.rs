@@ -142,6 +142,8 @@ mod tests {
                 target_info: vec![("mkfs".into(), "mkfs.ext4 -F -q img".into())],
                 workload_kind: "io".into(),
                 workload_params: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
+                point: Vec::new(),
+                part: None,
                 measurements: vec![
                     measurement(100.0, 9.0, true),
                     measurement(200.0, 8.0, true),

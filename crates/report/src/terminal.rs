@@ -83,6 +83,8 @@ mod tests {
             target_info: vec![("path".into(), "/mnt/\x1b[31mred".into())],
             workload_kind: "io".into(),
             workload_params: vec![("name".into(), "n\r\x1b[Kx".into())],
+            point: Vec::new(),
+            part: None,
             measurements: vec![m.clone(), m.clone()],
             ..Default::default()
         };

@@ -47,6 +47,8 @@ fn entry(target: &str, params: &[(&str, &str)], scale: f64) -> ResultEntry {
         target_info: vec![("mkfs".into(), "mkfs.ext4 -F -q /tmp/img".into()), ("mount".into(), "rw,relatime".into())],
         workload_kind: "io".into(),
         workload_params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        point: Vec::new(),
+        part: None,
         measurements: (0..3).map(|i| measurement(scale * (1.0 + 0.05 * f64::from(i)))).collect(),
     }
 }

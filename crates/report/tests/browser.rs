@@ -74,6 +74,8 @@ fn entry(target: &str, kind: &str, numjobs: &str, scale: f64) -> ResultEntry {
             ("bs".into(), "4k".into()),
             ("numjobs".into(), numjobs.into()),
         ],
+        point: Vec::new(),
+        part: None,
         measurements: (0..3).map(|r| measurement(scale, r)).collect(),
     }
 }

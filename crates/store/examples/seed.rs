@@ -62,6 +62,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 target_kind: (*label).into(),
                 workload_kind: "io".into(),
                 workload_params: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
+                point: Vec::new(),
+                part: None,
                 measurements: (0..3).map(|r| measurement(1.0 + t as f64 + r as f64 * 0.01)).collect(),
                 ..Default::default()
             });

@@ -143,7 +143,8 @@ impl Store {
         };
 
         let mut stmt = tx.prepare(
-            "SELECT id, target_label, target_kind, target_options, target_info, workload_kind, workload_params
+            "SELECT id, target_label, target_kind, target_options, target_info, workload_kind, workload_params,
+                    point, part
              FROM results WHERE run_id = ?1 ORDER BY position",
         )?;
         let mut rows = stmt.query([run_id])?;
@@ -159,6 +160,9 @@ impl Store {
                 target_info: parse(&what("target info"), &row.get::<_, String>(4)?)?,
                 workload_kind: row.get(5)?,
                 workload_params: parse(&what("workload parameters"), &row.get::<_, String>(6)?)?,
+                point: serde_json::from_str(&row.get::<_, String>(7)?)
+                    .map_err(|e| self.corrupt(run_id, &what("sweep point"), &e))?,
+                part: row.get(8)?,
                 measurements: Vec::new(),
             });
         }

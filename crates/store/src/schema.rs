@@ -27,7 +27,7 @@ const PLAUSIBLE_NEWER: u32 = 64;
 /// Entry `i` upgrades schema `i` to `i + 1`. Never edit a released entry: append one. Every
 /// migration changes the tables or indexes (a data-only change adds, say, an index), so that
 /// a header claiming a newer schema over exactly this code's tables is known for damage.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// Schema 1: runs, their results (target × workload), each result's measurements (one per
 /// repetition, the whole `Measurement` as JSON) and each measurement's metrics as rows, so
@@ -85,6 +85,15 @@ ALTER TABLE runs ADD COLUMN name TEXT;
 ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE runs ADD COLUMN failure TEXT;
 CREATE INDEX runs_by_name ON runs (name, started_unix_ms);
+";
+
+/// Schema 3: sweeps and parts. A result is one point of a workload's sweep (`point`, the swept
+/// keys with their typed values, as JSON) and, when one workload gives several results, one
+/// part of it (`part`: a fio job or reporting group, a tree loop).
+const V3: &str = "
+ALTER TABLE results ADD COLUMN point TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE results ADD COLUMN part TEXT;
+CREATE INDEX results_by_part ON results (run_id, part);
 ";
 
 /// What a database file holds, as far as opening it is concerned.
@@ -277,8 +286,8 @@ mod tests {
         let conn = current();
         assert_eq!(classify(path, &conn).unwrap(), Shape::Current);
         // A bit flipped in the high byte of user_version (file offset 60), and one in the low byte.
-        // And one that makes it read as an older schema (2 → 1) over today's tables.
-        for version in [SCHEMA_VERSION | 1 << 24, SCHEMA_VERSION ^ 4, SCHEMA_VERSION ^ 3] {
+        // And one that makes it read as the schema before over today's tables.
+        for version in [SCHEMA_VERSION | 1 << 24, SCHEMA_VERSION ^ 4, SCHEMA_VERSION - 1] {
             conn.execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
             let e = classify(path, &conn).unwrap_err();
             assert!(matches!(e, StoreError::Damaged { .. }), "{version}: {e:?}");

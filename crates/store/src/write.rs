@@ -230,8 +230,8 @@ fn insert_result_row(tx: &Transaction<'_>, run_id: &str, position: usize, entry:
     }
     tx.prepare_cached(
         "INSERT INTO results (run_id, position, target_label, target_kind, target_options, target_info,
-                              workload_kind, workload_params)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                              workload_kind, workload_params, point, part)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         run_id,
@@ -242,6 +242,8 @@ fn insert_result_row(tx: &Transaction<'_>, run_id: &str, position: usize, entry:
         json(&entry.target_info)?,
         entry.workload_kind,
         json(&entry.workload_params)?,
+        json(&entry.point)?,
+        entry.part,
     ])?;
     Ok(tx.last_insert_rowid())
 }

@@ -43,8 +43,9 @@ impl std::fmt::Debug for RunEnv<'_> {
 pub struct WorkloadError {
     /// The first error, naming file and offset where there is one.
     pub message: String,
-    /// The measurement so far, marked incomplete.
-    pub partial: Option<Measurement>,
+    /// The measurements so far, one per part that ran (see [`Workload::parts`]), the last
+    /// marked incomplete.
+    pub partial: Vec<Measurement>,
 }
 
 impl std::fmt::Display for WorkloadError {
@@ -54,6 +55,13 @@ impl std::fmt::Display for WorkloadError {
 }
 
 impl std::error::Error for WorkloadError {}
+
+/// The one measurement of a workload without parts (tests).
+#[cfg(test)]
+pub(crate) fn one(measurements: Vec<Measurement>) -> Measurement {
+    assert_eq!(measurements.len(), 1, "expected one measurement");
+    measurements.into_iter().next().unwrap_or_default()
+}
 
 /// Workload kinds accepted by `--workload`.
 pub const KINDS: &str = "io, meta, tree";
@@ -74,6 +82,28 @@ pub fn parse(spec: &fsarena_core::Spec) -> Result<Box<dyn Workload + Send + Sync
     }
 }
 
+/// The separators a list of values of `key` may use in a `--workload` spec: `,` and `|` for
+/// most keys; only `|` where the value's own syntax holds commas (fio's per-direction `bs=4k,64k`
+/// is a read size and a write size, not a sweep); none where the value is a whole command line
+/// or a name. A TOML array is a list whatever the key.
+pub fn list_separators(kind: &str, key: &str) -> &'static [char] {
+    match (kind, key) {
+        ("io", "bs" | "blocksize" | "bssplit" | "rate" | "rate_iops") => &['|'],
+        ("io", "name") | ("meta", "mdtest") | ("tree", "fsmark") => &[],
+        _ => &[',', '|'],
+    }
+}
+
+/// A swept value as a number in the option's base unit (bytes for sizes, a count), for the
+/// axes of sweep charts; `None` for words (`randread`).
+pub fn param_number(_kind: &str, _key: &str, value: &str) -> Option<f64> {
+    let value = value.trim();
+    if let Ok(n) = value.parse::<f64>() {
+        return n.is_finite().then_some(n);
+    }
+    fsarena_core::units::parse_size(value).ok().map(|n| n as f64)
+}
+
 /// A workload kind.
 pub trait Workload: std::fmt::Debug {
     /// `io`, `meta`, ...
@@ -90,7 +120,13 @@ pub trait Workload: std::fmt::Debug {
     fn footprint(&self) -> Footprint;
     /// What it will do, one line per job, for `--dry-run`.
     fn describe(&self) -> Vec<String>;
-    /// Runs once in `env.root`. An interrupted run returns an incomplete measurement; a
-    /// failed one returns the error with what was measured so far.
-    fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError>;
+    /// The results one run gives, by name, when it gives several: a fio job file's jobs (or
+    /// reporting groups), a `tree` run's loops. Empty (the default) for one unnamed result.
+    fn parts(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Runs once in `env.root`: one measurement per part, in the order of [`Workload::parts`]
+    /// (one when it has none). An interrupted run returns what ran, the last one marked
+    /// incomplete; a failed one returns the error with what was measured so far.
+    fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError>;
 }

@@ -44,6 +44,8 @@ pub fn report(id: &str, started_unix_ms: u64) -> RunReport {
         target_info: pairs(&[("mkfs", "mkfs.ext4 -F"), ("mount options", "rw,relatime")]),
         workload_kind: "io".into(),
         workload_params: pairs(&[("rw", "randread"), ("bs", "4k"), ("time_based", "")]),
+        point: Vec::new(),
+        part: None,
         measurements: (0..3).map(|rep| measurement(rep, scale)).collect(),
     };
     RunReport {

@@ -131,46 +131,81 @@ impl Workload for IoWorkload {
         bounds::footprint(&self.jobs, &self.groups())
     }
 
-    fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
-        let mut measurement = Measurement { complete: true, ..Measurement::default() };
-        let root = files::open_root(env.root).map_err(|message| WorkloadError { message, partial: None })?;
+    fn parts(&self) -> Vec<String> {
+        let units = self.units();
+        if units.len() < 2 {
+            return Vec::new();
+        }
+        units.into_iter().map(|u| u.name).collect()
+    }
+
+    fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+        let root = files::open_root(env.root).map_err(|message| WorkloadError { message, partial: Vec::new() })?;
         let mut failure: Option<String> = None;
-        let mut totals = Totals::default();
+        let mut parts: Vec<Measurement> = Vec::new();
+        let mut complete = true;
         for (group_id, group) in self.groups().into_iter().enumerate() {
             match run_group(env, root.as_fd(), &group, group_id as u32, &self.created) {
-                Ok((jobs, group_totals)) => {
-                    if let Some(e) = jobs.iter().find_map(|j| j.error_message.clone()) {
-                        failure.get_or_insert(e);
+                Ok(units) => {
+                    for (jobs, totals) in units {
+                        if let Some(e) = jobs.iter().find_map(|j| j.error_message.clone()) {
+                            failure.get_or_insert(e);
+                        }
+                        let mut m = Measurement { complete: true, jobs, ..Measurement::default() };
+                        totals.metrics(&mut m);
+                        parts.push(m);
                     }
-                    measurement.jobs.extend(jobs);
-                    totals.add(group_totals);
                 }
                 Err(e) => {
                     failure.get_or_insert(e);
                 }
             }
             if failure.is_some() || env.stop.load(Ordering::Relaxed) {
-                measurement.complete = false;
+                complete = false;
                 break;
             }
         }
-        let keep_for_next = env.keep_files && measurement.complete && failure.is_none();
+        if !complete {
+            match parts.last_mut() {
+                Some(last) => last.complete = false,
+                None => parts.push(Measurement::default()),
+            }
+        }
+        let keep_for_next = env.keep_files && complete && failure.is_none();
         if !self.jobs.iter().any(|j| j.options.keep) && !keep_for_next {
             // Only what this workload created, and only while it is still that file.
             self.created.remove_all(root.as_fd());
         }
-        totals.metrics(&mut measurement);
         match failure {
-            Some(message) => {
-                measurement.complete = false;
-                Err(WorkloadError { message, partial: Some(measurement) })
-            }
-            None => Ok(measurement),
+            Some(message) => Err(WorkloadError { message, partial: parts }),
+            None => Ok(parts),
         }
     }
 }
 
-/// Per-direction totals over all groups, for the workload's metrics.
+/// One result of an io workload: a job (its clones summed), or a whole reporting group under
+/// `group_reporting`, as fio reports them.
+struct Unit {
+    /// The job's name; a group is named after its first job, as fio's group report.
+    name: String,
+}
+
+impl IoWorkload {
+    /// The results a run gives, in order.
+    fn units(&self) -> Vec<Unit> {
+        let mut units = Vec::new();
+        for group in self.groups() {
+            if group.iter().any(|j| j.options.group_reporting) {
+                units.push(Unit { name: group[0].options.name.clone() });
+            } else {
+                units.extend(group.iter().map(|j| Unit { name: j.options.name.clone() }));
+            }
+        }
+        units
+    }
+}
+
+/// Per-direction totals of one result (a job or a reporting group), for its metrics.
 #[derive(Default)]
 struct Totals {
     clat: [LatencyHistogram; 2],
@@ -182,15 +217,23 @@ struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, other: Totals) {
+    /// Sums the clones of one result; its runtime per direction is the longest clone's.
+    fn of(clones: &[&CloneResult]) -> Self {
+        let mut t = Totals::default();
         for d in [READ, WRITE] {
-            self.clat[d].merge(&other.clat[d]);
-            self.bytes[d] += other.bytes[d];
-            self.ios[d] += other.ios[d];
-            self.runtime_ns[d] += other.runtime_ns[d];
-            self.cpu_ns[d] += other.cpu_ns[d];
+            t.runtime_ns[d] = clones.iter().filter(|c| c.ios[d] > 0).map(|c| c.runtime_ns).max().unwrap_or(0);
         }
-        self.clone_runtime_ns += other.clone_runtime_ns;
+        for c in clones {
+            for d in [READ, WRITE] {
+                t.clat[d].merge(&c.clat[d]);
+                t.bytes[d] += c.bytes[d];
+                t.ios[d] += c.ios[d];
+            }
+            t.cpu_ns[0] += c.cpu.user_ns;
+            t.cpu_ns[1] += c.cpu.sys_ns;
+            t.clone_runtime_ns += c.runtime_ns;
+        }
+        t
     }
 
     /// read_iops, read_bw, read_lat_*, write_..., cpu_usr, cpu_sys.
@@ -268,17 +311,10 @@ fn run_group(
     group: &[&JobDef],
     group_id: u32,
     created: &CreatedFiles,
-) -> Result<(Vec<JobResult>, Totals), String> {
+) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
     let (mut specs, needs) = plan_group(env.root, group, env.stop)?;
-    let content_bytes: u64 = needs.iter().filter(|n| n.content).map(|n| n.size).sum();
-    if content_bytes > 0 {
-        (env.progress)(&format!(
-            "laying out {} file(s), {} ...",
-            needs.len(),
-            fsarena_core::units::format_iec(content_bytes as f64)
-        ));
-    }
+    // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
     let layout = layout::lay_out(root, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
@@ -341,39 +377,26 @@ fn run_group(
         return Err("a job thread panicked; this is a bug in fsarena".into());
     }
 
-    let mut totals = Totals::default();
-    for d in [READ, WRITE] {
-        totals.runtime_ns[d] =
-            finished.iter().filter(|f| f.result.ios[d] > 0).map(|f| f.result.runtime_ns).max().unwrap_or(0);
-    }
-    for f in &finished {
-        for d in [READ, WRITE] {
-            totals.clat[d].merge(&f.result.clat[d]);
-            totals.bytes[d] += f.result.bytes[d];
-            totals.ios[d] += f.result.ios[d];
-        }
-        totals.cpu_ns[0] += f.result.cpu.user_ns;
-        totals.cpu_ns[1] += f.result.cpu.sys_ns;
-        totals.clone_runtime_ns += f.result.runtime_ns;
-    }
-
-    // fio's group_reporting merges the whole group; otherwise one result per clone.
+    // fio's group_reporting merges the whole group; otherwise one result per job, whose
+    // fio detail keeps one entry per clone as fio prints them.
     let group_reporting = group.iter().any(|j| j.options.group_reporting);
-    let mut results = Vec::new();
     let per_layout = |mut r: JobResult| {
         r.layout_time = layout_ns;
         r.layout_bytes = layout.bytes;
         r
     };
+    let mut units = Vec::new();
     if group_reporting {
         let all: Vec<&CloneResult> = finished.iter().map(|f| &f.result).collect();
-        results.push(per_layout(merge(group[0], group_id, &all)));
+        units.push((vec![per_layout(merge(group[0], group_id, &all))], Totals::of(&all)));
     } else {
-        for f in &finished {
-            results.push(per_layout(merge(group[f.job_index], group_id, &[&f.result])));
+        for (ji, job) in group.iter().enumerate() {
+            let clones: Vec<&CloneResult> = finished.iter().filter(|f| f.job_index == ji).map(|f| &f.result).collect();
+            let jobs = clones.iter().map(|c| per_layout(merge(job, group_id, &[c]))).collect();
+            units.push((jobs, Totals::of(&clones)));
         }
     }
-    Ok((results, totals))
+    Ok(units)
 }
 
 /// One clone's run, compiled for the engine its job names: the engine is chosen once per

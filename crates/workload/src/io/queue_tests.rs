@@ -34,8 +34,8 @@ fn run(root: &Path, spec: &str) -> Vec<JobResult> {
     let stop = AtomicBool::new(false);
     let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
     let m = w.run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message));
-    assert!(m.complete, "{spec}");
-    m.jobs
+    assert!(m.iter().all(|m| m.complete), "{spec}");
+    m.into_iter().flat_map(|m| m.jobs).collect()
 }
 
 /// (read ios, write ios, read bytes, write bytes, syncs) of the first job.

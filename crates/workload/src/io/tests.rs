@@ -38,7 +38,7 @@ fn workload(spec: &str) -> IoWorkload {
 fn run(root: &Path, w: &IoWorkload) -> Result<Measurement, WorkloadError> {
     let stop = AtomicBool::new(false);
     let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
-    w.run(&env)
+    w.run(&env).map(crate::one)
 }
 
 #[test]

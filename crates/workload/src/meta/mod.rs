@@ -213,8 +213,8 @@ impl Workload for MetaWorkload {
         vec![format!("meta: {}; phases: {}", self.header(), names.join(", "))]
     }
 
-    fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
-        let fail = |message: String| WorkloadError { message, partial: None };
+    fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+        let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let p = &self.params;
         let test_path = env.root.join(TEST_DIR);
         // Creation needs a clean slate: what a kept earlier run left goes, untimed.
@@ -230,7 +230,7 @@ impl Workload for MetaWorkload {
         let outcome = self.run_in(env, &test_path);
         let (mut measurement, mut failure) = match outcome {
             Ok(m) => (m, None),
-            Err(e) => (e.partial.unwrap_or_default(), Some(e.message)),
+            Err(e) => (e.partial.into_iter().next().unwrap_or_default(), Some(e.message)),
         };
         let stopped = env.stop.load(Ordering::Relaxed);
         // The tree stays for the next repetition when that one does not create it again.
@@ -245,11 +245,11 @@ impl Workload for MetaWorkload {
         match failure {
             Some(message) => {
                 measurement.complete = false;
-                Err(WorkloadError { message, partial: Some(measurement) })
+                Err(WorkloadError { message, partial: vec![measurement] })
             }
             None => {
                 measurement.complete &= !stopped;
-                Ok(measurement)
+                Ok(vec![measurement])
             }
         }
     }
@@ -260,7 +260,7 @@ impl MetaWorkload {
     /// totals into metrics.
     fn run_in(&self, env: &RunEnv<'_>, test_path: &Path) -> Result<Measurement, WorkloadError> {
         let p = &self.params;
-        let fail = |message: String| WorkloadError { message, partial: None };
+        let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let test_dir =
             // Never through a link planted at the test directory's name.
             rustix::fs::open(test_path, OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
@@ -334,7 +334,7 @@ impl MetaWorkload {
         match failure {
             Some(message) => {
                 m.complete = false;
-                Err(WorkloadError { message, partial: Some(m) })
+                Err(WorkloadError { message, partial: vec![m] })
             }
             None => Ok(m),
         }

@@ -60,14 +60,14 @@ fn run_counting(dir: &Scratch, spec: &str, drops: &AtomicUsize) -> Measurement {
         Ok(())
     };
     let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: Some(&drop) };
-    workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message))
+    crate::one(workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message)))
 }
 
 /// Runs `spec` as a run with `--no-drop-caches` does: no callback.
 fn run_keeping_caches(dir: &Scratch, spec: &str) -> Measurement {
     let stop = AtomicBool::new(false);
     let env = RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
-    workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message))
+    crate::one(workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message)))
 }
 
 fn items(m: &Measurement) -> BTreeMap<String, u64> {
@@ -209,7 +209,7 @@ fn a_failure_returns_the_figures_so_far_and_removes_everything() {
     let err = w.run(&env).unwrap_err();
     // mdtest's calls: the message names the path each call resolved.
     assert!(err.message.contains("stat ") && err.message.contains("mdtest_tree.0/file.mdtest.0.20"), "{}", err.message);
-    let partial = err.partial.unwrap();
+    let partial = crate::one(err.partial);
     assert!(!partial.complete);
     assert_eq!(items(&partial).get("file_stat"), Some(&20));
     assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
@@ -369,7 +369,7 @@ fn a_failed_drop_fails_a_phase_run_and_only_warns_after_a_build() {
     let progress = |s: &str| notes.lock().unwrap().push(s.to_string());
     let drop = || Err("not root, so the page cache cannot be dropped".to_string());
     let env = RunEnv { root: &dir.0, stop: &stop, progress: &progress, keep_files: false, drop_caches: Some(&drop) };
-    let m = workload("meta:items=20,stat_only=1").run(&env).unwrap();
+    let m = crate::one(workload("meta:items=20,stat_only=1").run(&env).unwrap());
     assert!(m.complete);
     assert!(notes.lock().unwrap().iter().any(|n| n.starts_with("warning: meta: not root")), "{notes:?}");
     let e = workload("meta:items=20,drop_caches=phase").run(&env).unwrap_err();

@@ -180,7 +180,7 @@ impl Workload for TreeWorkload {
         }
     }
 
-    fn run(&self, env: &RunEnv<'_>) -> Result<Measurement, WorkloadError> {
+    fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         let root = env.root.join(ROOT);
         let mut m = Measurement { complete: true, ..Measurement::default() };
         let mut failure = None;
@@ -205,11 +205,11 @@ impl Workload for TreeWorkload {
         match failure {
             Some(message) => {
                 m.complete = false;
-                Err(WorkloadError { message, partial: Some(m) })
+                Err(WorkloadError { message, partial: vec![m] })
             }
             None => {
                 m.complete &= !stopped;
-                Ok(m)
+                Ok(vec![m])
             }
         }
     }

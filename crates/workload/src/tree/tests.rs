@@ -14,7 +14,7 @@ fn scratch(name: &str) -> PathBuf {
 fn run(root: &Path, spec: &str) -> Result<Measurement, WorkloadError> {
     let stop = AtomicBool::new(false);
     let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
-    TreeWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap().run(&env)
+    TreeWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap().run(&env).map(crate::one)
 }
 
 fn value(m: &Measurement, name: &str) -> f64 {
@@ -78,7 +78,7 @@ fn a_stale_tree_goes_first_and_a_stopped_run_is_incomplete() {
     // ... and a run stopped before it starts is incomplete and leaves nothing.
     let stop = AtomicBool::new(true);
     let env = RunEnv { root: &root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
-    let m = TreeWorkload::from_spec(&Spec::parse("tree").unwrap()).unwrap().run(&env).unwrap();
+    let m = crate::one(TreeWorkload::from_spec(&Spec::parse("tree").unwrap()).unwrap().run(&env).unwrap());
     assert!(!m.complete);
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     std::fs::remove_dir_all(&root).unwrap();
