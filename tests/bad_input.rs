@@ -80,7 +80,12 @@ fn dry_run_prints_the_plan_and_creates_nothing() {
         run(&["run", "--target", &dir.spec(), "--workload", "io:rw=randread,bs=4k,size=64m,numjobs=2", "--dry-run"]);
     assert!(out.status.success());
     let text = crate::util::stdout(&out);
-    assert!(text.contains("rw=RandRead") && text.contains("numjobs=2"), "{text}");
+    // In fio's words: its start-of-job line, then every option that decides what moves.
+    assert!(text.contains("io: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 4096B-4096B"), "{text}");
+    for want in ["numjobs=2", "size=67108864", "nrfiles=1", "sync=0", "direct=0", "time_based=0"] {
+        assert!(text.contains(want), "no {want}: {text}");
+    }
+    assert!(!text.contains("RandRead") && !text.contains("Psync"), "Rust debug names: {text}");
     assert!(dir.leftovers().is_empty());
 }
 

@@ -205,9 +205,9 @@ fn fio_job_files_with_stonewall_and_toml_job_files() {
 }
 
 #[test]
-fn readme_documents_every_io_option() {
-    let readme = include_str!("../README.md");
+fn the_docs_list_every_io_option() {
+    let docs = include_str!("../docs/workloads.md");
     for def in fsarena_workload::io::options::OPTIONS {
-        assert!(readme.contains(&format!("| `{}` |", def.name)), "README lacks io option {}", def.name);
+        assert!(docs.contains(&format!("| `{}` |", def.name)), "docs/workloads.md lacks io option {}", def.name);
     }
 }

@@ -9,12 +9,18 @@ fn run_ok(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// The first value of every `<phase>_items` metric of the first result.
-fn items(v: &serde_json::Value) -> Vec<(String, u64)> {
-    let metrics = v["run"]["results"][0]["metrics"].as_object().unwrap();
-    let mut out: Vec<(String, u64)> = metrics
-        .iter()
-        .filter_map(|(k, m)| Some((k.strip_suffix("_items")?.to_string(), m["values"][0].as_f64()? as u64)))
+/// The operations of every phase, as the plan (`--dry-run`) tells them: `file_stat (42)`.
+fn planned(text: &str) -> Vec<(String, u64)> {
+    let phases = text.split("phases (operations): ").nth(1).unwrap_or_else(|| panic!("no phases: {text}"));
+    let mut out: Vec<(String, u64)> = phases
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(", ")
+        .filter_map(|p| {
+            let (name, n) = p.split_once(" (")?;
+            Some((name.to_string(), n.trim_end_matches(')').parse().ok()?))
+        })
         .collect();
     out.sort();
     out
@@ -51,15 +57,9 @@ fn an_mdtest_command_line_runs_and_ends_with_mdtests_summary() {
 fn every_phase_counts_the_items_of_mdtests_tree() {
     let dir = Scratch::new("meta-counts");
     // -b 2 -z 2 -I 3: 7 directories with 3 items each, per task; 2 tasks share the tree.
-    let v = json(&run_ok(&[
-        "run",
-        "--target",
-        &dir.spec(),
-        "--workload",
-        "meta:mdtest='-b 2 -z 2 -I 3',tasks=2",
-        "--output-format",
-        "json",
-    ]));
+    let workload = "meta:mdtest='-b 2 -z 2 -I 3',tasks=2";
+    let plan = stdout(&run_ok(&["run", "--dry-run", "--target", &dir.spec(), "--workload", workload]));
+    let v = json(&run_ok(&["run", "--target", &dir.spec(), "--workload", workload, "--output-format", "json"]));
     let r = &v["run"]["results"][0];
     assert_eq!(r["complete"], true);
     assert_eq!(r["workload"]["kind"], "meta");
@@ -78,7 +78,13 @@ fn every_phase_counts_the_items_of_mdtests_tree() {
     .into_iter()
     .map(|(k, n)| (k.to_string(), n))
     .collect();
-    assert_eq!(items(&v), want);
+    assert_eq!(planned(&plan), want);
+    // Every phase has its rate; the counts are the plan's, not metrics (the unit tests check
+    // that a run counts them exactly).
+    for (phase, _) in &want {
+        assert!(r["metrics"][phase]["values"][0].as_f64().is_some_and(|x| x > 0.0), "{phase}: {r}");
+        assert!(r["metrics"].get(format!("{phase}_items")).is_none(), "{r}");
+    }
     assert_eq!(r["metrics"]["file_creation"]["unit"], "ops/s");
     assert_eq!(r["metrics"]["file_creation"]["better"], "higher");
     assert_eq!(r["metrics"]["file_stat_lat_p99"]["unit"], "ns");
@@ -166,10 +172,12 @@ fn a_filesystem_that_fills_mid_phase_exits_1_and_leaves_nothing() {
     let v = json(&out);
     let r = &v["run"]["results"][0];
     assert_eq!(r["complete"], false);
-    // The directory phases ran in full before the files filled the filesystem.
-    assert_eq!(r["metrics"]["dir_removal_items"]["values"][0], 1200.0);
-    let created = r["metrics"]["file_creation_items"]["values"][0].as_f64().unwrap();
-    assert!(created > 0.0 && created < 1200.0, "files so far: {created}");
+    // The directory phases ran in full before the files filled the filesystem, and the
+    // files created so far have their rate.
+    for phase in ["dir_creation", "dir_removal", "file_creation"] {
+        assert!(r["metrics"][phase]["values"][0].as_f64().is_some_and(|x| x > 0.0), "{phase}: {r}");
+    }
+    assert!(r["metrics"].get("file_stat").is_none(), "nothing ran after the failure: {r}");
     assert!(fs.dir.leftovers().is_empty(), "left: {:?}", fs.dir.leftovers());
 }
 
@@ -238,16 +246,10 @@ fn calls_are_mdtests_paths_by_default_and_said_in_the_output() {
 fn unique_dirs_count_task_0s_tree_as_mdtest() {
     let dir = Scratch::new("meta-unique-tree");
     // -b 2 -z 1: 3 directories per tree; 3 tasks build 3 trees, mdtest's rows count rank 0's.
-    let v = json(&run_ok(&[
-        "run",
-        "--target",
-        &dir.spec(),
-        "--workload",
-        "meta:mdtest='-b 2 -z 1 -I 2 -u',tasks=3",
-        "--output-format",
-        "json",
-    ]));
-    let got: std::collections::BTreeMap<String, u64> = items(&v).into_iter().collect();
+    let workload = "meta:mdtest='-b 2 -z 1 -I 2 -u',tasks=3";
+    let plan = stdout(&run_ok(&["run", "--dry-run", "--target", &dir.spec(), "--workload", workload]));
+    run_ok(&["run", "--target", &dir.spec(), "--workload", workload]);
+    let got: std::collections::BTreeMap<String, u64> = planned(&plan).into_iter().collect();
     assert_eq!((got["tree_creation"], got["tree_removal"]), (3, 3));
     assert_eq!(got["file_creation"], 3 * 3 * 2);
     assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());

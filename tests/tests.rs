@@ -8,11 +8,15 @@ mod util;
 
 mod bad_input;
 mod engines;
+mod experiment;
 mod faults;
 mod fio_crosscheck;
+mod help;
 mod hostile;
 mod io_runs;
 mod meta;
+mod progress;
+mod reports;
 mod results;
 mod targets;
 mod tree;

@@ -1,11 +1,30 @@
 //! The command line: every flag defined once, here; clap derives help from it.
 
 use clap::{Args, Parser, Subcommand};
+use fsarena_report::OutputFormat::{self, Csv, FioJson, FioJsonPlus, Human, Json, Markdown};
 use std::path::PathBuf;
+
+/// `--output-format` of `run` and `demo` (and a job file's `output_format`).
+pub const RUN_FORMATS: &[OutputFormat] = &[Human, Json, FioJson, FioJsonPlus, Csv];
+/// `results show --output-format`: one stored run, as `run` printed it, or as Markdown.
+pub const SHOW_FORMATS: &[OutputFormat] = &[Human, Json, FioJson, FioJsonPlus, Csv, Markdown];
+/// `results export --format`: the machine-readable forms of one run.
+pub const EXPORT_FORMATS: &[OutputFormat] = &[Json, Csv, Markdown, FioJson, FioJsonPlus];
+/// `results list` and `compare`: a table for people, or JSON.
+pub const TABLE_FORMATS: &[OutputFormat] = &[Human, Json];
 
 /// Benchmark filesystems and compare them side by side.
 #[derive(Debug, Parser)]
-#[command(name = "fsarena", version, about = "Benchmark filesystems and compare them side by side.", long_about = None)]
+// `help` is fsarena's own subcommand (kinds and their keys), so clap's is off; `help COMMAND`
+// still prints that command's --help.
+#[command(
+    name = "fsarena",
+    version,
+    about = "Benchmark filesystems and compare them side by side.",
+    long_about = None,
+    disable_help_subcommand = true,
+    after_help = "fsarena help lists the workload and target kinds; fsarena help KIND lists a kind's keys."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -36,8 +55,32 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) to stdout.
-    Man,
+    /// Print the main man page (roff) to stdout, or write one page per command to --dir.
+    Man(ManArgs),
+    /// The workload and target kinds; a kind's keys with type, default, unit and help
+    /// (`fsarena help io`, `fsarena help ext4`); `workloads` or `targets` for every kind; a
+    /// command's flags (`fsarena help run`).
+    Help(HelpArgs),
+}
+
+/// `fsarena help`.
+#[derive(Debug, Args)]
+pub struct HelpArgs {
+    /// A workload kind (io, meta, tree), a target kind (ext4, tmpfs, fuse, dir, ...),
+    /// `workloads`, `targets`, or a command.
+    #[arg(value_name = "TOPIC")]
+    pub topic: Option<String>,
+    /// Markdown, as in docs/workloads.md and docs/targets.md.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// `fsarena man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write fsarena.1, fsarena-run.1, ... (one page per command) to this existing directory.
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    pub dir: Option<PathBuf>,
 }
 
 /// `--db PATH`, shared by every command that reads or writes the store.
@@ -72,7 +115,13 @@ pub enum ResultsCommand {
     /// Stored runs, newest first.
     List {
         /// human or json (`{"runs": [...]}`).
-        #[arg(long, value_name = "FORMAT", default_value = "human")]
+        #[arg(
+            long,
+            value_name = "FORMAT",
+            value_parser = crate::man::format_names(TABLE_FORMATS),
+            hide_possible_values = true,
+            default_value = "human",
+        )]
         output_format: String,
         /// The results database.
         #[command(flatten)]
@@ -82,19 +131,30 @@ pub enum ResultsCommand {
     Show {
         /// The run.
         run: String,
-        /// human, json, fio-json or csv.
-        #[arg(long, value_name = "FORMAT", default_value = "human")]
+        /// human, json, fio-json, fio-json+, csv or md.
+        #[arg(
+            long,
+            value_name = "FORMAT",
+            value_parser = crate::man::format_names(SHOW_FORMATS),
+            hide_possible_values = true,
+            default_value = "human",
+        )]
         output_format: String,
         /// The results database.
         #[command(flatten)]
         db: DbArg,
     },
-    /// One run as json, csv or md (Markdown tables) on stdout.
+    /// One run as json, csv, md (Markdown tables), fio-json or fio-json+ on stdout.
     Export {
         /// The run.
         run: String,
-        /// json, csv or md.
-        #[arg(long, value_name = "FORMAT")]
+        /// json, csv, md, fio-json or fio-json+.
+        #[arg(
+            long,
+            value_name = "FORMAT",
+            value_parser = crate::man::format_names(EXPORT_FORMATS),
+            hide_possible_values = true,
+        )]
         format: String,
         /// The results database.
         #[command(flatten)]
@@ -124,7 +184,13 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
     /// human or json.
-    #[arg(long, value_name = "FORMAT", default_value = "human")]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_parser = crate::man::format_names(TABLE_FORMATS),
+        hide_possible_values = true,
+        default_value = "human",
+    )]
     pub output_format: String,
     /// The results database.
     #[command(flatten)]
@@ -156,7 +222,7 @@ pub struct CleanupArgs {
 /// `fsarena run`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  fsarena run --target dir:path=/mnt/x --workload io:rw=randread,bs=4k,size=1g,runtime=10s,time_based=1\n  fsarena run --fio job.fio --target dir:path=/mnt/x --output-format fio-json\n  fsarena run job.toml\n\nWorkload options (fio's, mdtest's and fs_mark's names and defaults): see the README's sections on the io, meta and tree workloads; an unknown key is answered with the accepted ones."
+    after_help = "Examples:\n  fsarena run --target dir:path=/mnt/x --workload io:rw=randread,bs=4k,size=1g,runtime=10s,time_based=1\n  fsarena run --fio job.fio --target dir:path=/mnt/x --output-format fio-json\n  fsarena run job.toml\n\nWorkload and target keys (fio's, mdtest's and fs_mark's names and defaults): `fsarena help` lists the kinds, `fsarena help io` (or meta, tree, ext4, fuse, ...) a kind's keys with type, default and unit; the same in docs/workloads.md and docs/targets.md. An unknown key is answered with the accepted ones."
 )]
 pub struct RunArgs {
     /// A TOML experiment file: name, description, targets, workloads with sweeps, repeat,
@@ -166,15 +232,26 @@ pub struct RunArgs {
     #[arg(long, value_name = "JOBFILE")]
     pub fio: Option<PathBuf>,
     /// A filesystem under test: KIND[:key=value,...], e.g. dir:path=/mnt/x. Repeatable.
-    #[arg(long = "target", value_name = "SPEC")]
+    #[arg(long = "target", value_name = "SPEC", value_parser = crate::man::target_specs(), hide_possible_values = true)]
     pub targets: Vec<String>,
     /// A workload: KIND[:key=value,...], e.g. io:rw=randread,bs=4k,size=1g. Repeatable. A
     /// list sweeps the key: numjobs='1,4,16' (fio's comma-valued bs, rate and bssplit take
     /// bs='4k|64k'); several lists give their product.
-    #[arg(long = "workload", value_name = "SPEC")]
+    #[arg(
+        long = "workload",
+        value_name = "SPEC",
+        value_parser = crate::man::workload_specs(),
+        hide_possible_values = true
+    )]
     pub workloads: Vec<String>,
-    /// human, json or fio-json. Machine-readable output goes to stdout alone.
-    #[arg(long, value_name = "FORMAT")]
+    /// human, json, fio-json, fio-json+ (alias json+) or csv. Machine-readable output goes to
+    /// stdout alone.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_parser = crate::man::format_names(RUN_FORMATS),
+        hide_possible_values = true,
+    )]
     pub output_format: Option<String>,
     /// Print the plan and exit without creating anything.
     #[arg(long)]
@@ -213,6 +290,29 @@ pub struct RunArgs {
     /// Keep the page cache between workloads (by default: sync, then drop caches when root).
     #[arg(long)]
     pub no_drop_caches: bool,
+    /// How progress shows on stderr (-q, --log).
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// `-q` and `--log`, shared by the commands that run a plan: defined once.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct ProgressArgs {
+    /// Quiet: nothing on stderr but errors and the warnings at the end; the results still go
+    /// to stdout. Wins over --log.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// One plain line per event instead of the live status line (the default when stderr is
+    /// not a terminal).
+    #[arg(long)]
+    pub log: bool,
+}
+
+impl ProgressArgs {
+    /// The display these flags ask for, on this stderr.
+    pub fn mode(self) -> crate::progress::Mode {
+        crate::progress::Mode::choose(self.quiet, self.log)
+    }
 }
 
 /// `fsarena demo`.
@@ -233,12 +333,21 @@ pub struct DemoArgs {
     /// The results database.
     #[command(flatten)]
     pub db: DbArg,
-    /// human, json or fio-json.
-    #[arg(long, value_name = "FORMAT", default_value = "human")]
+    /// human, json, fio-json, fio-json+ or csv.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_parser = crate::man::format_names(RUN_FORMATS),
+        hide_possible_values = true,
+        default_value = "human",
+    )]
     pub output_format: String,
     /// Where images, mount points and the state file go.
     #[command(flatten)]
     pub workdir: WorkdirArg,
+    /// How progress shows on stderr (-q, --log).
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 #[cfg(test)]

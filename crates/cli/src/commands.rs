@@ -1,11 +1,10 @@
 //! The commands that read the store: results, compare, report; and targets and cleanup.
 
-use crate::args::{CompareArgs, DbArg, ReportArgs, ResultsCommand};
+use crate::args::{CompareArgs, DbArg, ReportArgs, ResultsCommand, EXPORT_FORMATS, SHOW_FORMATS, TABLE_FORMATS};
 use crate::plan::Failure;
-use fsarena_core::run::{ResultEntry, RunReport};
-use fsarena_core::{printable, Better, InputError};
-use fsarena_report::Format;
-use fsarena_stats::{welch, Verdict};
+use fsarena_core::run::RunReport;
+use fsarena_core::{printable, InputError};
+use fsarena_report::{compare_runs, compare_targets, AbRow, AbVerdict, OutputFormat};
 use fsarena_store::Store;
 use std::io::Write;
 use std::process::ExitCode;
@@ -42,72 +41,40 @@ pub fn print(bytes: &[u8]) -> Result<(), Failure> {
     }
 }
 
+/// `name` as one of the formats `accepted` by `flag`, or bad input naming them.
+fn format(name: &str, accepted: &[OutputFormat], flag: &str) -> Result<OutputFormat, Failure> {
+    OutputFormat::parse(name, accepted).map_err(|e| InputError::new(e.to_string()).at(flag).into())
+}
+
+/// `report` in `format`, or the reason it could not be produced.
+fn export(format: OutputFormat, runs: &[RunReport]) -> Result<Vec<u8>, Failure> {
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    format.exporter(terminal).export(runs).map_err(|e| Failure::Run(e.into()))
+}
+
 /// `fsarena results ...`.
 pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
     match command {
         ResultsCommand::List { output_format, db } => {
-            let json = match output_format.as_str() {
-                "human" => false,
-                "json" => true,
-                other => {
-                    return Err(InputError::new(format!(
-                        "unknown output format '{other}': accepted formats are human, json"
-                    ))
-                    .into())
-                }
-            };
+            let json = format(output_format, TABLE_FORMATS, "--output-format")? == OutputFormat::Json;
             let store = open(db)?;
             let runs = store.list(None).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
             if json {
                 let doc = serde_json::json!({ "runs": runs });
-                print(format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default()).as_bytes())?;
+                print(&pretty(&doc)?)?;
             } else {
-                let width = runs.iter().filter_map(|r| r.name.as_ref()).map(String::len).max().unwrap_or(0).max(4);
-                let mut text = format!(
-                    "{:<16}  {:<width$}  {:<23}  {:<10}  {}\n",
-                    "id", "name", "started", "status", "targets · workloads"
-                );
-                for r in &runs {
-                    let mut what = format!("{} · {}", r.targets.join(", "), r.workloads.join(", "));
-                    if !r.tags.is_empty() {
-                        what.push_str(&format!(" [{}]", r.tags.join(", ")));
-                    }
-                    text.push_str(&format!(
-                        "{:<16}  {:<width$}  {:<23}  {:<10}  {}\n",
-                        printable(&r.id),
-                        printable(r.name.as_deref().unwrap_or("-")),
-                        fsarena_report::utc_time(r.started_unix_ms / 1000),
-                        if r.complete { "complete" } else { "incomplete" },
-                        printable(&what),
-                    ));
-                }
-                print(text.as_bytes())?;
+                print(list_text(&runs).as_bytes())?;
             }
         }
         ResultsCommand::Show { run, output_format, db } => {
-            let format = Format::parse(output_format).ok_or_else(|| {
-                InputError::new(format!(
-                    "unknown output format '{output_format}': accepted formats are {}",
-                    Format::NAMES
-                ))
-            })?;
+            let format = format(output_format, SHOW_FORMATS, "--output-format")?;
             let report = load(&open(db)?, run)?;
-            let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
-            print(&format.exporter(terminal).serialize(&report))?;
+            print(&export(format, std::slice::from_ref(&report))?)?;
         }
-        ResultsCommand::Export { run, format, db } => {
-            let bytes = match format.as_str() {
-                "json" => Format::Json.exporter(false).serialize(&load(&open(db)?, run)?),
-                "csv" => Format::Csv.exporter(false).serialize(&load(&open(db)?, run)?),
-                "md" => fsarena_report::markdown_report(&[load(&open(db)?, run)?]).0.into_bytes(),
-                other => {
-                    return Err(InputError::new(format!(
-                        "unknown export format '{other}': accepted formats are json, csv, md"
-                    ))
-                    .into())
-                }
-            };
-            print(&bytes)?;
+        ResultsCommand::Export { run, format: name, db } => {
+            let format = format(name, EXPORT_FORMATS, "--format")?;
+            let report = load(&open(db)?, run)?;
+            print(&export(format, std::slice::from_ref(&report))?)?;
         }
         ResultsCommand::Rm { run, db } => {
             let mut store = open_for_writing(db)?;
@@ -119,39 +86,94 @@ pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One compared metric.
-#[derive(Debug, serde::Serialize)]
-struct Row {
-    workload: String,
-    target: String,
-    metric: String,
-    unit: String,
-    a: String,
-    b: String,
-    mean_a: f64,
-    mean_b: f64,
-    change_percent: f64,
-    /// `None` (JSON null) where significance cannot be tested.
-    ci95_diff: Option<(f64, f64)>,
-    /// `None` (JSON null) where significance cannot be tested.
-    p_value: Option<f64>,
-    verdict: &'static str,
+/// `value` as pretty JSON with a final newline.
+fn pretty(value: &serde_json::Value) -> Result<Vec<u8>, Failure> {
+    let mut out = serde_json::to_vec_pretty(value).map_err(|e| Failure::Run(e.into()))?;
+    out.push(b'\n');
+    Ok(out)
 }
 
-/// The verdict where a side has fewer than two measured repetitions: no variance, no test.
-const UNTESTED: &str = "not tested: fewer than 2 repetitions";
+/// The widest line `results list` prints: what it holds is summarized to fit.
+const LIST_WIDTH: usize = 120;
+
+/// `results list` for people: one line per run, at most [`LIST_WIDTH`] characters.
+fn list_text(runs: &[fsarena_store::RunSummary]) -> String {
+    let width = runs.iter().filter_map(|r| r.name.as_ref()).map(|n| n.chars().count()).max().unwrap_or(0).clamp(4, 16);
+    let mut text = format!("{:<16}  {:<width$}  {:<23}  {:<10}  {}\n", "id", "name", "started", "status", "what ran");
+    for r in runs {
+        let mut tail = format!(" · {}", summarize_workloads(&r.workloads));
+        if !r.tags.is_empty() {
+            tail.push_str(&format!(" [{}]", r.tags.join(", ")));
+        }
+        let tail = printable(&tail).into_owned();
+        let name = printable(r.name.as_deref().unwrap_or("-")).into_owned();
+        let head = format!(
+            "{:<16}  {:<width$}  {:<23}  {:<10}  ",
+            printable(&r.id),
+            cut(&name, width),
+            fsarena_report::utc_time(r.started_unix_ms / 1000),
+            if r.complete { "complete" } else { "incomplete" },
+        );
+        // The target labels give way first: the workloads and tags stay readable.
+        let room = LIST_WIDTH.saturating_sub(head.chars().count() + tail.chars().count()).max(12);
+        let line = format!("{head}{}{tail}", cut(&printable(&r.targets.join(", ")), room));
+        text.push_str(&cut(&line, LIST_WIDTH));
+        text.push('\n');
+    }
+    text
+}
+
+/// `text` cut to `max` characters, with an ellipsis when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Stored workload titles (`io:rw=read,numjobs=4`, one per sweep point) summarized per kind:
+/// titles of one kind with the same keys are one workload's sweep points, so the CubeFS matrix
+/// reads `1 io (16 points)` and three specs with their own keys `3 io`.
+fn summarize_workloads(titles: &[String]) -> String {
+    /// A workload of one kind: its sorted keys, and how many points (titles) it has.
+    type Workload<'t> = (Vec<&'t str>, usize);
+    let mut kinds: Vec<(&str, Vec<Workload<'_>>)> = Vec::new();
+    for title in titles {
+        let (kind, params) = title.split_once(':').unwrap_or((title, ""));
+        let mut keys: Vec<&str> =
+            params.split(',').filter(|p| !p.is_empty()).map(|p| p.split_once('=').map_or(p, |(k, _)| k)).collect();
+        keys.sort_unstable();
+        let k = match kinds.iter().position(|(name, _)| *name == kind) {
+            Some(k) => k,
+            None => {
+                kinds.push((kind, Vec::new()));
+                kinds.len() - 1
+            }
+        };
+        match kinds[k].1.iter_mut().find(|(set, _)| *set == keys) {
+            Some((_, points)) => *points += 1,
+            None => kinds[k].1.push((keys, 1)),
+        }
+    }
+    let words: Vec<String> = kinds
+        .iter()
+        .map(|(kind, workloads)| {
+            let points: usize = workloads.iter().map(|(_, p)| p).sum();
+            if points > workloads.len() {
+                format!("{} {kind} ({points} points)", workloads.len())
+            } else {
+                format!("{} {kind}", workloads.len())
+            }
+        })
+        .collect();
+    words.join(", ")
+}
 
 /// `fsarena compare A B` or `fsarena compare RUN --baseline LABEL`.
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
-    let json = match args.output_format.as_str() {
-        "human" => false,
-        "json" => true,
-        other => {
-            return Err(
-                InputError::new(format!("unknown output format '{other}': accepted formats are human, json")).into()
-            )
-        }
-    };
+    let json = format(&args.output_format, TABLE_FORMATS, "--output-format")? == OutputFormat::Json;
     if let Some(pct) = args.fail_on_regression {
         if !(pct.is_finite() && pct >= 0.0) {
             return Err(
@@ -162,60 +184,35 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     let store = open(&args.db)?;
     let resolve = |spec: &str| store.resolve(spec).map_err(|e| Failure::BadInput(InputError::new(e.to_string())));
     let id_a = resolve(&args.run_a)?;
-    if let Some(b) = &args.run_b {
-        // `last` and its id, or two prefixes of one id, are one run: comparing it with itself
-        // would only ever say "no significant difference".
-        let id_b = resolve(b)?;
-        if id_a == id_b {
-            return Err(InputError::new(format!(
-                "'{}' and '{b}' are the same run {id_a}: give two different runs, or one run and --baseline LABEL",
-                args.run_a
-            ))
-            .into());
-        }
-    }
-    let run_a = load(&store, &id_a)?;
-    // (label of side A, label of side B, entry A, entry B)
-    let mut pairs = Vec::new();
-    // Results of one run that the other lacks: named, never silently skipped.
-    let mut only_in: Vec<(String, String)> = Vec::new();
-    match (&args.run_b, &args.baseline) {
+    let comparison = match (&args.run_b, &args.baseline) {
         (Some(b), None) => {
-            let run_b = load(&store, b)?;
-            let same = |x: &ResultEntry, y: &ResultEntry| {
-                x.target_label == y.target_label && x.workload_title() == y.workload_title()
-            };
-            // A side is shown by its name (`--name before`) where it has one.
-            let side = |run: &RunReport| run.name.clone().unwrap_or_else(|| run.id.clone());
-            for eb in &run_b.results {
-                match run_a.results.iter().find(|ea| same(ea, eb)) {
-                    Some(ea) => pairs.push((side(&run_a), side(&run_b), ea.clone(), eb.clone())),
-                    None => only_in.push((side(&run_b), eb.title())),
-                }
-            }
-            for ea in run_a.results.iter().filter(|ea| !run_b.results.iter().any(|eb| same(ea, eb))) {
-                only_in.push((side(&run_a), ea.title()));
-            }
-        }
-        (None, Some(label)) => {
-            if !run_a.results.iter().any(|e| &e.target_label == label) {
-                let labels: Vec<&str> = run_a.results.iter().map(|e| e.target_label.as_str()).collect();
+            // `last` and its id, or two prefixes of one id, are one run: comparing it with
+            // itself would only ever say "n.s.".
+            let id_b = resolve(b)?;
+            if id_a == id_b {
                 return Err(InputError::new(format!(
-                    "--baseline '{label}' is not a target of run {}: its targets are {}",
-                    run_a.id,
-                    labels.join(", ")
+                    "'{}' and '{b}' are the same run {id_a}: give two different runs, or one run and --baseline LABEL",
+                    args.run_a
                 ))
                 .into());
             }
-            for base in run_a.results.iter().filter(|e| &e.target_label == label) {
-                for other in run_a
-                    .results
-                    .iter()
-                    .filter(|e| &e.target_label != label && e.workload_title() == base.workload_title())
-                {
-                    pairs.push((base.target_label.clone(), other.target_label.clone(), base.clone(), other.clone()));
+            compare_runs(&load(&store, &id_a)?, &load(&store, &id_b)?)
+        }
+        (None, Some(label)) => {
+            let run = load(&store, &id_a)?;
+            compare_targets(&run, label).ok_or_else(|| {
+                let mut labels: Vec<&str> = Vec::new();
+                for e in &run.results {
+                    if !labels.contains(&e.target_label.as_str()) {
+                        labels.push(&e.target_label);
+                    }
                 }
-            }
+                InputError::new(format!(
+                    "--baseline '{label}' is not a target of run {}: its targets are {}",
+                    run.id,
+                    labels.join(", ")
+                ))
+            })?
         }
         _ => {
             return Err(InputError::new(
@@ -223,91 +220,48 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             )
             .into())
         }
-    }
-    let mut rows = Vec::new();
-    let mut untested = false;
-    for (label_a, label_b, ea, eb) in &pairs {
-        let Some(first) = eb.measurements.first() else { continue };
-        for metric in &first.metrics {
-            let values = |e: &fsarena_core::run::ResultEntry| -> Vec<f64> {
-                e.measurements.iter().filter_map(|m| m.metric(&metric.name)).map(|m| m.value).collect()
-            };
-            let (va, vb) = (values(ea), values(eb));
-            if va.is_empty() || vb.is_empty() {
-                continue;
-            }
-            // One row per metric; the statistics where both sides have 2 or more repetitions.
-            let row = |mean_a: f64, mean_b: f64, change_percent, ci95_diff, p_value, verdict| Row {
-                workload: ea.workload_title(),
-                target: if args.baseline.is_some() { label_b.clone() } else { eb.target_label.clone() },
-                metric: metric.name.clone(),
-                unit: metric.unit.clone(),
-                a: label_a.clone(),
-                b: label_b.clone(),
-                mean_a,
-                mean_b,
-                change_percent,
-                ci95_diff,
-                p_value,
-                verdict,
-            };
-            match welch(&va, &vb) {
-                None => {
-                    untested = true;
-                    let (mean_a, mean_b) = (mean(&va), mean(&vb));
-                    let change = if mean_a == 0.0 { f64::NAN } else { (mean_b - mean_a) / mean_a * 100.0 };
-                    rows.push(row(mean_a, mean_b, change, None, None, UNTESTED));
-                }
-                Some(c) => {
-                    let verdict = match fsarena_stats::verdict(&c, metric.better == Better::Higher, 0.05) {
-                        Verdict::Better => "faster",
-                        Verdict::Worse => "slower",
-                        Verdict::NoSignificantDifference => "no significant difference",
-                    };
-                    let change = c.relative * 100.0;
-                    rows.push(row(c.mean_a, c.mean_b, change, Some(c.ci95_diff), Some(c.p_value), verdict));
-                }
-            }
-        }
-    }
-    if pairs.is_empty() {
-        return Err(
-            InputError::new("the runs share no target × workload to compare (same label and workload needed)").into()
-        );
+    };
+    if comparison.rows.is_empty() {
+        return Err(InputError::new(
+            "the runs share no result to compare (same target label, workload and part needed)",
+        )
+        .into());
     }
     if json {
-        print(
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&serde_json::json!({ "comparisons": rows })).unwrap_or_default()
-            )
-            .as_bytes(),
-        )?;
+        print(&pretty(&serde_json::json!({
+            "a": comparison.a,
+            "b": comparison.b,
+            "comparisons": comparison.rows,
+            "only_in_a": comparison.only_in_a,
+            "only_in_b": comparison.only_in_b,
+        }))?)?;
     } else {
         let mut text = String::new();
-        if let (Some(first), None) = (rows.first(), &args.baseline) {
+        if args.baseline.is_none() {
             // Two runs: say which is which, by name where they have one.
-            text.push_str(&format!("A = {}, B = {}\n", printable(&first.a), printable(&first.b)));
+            text.push_str(&format!("A = {}, B = {}\n", printable(&comparison.a), printable(&comparison.b)));
         }
-        text.push_str(&render_rows(&rows));
+        text.push_str(&render_rows(&comparison.rows));
         print(text.as_bytes())?;
     }
-    for (run, title) in &only_in {
-        eprintln!("fsarena: only in {}: {} (not compared)", printable(run), printable(title));
+    for (side, names) in [(&comparison.a, &comparison.only_in_a), (&comparison.b, &comparison.only_in_b)] {
+        for name in names {
+            eprintln!("fsarena: only in {}: {} (not compared)", printable(side), printable(name));
+        }
     }
-    if untested {
+    if comparison.rows.iter().any(|r| r.verdict == AbVerdict::NotTested) {
         eprintln!(
             "fsarena: note: significance cannot be tested where a side has fewer than 2 measured repetitions; \
              store runs with --repeat 3 or more"
         );
     }
-    let regressed = args
-        .fail_on_regression
-        .and_then(|pct| rows.iter().find(|r| r.verdict == "slower" && r.change_percent.abs() > pct).map(|r| (pct, r)));
+    let regressed = args.fail_on_regression.and_then(|pct| {
+        comparison.rows.iter().find(|r| r.verdict == AbVerdict::Worse && r.change_percent.abs() > pct).map(|r| (pct, r))
+    });
     if let Some((pct, r)) = regressed {
         eprintln!(
             "fsarena: regression: {} {} on {} changed {:+.1}% (p={:.3}), beyond --fail-on-regression {pct}%",
-            printable(&r.workload),
+            printable(&r.result),
             printable(&r.metric),
             printable(&r.target),
             r.change_percent,
@@ -318,37 +272,27 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The arithmetic mean of a non-empty list.
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
-}
-
-fn render_rows(rows: &[Row]) -> String {
+/// The A/B rows as a Markdown-style table: target, result, metric, A and B means, change, the
+/// 95% CI of the change, p and the verdict.
+fn render_rows(rows: &[AbRow]) -> String {
     use comfy_table::{presets, Table};
     let mut table = Table::new();
     table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
-    table.set_header(["workload", "target", "metric", "A", "B", "change", "95% CI of B−A", "p", "verdict"]);
+    table.set_header(["target", "result", "metric", "A", "B", "change", "95% CI of the change", "p", "verdict"]);
+    let percent = |v: f64| if v.is_finite() { format!("{v:+.1}%") } else { "-".to_string() };
     for r in rows {
         // Labels and workload parameters are user text: shown inert in a terminal.
         table.add_row([
-            printable(&r.workload).into_owned(),
             printable(&r.target).into_owned(),
+            printable(&r.result).into_owned(),
             printable(&r.metric).into_owned(),
             fsarena_report::format_value(r.mean_a, &r.unit),
             fsarena_report::format_value(r.mean_b, &r.unit),
-            format!("{:+.1}%", r.change_percent),
-            r.ci95_diff.map_or_else(
-                || "-".to_string(),
-                |(lo, hi)| {
-                    format!(
-                        "[{}, {}]",
-                        fsarena_report::format_value(lo, &r.unit),
-                        fsarena_report::format_value(hi, &r.unit)
-                    )
-                },
-            ),
+            percent(r.change_percent),
+            r.ci95_change_percent
+                .map_or_else(|| "-".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi))),
             r.p_value.map_or_else(|| "-".to_string(), |p| format!("{p:.3}")),
-            r.verdict.to_string(),
+            r.verdict.word().to_string(),
         ]);
     }
     format!("{table}\n")
@@ -380,6 +324,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
 /// Writes an HTML report, or a Markdown one with its SVG charts beside it.
 pub fn write_report(runs: &[RunReport], out: &std::path::Path) -> anyhow::Result<()> {
     use anyhow::Context;
+    use fsarena_report::Exporter;
     if out.extension().is_some_and(|e| e == "md") {
         let (text, charts) = fsarena_report::markdown_report(runs);
         let dir = out.parent().unwrap_or(std::path::Path::new("."));
@@ -389,8 +334,8 @@ pub fn write_report(runs: &[RunReport], out: &std::path::Path) -> anyhow::Result
         }
         std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))
     } else {
-        std::fs::write(out, fsarena_report::html_report(runs))
-            .with_context(|| format!("cannot write {}", out.display()))
+        let html = fsarena_report::Html.export(runs)?;
+        std::fs::write(out, html).with_context(|| format!("cannot write {}", out.display()))
     }
 }
 
@@ -429,20 +374,42 @@ pub fn cleanup(workdir: &crate::args::WorkdirArg) -> Result<ExitCode, Failure> {
     }
 }
 
-/// `fsarena completions SHELL`: generated from the one flag table, like --help.
-pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
-    use clap::CommandFactory;
-    let mut out = Vec::new();
-    clap_complete::generate(shell, &mut crate::args::Cli::command(), "fsarena", &mut out);
-    print(&out)?;
-    Ok(ExitCode::SUCCESS)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// `fsarena man`: the man page, generated from the one flag table, like --help.
-pub fn man() -> Result<ExitCode, Failure> {
-    use clap::CommandFactory;
-    let mut out = Vec::new();
-    clap_mangen::Man::new(crate::args::Cli::command()).render(&mut out).map_err(|e| Failure::Run(e.into()))?;
-    print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    #[test]
+    fn workloads_are_summarized_by_kind_and_points() {
+        let mut titles: Vec<String> = Vec::new();
+        for rw in ["read", "write", "randread", "randwrite"] {
+            for nj in [1, 4, 16, 64] {
+                titles.push(format!("io:rw={rw},bs=4k,numjobs={nj}"));
+            }
+        }
+        titles.push("io:rw=read".into());
+        titles.push("io:bs=1m,direct=1".into());
+        titles.push("meta:n=100".into());
+        assert_eq!(summarize_workloads(&titles), "3 io (18 points), 1 meta");
+        assert_eq!(summarize_workloads(&["tree".into()]), "1 tree");
+    }
+
+    #[test]
+    fn list_lines_fit_in_120_characters() {
+        let titles: Vec<String> = (0..40).map(|i| format!("io:rw=randread,bs=4k,size=1g,numjobs={i},k{i}=v")).collect();
+        let run = fsarena_store::RunSummary {
+            id: "1700000000-12345".into(),
+            started_unix_ms: 1_700_000_000_000,
+            finished_unix_ms: None,
+            complete: true,
+            targets: (0..20).map(|i| format!("ext4:size=1g,mkfs='-O ^has_journal',label=t{i}")).collect(),
+            workloads: titles,
+            results: 40,
+            name: Some("a-very-long-run-name-indeed".into()),
+            tags: vec!["smoke".into()],
+        };
+        let text = list_text(&[run]);
+        assert_eq!(text.lines().count(), 2);
+        assert!(text.lines().all(|l| l.chars().count() <= LIST_WIDTH), "{text}");
+        assert!(text.lines().nth(1).is_some_and(|l| l.contains("… · 40 io [smoke]")), "{text}");
+    }
 }

@@ -5,7 +5,10 @@
 
 mod args;
 mod commands;
+mod help;
+mod man;
 mod plan;
+mod progress;
 mod record;
 mod runner;
 mod warnings;
@@ -19,15 +22,18 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let outcome = match cli.command {
-        args::Command::Run(run) => plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p)),
-        args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p)),
+        args::Command::Run(run) => {
+            plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p, run.progress.mode()))
+        }
+        args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode())),
         args::Command::Results(r) => commands::results(&r),
         args::Command::Compare(c) => commands::compare(&c),
         args::Command::Report(r) => commands::report(&r),
         args::Command::Targets => commands::list_targets(),
         args::Command::Cleanup(c) => commands::cleanup(&c.workdir),
-        args::Command::Completions { shell } => commands::completions(shell),
-        args::Command::Man => commands::man(),
+        args::Command::Completions { shell } => man::completions(shell),
+        args::Command::Man(m) => man::man(&m),
+        args::Command::Help(h) => help::help(&h),
     };
     match outcome {
         Ok(code) => code,

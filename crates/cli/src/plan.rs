@@ -2,7 +2,7 @@
 
 use crate::args::{DemoArgs, RunArgs};
 use fsarena_core::{InputError, Nanos, Spec};
-use fsarena_report::Format;
+use fsarena_report::OutputFormat;
 use fsarena_target::Target;
 use fsarena_workload::io::{jobfile, IoWorkload};
 use fsarena_workload::plain::cut;
@@ -36,7 +36,7 @@ pub struct Plan {
     /// The experiment's description (TOML `description =`), shown by --dry-run.
     pub description: Option<String>,
     /// Output format.
-    pub format: Format,
+    pub format: OutputFormat,
     /// Print the plan only.
     pub dry_run: bool,
     /// Where images, mount points and the state file go.
@@ -159,10 +159,8 @@ struct TomlJob {
     workload: Vec<toml::Table>,
 }
 
-fn parse_format(name: &str, origin: &str) -> Result<Format, InputError> {
-    Format::parse(name).ok_or_else(|| {
-        InputError::new(format!("unknown output format '{name}': accepted formats are {}", Format::NAMES)).at(origin)
-    })
+fn parse_format(name: &str, origin: &str) -> Result<OutputFormat, InputError> {
+    OutputFormat::parse(name, crate::args::RUN_FORMATS).map_err(|e| InputError::new(e.to_string()).at(origin))
 }
 
 /// One TOML value as the text a spec would hold (`true` → `1`).
@@ -351,8 +349,9 @@ impl Plan {
         let repeat = args.repeat.or(file.as_ref().and_then(|f| f.repeat)).unwrap_or(DEFAULT_REPEAT);
         let warmup = args.warmup.or(file.as_ref().and_then(|f| f.warmup)).unwrap_or(DEFAULT_WARMUP);
         if repeat == 0 {
-            let at = if args.repeat.is_some() { "--repeat".to_string() } else { format!("{origin}: repeat") };
-            return Err(InputError::new("0: expected at least 1 measured repetition").at(at).into());
+            let message = if args.repeat.is_some() { "--repeat 0" } else { "repeat = 0" };
+            let error = InputError::new(format!("{message}: expected at least 1 measured repetition"));
+            return Err(if args.repeat.is_some() { error } else { error.at(origin) }.into());
         }
         let drop_caches = match file.as_ref().and_then(|f| f.drop_caches.as_deref()) {
             _ if args.no_drop_caches => false,
@@ -383,7 +382,7 @@ impl Plan {
             steps,
             workload_count,
             description: file.and_then(|f| f.description),
-            format: format.unwrap_or(Format::Human),
+            format: format.unwrap_or(OutputFormat::Human),
             dry_run: args.dry_run,
             workdir,
             drop_caches,

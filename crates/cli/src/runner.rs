@@ -2,6 +2,7 @@
 //! Teardown always happens, and what was measured before a failure is still reported.
 
 use crate::plan::{Failure, Plan};
+use crate::progress::{Mode, Position, Progress, Schedule};
 use anyhow::anyhow;
 use fsarena_report::{ResultEntry, RunReport};
 use fsarena_target::{ProvisionCtx, Workdir};
@@ -11,15 +12,33 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Runs `plan` and prints its report; the exit code says how it went.
-pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
+/// Runs `plan` and prints its report, showing progress as `mode` says; the exit code says
+/// how it went.
+pub fn execute(plan: &Plan, mode: Mode) -> Result<ExitCode, Failure> {
     if plan.dry_run {
         return print_plan(plan).map(|()| ExitCode::SUCCESS);
     }
+    let schedule = schedule(plan);
+    let total = schedule.total();
+    // Labels, job names and paths are user text: Progress shows them inert, never as terminal
+    // controls.
+    let progress = Progress::new(mode, schedule);
+    let size = crate::progress::plan_line(plan.steps.len(), plan.targets.len(), plan.warmup, plan.repeat, total);
+    let outcome = run(plan, &progress, &size);
+    // On every way out, the failures included: no live line left drawing over the error
+    // message, and the warnings said (once: a no-op when the run printed them).
+    progress.print_warnings();
+    outcome
+}
+
+/// Provisions, runs and tears down every target, then stores and prints the report; `size`
+/// is the line announcing the plan's size and duration, said once the run can start.
+fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure> {
+    let rounds = plan.warmup + plan.repeat;
     let stop = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
     let emergency = Arc::new(OnceLock::new());
-    watch_signals(&stop, &signal, &emergency)?;
+    watch_signals(&stop, &signal, &emergency, progress)?;
     // One random id names the run in the store and everything it creates (never the PID,
     // which another run in another PID namespace may have too).
     let run_id = fsarena_target::RunId::generate().map_err(|e| Failure::Run(e.into()))?;
@@ -36,11 +55,11 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         tags: plan.tags.clone(),
         failure: None,
     };
-    // Labels, job names and paths are user text: shown inert, never as terminal controls.
-    let progress = |text: &str| eprintln!("fsarena: {}", fsarena_core::printable(text));
+    let events = |text: &str| progress.event(text);
     let mut store = crate::record::Recorder::open(plan, &report)?;
     let workdir = Workdir::open(&plan.workdir, &run_id).map_err(|e| Failure::Run(e.into()))?;
     let _ = emergency.set(workdir.emergency());
+    progress.event(size);
     let mut failure: Option<String> = None;
     let mut cache = CacheControl { enabled: plan.drop_caches, warned: false };
     // For a workload that drops caches itself between its own steps (meta's untimed build,
@@ -52,7 +71,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
         fsarena_target::sys::drop_caches().map_err(|e| e.to_string())
     };
     'targets: for (index, target) in plan.targets.iter().enumerate() {
-        progress(&format!("provisioning {}", target.label()));
+        progress.event(&format!("provisioning {}", target.label()));
         let ctx = ProvisionCtx { workdir: &workdir, index };
         let mounted = match target.provision(&ctx) {
             Ok(m) => m,
@@ -85,39 +104,46 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 parts.iter().map(|p| ResultEntry { part: Some(p.clone()), ..base.clone() }).collect()
             };
             let first_position = report.results.len();
-            let title = {
-                let variant = entries[0].variant();
-                let what = if step.point.is_empty() { workload.kind().to_string() } else { variant };
-                format!("{} · {what}", target.label())
+            let values: Vec<String> = step.point.iter().map(ToString::to_string).collect();
+            let mut position = Position {
+                target: index + 1,
+                targets: plan.targets.len(),
+                label: target.label().to_string(),
+                workload: step.workload_index + 1,
+                workloads: plan.workload_count,
+                kind: workload.kind().to_string(),
+                point: step.point_index + 1,
+                points: step.points,
+                values: values.join(" "),
+                round: 0,
+                warmup: plan.warmup,
+                repeat: plan.repeat,
             };
-            let rounds = plan.warmup + plan.repeat;
             for round in 0..rounds {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let measured = round >= plan.warmup;
-                let what = if measured {
-                    format!("repetition {}/{}", round - plan.warmup + 1, plan.repeat)
-                } else {
-                    format!("warm-up {}/{} (discarded)", round + 1, plan.warmup)
-                };
-                progress(&format!("{title}: {what}"));
+                position.round = round;
+                progress.start_round(&position);
+                let measured = position.measured();
                 if measured {
-                    cache.drop(&progress);
+                    cache.drop(progress);
                 }
                 // The files stay between rounds (a read job's layout is reused) and go after
                 // the last one.
                 let env = RunEnv {
                     root: mounted.root(),
                     stop: &stop,
-                    progress: &progress,
+                    progress: &events,
                     keep_files: round + 1 < rounds,
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
+                    live: progress.live(),
                 };
                 let (measurements, error) = match workload.run(&env) {
                     Ok(m) => (m, None),
                     Err(e) => (e.partial, Some(e.message)),
                 };
+                progress.end_round();
                 if measured || error.is_some() {
                     for (i, (m, entry)) in measurements.into_iter().zip(entries.iter_mut()).enumerate() {
                         store.add_measurement(first_position + i, entry, entry.measurements.len(), &m);
@@ -134,8 +160,8 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
                 }
             }
             for entry in &entries {
-                for warning in crate::warnings::unstable(entry) {
-                    progress(&format!("warning: {warning}"));
+                if let Some(unstable) = crate::warnings::unstable(entry) {
+                    progress.unstable(unstable);
                 }
             }
             report.results.extend(entries);
@@ -155,7 +181,7 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     if let Some(state) = workdir.close() {
         // Something could not be undone (a busy mount): everything below it stays recorded.
         failure.get_or_insert_with(|| "teardown did not finish".to_string());
-        progress(&format!(
+        progress.notice(&format!(
             "kept {} and what it records: run `fsarena cleanup --workdir {}` once nothing holds the mount",
             state.display(),
             workdir_path.display()
@@ -168,17 +194,21 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     };
     let unstored = store.finish(&report);
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let bytes = plan.format.exporter(terminal).serialize(&report);
+    let exported = plan.format.exporter(terminal).export(std::slice::from_ref(&report));
     if let Some(path) = &plan.report {
         match crate::commands::write_report(std::slice::from_ref(&report), path) {
-            Ok(()) => progress(&format!(
+            Ok(()) => progress.event(&format!(
                 "report written to {}",
                 std::path::absolute(path).unwrap_or_else(|_| path.clone()).display()
             )),
-            Err(e) => progress(&format!("warning: {e:#}")),
+            Err(e) => progress.warn(&format!("{e:#}")),
         }
     }
-    let printed = crate::commands::print(&bytes);
+    // The live line goes before the report is printed (stdout may be the same terminal);
+    // the warnings come after it, once, where they are seen last.
+    progress.finish();
+    let printed = exported.map_err(|e| Failure::Run(e.into())).and_then(|bytes| crate::commands::print(&bytes));
+    progress.print_warnings();
     match signal.load(Ordering::Relaxed) {
         0 => {}
         sig => {
@@ -200,6 +230,12 @@ pub fn execute(plan: &Plan) -> Result<ExitCode, Failure> {
     }
 }
 
+/// Every round of `plan` with its estimated duration, for the plan line and the ETA.
+fn schedule(plan: &Plan) -> Schedule {
+    let estimates: Vec<_> = plan.steps.iter().map(|s| s.workload.estimate()).collect();
+    Schedule::new(plan.targets.len(), &estimates, plan.warmup + plan.repeat)
+}
+
 /// `--dry-run`: the plan, with labels and job names shown inert (they are user text).
 fn print_plan(plan: &Plan) -> Result<(), Failure> {
     use fsarena_core::printable;
@@ -217,6 +253,8 @@ fn print_plan(plan: &Plan) -> Result<(), Failure> {
         plan.warmup,
         plan.repeat
     ));
+    let total = schedule(plan).total();
+    out.push_str(&format!("duration: {}\n", crate::progress::duration_text(total)));
     for t in &plan.targets {
         out.push_str(&format!("  target {} ({})\n", printable(t.label()), t.kind()));
     }
@@ -249,32 +287,36 @@ struct CacheControl {
 }
 
 impl CacheControl {
-    fn drop(&mut self, progress: &dyn Fn(&str)) {
+    /// Warnings go to `progress`, which prints each once at the end.
+    fn drop(&mut self, progress: &Progress) {
         if !self.enabled {
             return;
         }
         if fsarena_target::sys::is_root() {
             if let Err(e) = fsarena_target::sys::drop_caches() {
-                progress(&format!("warning: {e}"));
+                progress.warn(&format!("cannot drop the page cache before a repetition: {e}"));
             }
         } else if !self.warned {
             self.warned = true;
-            progress("warning: not root, so the page cache is not dropped before each repetition; results may come from the cache (run as root, or pass --no-drop-caches to silence this)");
+            progress.warn("not root, so the page cache is not dropped before each repetition; results may come from the cache (run as root, or pass --no-drop-caches to silence this)");
         }
     }
 }
 
 /// The first SIGINT or SIGTERM stops the workloads; the runner then tears down as usual and
-/// exits 128+signal. A second one does not wait for the workloads any longer: it tears down
-/// at once, from this thread, and exits. Teardown is never skipped: there is no exit without it.
+/// exits 128+signal. A second one does not wait for the workloads any longer: it removes the
+/// live line, tears down at once, from this thread, and exits. Teardown is never skipped:
+/// there is no exit without it.
 fn watch_signals(
     stop: &Arc<AtomicBool>,
     signal: &Arc<AtomicUsize>,
     emergency: &Arc<OnceLock<fsarena_target::Emergency>>,
+    progress: &Progress,
 ) -> Result<(), Failure> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| Failure::Run(e.into()))?;
     let (stop, signal, emergency) = (Arc::clone(stop), Arc::clone(signal), Arc::clone(emergency));
+    let progress = progress.clone();
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
@@ -282,8 +324,13 @@ fn watch_signals(
                 signal.store(sig as usize, Ordering::SeqCst);
                 stop.store(true, Ordering::SeqCst);
                 if count == 0 {
+                    progress.event(
+                        "interrupted: stopping the workloads, then tearing down (interrupt again to tear down at once)",
+                    );
                     continue;
                 }
+                // This thread's lines would be drawn over by the live line's tick: remove it.
+                progress.finish();
                 eprintln!("fsarena: second interrupt: tearing down now");
                 let code = 128 + sig;
                 match emergency.get() {

@@ -4,7 +4,10 @@
 //! that cross crate boundaries.
 
 pub mod error;
+pub mod fio;
+pub mod histogram;
 pub mod measurement;
+pub mod option;
 pub mod run;
 pub mod spec;
 pub mod sweep;
@@ -12,7 +15,9 @@ pub mod text;
 pub mod units;
 
 pub use error::InputError;
-pub use measurement::{Better, DirectionResult, JobResult, LatencySummary, Measurement, Metric, SeriesSummary};
+pub use fio::{DirectionResult, FioDetail, JobResult};
+pub use histogram::LatencyHistogram;
+pub use measurement::{Better, LatencySummary, Measurement, Metric, SeriesSummary};
 pub use run::Param;
 pub use spec::Spec;
 pub use text::{did_you_mean, printable};

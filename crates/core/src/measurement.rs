@@ -1,11 +1,14 @@
 //! What one repetition of one workload on one target produced.
 //!
 //! Every workload returns a [`Measurement`]; statistics, storage and reports work on this shape
-//! alone. The `io` workload also fills [`Measurement::jobs`] with fio-style per-job detail,
-//! which the fio-json exporter and the human summary use.
+//! alone: named metrics, a latency histogram per operation kind and exact counters, which
+//! [`Measurement::merge`] combines. The `io` workload also fills [`Measurement::fio`] with
+//! fio-style per-job detail, which only the fio-json exporters and the human summary read.
 
-use crate::Nanos;
+use crate::fio::{FioDetail, JobResult};
+use crate::LatencyHistogram;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Whether a larger value of a metric is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,97 +68,61 @@ pub struct SeriesSummary {
     pub samples: u64,
 }
 
-/// One direction (read, write or trim) of one job or group.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DirectionResult {
-    /// Bytes transferred in the measured phase.
-    pub io_bytes: u64,
-    /// Completed I/Os in the measured phase.
-    pub total_ios: u64,
-    /// I/Os that transferred less than asked.
-    pub short_ios: u64,
-    /// Measured time of this direction (ramp and layout excluded).
-    pub runtime: Nanos,
-    /// Completion latency (the syscall, for synchronous engines).
-    pub clat: LatencySummary,
-    /// Bytes per second, one value per whole second of the measured phase.
-    pub bw_series: Vec<f64>,
-    /// I/Os per second, one value per whole second of the measured phase.
-    pub iops_series: Vec<f64>,
-}
-
-impl DirectionResult {
-    /// Bytes per second over the runtime; 0 when nothing ran.
-    pub fn bw_bytes(&self) -> f64 {
-        if self.runtime.0 == 0 {
-            0.0
-        } else {
-            self.io_bytes as f64 * 1e9 / self.runtime.0 as f64
-        }
-    }
-    /// I/Os per second over the runtime; 0 when nothing ran.
-    pub fn iops(&self) -> f64 {
-        if self.runtime.0 == 0 {
-            0.0
-        } else {
-            self.total_ios as f64 * 1e9 / self.runtime.0 as f64
-        }
-    }
-}
-
-/// One fio-style job (or one reporting group under `group_reporting`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct JobResult {
-    /// The job's name (`[section]` of a fio job file).
-    pub name: String,
-    /// fio's `groupid`: jobs separated by `stonewall`/`new_group` get different groups.
-    pub group_id: u32,
-    /// How many job clones this result covers (numjobs under group_reporting).
-    pub clones: u32,
-    /// The job's options as given, values as strings (fio's `"job options"`).
-    pub options: Vec<(String, String)>,
-    /// Reads.
-    pub read: DirectionResult,
-    /// Writes.
-    pub write: DirectionResult,
-    /// Trims (none yet; kept for fio's shape).
-    pub trim: DirectionResult,
-    /// fsync/fdatasync latency.
-    pub sync: LatencySummary,
-    /// Wall time of the measured phase.
-    pub job_runtime: Nanos,
-    /// Time spent laying out files before the measured phase.
-    pub layout_time: Nanos,
-    /// Bytes written to lay out files.
-    pub layout_bytes: u64,
-    /// Time spent in the verify pass.
-    pub verify_time: Nanos,
-    /// User CPU time over the measured phase, percent of `job_runtime` (per clone, as fio).
-    pub usr_cpu: f64,
-    /// System CPU time, likewise.
-    pub sys_cpu: f64,
-    /// Voluntary plus involuntary context switches.
-    pub ctx: u64,
-    /// Major page faults.
-    pub majf: u64,
-    /// Minor page faults.
-    pub minf: u64,
-    /// errno of the first error, 0 if none (fio's `error`).
-    pub error: i32,
-    /// The first error, in words.
-    pub error_message: Option<String>,
-}
-
 /// What one repetition of one workload on one target produced.
+///
+/// Stored as JSON (the store's `measurements.data`); every field added since schema 1 has a
+/// default, so older stored measurements still read (see [`Stored`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "Stored")]
 pub struct Measurement {
     /// Named figures (`read_iops`, `read_lat_p99`, `cpu_usr`, ...).
     pub metrics: Vec<Metric>,
-    /// fio-style per-job detail (the `io` workload only).
-    pub jobs: Vec<JobResult>,
+    /// Latency per operation kind, named as the metrics derived from it are prefixed:
+    /// `read`, `write`, `sync` for `io`; `file_creation`, `file_stat`, ... for `meta`. Each
+    /// holds every sample of the measured phase over all threads (error bound: see
+    /// [`LatencyHistogram`]). Empty in runs stored before histograms were kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub latency: BTreeMap<String, LatencyHistogram>,
+    /// Exact totals of countable things (`read_ios`, `read_bytes`, `write_ios`, ...), which
+    /// add up when measurements merge.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, u64>,
+    /// fio-style per-job detail: the `io` workload only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio: Option<FioDetail>,
     /// False when the workload stopped early (error or interrupt): the figures cover only
     /// what ran.
     pub complete: bool,
+}
+
+/// How a measurement reads from storage: today's fields, plus schema 1-3's `jobs` (fio's
+/// per-job detail, then a field of the measurement itself), moved into [`Measurement::fio`].
+#[derive(Deserialize)]
+struct Stored {
+    #[serde(default)]
+    metrics: Vec<Metric>,
+    #[serde(default)]
+    latency: BTreeMap<String, LatencyHistogram>,
+    #[serde(default)]
+    counters: BTreeMap<String, u64>,
+    #[serde(default)]
+    fio: Option<FioDetail>,
+    /// Schema 1-3.
+    #[serde(default)]
+    jobs: Vec<JobResult>,
+    #[serde(default)]
+    complete: bool,
+}
+
+impl From<Stored> for Measurement {
+    fn from(s: Stored) -> Self {
+        let fio = match s.fio {
+            Some(detail) => Some(detail),
+            None if !s.jobs.is_empty() => Some(FioDetail { jobs: s.jobs }),
+            None => None,
+        };
+        Measurement { metrics: s.metrics, latency: s.latency, counters: s.counters, fio, complete: s.complete }
+    }
 }
 
 impl Measurement {
@@ -167,5 +134,174 @@ impl Measurement {
     /// Adds a metric.
     pub fn push(&mut self, name: &str, unit: &str, better: Better, value: f64) {
         self.metrics.push(Metric { name: name.to_string(), unit: unit.to_string(), better, value });
+    }
+
+    /// The latency histogram of operation kind `op`.
+    pub fn latency(&self, op: &str) -> Option<&LatencyHistogram> {
+        self.latency.get(op)
+    }
+
+    /// Adds the samples of `h` to operation kind `op` (exact); an empty `h` adds nothing.
+    pub fn add_latency(&mut self, op: &str, h: &LatencyHistogram) {
+        if !h.is_empty() {
+            self.latency.entry(op.to_string()).or_default().merge(h);
+        }
+    }
+
+    /// Adds `n` to counter `name`.
+    pub fn count(&mut self, name: &str, n: u64) {
+        let c = self.counters.entry(name.to_string()).or_default();
+        *c = c.saturating_add(n);
+    }
+
+    /// fio's per-job detail (empty for workloads other than `io`).
+    pub fn jobs(&self) -> &[JobResult] {
+        self.fio.as_ref().map_or(&[], |d| d.jobs.as_slice())
+    }
+
+    /// fio's per-job detail to fill or edit (an empty one is created if there is none).
+    pub fn jobs_mut(&mut self) -> &mut Vec<JobResult> {
+        &mut self.fio.get_or_insert_with(FioDetail::default).jobs
+    }
+
+    /// Combines `other`, measured side by side with `self` (another job of a group, another
+    /// host of a multi-host run), into one measurement of both.
+    ///
+    /// Exact: the latency histograms (bucket counts, min, max, mean, stddev) and the
+    /// counters; metrics named `<op>_lat_<stat>` (`mean`, `min`, `max`, `p50`, `p99`, `p999`,
+    /// `pNN`) of an operation kind with a histogram, which are recomputed from the merged
+    /// histogram (to its stated bound). Added: rates (unit `.../s`) and counts (`items`,
+    /// `bytes`, `ops`), exact when the parts ran over the same interval, as fio's
+    /// `group_reporting` and mdtest's aggregate rates assume. Any other metric present in both
+    /// (a percentage such as `cpu_usr`) becomes the mean of the two: an approximation.
+    /// fio's per-job detail lists the jobs of both; `complete` only if both were.
+    pub fn merge(&mut self, other: &Measurement) {
+        for (op, h) in &other.latency {
+            self.add_latency(op, h);
+        }
+        for (name, n) in &other.counters {
+            self.count(name, *n);
+        }
+        for theirs in &other.metrics {
+            match self.metrics.iter_mut().find(|m| m.name == theirs.name) {
+                Some(ours) => ours.value = combined(ours, theirs),
+                None => self.metrics.push(theirs.clone()),
+            }
+        }
+        for metric in &mut self.metrics {
+            if let Some(v) = histogram_figure(&self.latency, &metric.name) {
+                metric.value = v;
+            }
+        }
+        if let Some(theirs) = &other.fio {
+            self.fio.get_or_insert_with(FioDetail::default).jobs.extend(theirs.jobs.iter().cloned());
+        }
+        self.complete = self.complete && other.complete;
+    }
+}
+
+/// Two values of the same metric combined, by what the unit says it is.
+fn combined(ours: &Metric, theirs: &Metric) -> f64 {
+    let unit = ours.unit.as_str();
+    if unit.ends_with("/s") || matches!(unit, "items" | "bytes" | "ops") {
+        ours.value + theirs.value
+    } else {
+        (ours.value + theirs.value) / 2.0
+    }
+}
+
+/// The value of a metric named `<op>_lat_<stat>` computed from `op`'s histogram, when there
+/// is one.
+fn histogram_figure(latency: &BTreeMap<String, LatencyHistogram>, name: &str) -> Option<f64> {
+    let (op, stat) = name.rsplit_once("_lat_")?;
+    let h = latency.get(op)?;
+    match stat {
+        "mean" => Some(h.mean()),
+        "min" => Some(h.min() as f64),
+        "max" => Some(h.max() as f64),
+        "p999" => Some(h.percentile(99.9) as f64),
+        _ => {
+            let digits = stat.strip_prefix('p')?;
+            let p: f64 = digits.parse().ok()?;
+            (p <= 100.0).then(|| h.percentile(p) as f64)
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A measurement of `samples` on op `read`, with the metrics io derives from them.
+    fn measured(samples: &[u64], iops: f64) -> Measurement {
+        let mut m = Measurement { complete: true, ..Default::default() };
+        let h = LatencyHistogram::of(samples.iter().copied());
+        m.push("read_iops", "ops/s", Better::Higher, iops);
+        m.push("read_lat_p99", "ns", Better::Lower, h.percentile(99.0) as f64);
+        m.push("read_lat_mean", "ns", Better::Lower, h.mean());
+        m.push("cpu_usr", "%", Better::Lower, iops / 100.0);
+        m.add_latency("read", &h);
+        m.count("read_ios", samples.len() as u64);
+        m
+    }
+
+    #[test]
+    fn merge_is_exact_for_histograms_counters_and_latency_metrics() {
+        let fast: Vec<u64> = (1..=900).map(|i| 1_000 + i).collect();
+        let slow: Vec<u64> = (1..=100).map(|i| 90_000 + i * 7).collect();
+        let mut a = measured(&fast, 1000.0);
+        let b = measured(&slow, 10.0);
+        a.merge(&b);
+        let all: Vec<u64> = fast.iter().chain(&slow).copied().collect();
+        let one = LatencyHistogram::of(all.iter().copied());
+        assert_eq!(a.latency("read"), Some(&one));
+        assert_eq!(a.counters["read_ios"], 1000);
+        // Recomputed from the merged histogram, not averaged: p99 is in the slow job's range.
+        assert_eq!(a.metric("read_lat_p99").unwrap().value, one.percentile(99.0) as f64);
+        assert!(a.metric("read_lat_p99").unwrap().value > 90_000.0);
+        assert_eq!(a.metric("read_lat_mean").unwrap().value, one.mean());
+        // Rates add; a percentage is averaged.
+        assert_eq!(a.metric("read_iops").unwrap().value, 1010.0);
+        assert_eq!(a.metric("cpu_usr").unwrap().value, 5.05);
+        assert!(a.complete);
+        a.merge(&Measurement::default());
+        assert!(!a.complete);
+    }
+
+    #[test]
+    fn stored_measurements_of_schema_3_and_older_still_read() {
+        // Schema 1-3: fio's jobs at the top level, no histograms.
+        let old = r#"{"metrics":[{"name":"read_iops","unit":"ops/s","better":"higher","value":5.0}],
+            "jobs":[{"name":"seqread","group_id":0,"clones":1,"options":[],
+              "read":{"io_bytes":4096,"total_ios":1,"short_ios":0,"runtime":1000,
+                "clat":{"min":7,"max":7,"mean":7.0,"stddev":0.0,"samples":1,"percentiles":[[50.0,7]]},
+                "bw_series":[],"iops_series":[]},
+              "write":{"io_bytes":0,"total_ios":0,"short_ios":0,"runtime":0,
+                "clat":{"min":0,"max":0,"mean":0.0,"stddev":0.0,"samples":0,"percentiles":[]},
+                "bw_series":[],"iops_series":[]},
+              "trim":{"io_bytes":0,"total_ios":0,"short_ios":0,"runtime":0,
+                "clat":{"min":0,"max":0,"mean":0.0,"stddev":0.0,"samples":0,"percentiles":[]},
+                "bw_series":[],"iops_series":[]},
+              "sync":{"min":0,"max":0,"mean":0.0,"stddev":0.0,"samples":0,"percentiles":[]},
+              "job_runtime":1000,"layout_time":0,"layout_bytes":0,"verify_time":0,"usr_cpu":0.0,
+              "sys_cpu":0.0,"ctx":0,"majf":0,"minf":0,"error":0,"error_message":null}],
+            "complete":true}"#;
+        let m: Measurement = serde_json::from_str(old).unwrap();
+        assert_eq!(m.jobs().len(), 1);
+        assert_eq!(m.jobs()[0].read.clat.percentiles, [(50.0, 7)]);
+        assert!(m.latency.is_empty() && m.jobs()[0].read.clat_histogram.is_none());
+        // Written back, the detail is under "fio" and nothing is lost.
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains("\"fio\"") && !text.contains("\"jobs\":[{\"name\":\"seqread\"},"));
+        assert_eq!(serde_json::from_str::<Measurement>(&text).unwrap(), m);
+    }
+
+    #[test]
+    fn a_measurement_with_histograms_round_trips() {
+        let m = measured(&[5, 500, 5_000, 50_000], 4.0);
+        let back: Measurement = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.latency("read").unwrap().percentile(99.0), m.latency("read").unwrap().percentile(99.0));
     }
 }

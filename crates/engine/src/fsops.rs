@@ -8,7 +8,9 @@
 //! one-component name (pass the directory's descriptor and the name). The methods are generic
 //! over the path type ([`rustix::path::Arg`]: `&str`, `&Path`, `&CStr`, ...), so a workload's
 //! loop is compiled for its backend and calls it without indirection; paths under 256 bytes
-//! are converted on the stack, not allocated.
+//! are converted on the stack, not allocated. The small writes and reads such a workload makes
+//! to the files it creates (mdtest's `-w`/`-e`, fs_mark's file data) go through it too, so one
+//! backend (psync today, io_uring next) serves a whole phase.
 
 use rustix::fd::{BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags, Stat};
@@ -44,6 +46,13 @@ pub trait FsOps: Send {
     fn readdir<P: Arg, F: FnMut(&CStr)>(&mut self, dir: BorrowedFd<'_>, path: P, each: F) -> io::Result<usize>;
     /// fsync(2) an open file or directory.
     fn fsync(&mut self, fd: BorrowedFd<'_>) -> io::Result<()>;
+    /// syncfs(2) the filesystem holding `fd` (fs_mark's `-S 2`).
+    fn syncfs(&mut self, fd: BorrowedFd<'_>) -> io::Result<()>;
+    /// write(2) at the file's offset: the data a metadata workload puts in the files it
+    /// creates (mdtest's `-w`, fs_mark's `-s`). Returns the bytes written, perhaps fewer.
+    fn write(&mut self, fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize>;
+    /// read(2) at the file's offset (mdtest's `-e`). Returns the bytes read, 0 at the end.
+    fn read(&mut self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize>;
 }
 
 /// The plain system calls, one per operation (the metadata side of `psync`).
@@ -115,6 +124,21 @@ impl FsOps for PsyncFsOps {
     fn fsync(&mut self, fd: BorrowedFd<'_>) -> io::Result<()> {
         Ok(rustix::fs::fsync(fd)?)
     }
+
+    #[inline]
+    fn syncfs(&mut self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        Ok(rustix::fs::syncfs(fd)?)
+    }
+
+    #[inline]
+    fn write(&mut self, fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
+        Ok(rustix::io::write(fd, buf)?)
+    }
+
+    #[inline]
+    fn read(&mut self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(rustix::io::read(fd, buf)?)
+    }
 }
 
 #[cfg(test)]
@@ -139,7 +163,9 @@ mod tests {
         // By directory descriptor and one-component names.
         ops.mkdir(dir, "d", Mode::from_raw_mode(0o755)).unwrap();
         let f = ops.create(dir, "a", rw, mode).unwrap();
+        assert_eq!(ops.write(f.as_fd(), b"abc").unwrap(), 3);
         ops.fsync(f.as_fd()).unwrap();
+        ops.syncfs(f.as_fd()).unwrap();
         assert_eq!(ops.create(dir, "a", rw, mode).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
         assert!(ops.stat(dir, "a", AtFlags::SYMLINK_NOFOLLOW).unwrap().st_mode & 0o170000 == 0o100000);
         ops.rename(dir, "a", dir, "b").unwrap();
@@ -147,7 +173,11 @@ mod tests {
         assert_eq!(ops.readdir(dir, ".", |n| names.push(n.to_string_lossy().into_owned())).unwrap(), 2);
         names.sort();
         assert_eq!(names, ["b", "d"]);
-        ops.open(dir, "b", OFlags::RDWR).unwrap();
+        let mut buf = [0u8; 8];
+        let b = ops.open(dir, "b", OFlags::RDWR).unwrap();
+        assert_eq!(ops.read(b.as_fd(), &mut buf).unwrap(), 3);
+        assert_eq!(&buf[..3], b"abc");
+        assert_eq!(ops.read(b.as_fd(), &mut buf).unwrap(), 0);
         ops.unlink(dir, "b").unwrap();
         assert_eq!(ops.stat(dir, "b", AtFlags::empty()).unwrap_err().kind(), io::ErrorKind::NotFound);
 

@@ -6,7 +6,7 @@
 //! 1700000000-42,ext4,"io:rw=randread,bs=4k",read_iops,ops/s,1,254000
 //! ```
 
-use crate::{Exporter, RunReport};
+use crate::{ExportError, Exporter, RunReport};
 
 /// The header row.
 const HEADER: [&str; 7] = ["run_id", "target", "workload", "metric", "unit", "repetition", "value"];
@@ -16,7 +16,8 @@ const HEADER: [&str; 7] = ["run_id", "target", "workload", "metric", "unit", "re
 pub struct Csv;
 
 impl Exporter for Csv {
-    fn serialize(&self, report: &RunReport) -> Vec<u8> {
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+        let report = crate::one_run(runs, "csv")?;
         let mut out = String::new();
         row(&mut out, &HEADER.map(String::from));
         for entry in &report.results {
@@ -41,7 +42,7 @@ impl Exporter for Csv {
                 }
             }
         }
-        out.into_bytes()
+        Ok(out.into_bytes())
     }
 }
 
@@ -91,14 +92,14 @@ mod tests {
             }],
             ..Default::default()
         };
-        let text = String::from_utf8(Csv.serialize(&report)).unwrap();
+        let text = String::from_utf8(Csv.export(std::slice::from_ref(&report)).unwrap()).unwrap();
         let expected = "run_id,target,workload,metric,unit,repetition,value\n\
             r1,\"say \"\"hi\"\", ext4\nnow\",\"io:rw=randread,bs=4k\",read_iops,ops/s,1,1.5\n\
             r1,\"say \"\"hi\"\", ext4\nnow\",\"io:rw=randread,bs=4k\",read_lat_p99,ns,1,\n\
             r1,\"say \"\"hi\"\", ext4\nnow\",\"io:rw=randread,bs=4k\",read_iops,ops/s,2,254000\n\
             r1,\"say \"\"hi\"\", ext4\nnow\",\"io:rw=randread,bs=4k\",read_lat_p99,ns,2,\n";
         assert_eq!(text, expected);
-        let empty = String::from_utf8(Csv.serialize(&RunReport::default())).unwrap();
+        let empty = String::from_utf8(Csv.export(&[RunReport::default()]).unwrap()).unwrap();
         assert_eq!(empty, "run_id,target,workload,metric,unit,repetition,value\n");
     }
 }

@@ -1,7 +1,7 @@
 //! fio's derived figures (rates, per-interval summaries, group share, latency buckets),
 //! computed once here so that the fio-json and human exporters print the same numbers.
 
-use fsarena_core::{DirectionResult, JobResult, LatencySummary, SeriesSummary};
+use fsarena_core::{DirectionResult, JobResult, LatencyHistogram, LatencySummary, SeriesSummary};
 use fsarena_stats::summarize_series;
 
 /// A data direction, in fio's order.
@@ -114,15 +114,109 @@ pub(crate) const LAT_MS_KEYS: [&str; 12] =
 /// `"2"` of `latency_us` holds `[1000, 2000)` ns (anything under 1 µs went to `latency_ns`).
 const LAT_BOUNDS: [f64; 11] = [0.0, 2.0, 4.0, 10.0, 20.0, 50.0, 100.0, 250.0, 500.0, 750.0, 1000.0];
 
-/// fio's `latency_ns`, `latency_us` and `latency_ms` distributions (percent of all read,
-/// write and trim I/Os), **estimated** from each direction's min, max and percentiles.
+/// fio's latency bins (`stat.h`): 64 linear buckets per power of two above 127 ns.
+const FIO_PLAT_BITS: u32 = 6;
+/// Buckets per group.
+const FIO_PLAT_VAL: u64 = 1 << FIO_PLAT_BITS;
+/// fio's bucket count; samples past its last group (2^34 ns) count in the last bucket.
+const FIO_PLAT_NR: u64 = 29 * FIO_PLAT_VAL;
+
+/// fio's `plat_val_to_idx`: the bin of a latency of `ns`.
+pub(crate) fn fio_bin_index(ns: u64) -> u64 {
+    let msb = 63 - u64::from((ns | 1).leading_zeros());
+    if msb <= u64::from(FIO_PLAT_BITS) {
+        return ns;
+    }
+    let error_bits = msb - u64::from(FIO_PLAT_BITS);
+    let base = (error_bits + 1) << FIO_PLAT_BITS;
+    let offset = (FIO_PLAT_VAL - 1) & (ns >> error_bits);
+    (base + offset).min(FIO_PLAT_NR - 1)
+}
+
+/// fio's `plat_idx_to_val`: the value a bin is reported at (its midpoint), the key of
+/// json+'s `bins`.
+pub(crate) fn fio_bin_value(index: u64) -> u64 {
+    if index < (FIO_PLAT_VAL << 1) {
+        return index;
+    }
+    let error_bits = (index >> FIO_PLAT_BITS) - 1;
+    let base = 1u64 << (error_bits + u64::from(FIO_PLAT_BITS));
+    let k = index % FIO_PLAT_VAL;
+    // fio computes `base + (k + 0.5) * 2^error_bits` in floating point and truncates;
+    // error_bits >= 1 here, so this integer form is the same value.
+    base + (2 * k + 1) * (1u64 << (error_bits - 1))
+}
+
+/// json+'s `bins` of `h`: (fio's bin value, count), non-empty bins in increasing order.
 ///
-/// fio counts every completion into these buckets; fsarena keeps a histogram instead and
-/// passes on only its percentiles, so we rebuild the cumulative distribution by linear
-/// interpolation between (min, 0%), each (value, p%) and (max, 100%). A bucket's share is
-/// then exact to within the spacing of the percentile list around it (at most 10 points
-/// between the 10th and 90th percentile, under 1 point in the tail), and the buckets still
-/// add up to 100%.
+/// Exact: our histogram's buckets are aligned power-of-two ranges at most half as wide as
+/// fio's above 255 ns, and single values below (see `LatencyHistogram`), so each of ours lies
+/// inside exactly one of fio's and its count goes there whole — the bins are what fio would
+/// have counted for the same samples. (A bucket that straddled two of fio's, from a coarser
+/// histogram stored by some other version, would go to the bin of its midpoint.)
+pub(crate) fn fio_bins(h: &LatencyHistogram) -> Vec<(u64, u64)> {
+    let mut bins: Vec<(u64, u64)> = Vec::new();
+    for b in h.buckets() {
+        let (lo, hi) = (fio_bin_index(b.low), fio_bin_index(b.high));
+        let index = if lo == hi { lo } else { fio_bin_index(b.low + (b.high - b.low) / 2) };
+        match bins.last_mut() {
+            Some((last, count)) if *last == index => *count += b.count,
+            _ => bins.push((index, b.count)),
+        }
+    }
+    bins.into_iter().map(|(index, count)| (fio_bin_value(index), count)).collect()
+}
+
+/// Which of fio's `latency_ns` / `latency_us` / `latency_ms` buckets a latency of `ns` falls
+/// in, as fio's `io_u_mark_lat_*` put it: (0 ns, 1 µs, 2 ms; index into that object's keys).
+fn fio_latency_bucket(ns: u64) -> (usize, usize) {
+    let (scale, value) = if ns < 1_000 {
+        (0, ns)
+    } else if ns < 1_000_000 {
+        (1, ns / 1_000)
+    } else {
+        (2, ns / 1_000_000)
+    };
+    // The first bound above the value, in the scale's own unit (LAT_BOUNDS[i + 1]).
+    let index = LAT_BOUNDS[1..].iter().position(|&b| (value as f64) < b).unwrap_or(10);
+    (scale, if scale == 2 && value >= 2_000 { 11 } else { index })
+}
+
+/// fio's `latency_ns`, `latency_us` and `latency_ms` distributions (percent of all read,
+/// write and trim I/Os) from the histograms of the job's directions.
+///
+/// Each of our buckets goes whole to the fio bucket of its midpoint. Below 256 ns our buckets
+/// are single values, so `latency_ns` is exact; above, only a bucket that straddles one of
+/// fio's decimal bounds (10 µs, 250 µs, ...) can be misplaced, and it holds only samples
+/// within 0.39% of that bound.
+pub(crate) fn latency_buckets_of(histograms: &[&LatencyHistogram]) -> ([f64; 10], [f64; 10], [f64; 12]) {
+    let mut counts = [[0u64; 12]; 3];
+    let mut total = 0u64;
+    for h in histograms {
+        for b in h.buckets() {
+            let (scale, index) = fio_latency_bucket(b.low + (b.high - b.low) / 2);
+            counts[scale][index] += b.count;
+            total += b.count;
+        }
+    }
+    let pct = |c: u64| if total == 0 { 0.0 } else { c as f64 * 100.0 / total as f64 };
+    let mut ns = [0.0; 10];
+    let mut us = [0.0; 10];
+    let mut ms = [0.0; 12];
+    ns.iter_mut().enumerate().for_each(|(i, v)| *v = pct(counts[0][i]));
+    us.iter_mut().enumerate().for_each(|(i, v)| *v = pct(counts[1][i]));
+    ms.iter_mut().enumerate().for_each(|(i, v)| *v = pct(counts[2][i]));
+    (ns, us, ms)
+}
+
+/// fio's `latency_ns`, `latency_us` and `latency_ms` distributions (percent of all read,
+/// write and trim I/Os), **estimated** from each direction's min, max and percentiles: for
+/// runs stored before histograms were kept (schema 3 and older).
+///
+/// We rebuild the cumulative distribution by linear interpolation between (min, 0%), each
+/// (value, p%) and (max, 100%). A bucket's share is then exact to within the spacing of the
+/// percentile list around it (at most 10 points between the 10th and 90th percentile, under
+/// 1 point in the tail), and the buckets still add up to 100%.
 pub(crate) fn latency_buckets(job: &JobResult) -> ([f64; 10], [f64; 10], [f64; 12]) {
     let parts: Vec<(f64, Vec<(f64, f64)>)> = Direction::ALL
         .iter()
@@ -230,6 +324,57 @@ mod tests {
         let fb = job_direction_figures(&jobs, &jobs[1], Direction::Read);
         assert!((fa.bw_agg - 75.0).abs() < 1e-9);
         assert!((fa.bw_agg + fb.bw_agg - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fio_bins_follow_fio_index_arithmetic() {
+        // Exact below 128 ns; the reference's example: 7,054 ns is reported in bin 7072.
+        assert_eq!((fio_bin_index(0), fio_bin_index(127)), (0, 127));
+        assert_eq!(fio_bin_value(fio_bin_index(7054)), 7072);
+        assert_eq!(fio_bin_index(7054), 494);
+        // 128..255 ns: buckets of 2, reported at their midpoint.
+        assert_eq!((fio_bin_index(128), fio_bin_index(129), fio_bin_value(128)), (128, 128, 129));
+        // Past 2^34 ns everything is in the last bin.
+        assert_eq!(fio_bin_index(1 << 40), FIO_PLAT_NR - 1);
+        // Each bin's value maps back to the bin.
+        for index in 0..FIO_PLAT_NR {
+            assert_eq!(fio_bin_index(fio_bin_value(index)), index, "bin {index}");
+        }
+    }
+
+    #[test]
+    fn fio_bins_equal_fio_counting_each_sample() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let samples: Vec<u64> = (0..50_000)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Every scale: exact ns, µs, ms and beyond fio's last group.
+                [x % 300, 1_000 + x % 90_000, 1_000_000 + x % 50_000_000, 1 << 35][i % 4]
+            })
+            .collect();
+        let h = LatencyHistogram::of(samples.iter().copied());
+        let mut want: std::collections::BTreeMap<u64, u64> = Default::default();
+        for &s in &samples {
+            *want.entry(fio_bin_index(s)).or_default() += 1;
+        }
+        let want: Vec<(u64, u64)> = want.into_iter().map(|(i, c)| (fio_bin_value(i), c)).collect();
+        assert_eq!(fio_bins(&h), want);
+    }
+
+    #[test]
+    fn exact_latency_buckets_count_each_sample_once() {
+        // 3 ns -> latency_ns "4"; 1.5 µs -> latency_us "2"; 12 ms -> latency_ms "20";
+        // 3 s -> latency_ms ">=2000".
+        let h = LatencyHistogram::of([3, 1_500, 12_000_000, 3_000_000_000]);
+        let (ns, us, ms) = latency_buckets_of(&[&h]);
+        assert_eq!(ns[1], 25.0);
+        assert_eq!(us[0], 25.0);
+        assert_eq!(ms[3], 25.0);
+        assert_eq!(ms[11], 25.0);
+        let sum: f64 = ns.iter().chain(&us).chain(&ms).sum();
+        assert!((sum - 100.0).abs() < 1e-9);
     }
 
     #[test]

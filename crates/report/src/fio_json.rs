@@ -1,13 +1,24 @@
-//! fio's JSON output shape (`--output-format=json` of fio 3.42), so that scripts written for
-//! fio keep working: same keys, same order, same units (`bw` in KiB/s, latencies in ns).
+//! fio's JSON output shape (`--output-format=json` and `json+` of fio 3.42), so that scripts
+//! written for fio keep working: same keys, same order, same units (`bw` in KiB/s, latencies
+//! in ns).
+//!
+//! Latency figures come from each job's stored histogram (`fsarena_core::fio::job_latency`),
+//! for a fresh run and a stored one alike: `clat_ns.percentile` is the histogram's percentile
+//! (the same number as the human summary and the `*_lat_p99` metrics), json+'s
+//! `clat_ns.bins` are fio's own bins counted exactly from it (`fio_figures::fio_bins`), and
+//! `latency_ns/us/ms` are counted from it. Runs stored before histograms were kept print
+//! their stored percentiles, estimated `latency_*` shares and no bins.
 //!
 //! The key order follows `show_thread_status_json` and `add_ddir_status_json` in fio's
 //! `stat.c`; serde_json's `preserve_order` feature keeps insertion order. Whitespace and float
 //! formatting are serde_json's (fio prints `"key" : 1.000000`), which JSON parsers ignore.
 
-use crate::fio_figures::{job_direction_figures, latency_buckets, Direction, LAT_KEYS, LAT_MS_KEYS};
+use crate::fio_figures::{
+    fio_bins, job_direction_figures, latency_buckets, latency_buckets_of, Direction, LAT_KEYS, LAT_MS_KEYS,
+};
 use crate::{Exporter, RunReport};
-use fsarena_core::{JobResult, LatencySummary};
+use fsarena_core::fio::job_latency;
+use fsarena_core::{JobResult, LatencyHistogram, LatencySummary, Measurement};
 use serde_json::{json, Map, Value};
 
 /// Writes `io` results in fio's JSON shape (`jobs[].read.iops`, `clat_ns.percentile`, ...).
@@ -15,15 +26,23 @@ use serde_json::{json, Map, Value};
 pub struct FioJson;
 
 impl Exporter for FioJson {
-    fn serialize(&self, report: &RunReport) -> Vec<u8> {
-        let mut out = serde_json::to_vec_pretty(&document(report)).unwrap_or_default();
-        out.push(b'\n');
-        out
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, crate::ExportError> {
+        crate::pretty_json(&document(crate::one_run(runs, "fio-json")?, false), "fio-json")
     }
 }
 
-/// The whole fio document.
-fn document(report: &RunReport) -> Value {
+/// Writes fio's json+ shape: fio-json plus `clat_ns.bins` (`{"<bin value ns>": count}`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FioJsonPlus;
+
+impl Exporter for FioJsonPlus {
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, crate::ExportError> {
+        crate::pretty_json(&document(crate::one_run(runs, "fio-json+")?, true), "fio-json+")
+    }
+}
+
+/// The whole fio document; `plus` adds json+'s bins.
+fn document(report: &RunReport, plus: bool) -> Value {
     // fio stamps the time it prints the results; a report may be rendered long after the run
     // (from the store), so the run's start is the only stable time we have.
     let ms = report.started_unix_ms;
@@ -36,21 +55,28 @@ fn document(report: &RunReport) -> Value {
         root.insert("global options".into(), string_map(&report.global_options));
     }
     let mut jobs = Vec::new();
-    // Each entry ran on its own (another target or workload), as jobs after a `stonewall`
+    // Each workload ran on its own (another target or workload), as jobs after a `stonewall`
     // do in fio, so each gets group ids of its own: its jobs' ids shifted past the previous
-    // entry's. A single entry keeps its ids unchanged.
-    let mut group_offset = 0;
+    // workload's. The parts of one workload (a job file's jobs) keep the ids the file gave
+    // them, shifted together; a single workload keeps its ids unchanged.
+    let (mut base, mut next_free) = (0, 0);
+    let mut previous: Option<(&str, String)> = None;
     for entry in &report.results {
         let Some(m) = entry.measurements.last() else {
             continue;
         };
+        let key = (entry.target_label.as_str(), entry.workload_title());
+        if entry.part.is_none() || previous.as_ref() != Some(&key) {
+            base = next_free;
+        }
+        previous = Some(key);
         let title = entry.title();
-        for job in &m.jobs {
-            let context =
-                JobContext { group: &m.jobs, group_id: group_offset + job.group_id, start_ms: ms, desc: &title };
+        for job in m.jobs() {
+            let group_id = base + job.group_id;
+            next_free = next_free.max(group_id + 1);
+            let context = JobContext { m, group_id, start_ms: ms, desc: &title, plus };
             jobs.push(job_object(job, &context));
         }
-        group_offset += m.jobs.iter().map(|j| j.group_id + 1).max().unwrap_or(0);
     }
     root.insert("jobs".into(), Value::Array(jobs));
     Value::Object(root)
@@ -58,19 +84,27 @@ fn document(report: &RunReport) -> Value {
 
 /// What a job's JSON needs from around the job.
 struct JobContext<'a> {
-    /// The jobs of the same measurement, for group shares of bandwidth.
-    group: &'a [JobResult],
+    /// The job's measurement: its other jobs (group shares of bandwidth), its histograms.
+    m: &'a Measurement,
     /// The job's group id in the document.
     group_id: u32,
     /// `job_start`, unix ms.
     start_ms: u64,
     /// fio's optional `"desc"` (`description=`): which target and workload ran the job.
     desc: &'a str,
+    /// json+: latency objects with percentiles get their `bins`.
+    plus: bool,
+}
+
+impl JobContext<'_> {
+    /// The histogram of `op` of `job`, when the run kept it.
+    fn histogram<'h>(&'h self, job: &'h JobResult, op: &str) -> Option<&'h LatencyHistogram> {
+        job_latency(self.m, job, op)
+    }
 }
 
 /// One element of `"jobs"` (`show_thread_status_json`).
 fn job_object(job: &JobResult, context: &JobContext) -> Value {
-    let group = context.group;
     let mut o = Map::new();
     o.insert("jobname".into(), json!(job.name));
     o.insert("groupid".into(), json!(context.group_id));
@@ -80,9 +114,10 @@ fn job_object(job: &JobResult, context: &JobContext) -> Value {
     o.insert("elapsed".into(), json!(job.job_runtime.0.div_ceil(1_000_000_000)));
     o.insert("job options".into(), string_map(&job.options));
     for d in Direction::ALL {
-        o.insert(d.name().into(), direction_object(job, group, d));
+        o.insert(d.name().into(), direction_object(job, context, d));
     }
-    o.insert("sync".into(), json!({ "total_ios": job.sync.samples, "lat_ns": latency_object(&job.sync, true) }));
+    let sync = latency_object(&job.sync, context.histogram(job, "sync"), true, context.plus);
+    o.insert("sync".into(), json!({ "total_ios": job.sync.samples, "lat_ns": sync }));
     o.insert("job_runtime".into(), json!(job.job_runtime.as_millis()));
     o.insert("usr_cpu".into(), json!(finite(job.usr_cpu)));
     o.insert("sys_cpu".into(), json!(finite(job.sys_cpu)));
@@ -101,8 +136,11 @@ fn job_object(job: &JobResult, context: &JobContext) -> Value {
     o.insert("iodepth_submit".into(), percent_map(&batch_keys, |i| if i == 1 { full } else { 0.0 }));
     o.insert("iodepth_complete".into(), percent_map(&batch_keys, |i| if i == 1 { full } else { 0.0 }));
 
-    // Estimated from the percentiles; see `latency_buckets`.
-    let (ns, us, ms) = latency_buckets(job);
+    // Counted from the histograms; estimated from the percentiles for runs stored without.
+    let active: Vec<Direction> = Direction::ALL.iter().copied().filter(|d| d.of(job).clat.samples > 0).collect();
+    let histograms: Vec<&LatencyHistogram> = active.iter().filter_map(|d| context.histogram(job, d.name())).collect();
+    let (ns, us, ms) =
+        if histograms.len() == active.len() { latency_buckets_of(&histograms) } else { latency_buckets(job) };
     o.insert("latency_ns".into(), percent_map(&LAT_KEYS, |i| ns[i]));
     o.insert("latency_us".into(), percent_map(&LAT_KEYS, |i| us[i]));
     o.insert("latency_ms".into(), percent_map(&LAT_MS_KEYS, |i| ms[i]));
@@ -117,9 +155,10 @@ fn job_object(job: &JobResult, context: &JobContext) -> Value {
 }
 
 /// `"read"`, `"write"` or `"trim"` (`add_ddir_status_json`).
-fn direction_object(job: &JobResult, group: &[JobResult], d: Direction) -> Value {
+fn direction_object(job: &JobResult, context: &JobContext, d: Direction) -> Value {
     let dir = d.of(job);
-    let f = job_direction_figures(group, job, d);
+    let f = job_direction_figures(context.m.jobs(), job, d);
+    let histogram = context.histogram(job, d.name());
     let mut o = Map::new();
     o.insert("io_bytes".into(), json!(dir.io_bytes));
     o.insert("io_kbytes".into(), json!(dir.io_bytes >> 10));
@@ -133,9 +172,9 @@ fn direction_object(job: &JobResult, group: &[JobResult], d: Direction) -> Value
     // Synchronous engines: submission is the syscall itself, so slat is 0 (fio records none
     // for sync engines either) and lat equals clat. fio's default lat_percentiles=0 leaves
     // the percentiles out of lat_ns.
-    o.insert("slat_ns".into(), latency_object(&LatencySummary::default(), false));
-    o.insert("clat_ns".into(), latency_object(&dir.clat, true));
-    o.insert("lat_ns".into(), latency_object(&dir.clat, false));
+    o.insert("slat_ns".into(), latency_object(&LatencySummary::default(), None, false, false));
+    o.insert("clat_ns".into(), latency_object(&dir.clat, histogram, true, context.plus));
+    o.insert("lat_ns".into(), latency_object(&dir.clat, None, false, false));
     // fio's bw_min/bw_max/iops_min/iops_max are unsigned integers: truncate as C does.
     o.insert("bw_min".into(), json!(f.bw_samples.min as u64));
     o.insert("bw_max".into(), json!(f.bw_samples.max as u64));
@@ -151,8 +190,15 @@ fn direction_object(job: &JobResult, group: &[JobResult], d: Direction) -> Value
     Value::Object(o)
 }
 
-/// `{"min", "max", "mean", "stddev", "N", ["percentile"]}` (`add_ddir_lat_json`).
-fn latency_object(l: &LatencySummary, with_percentiles: bool) -> Value {
+/// `{"min", "max", "mean", "stddev", "N", ["percentile"], ["bins"]}` (`add_ddir_lat_json`):
+/// percentiles from `histogram` when the run kept it, else as stored in `l`; json+'s `bins`
+/// (`plus`) only beside percentiles and only from a histogram, as fio prints them.
+fn latency_object(
+    l: &LatencySummary,
+    histogram: Option<&LatencyHistogram>,
+    with_percentiles: bool,
+    plus: bool,
+) -> Value {
     let mut o = Map::new();
     let empty = l.samples == 0;
     o.insert("min".into(), json!(if empty { 0 } else { l.min }));
@@ -163,7 +209,10 @@ fn latency_object(l: &LatencySummary, with_percentiles: bool) -> Value {
     if with_percentiles && !empty {
         let mut p = Map::new();
         // fio sorts its percentile list before walking the histogram.
-        let mut list = l.percentiles.clone();
+        let mut list: Vec<(f64, u64)> = match histogram {
+            Some(h) => l.percentiles.iter().map(|&(p, _)| (p, h.percentile(p))).collect(),
+            None => l.percentiles.clone(),
+        };
         list.sort_by(|a, b| a.0.total_cmp(&b.0));
         for (pct, value) in list {
             // fio formats the keys with "%f": "99.000000".
@@ -171,6 +220,10 @@ fn latency_object(l: &LatencySummary, with_percentiles: bool) -> Value {
         }
         if !p.is_empty() {
             o.insert("percentile".into(), Value::Object(p));
+        }
+        if let (true, Some(h)) = (plus, histogram) {
+            let bins = fio_bins(h).into_iter().map(|(value, count)| (value.to_string(), json!(count))).collect();
+            o.insert("bins".into(), Value::Object(bins));
         }
     }
     Value::Object(o)
@@ -260,6 +313,7 @@ mod tests {
                         .map(|&p| (p, (p * 1000.0).round() as u64 + 8000))
                         .collect(),
                 },
+                clat_histogram: None,
                 bw_series: vec![293_737.0 * 1024.0, 360_239.0 * 1024.0],
                 iops_series: vec![4589.0, 5628.0],
             },
@@ -272,7 +326,11 @@ mod tests {
     }
 
     fn sample_report() -> RunReport {
-        let mut m = Measurement { jobs: vec![sample_job()], complete: true, ..Default::default() };
+        let mut m = Measurement {
+            fio: Some(fsarena_core::FioDetail { jobs: vec![sample_job()] }),
+            complete: true,
+            ..Default::default()
+        };
         m.push("read_iops", "ops/s", fsarena_core::Better::Higher, 5099.5);
         RunReport {
             id: "run-1".into(),
@@ -292,7 +350,7 @@ mod tests {
     }
 
     fn parse(report: &RunReport) -> Value {
-        let bytes = FioJson.serialize(report);
+        let bytes = FioJson.export(std::slice::from_ref(report)).unwrap();
         assert_eq!(bytes.last(), Some(&b'\n'));
         serde_json::from_slice(&bytes).unwrap()
     }
@@ -439,7 +497,7 @@ mod tests {
     #[test]
     fn errors_and_sync_latency_are_reported() {
         let mut report = sample_report();
-        let job = &mut report.results[0].measurements[1].jobs[0];
+        let job = &mut report.results[0].measurements[1].jobs_mut()[0];
         job.error = 28;
         job.error_message = Some("No space left on device".into());
         job.sync =
@@ -458,7 +516,7 @@ mod tests {
         second.target_label = "xfs".into();
         let mut stonewalled = sample_job();
         stonewalled.group_id = 1;
-        second.measurements[1].jobs.push(stonewalled);
+        second.measurements[1].jobs_mut().push(stonewalled);
         report.results.push(second);
         let v = parse(&report);
         let jobs = v["jobs"].as_array().unwrap();
@@ -468,6 +526,91 @@ mod tests {
         assert_eq!(jobs[2]["desc"], "xfs · io");
         // Group shares are computed within an entry and a group.
         assert_eq!(jobs[1]["read"]["bw_agg"].as_f64(), Some(100.0));
+    }
+
+    /// A report whose one job was measured with histograms, as a fresh run is: `samples` on
+    /// reads, and 3 syncs.
+    fn report_with_histograms(samples: &[u64]) -> RunReport {
+        let h = LatencyHistogram::of(samples.iter().copied());
+        let sync = LatencyHistogram::of([900, 1_100, 250_000]);
+        let mut job = sample_job();
+        job.read.total_ios = h.len();
+        job.read.clat = h.summary(&fsarena_core::FIO_PERCENTILES);
+        job.sync = sync.summary(&fsarena_core::FIO_PERCENTILES);
+        let mut report = sample_report();
+        let m = &mut report.results[0].measurements[1];
+        *m.jobs_mut() = vec![job];
+        m.add_latency("read", &h);
+        m.add_latency("sync", &sync);
+        report
+    }
+
+    fn plus(report: &RunReport) -> Value {
+        serde_json::from_slice(&FioJsonPlus.export(std::slice::from_ref(report)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn json_plus_bins_come_from_the_histogram_and_sum_to_total_ios() {
+        let samples: Vec<u64> = (0..5_000u64).map(|i| 7_000 + (i * 7919) % 3_000_000).collect();
+        let report = report_with_histograms(&samples);
+        let v = plus(&report);
+        let clat = &v["jobs"][0]["read"]["clat_ns"];
+        assert_eq!(keys(clat), ["min", "max", "mean", "stddev", "N", "percentile", "bins"]);
+        let bins = clat["bins"].as_object().unwrap();
+        let total: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(total, v["jobs"][0]["read"]["total_ios"].as_u64().unwrap());
+        assert_eq!(total, 5_000);
+        // Keys are fio's bin values, in increasing order, each counting its samples exactly.
+        let values: Vec<u64> = bins.keys().map(|k| k.parse().unwrap()).collect();
+        assert!(values.windows(2).all(|w| w[0] < w[1]));
+        let in_first = samples
+            .iter()
+            .filter(|&&s| crate::fio_figures::fio_bin_value(crate::fio_figures::fio_bin_index(s)) == values[0])
+            .count();
+        assert_eq!(bins[&values[0].to_string()].as_u64(), Some(in_first as u64));
+        // Percentiles are the histogram's.
+        let h = LatencyHistogram::of(samples.iter().copied());
+        assert_eq!(clat["percentile"]["99.000000"].as_u64(), Some(h.percentile(99.0)));
+        // Sync latency has bins too (it has percentiles); lat_ns and slat_ns have neither.
+        let sync_bins = v["jobs"][0]["sync"]["lat_ns"]["bins"].as_object().unwrap();
+        assert_eq!(sync_bins.values().map(|c| c.as_u64().unwrap()).sum::<u64>(), 3);
+        assert!(v["jobs"][0]["read"]["lat_ns"].get("bins").is_none());
+        // Plain fio-json has no bins.
+        assert!(parse(&report)["jobs"][0]["read"]["clat_ns"].get("bins").is_none());
+        // latency_us / latency_ms are counted, not estimated: 7-10 µs, 10-20 µs, ... add up.
+        let job = &v["jobs"][0];
+        let lat_sum: f64 = ["latency_ns", "latency_us", "latency_ms"]
+            .iter()
+            .flat_map(|k| job[*k].as_object().unwrap().values().map(|v| v.as_f64().unwrap()))
+            .sum();
+        assert!((lat_sum - 100.0).abs() < 1e-4, "{lat_sum}");
+        let under_10us = samples.iter().filter(|&&s| s < 10_000).count() as f64 * 100.0 / 5_000.0;
+        assert!((job["latency_us"]["10"].as_f64().unwrap() - under_10us).abs() < 0.1, "{}", job["latency_us"]);
+    }
+
+    #[test]
+    fn several_jobs_use_their_own_histograms() {
+        let mut report = report_with_histograms(&[5_000, 6_000]);
+        let m = &mut report.results[0].measurements[1];
+        let mut second = m.jobs()[0].clone();
+        second.name = "clone2".into();
+        second.read.clat_histogram = Some(LatencyHistogram::of([1_000_000; 4]));
+        second.read.total_ios = 4;
+        m.jobs_mut()[0].read.clat_histogram = Some(LatencyHistogram::of([5_000, 6_000]));
+        m.jobs_mut().push(second);
+        let v = plus(&report);
+        let count = |j: usize| -> u64 {
+            v["jobs"][j]["read"]["clat_ns"]["bins"].as_object().unwrap().values().map(|c| c.as_u64().unwrap()).sum()
+        };
+        assert_eq!((count(0), count(1)), (2, 4));
+    }
+
+    #[test]
+    fn runs_stored_without_histograms_print_percentiles_and_no_bins() {
+        let v = plus(&sample_report());
+        let clat = &v["jobs"][0]["read"]["clat_ns"];
+        assert_eq!(clat["percentile"]["99.000000"], 107_000);
+        assert!(clat.get("bins").is_none());
     }
 
     #[test]

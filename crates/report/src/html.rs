@@ -1,11 +1,23 @@
 //! The HTML report: one self-contained file (styles inline, charts as inline SVG, no script,
-//! no font, image or any other outside request) with the runs, the environment per target, a
-//! comparison table per workload with best and worst highlighted, and the charts.
+//! no font, image or any other outside request) with the runs, the environment per target, an
+//! A/B section when it covers several runs, the sweeps, and a comparison table per result with
+//! the significantly best and worst highlighted, and the charts.
 
+use crate::ab::{compare_runs, AbComparison, AbVerdict};
 use crate::charts::Chart;
-use crate::model::{better_text, Mark, Model, Workload};
-use crate::{escape, humanize, RunReport};
+use crate::model::{better_text, Group, Mark, Model};
+use crate::{escape, humanize, ExportError, Exporter, RunReport};
 use std::fmt::Write as _;
+
+/// The HTML report as an [`Exporter`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Html;
+
+impl Exporter for Html {
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+        Ok(html_report(runs).into_bytes())
+    }
+}
 
 /// The report's styles: system fonts, a light theme, zebra tables.
 const STYLE: &str = r#"
@@ -37,6 +49,10 @@ th.num { text-align: right; }
 td.best { background: var(--best); color: var(--best-fg); font-weight: 600; }
 td.worst { background: var(--worst); color: var(--worst-fg); }
 td.differs { background: #fff8c5; }
+td.better { color: var(--best-fg); font-weight: 600; }
+td.worse { color: var(--worst-fg); font-weight: 600; }
+.ns { color: var(--muted); font-size: 12px; margin-left: 6px; }
+p.common code { white-space: normal; }
 .metric small { color: var(--muted); margin-left: 6px; }
 .badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; font-weight: 600; line-height: 20px; }
 .badge.ok { background: var(--best); color: var(--best-fg); }
@@ -83,19 +99,29 @@ pub fn html_report(runs: &[RunReport]) -> String {
     contents(&mut out, &model);
     environment_section(&mut out, runs);
     targets_section(&mut out, &model);
+    for (i, b) in runs.iter().enumerate().skip(1) {
+        if let Some(a) = runs.first() {
+            ab_section(&mut out, &compare_runs(a, b), i);
+        }
+    }
     for (i, sweep) in model.sweeps.iter().enumerate() {
         let _ = writeln!(out, "<section id=\"sweep-{}\"><h2>{}</h2>", i + 1, escape::html(&sweep.title()));
         let _ = writeln!(
             out,
-            "<p class=\"note\">Each metric against <code>{}</code> = {}: mean ± 95% confidence interval over the repetitions, one line per target.</p>",
-            escape::html(&sweep.param),
-            escape::html(&sweep.values.join(", "))
+            "<p class=\"note\">The headline rates against <code>{}</code> = {}: mean ± 95% confidence interval over the repetitions, one line per target.</p>",
+            escape::html(&sweep.key),
+            escape::html(&sweep.values_text())
         );
         chart_grid(&mut out, &sweep.charts(&model));
         out.push_str("</section>\n");
     }
-    for (i, workload) in model.workloads.iter().enumerate() {
-        workload_section(&mut out, &model, workload, i + 1);
+    if !model.common.is_empty() {
+        out.push_str("<section id=\"common\"><h2>Results</h2><p class=\"common\">Every result shares ");
+        let shared: Vec<String> = model.common.iter().map(|c| format!("<code>{}</code>", escape::html(c))).collect();
+        let _ = writeln!(out, "{}; each result below is named by what differs.</p></section>", shared.join("; "));
+    }
+    for (i, group) in model.results.iter().enumerate() {
+        result_section(&mut out, &model, group, i + 1);
     }
     let _ = writeln!(
         out,
@@ -116,17 +142,12 @@ pub(crate) fn utc(unix_ms: u64) -> String {
 /// The runs covered: id, start, complete or not, what ran.
 fn runs_section(out: &mut String, runs: &[RunReport]) {
     out.push_str("<section id=\"runs\"><h2>Runs</h2><div class=\"table-wrap\"><table>\n");
-    out.push_str("<thead><tr><th>run</th><th>started</th><th>status</th><th>targets</th><th>workloads</th><th class=\"num\">repetitions</th></tr></thead><tbody>\n");
+    out.push_str("<thead><tr><th>run</th><th>started</th><th>status</th><th>targets</th><th class=\"num\">results</th><th class=\"num\">repetitions</th></tr></thead><tbody>\n");
     for run in runs {
         let mut targets: Vec<&str> = Vec::new();
-        let mut workloads: Vec<String> = Vec::new();
         for e in &run.results {
             if !targets.contains(&e.target_label.as_str()) {
                 targets.push(&e.target_label);
-            }
-            let w = e.workload_title();
-            if !workloads.contains(&w) {
-                workloads.push(w);
             }
         }
         let reps: Vec<usize> = run.results.iter().map(|e| e.measurements.len()).collect();
@@ -138,11 +159,11 @@ fn runs_section(out: &mut String, runs: &[RunReport]) {
         };
         let _ = writeln!(
             out,
-            "<tr><td><code>{}</code></td><td>{}</td><td>{status}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            "<tr><td><code>{}</code></td><td>{}</td><td>{status}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             escape::html(&run.id_and_name()),
             utc(run.started_unix_ms),
             escape::html(&targets.join(", ")),
-            workloads.len(),
+            run.results.len(),
             if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") }
         );
     }
@@ -158,17 +179,23 @@ fn runs_section(out: &mut String, runs: &[RunReport]) {
     out.push_str("</section>\n");
 }
 
-/// Links to the sweeps and workloads.
+/// Links to the A/B sections, the sweeps and the results.
 fn contents(out: &mut String, model: &Model<'_>) {
-    if model.workloads.len() + model.sweeps.len() < 2 {
+    let comparisons = model.runs.len().saturating_sub(1);
+    if model.results.len() + model.sweeps.len() + comparisons < 2 {
         return;
     }
     out.push_str("<section><nav><h2>Contents</h2><ol>\n");
+    for (i, run) in model.runs.iter().enumerate().skip(1) {
+        let a = model.runs.first().map_or("", |r| r.handle());
+        let _ =
+            writeln!(out, "<li><a href=\"#ab-{i}\">A/B: {} → {}</a></li>", escape::html(a), escape::html(run.handle()));
+    }
     for (i, sweep) in model.sweeps.iter().enumerate() {
         let _ = writeln!(out, "<li><a href=\"#sweep-{}\">{}</a></li>", i + 1, escape::html(&sweep.title()));
     }
-    for (i, w) in model.workloads.iter().enumerate() {
-        let _ = writeln!(out, "<li><a href=\"#workload-{}\">{}</a></li>", i + 1, escape::html(&w.title));
+    for (i, g) in model.results.iter().enumerate() {
+        let _ = writeln!(out, "<li><a href=\"#result-{}\">{}</a></li>", i + 1, escape::html(&g.label()));
     }
     out.push_str("</ol></nav></section>\n");
 }
@@ -237,25 +264,41 @@ fn targets_section(out: &mut String, model: &Model<'_>) {
     out.push_str("</div></section>\n");
 }
 
-/// One workload: its comparison table and its charts.
-fn workload_section(out: &mut String, model: &Model<'_>, workload: &Workload<'_>, number: usize) {
-    let _ = write!(out, "<section id=\"workload-{number}\"><h2>{}", escape::html(&workload.title));
-    if !workload.complete() {
+/// One result: its comparison table and its charts.
+fn result_section(out: &mut String, model: &Model<'_>, group: &Group<'_>, number: usize) {
+    let _ = write!(
+        out,
+        "<section id=\"result-{number}\"><h2>{}<span class=\"badge kind\">{}</span>",
+        escape::html(&group.label()),
+        escape::html(group.kind)
+    );
+    if !group.complete() {
         out.push_str(" <span class=\"badge bad\" title=\"a repetition stopped early\">incomplete</span>");
     }
-    out.push_str("</h2>\n<div class=\"table-wrap\"><table class=\"compare\">\n<thead><tr><th>metric</th>");
-    for (s, _) in &workload.entries {
+    let spec = group.entries.first().map(|(_, e)| e.workload_title()).unwrap_or_default();
+    let _ = write!(out, "</h2>\n<p class=\"note\"><code>{}</code></p>", escape::html(&spec));
+    out.push_str("\n<div class=\"table-wrap\"><table class=\"compare\">\n<thead><tr><th>metric</th>");
+    for (s, _) in &group.entries {
         let _ = write!(out, "<th class=\"num\">{}</th>", escape::html(model.label(*s)));
     }
     out.push_str("</tr></thead><tbody>\n");
-    for row in workload.rows() {
+    for row in group.rows() {
         let arrow = if row.metric.better == fsarena_core::Better::Higher { "↑" } else { "↓" };
         let _ = write!(
             out,
-            "<tr><td class=\"metric\">{}<small title=\"{}\">{arrow}</small></td>",
+            "<tr><td class=\"metric\">{}<small title=\"{}\">{arrow}</small>",
             escape::html(row.metric.name),
             better_text(row.metric.better)
         );
+        if !row.contrast.note().is_empty() {
+            let _ = write!(
+                out,
+                "<span class=\"ns\" title=\"{}\">{}</span>",
+                escape::html(row.contrast.explanation()),
+                row.contrast.note()
+            );
+        }
+        out.push_str("</td>");
         for cell in &row.cells {
             match cell {
                 None => out.push_str("<td class=\"num\">–</td>"),
@@ -279,15 +322,67 @@ fn workload_section(out: &mut String, model: &Model<'_>, workload: &Workload<'_>
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></div>\n");
-    let reps: Vec<usize> = workload.entries.iter().map(|(_, e)| e.measurements.len()).collect();
+    let reps: Vec<usize> = group.entries.iter().map(|(_, e)| e.measurements.len()).collect();
     let (lo, hi) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
     let reps = if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") };
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "<p class=\"note\">Mean ± half-width of the 95% confidence interval (Student's t) over {reps} repetitions; hover a value for each repetition. Green: best, red: worst.</p>"
+        "<p class=\"note\">Mean ± half-width of the 95% confidence interval (Student's t) over {reps} repetitions; hover a value for each repetition. Green: best, red: worst, where the difference to every other target is significant (Welch's t-test, p &lt; 0.05); n.s.: not significant."
     );
-    chart_grid(out, &workload.charts(model));
+    if group.swept {
+        out.push_str(" Its charts are in the sweeps above.");
+    }
+    out.push_str("</p>\n");
+    chart_grid(out, &group.charts(model));
     out.push_str("</section>\n");
+}
+
+/// Run B against run A (the first run of the report): one row per metric of each matching
+/// result, and what only one run has.
+fn ab_section(out: &mut String, c: &AbComparison, number: usize) {
+    let _ = writeln!(out, "<section id=\"ab-{number}\"><h2>A/B: {} → {}</h2>", escape::html(&c.a), escape::html(&c.b));
+    if c.rows.is_empty() {
+        out.push_str("<p>The runs share no result (same target, workload and part) to compare.</p>\n");
+    } else {
+        out.push_str("<div class=\"table-wrap\"><table class=\"ab\">\n<thead><tr><th>target</th><th>result</th><th>metric</th><th class=\"num\">A mean</th><th class=\"num\">B mean</th><th class=\"num\">change</th><th class=\"num\">95% CI of the change</th><th class=\"num\">p</th><th>verdict</th></tr></thead><tbody>\n");
+        for r in &c.rows {
+            let class = match r.verdict {
+                AbVerdict::Better => " class=\"better\"",
+                AbVerdict::Worse => " class=\"worse\"",
+                AbVerdict::NotSignificant | AbVerdict::NotTested => "",
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td{class}>{}</td></tr>",
+                escape::html(&r.target),
+                escape::html(&r.result),
+                escape::html(&r.metric),
+                escape::html(&humanize::value(r.mean_a, &r.unit)),
+                escape::html(&humanize::value(r.mean_b, &r.unit)),
+                percent(r.change_percent),
+                r.ci95_change_percent.map_or_else(|| "–".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi))),
+                r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")),
+                r.verdict.word()
+            );
+        }
+        out.push_str("</tbody></table></div>\n<p class=\"note\">Change = (B − A) / A; its 95% confidence interval and p from Welch's t-test over the repetitions; better/worse where p &lt; 0.05 in the metric's direction, n.s. otherwise.</p>\n");
+    }
+    for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {
+        if !names.is_empty() {
+            let list: Vec<String> = names.iter().map(|n| format!("<li>{}</li>", escape::html(n))).collect();
+            let _ = writeln!(out, "<p>Only in {} (not compared):</p><ul>{}</ul>", escape::html(side), list.join(""));
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+/// `+12.3%`; a dash when not a number.
+pub(crate) fn percent(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:+.1}%")
+    } else {
+        "–".into()
+    }
 }
 
 /// Charts in a responsive grid.

@@ -3,11 +3,13 @@
 //! comparison table when several targets or workloads ran.
 
 use crate::fio_figures::{job_direction_figures, Direction};
+use crate::model::{Mark, Model};
+use crate::significance::Contrast;
 use crate::summary::{summarize, Summary};
-use crate::{humanize, Exporter, ResultEntry, RunReport};
+use crate::{humanize, ExportError, Exporter, ResultEntry, RunReport};
 use comfy_table::{presets, Cell, CellAlignment, Color, Table};
 use fsarena_core::units::{format_count, format_iec, format_si};
-use fsarena_core::{Better, JobResult, LatencySummary, Metric};
+use fsarena_core::{JobResult, LatencySummary};
 use std::fmt::Write as _;
 
 /// A fio-like terminal summary; `color` enables ANSI bold for the headline figures.
@@ -18,9 +20,9 @@ pub struct Human {
 }
 
 impl Exporter for Human {
-    fn serialize(&self, report: &RunReport) -> Vec<u8> {
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, ExportError> {
         // Every text of the run shown inert: labels and parameters are user text.
-        let report = &crate::terminal::printable_report(report);
+        let report = &crate::terminal::printable_report(crate::one_run(runs, "human")?);
         let mut out = String::new();
         environment_header(&mut out, report);
         for (i, entry) in report.results.iter().enumerate() {
@@ -31,9 +33,9 @@ impl Exporter for Human {
         }
         if report.results.len() > 1 {
             out.push('\n');
-            out.push_str(&comparison_table(&report.results, self.color));
+            out.push_str(&comparison_table(report, self.color));
         }
-        out.into_bytes()
+        Ok(out.into_bytes())
     }
 }
 
@@ -52,15 +54,15 @@ impl Human {
         if entry.measurements.len() > 1 {
             let _ = writeln!(out, "  last of {} measured repetitions", entry.measurements.len());
         }
-        if m.jobs.is_empty() {
+        if m.jobs().is_empty() {
             // Workloads other than `io` have no fio-style job detail: list their metrics.
             let width = m.metrics.iter().map(|x| x.name.len()).max().unwrap_or(0);
             for metric in &m.metrics {
                 let _ = writeln!(out, "  {:width$} : {}", metric.name, humanize::value(metric.value, &metric.unit));
             }
         }
-        for job in &m.jobs {
-            self.job(out, job, &m.jobs);
+        for job in m.jobs() {
+            self.job(out, job, m.jobs());
         }
         if entry.workload_kind == "meta" {
             mdtest_summary(out, entry);
@@ -310,32 +312,16 @@ fn environment_header(out: &mut String, report: &RunReport) {
     out.push('\n');
 }
 
-/// A workload's name in the comparison table: its job name when it has one, else its spec.
-fn row_name(entry: &ResultEntry) -> String {
-    match entry.workload_params.iter().find(|(k, _)| k == "name") {
-        Some((_, name)) => name.clone(),
-        None => entry.workload_title(),
-    }
-}
-
-/// Metrics of every entry side by side, as mean ± 95% CI half-width over the measured
-/// repetitions: one column per target, one row per workload and metric, as a Markdown table (it reads in a terminal and pastes into a
-/// report unchanged).
-fn comparison_table(results: &[ResultEntry], color: bool) -> String {
-    let mut targets: Vec<&str> = Vec::new();
-    let mut rows: Vec<(String, &str)> = Vec::new(); // (workload, metric)
-    for entry in results {
-        if !targets.contains(&entry.target_label.as_str()) {
-            targets.push(&entry.target_label);
-        }
-        let workload = row_name(entry);
-        for metric in entry.measurements.last().map(|m| m.metrics.as_slice()).unwrap_or_default() {
-            if !rows.iter().any(|(w, n)| *w == workload && *n == metric.name) {
-                rows.push((workload.clone(), &metric.name));
-            }
-        }
-    }
-    let several_workloads = rows.iter().any(|(w, _)| *w != rows[0].0);
+/// Every result side by side, as mean ± 95% CI half-width over the measured repetitions: one
+/// column per target, one row per result and metric, as a Markdown table (it reads in a
+/// terminal and pastes into a report unchanged). Results are never merged: each is labelled
+/// by what varies (its part, its sweep point, the parameters that differ); the parameters
+/// they share are said once above the table. Best (green) and worst (red) only where the
+/// difference to every other target is significant; "n.s." where it is not.
+fn comparison_table(report: &RunReport, color: bool) -> String {
+    let runs = std::slice::from_ref(report);
+    let model = Model::new(runs);
+    let several = model.results.len() > 1;
     let mut table = Table::new();
     table.load_preset(presets::ASCII_MARKDOWN);
     if color {
@@ -343,49 +329,58 @@ fn comparison_table(results: &[ResultEntry], color: bool) -> String {
     } else {
         table.force_no_tty();
     }
-    let mut header = vec![if several_workloads { "workload / metric" } else { "metric" }.to_string()];
-    header.extend(targets.iter().map(|t| t.to_string()));
+    let mut header: Vec<String> = if several { vec!["result".into(), "metric".into()] } else { vec!["metric".into()] };
+    header.extend(model.series.iter().map(|s| s.label.clone()));
     table.set_header(header);
-    for (workload, name) in &rows {
-        // Per target: the metric's direction and unit, and its summary over the repetitions.
-        let cells: Vec<Option<(&Metric, Summary)>> = targets
-            .iter()
-            .map(|target| {
-                let entry = results.iter().find(|e| e.target_label == *target && row_name(e) == *workload)?;
-                let values: Vec<f64> =
-                    entry.measurements.iter().filter_map(|m| m.metric(name)).map(|m| m.value).collect();
-                let metric = entry.measurements.iter().rev().find_map(|m| m.metric(name))?;
-                Some((metric, summarize(&values)?))
-            })
-            .collect();
-        // Best green, worst red, when there is something to compare.
-        let values: Vec<f64> = cells.iter().flatten().map(|(_, s)| s.mean).collect();
-        let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-        let mut row = vec![Cell::new(if several_workloads { format!("{workload} {name}") } else { name.to_string() })];
-        for cell in &cells {
-            let text = cell.as_ref().map_or_else(
-                || "-".to_string(),
-                |(m, s)| humanize::mean_ci(s.mean, (s.n > 1).then_some(s.ci95.1 - s.mean), &m.unit),
-            );
-            let mut c = Cell::new(text);
-            if let Some((m, s)) = cell.as_ref().filter(|_| color && values.len() > 1 && lo < hi) {
-                let (best, worst) = if m.better == Better::Higher { (hi, lo) } else { (lo, hi) };
-                if s.mean == best {
-                    c = c.fg(Color::Green);
-                } else if s.mean == worst {
-                    c = c.fg(Color::Red);
-                }
+    let mut notes: Vec<Contrast> = Vec::new();
+    for group in &model.results {
+        for (i, row) in group.rows().into_iter().enumerate() {
+            let mut cells: Vec<Cell> = Vec::new();
+            if several {
+                cells.push(Cell::new(if i == 0 { group.label() } else { String::new() }));
             }
-            row.push(c);
+            let note = row.contrast.note();
+            if !note.is_empty() && !notes.contains(&row.contrast) {
+                notes.push(row.contrast);
+            }
+            cells.push(Cell::new(if note.is_empty() {
+                row.metric.name.to_string()
+            } else {
+                format!("{} ({note})", row.metric.name)
+            }));
+            // One column per series; a series without this result shows a dash.
+            for s in 0..model.series.len() {
+                let cell = group.entries.iter().position(|(es, _)| *es == s).and_then(|k| row.cells[k].as_ref());
+                let text = cell.map_or_else(
+                    || "-".to_string(),
+                    |c| humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit),
+                );
+                let mut c = Cell::new(text);
+                match cell.map(|c| c.mark) {
+                    Some(Mark::Best) if color => c = c.fg(Color::Green),
+                    Some(Mark::Worst) if color => c = c.fg(Color::Red),
+                    _ => {}
+                }
+                cells.push(c);
+            }
+            table.add_row(cells);
         }
-        table.add_row(row);
     }
-    for i in 1..=targets.len() {
+    let first = if several { 2 } else { 1 };
+    for i in first..first + model.series.len() {
         if let Some(column) = table.column_mut(i) {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    format!("{table}\n")
+    let mut out = String::new();
+    for common in &model.common {
+        let _ = writeln!(out, "every result: {common}");
+    }
+    let _ = writeln!(out, "{table}");
+    for note in notes {
+        let _ = writeln!(out, "{}: {}", note.note(), note.explanation());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -425,7 +420,11 @@ mod tests {
     }
 
     fn entry(label: &str, iops: f64, complete: bool) -> ResultEntry {
-        let mut m = Measurement { jobs: vec![seqread()], complete, ..Default::default() };
+        let mut m = Measurement {
+            fio: Some(fsarena_core::FioDetail { jobs: vec![seqread()] }),
+            complete,
+            ..Default::default()
+        };
         m.push("read_iops", "ops/s", Better::Higher, iops);
         m.push("read_bw", "bytes/s", Better::Higher, 334_200_995.0);
         m.push("read_lat_p99", "ns", Better::Lower, 7_569_408.0);
@@ -442,7 +441,7 @@ mod tests {
     }
 
     fn render(report: &RunReport, color: bool) -> String {
-        String::from_utf8(Human { color }.serialize(report)).unwrap()
+        String::from_utf8(Human { color }.export(std::slice::from_ref(report)).unwrap()).unwrap()
     }
 
     #[test]
@@ -490,7 +489,7 @@ mod tests {
     #[test]
     fn errors_incomplete_and_color() {
         let mut e = entry("xfs", 10.0, false);
-        let job = &mut e.measurements[0].jobs[0];
+        let job = &mut e.measurements[0].jobs_mut()[0];
         job.error = 28;
         job.error_message = Some("write /mnt/f: No space left on device".into());
         let report = RunReport { results: vec![e], ..Default::default() };
@@ -514,7 +513,14 @@ mod tests {
         assert!(text.contains("254k ops/s"), "{text}");
         assert!(text.contains("319 MiB/s"), "{text}");
         assert!(text.contains("7.57 ms"), "{text}");
-        assert!(text.ends_with("|\n"));
+        // What the results share is said once, above the table.
+        assert!(text.contains("every result: io: rw=read, bs=64k\n| metric"), "{text}");
+        // One repetition each: nothing is coloured, and the table says why.
+        assert!(text.contains("| read_iops (untested) |"), "{text}");
+        assert!(
+            text.ends_with("|\nuntested: a target has a single repetition: no significance test, no colour\n"),
+            "{text}"
+        );
     }
 
     #[test]

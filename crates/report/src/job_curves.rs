@@ -1,20 +1,47 @@
-//! Curves drawn from a measurement's fio-style jobs: the latency percentiles of one direction
-//! and its bandwidth per second, combined over the jobs that ran side by side.
+//! Curves drawn from a result's measurements: the latency percentiles of one direction over
+//! every job and repetition, and its bandwidth per second over the jobs that ran side by side.
 
 use crate::fio_figures::{cdf, cdf_anchors, Direction};
-use fsarena_core::{JobResult, LatencySummary};
+use crate::ResultEntry;
+use fsarena_core::{JobResult, LatencyHistogram, LatencySummary, FIO_PERCENTILES};
 
 /// Bisection steps: the bracket shrinks by 2^-64, far below a nanosecond for any latency.
 const BISECTION_STEPS: usize = 64;
 
-/// `(percentile, latency ns)` of direction `d` over all `jobs`, sorted by percentile; empty
-/// when no job has latency samples in that direction.
+/// `(percentile, latency ns)` of direction `d` over every job of every repetition of
+/// `entry`, at fio's percentile list; empty when nothing has latency samples in that
+/// direction.
 ///
-/// One job's percentiles are used as they are. Jobs keep only percentiles, not histograms, so
-/// several jobs are combined through their estimated distributions (the same linear
-/// interpolation the fio-json latency buckets use): the combined distribution is the
-/// sample-weighted mixture of each job's, and its percentile `p` is found by bisection.
-pub(crate) fn latency_percentiles(jobs: &[JobResult], d: Direction) -> Vec<(f64, f64)> {
+/// The measurements' histograms of `d` are merged, which is exact: the curve is that of all
+/// samples, within the histogram's stated bound. Runs stored before histograms were kept fall
+/// back to [`estimated_percentiles`] over the last repetition's jobs.
+pub(crate) fn latency_percentiles(entry: &ResultEntry, d: Direction) -> Vec<(f64, f64)> {
+    let mut merged = LatencyHistogram::new();
+    for m in &entry.measurements {
+        match m.latency(d.name()) {
+            Some(h) => merged.merge(h),
+            // Stored without histograms (or not this direction): the estimate, if any.
+            None if m.jobs().iter().any(|j| d.of(j).clat.samples > 0) => {
+                let last = entry.measurements.last().map_or(&[][..], |m| m.jobs());
+                return estimated_percentiles(last, d);
+            }
+            None => {}
+        }
+    }
+    if merged.is_empty() {
+        return Vec::new();
+    }
+    FIO_PERCENTILES.iter().map(|&p| (p, merged.percentile(p) as f64)).collect()
+}
+
+/// `(percentile, latency ns)` of direction `d` over all `jobs`, sorted by percentile, for runs
+/// stored with percentiles only; empty when no job has latency samples in that direction.
+///
+/// One job's percentiles are used as they are. Several jobs are combined through their
+/// estimated distributions (the same linear interpolation as the fio-json latency buckets of
+/// such runs): the combined distribution is the sample-weighted mixture of each job's, and its
+/// percentile `p` is found by bisection.
+pub(crate) fn estimated_percentiles(jobs: &[JobResult], d: Direction) -> Vec<(f64, f64)> {
     let parts: Vec<&LatencySummary> =
         jobs.iter().map(|j| &d.of(j).clat).filter(|c| c.samples > 0 && !c.percentiles.is_empty()).collect();
     let Some(first) = parts.first() else { return Vec::new() };
@@ -75,19 +102,50 @@ mod tests {
     #[test]
     fn one_job_keeps_its_percentiles() {
         let jobs = [job(1, 100, 10, &[(99.0, 90), (50.0, 40)])];
-        assert_eq!(latency_percentiles(&jobs, Direction::Read), [(50.0, 40.0), (99.0, 90.0)]);
-        assert!(latency_percentiles(&jobs, Direction::Write).is_empty());
+        assert_eq!(estimated_percentiles(&jobs, Direction::Read), [(50.0, 40.0), (99.0, 90.0)]);
+        assert!(estimated_percentiles(&jobs, Direction::Write).is_empty());
     }
 
     #[test]
     fn identical_jobs_combine_to_the_same_curve_and_weights_count() {
         let a = job(0, 100, 10, &[(50.0, 50), (90.0, 90)]);
-        let same = latency_percentiles(&[a.clone(), a.clone()], Direction::Read);
+        let same = estimated_percentiles(&[a.clone(), a.clone()], Direction::Read);
         assert!((same[0].1 - 50.0).abs() < 1e-6 && (same[1].1 - 90.0).abs() < 1e-6, "{same:?}");
         // A slow job with nine times the samples pulls the median to itself.
         let slow = job(1000, 2000, 90, &[(50.0, 1500), (90.0, 1900)]);
-        let mixed = latency_percentiles(&[a, slow], Direction::Read);
+        let mixed = estimated_percentiles(&[a, slow], Direction::Read);
         assert!(mixed[0].1 > 1000.0 && mixed[0].1 < 1500.0, "{mixed:?}");
+    }
+
+    #[test]
+    fn curves_merge_the_histograms_of_every_job_and_repetition() {
+        use fsarena_core::Measurement;
+        // Two repetitions: a fast one and a slow one with a tenth of the samples.
+        let fast = LatencyHistogram::of((0..900).map(|i| 1_000 + i));
+        let slow = LatencyHistogram::of((0..100).map(|i| 50_000 + i * 10));
+        let mut entry = ResultEntry::default();
+        for h in [&fast, &slow] {
+            let mut m = Measurement::default();
+            m.add_latency("read", h);
+            entry.measurements.push(m);
+        }
+        let mut all = fast.clone();
+        all.merge(&slow);
+        let curve = latency_percentiles(&entry, Direction::Read);
+        assert_eq!(curve.len(), FIO_PERCENTILES.len());
+        for (p, v) in &curve {
+            assert_eq!(*v, all.percentile(*p) as f64, "p{p}");
+        }
+        // p95 falls in the slow repetition: a curve of the last repetition alone, or an
+        // average of the two curves, would not put it there.
+        assert!(curve.iter().any(|&(p, v)| p == 95.0 && v >= 50_000.0));
+        assert!(latency_percentiles(&entry, Direction::Write).is_empty());
+        // A run stored without histograms still gets its (estimated) curve.
+        let mut old = ResultEntry::default();
+        let mut m = Measurement::default();
+        m.jobs_mut().push(job(1, 100, 10, &[(50.0, 40), (99.0, 90)]));
+        old.measurements.push(m);
+        assert_eq!(latency_percentiles(&old, Direction::Read), [(50.0, 40.0), (99.0, 90.0)]);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! ```text
 //! {"schema": 1, "run": {"id", "started_unix_ms", "complete", "plan", "environment": {..},
 //!   "results": [{"target": {"label", "kind", "options": {..}},
-//!                "workload": {"kind", "params": {..}},
+//!                "workload": {"kind", "params": {..}, "point": {key: {"given", "number"}},
+//!                             "part": "job name" | null},
 //!                "metrics": {"read_iops": {"unit", "better", "values": [..], "mean", "stdev",
 //!                                          "min", "max", "ci95": [lo, hi], "cv", "outliers"}},
 //!                "complete": true,
@@ -14,7 +15,7 @@
 //! Fields may be added; existing ones keep their meaning.
 
 use crate::summary::summarize;
-use crate::{Exporter, ResultEntry, RunReport};
+use crate::{ExportError, Exporter, ResultEntry, RunReport};
 use fsarena_core::{Better, SCHEMA_VERSION};
 use serde_json::{json, Map, Value};
 
@@ -23,10 +24,8 @@ use serde_json::{json, Map, Value};
 pub struct Json;
 
 impl Exporter for Json {
-    fn serialize(&self, report: &RunReport) -> Vec<u8> {
-        let mut out = serde_json::to_vec_pretty(&document(report)).unwrap_or_default();
-        out.push(b'\n');
-        out
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+        crate::pretty_json(&document(crate::one_run(runs, "json")?), "json")
     }
 }
 
@@ -52,7 +51,7 @@ fn document(report: &RunReport) -> Value {
 fn result_object(entry: &ResultEntry) -> Value {
     // An entry with no measurement ran nothing, so it is not complete.
     let complete = !entry.measurements.is_empty() && entry.measurements.iter().all(|m| m.complete);
-    let jobs = entry.measurements.last().map(|m| m.jobs.as_slice()).unwrap_or_default();
+    let jobs = entry.measurements.last().map(|m| m.jobs()).unwrap_or_default();
     json!({
         "target": {
             "label": entry.target_label,
@@ -63,6 +62,8 @@ fn result_object(entry: &ResultEntry) -> Value {
         "workload": {
             "kind": entry.workload_kind,
             "params": string_map(&entry.workload_params),
+            "point": entry.point.iter().map(|p| (p.key.clone(), json!({"given": p.given, "number": p.number}))).collect::<Map<String, Value>>(),
+            "part": entry.part,
         },
         "metrics": metrics_object(entry),
         "complete": complete,
@@ -121,7 +122,9 @@ mod tests {
 
     fn measurement(iops: f64, p99: f64, complete: bool) -> Measurement {
         let mut m = Measurement {
-            jobs: vec![JobResult { name: format!("job-{iops}"), ..Default::default() }],
+            fio: Some(fsarena_core::FioDetail {
+                jobs: vec![JobResult { name: format!("job-{iops}"), ..Default::default() }],
+            }),
             complete,
             ..Default::default()
         };
@@ -155,7 +158,7 @@ mod tests {
     }
 
     fn parse(report: &RunReport) -> Value {
-        let bytes = Json.serialize(report);
+        let bytes = Json.export(std::slice::from_ref(report)).unwrap();
         assert_eq!(bytes.last(), Some(&b'\n'));
         serde_json::from_slice(&bytes).unwrap()
     }

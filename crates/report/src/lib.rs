@@ -1,80 +1,84 @@
-//! Reports: turn a [`RunReport`] into bytes for the terminal, fsarena's JSON, fio's JSON or CSV,
-//! and one or more runs into an HTML report or a Markdown report with SVG charts.
+//! Reports: turn runs into bytes for the terminal, fsarena's JSON, fio's JSON, CSV, Markdown
+//! or HTML (with SVG charts), each through one fallible [`Exporter`].
 //!
-//! A report never runs anything; it is built from a [`RunReport`], which comes from fresh
-//! measurements or from the store.
+//! A report never runs anything; it is built from [`RunReport`]s, which come from fresh
+//! measurements or from the store. Every format groups results the same way ([`model`]): one
+//! result per target × workload kind and parameters × part, labelled by what varies.
 
+mod ab;
 mod charts;
 mod csv;
 mod escape;
 mod fio_figures;
 mod fio_json;
+mod format;
 mod html;
 mod human;
 mod humanize;
-
-pub use humanize::value as format_value;
 mod job_curves;
 mod json;
 mod markdown;
 mod model;
+mod significance;
 mod summary;
+mod sweep;
 mod terminal;
 #[cfg(test)]
 mod tests;
 
 pub use fsarena_core::run::{ResultEntry, RunReport};
 
+pub use ab::{compare_runs, compare_targets, AbComparison, AbRow, AbVerdict};
 pub use csv::Csv;
-pub use fio_json::FioJson;
-pub use html::html_report;
+pub use fio_json::{FioJson, FioJsonPlus};
+pub use format::{OutputFormat, UnknownFormat};
+pub use html::{html_report, Html};
 pub use human::Human;
+pub use humanize::value as format_value;
 pub use json::Json;
-pub use markdown::markdown_report;
+pub use markdown::{markdown_report, Markdown};
 
-/// Output formats of `--output-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// A fio-like summary for people.
-    Human,
-    /// fsarena's own versioned JSON schema.
-    Json,
-    /// fio's JSON shape.
-    FioJson,
-    /// One row per target × workload × metric × repetition.
-    Csv,
+/// Why a report could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// A JSON document could not be serialized.
+    #[error("cannot serialize the {format} output: {source}")]
+    Json {
+        /// The format being written.
+        format: &'static str,
+        /// serde_json's reason.
+        source: serde_json::Error,
+    },
+    /// A format that describes one run was given none or several.
+    #[error("the {format} output describes one run, not {runs}: use `fsarena report` (html, md) for several")]
+    OneRun {
+        /// The format being written.
+        format: &'static str,
+        /// How many runs it was given.
+        runs: usize,
+    },
 }
 
-impl Format {
-    /// Every accepted name, for error messages and help.
-    pub const NAMES: &'static str = "human, json, fio-json, csv";
-
-    /// Parses a format name.
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "human" | "normal" => Some(Self::Human),
-            "json" => Some(Self::Json),
-            "fio-json" => Some(Self::FioJson),
-            "csv" => Some(Self::Csv),
-            _ => None,
-        }
-    }
-
-    /// The exporter for this format; `terminal` turns on colour for people.
-    pub fn exporter(self, terminal: bool) -> Box<dyn Exporter> {
-        match self {
-            Self::Human => Box::new(Human { color: terminal }),
-            Self::Json => Box::new(Json),
-            Self::FioJson => Box::new(FioJson),
-            Self::Csv => Box::new(Csv),
-        }
-    }
-}
-
-/// Turns a report into bytes.
+/// Turns runs into the bytes of one format. The contract: `Ok` holds the whole document;
+/// `Err` means nothing usable was produced and the caller must not print a partial one.
 pub trait Exporter {
-    /// Serializes the whole report.
-    fn serialize(&self, report: &RunReport) -> Vec<u8>;
+    /// Serializes `runs` (most formats take exactly one: see [`ExportError::OneRun`]).
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, ExportError>;
+}
+
+/// The one run of a single-run format, or [`ExportError::OneRun`].
+pub(crate) fn one_run<'a>(runs: &'a [RunReport], format: &'static str) -> Result<&'a RunReport, ExportError> {
+    match runs {
+        [run] => Ok(run),
+        _ => Err(ExportError::OneRun { format, runs: runs.len() }),
+    }
+}
+
+/// `value` as pretty JSON with a final newline.
+pub(crate) fn pretty_json(value: &serde_json::Value, format: &'static str) -> Result<Vec<u8>, ExportError> {
+    let mut out = serde_json::to_vec_pretty(value).map_err(|source| ExportError::Json { format, source })?;
+    out.push(b'\n');
+    Ok(out)
 }
 
 /// `unix_secs` as `2026-11-22 02:15:00 UTC`.

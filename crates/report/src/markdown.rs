@@ -1,16 +1,37 @@
-//! The Markdown report: the environment, a comparison table per workload (mean ± 95% CI, best in
-//! bold), and the same SVG charts as the HTML report as files beside the `.md`, ready to paste
-//! into a README.
+//! The Markdown report: the environment, an A/B section when it covers several runs, a
+//! comparison table per result (mean ± 95% CI, the significantly best in bold), and the same
+//! SVG charts as the HTML report as files beside the `.md`, ready to paste into a README.
 
+use crate::ab::{compare_runs, AbComparison};
 use crate::charts::Chart;
-use crate::html::utc;
-use crate::model::{Mark, Model, Workload};
-use crate::{escape, humanize, RunReport};
+use crate::html::{percent, utc};
+use crate::model::{Group, Mark, Model};
+use crate::{escape, humanize, ExportError, Exporter, RunReport};
 use std::fmt::Write as _;
+
+/// The Markdown report as an [`Exporter`] of its text. With `charts`, the text links chart
+/// files that [`markdown_report`] returns beside it; without, it has the tables only (for
+/// stdout, where there is nowhere to put the files).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Markdown {
+    /// Link the chart files.
+    pub charts: bool,
+}
+
+impl Exporter for Markdown {
+    fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+        Ok(render(runs, self.charts).0.into_bytes())
+    }
+}
 
 /// The Markdown text, and the charts it references as `(file name, SVG document)` pairs for the
 /// caller to write into the directory of the `.md` file (the text links them by relative path).
 pub fn markdown_report(runs: &[RunReport]) -> (String, Vec<(String, String)>) {
+    render(runs, true)
+}
+
+/// The text, and the chart files when `charts`.
+fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
     let model = Model::new(runs);
     let mut out = String::from("# fsarena report\n\n");
     let mut files: Vec<(String, String)> = Vec::new();
@@ -33,15 +54,23 @@ pub fn markdown_report(runs: &[RunReport]) -> (String, Vec<(String, String)>) {
     }
     environment(&mut out, runs);
     targets(&mut out, &model);
-    if !model.sweeps.is_empty() {
+    for b in runs.iter().skip(1) {
+        if let Some(a) = runs.first() {
+            ab_section(&mut out, &compare_runs(a, b));
+        }
+    }
+    if !model.sweeps.is_empty() && charts {
         out.push_str("\n## Sweeps\n");
+        for sweep in &model.sweeps {
+            let _ = writeln!(out, "\n### {}\n", escape::markdown(&sweep.title()));
+            images(&mut out, &mut files, &sweep.charts(&model));
+        }
     }
-    for sweep in &model.sweeps {
-        let _ = writeln!(out, "\n### {}\n", escape::markdown(&sweep.title()));
-        images(&mut out, &mut files, &sweep.charts(&model));
+    if !model.common.is_empty() {
+        let _ = writeln!(out, "\n## Results\n\nEvery result shares {}.", escape::markdown(&model.common.join("; ")));
     }
-    for workload in &model.workloads {
-        workload_section(&mut out, &mut files, &model, workload);
+    for group in &model.results {
+        result_section(&mut out, charts.then_some(&mut files), &model, group);
     }
     (out, files)
 }
@@ -92,41 +121,89 @@ fn targets(out: &mut String, model: &Model<'_>) {
     }
 }
 
-/// One workload: the comparison table, then its charts.
-fn workload_section(out: &mut String, files: &mut Vec<(String, String)>, model: &Model<'_>, workload: &Workload<'_>) {
+/// One result: the comparison table, then its charts (when there is somewhere to put them).
+fn result_section(out: &mut String, files: Option<&mut Vec<(String, String)>>, model: &Model<'_>, group: &Group<'_>) {
     let _ = writeln!(
         out,
         "\n## {}{}\n",
-        escape::markdown(&workload.title),
-        if workload.complete() { "" } else { " (incomplete)" }
+        escape::markdown(&group.label()),
+        if group.complete() { "" } else { " (incomplete)" }
     );
+    if let Some((_, e)) = group.entries.first() {
+        let _ = writeln!(out, "Workload: {}\n", escape::markdown(&e.workload_title()));
+    }
     out.push_str("| metric |");
-    for (s, _) in &workload.entries {
+    for (s, _) in &group.entries {
         let _ = write!(out, " {} |", escape::markdown(model.label(*s)));
     }
     out.push_str("\n|:---|");
-    out.push_str(&"---:|".repeat(workload.entries.len()));
+    out.push_str(&"---:|".repeat(group.entries.len()));
     out.push('\n');
-    for row in workload.rows() {
+    for row in group.rows() {
         let arrow = if row.metric.better == fsarena_core::Better::Higher { "↑" } else { "↓" };
-        let _ = write!(out, "| {} {arrow} |", escape::markdown(row.metric.name));
+        let note = row.contrast.note();
+        let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
+        let _ = write!(out, "| {} {arrow}{note} |", escape::markdown(row.metric.name));
         for cell in &row.cells {
             match cell {
                 None => out.push_str(" – |"),
                 Some(c) => {
                     let text = escape::markdown(&humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit));
-                    if c.mark == Mark::Best {
-                        let _ = write!(out, " **{text}** |");
-                    } else {
-                        let _ = write!(out, " {text} |");
+                    match c.mark {
+                        Mark::Best => {
+                            let _ = write!(out, " **{text}** |");
+                        }
+                        Mark::Worst => {
+                            let _ = write!(out, " _{text}_ |");
+                        }
+                        Mark::None => {
+                            let _ = write!(out, " {text} |");
+                        }
                     }
                 }
             }
         }
         out.push('\n');
     }
-    out.push_str("\nMean ± half-width of the 95% confidence interval over the repetitions; best in **bold**; ↑ higher is better, ↓ lower is better.\n\n");
-    images(out, files, &workload.charts(model));
+    out.push_str("\nMean ± half-width of the 95% confidence interval over the repetitions; **best** and _worst_ where the difference to every other target is significant (Welch's t-test, p < 0.05), (n.s.) where it is not; ↑ higher is better, ↓ lower is better.\n\n");
+    if let Some(files) = files {
+        images(out, files, &group.charts(model));
+    }
+}
+
+/// Run B against run A: one row per metric of each matching result, then what one run lacks.
+fn ab_section(out: &mut String, c: &AbComparison) {
+    let _ = writeln!(out, "\n## A/B: {} → {}\n", escape::markdown(&c.a), escape::markdown(&c.b));
+    if c.rows.is_empty() {
+        out.push_str("The runs share no result (same target, workload and part) to compare.\n");
+    } else {
+        out.push_str("| target | result | metric | A mean | B mean | change | 95% CI of the change | p | verdict |\n|:---|:---|:---|---:|---:|---:|---:|---:|:---|\n");
+        for r in &c.rows {
+            let verdict = match r.verdict {
+                crate::AbVerdict::Better | crate::AbVerdict::Worse => format!("**{}**", r.verdict.word()),
+                _ => r.verdict.word().to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {verdict} |",
+                escape::markdown(&r.target),
+                escape::markdown(&r.result),
+                escape::markdown(&r.metric),
+                escape::markdown(&humanize::value(r.mean_a, &r.unit)),
+                escape::markdown(&humanize::value(r.mean_b, &r.unit)),
+                percent(r.change_percent),
+                r.ci95_change_percent
+                    .map_or_else(|| "–".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi))),
+                r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")),
+            );
+        }
+    }
+    for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {
+        if !names.is_empty() {
+            let list: Vec<String> = names.iter().map(|n| escape::markdown(n)).collect();
+            let _ = writeln!(out, "\nOnly in {} (not compared): {}", escape::markdown(side), list.join("; "));
+        }
+    }
 }
 
 /// Adds each chart as a file and references it from the text.

@@ -1,18 +1,21 @@
-//! What the HTML and Markdown reports show, whatever the markup: the series (a target in one
-//! run), the workloads with their comparison rows and charts, and the sweeps.
+//! What every report shows, whatever the markup: the series (a target in one run), the results
+//! (one per workload kind + parameters + part, never merged), each labelled by what varies
+//! across the report, with its comparison rows and charts, and the sweeps.
 
 use crate::charts::{Bar, BarChart, Chart, Line, LineChart, Paint, Point, XAxis};
 use crate::fio_figures::Direction;
 use crate::job_curves::{bandwidth_per_second, latency_percentiles};
+use crate::significance::{self, Contrast};
 use crate::summary::{summarize, Summary};
+use crate::sweep::{find_sweeps, Sweep};
 use crate::{ResultEntry, RunReport};
-use fsarena_core::units::{parse_size, parse_time};
+use fsarena_core::run::Param;
 use fsarena_core::{Better, JobResult};
 
 /// A target in one run: one column of every table, one colour in every chart.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Series {
-    /// `"<target>"`, or `"<run id> <target>"` when the report covers several runs.
+    /// `"<target>"`, or `"<run> <target>"` when the report covers several runs.
     pub label: String,
     /// Index of the run in the report.
     pub run: usize,
@@ -27,16 +30,28 @@ pub(crate) struct Series {
 pub(crate) struct Model<'a> {
     pub runs: &'a [RunReport],
     pub series: Vec<Series>,
-    pub workloads: Vec<Workload<'a>>,
+    /// One per result key, in the order they first ran.
+    pub results: Vec<Group<'a>>,
+    /// Per workload kind, the parameters every result of that kind shares (`io: bs=4k,
+    /// size=1g`): shown once, above the results, instead of in every label.
+    pub common: Vec<String>,
     pub sweeps: Vec<Sweep<'a>>,
 }
 
-/// One workload (by [`ResultEntry::workload_title`]) across the series that ran it.
+/// One result — workload kind, parameters and part — across the series that have it.
 #[derive(Debug)]
-pub(crate) struct Workload<'a> {
-    pub title: String,
+pub(crate) struct Group<'a> {
+    pub kind: &'a str,
+    pub params: &'a [(String, String)],
+    pub part: Option<&'a str>,
+    pub point: &'a [Param],
+    /// What tells this result apart from the others: the part, the sweep point, then the
+    /// parameters that differ between workloads of its kind (the kind too when several ran).
+    pub words: Vec<String>,
     /// (series index, its entry), in series order.
     pub entries: Vec<(usize, &'a ResultEntry)>,
+    /// Whether a sweep chart shows it: its own bar charts and curves are then left out.
+    pub swept: bool,
 }
 
 /// A metric's name, unit and direction, as first seen.
@@ -47,7 +62,7 @@ pub(crate) struct MetricInfo<'a> {
     pub better: Better,
 }
 
-/// Whether a cell holds the best or the worst mean of its row.
+/// Whether a cell holds the significantly best or worst mean of its row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mark {
     None,
@@ -70,31 +85,13 @@ impl Cell {
     }
 }
 
-/// One metric across the series of a workload; `cells` follow [`Workload::entries`].
+/// One metric across the series of a result; `cells` follow [`Group::entries`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Row<'a> {
     pub metric: MetricInfo<'a>,
     pub cells: Vec<Option<Cell>>,
-}
-
-/// Entries on the same series that differ in exactly one numeric parameter.
-#[derive(Debug)]
-pub(crate) struct Sweep<'a> {
-    /// The parameter that varies, e.g. `numjobs`.
-    pub param: String,
-    /// The workload without that parameter, e.g. `io:rw=randread,bs=4k`.
-    pub rest: String,
-    /// The parameter's values, in numeric order.
-    pub values: Vec<String>,
-    /// (series index, index into `values`, entry).
-    pub entries: Vec<(usize, usize, &'a ResultEntry)>,
-}
-
-impl Sweep<'_> {
-    /// `"numjobs sweep · io:rw=randread,bs=4k"`.
-    pub(crate) fn title(&self) -> String {
-        format!("{} sweep · {}", self.param, self.rest)
-    }
+    /// What the marks of the row say ("n.s." where the means differ but not significantly).
+    pub contrast: Contrast,
 }
 
 /// What a report shows of one target: its kind, its options and how it was made and mounted.
@@ -102,6 +99,11 @@ pub(crate) struct TargetFacts<'a> {
     pub kind: &'a str,
     pub options: &'a [(String, String)],
     pub info: &'a [(String, String)],
+}
+
+/// Whether two entries are the same result (on whatever target, in whatever run).
+pub(crate) fn same_result(a: &ResultEntry, b: &ResultEntry) -> bool {
+    a.workload_kind == b.workload_kind && a.workload_params == b.workload_params && a.part == b.part
 }
 
 impl<'a> Model<'a> {
@@ -117,52 +119,43 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// Groups the entries of `runs` by series and workload, and finds the sweeps.
+    /// Groups the entries of `runs` by series and result, labels the results and finds the
+    /// sweeps.
     pub(crate) fn new(runs: &'a [RunReport]) -> Self {
-        // Series by target, then run, so that "before" and "after" of a target sit side by side.
-        let mut targets: Vec<&str> = Vec::new();
-        for entry in runs.iter().flat_map(|r| &r.results) {
-            if !targets.contains(&entry.target_label.as_str()) {
-                targets.push(&entry.target_label);
-            }
-        }
-        let mut series: Vec<Series> = Vec::new();
-        for (hue, target) in targets.into_iter().enumerate() {
-            let with_target: Vec<usize> =
-                (0..runs.len()).filter(|&r| runs[r].results.iter().any(|e| e.target_label == target)).collect();
-            for (i, &r) in with_target.iter().enumerate() {
-                let label = if runs.len() > 1 { format!("{} {target}", runs[r].handle()) } else { target.to_string() };
-                let paint = Paint { hue, age: with_target.len() - 1 - i };
-                series.push(Series { label, run: r, target: target.to_string(), paint });
-            }
-        }
-        let mut workloads: Vec<Workload<'a>> = Vec::new();
-        let mut located: Vec<(usize, &'a ResultEntry)> = Vec::new();
+        let series = series_of(runs);
+        let mut results: Vec<Group<'a>> = Vec::new();
         for (r, run) in runs.iter().enumerate() {
             for entry in &run.results {
                 let Some(s) = series.iter().position(|s| s.run == r && s.target == entry.target_label) else {
-                    continue; // unreachable: every entry's target made a series above
+                    continue; // unreachable: every entry's target made a series
                 };
-                located.push((s, entry));
-                let title = entry.workload_title();
-                let w = match workloads.iter().position(|w| w.title == title) {
-                    Some(w) => w,
+                let g = match results.iter().position(|g| same_result(g.entries[0].1, entry)) {
+                    Some(g) => g,
                     None => {
-                        workloads.push(Workload { title, entries: Vec::new() });
-                        workloads.len() - 1
+                        results.push(Group {
+                            kind: &entry.workload_kind,
+                            params: &entry.workload_params,
+                            part: entry.part.as_deref(),
+                            point: &entry.point,
+                            words: Vec::new(),
+                            entries: Vec::new(),
+                            swept: false,
+                        });
+                        results.len() - 1
                     }
                 };
-                // A series that ran the same workload twice shows its first result.
-                if !workloads[w].entries.iter().any(|(i, _)| *i == s) {
-                    workloads[w].entries.push((s, entry));
+                // A series with the same result twice (one target listed twice) shows the first.
+                if !results[g].entries.iter().any(|(i, _)| *i == s) {
+                    results[g].entries.push((s, entry));
                 }
             }
         }
-        for w in &mut workloads {
-            w.entries.sort_by_key(|(s, _)| *s);
+        for g in &mut results {
+            g.entries.sort_by_key(|(s, _)| *s);
         }
-        let sweeps = find_sweeps(&located);
-        Self { runs, series, workloads, sweeps }
+        let common = label(&mut results);
+        let sweeps = find_sweeps(&mut results);
+        Self { runs, series, results, common, sweeps }
     }
 
     /// The label of series number `series`.
@@ -174,6 +167,95 @@ impl<'a> Model<'a> {
     pub(crate) fn paint(&self, series: usize) -> Paint {
         self.series.get(series).map_or_else(Paint::default, |s| s.paint)
     }
+}
+
+/// Series by target, then run, so that "before" and "after" of a target sit side by side.
+fn series_of(runs: &[RunReport]) -> Vec<Series> {
+    let mut targets: Vec<&str> = Vec::new();
+    for entry in runs.iter().flat_map(|r| &r.results) {
+        if !targets.contains(&entry.target_label.as_str()) {
+            targets.push(&entry.target_label);
+        }
+    }
+    let mut series: Vec<Series> = Vec::new();
+    for (hue, target) in targets.into_iter().enumerate() {
+        let with_target: Vec<usize> =
+            (0..runs.len()).filter(|&r| runs[r].results.iter().any(|e| e.target_label == target)).collect();
+        for (i, &r) in with_target.iter().enumerate() {
+            let label = if runs.len() > 1 { format!("{} {target}", runs[r].handle()) } else { target.to_string() };
+            let paint = Paint { hue, age: with_target.len() - 1 - i };
+            series.push(Series { label, run: r, target: target.to_string(), paint });
+        }
+    }
+    series
+}
+
+/// `k=v`, or `k` for a flag given bare.
+fn param_word(k: &str, v: &str) -> String {
+    if v.is_empty() {
+        k.to_string()
+    } else {
+        format!("{k}={v}")
+    }
+}
+
+/// Labels every result by what varies across `results` and returns, per kind, the parameters
+/// they all share. A parameter that is part of a sweep point is named by the point.
+fn label(results: &mut [Group<'_>]) -> Vec<String> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for g in results.iter() {
+        if !kinds.contains(&g.kind) {
+            kinds.push(g.kind);
+        }
+    }
+    let mut common = Vec::new();
+    for kind in &kinds {
+        let of_kind: Vec<usize> = (0..results.len()).filter(|&i| results[i].kind == *kind).collect();
+        let swept: Vec<&str> = of_kind.iter().flat_map(|&i| results[i].point.iter().map(|p| p.key.as_str())).collect();
+        // Keys in first-seen order.
+        let mut keys: Vec<&str> = Vec::new();
+        for &i in &of_kind {
+            for (k, _) in results[i].params {
+                if !keys.contains(&k.as_str()) {
+                    keys.push(k);
+                }
+            }
+        }
+        let value = |i: usize, k: &str| results[i].params.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let (mut shared, mut differing) = (Vec::new(), Vec::new());
+        for k in keys.into_iter().filter(|k| !swept.contains(k)) {
+            let first = value(of_kind[0], k);
+            if of_kind.iter().all(|&i| value(i, k) == first) {
+                shared.push(param_word(k, first.unwrap_or_default()));
+            } else {
+                differing.push(k);
+            }
+        }
+        if !shared.is_empty() {
+            common.push(format!("{kind}: {}", shared.join(", ")));
+        }
+        let labels: Vec<Vec<String>> = of_kind
+            .iter()
+            .map(|&i| {
+                let g = &results[i];
+                let mut words: Vec<String> = Vec::new();
+                if kinds.len() > 1 {
+                    words.push(kind.to_string());
+                }
+                words.extend(g.part.map(str::to_string));
+                words.extend(g.point.iter().map(Param::to_string));
+                words.extend(differing.iter().filter_map(|k| value(i, k).map(|v| param_word(k, v))));
+                if words.is_empty() {
+                    words.push(kind.to_string());
+                }
+                words
+            })
+            .collect();
+        for (&i, words) in of_kind.iter().zip(labels) {
+            results[i].words = words;
+        }
+    }
+    common
 }
 
 /// The metrics of `entries`, in the order they first appear.
@@ -190,15 +272,21 @@ pub(crate) fn metrics<'a>(entries: impl IntoIterator<Item = &'a ResultEntry>) ->
 }
 
 /// The values of metric `name` over the repetitions of `entry`, and their summary.
-fn cell(entry: &ResultEntry, name: &str) -> Option<Cell> {
+pub(crate) fn cell(entry: &ResultEntry, name: &str) -> Option<Cell> {
     let values: Vec<f64> = entry.measurements.iter().filter_map(|m| m.metric(name)).map(|m| m.value).collect();
     let summary = summarize(&values)?;
     Some(Cell { values, summary, mark: Mark::None })
 }
 
+/// Whether values of `unit` count things rather than measure a rate, a time or a share
+/// (`items`): no chart is drawn for them.
+pub(crate) fn is_count(unit: &str) -> bool {
+    matches!(unit, "" | "items" | "count" | "files" | "dirs" | "ops")
+}
+
 /// The jobs of the last repetition of `entry`: the curves show one repetition, not an average.
 fn last_jobs(entry: &ResultEntry) -> &[JobResult] {
-    entry.measurements.last().map_or(&[], |m| m.jobs.as_slice())
+    entry.measurements.last().map_or(&[], |m| m.jobs())
 }
 
 /// `"higher is better"` or `"lower is better"`.
@@ -209,44 +297,43 @@ pub(crate) fn better_text(better: Better) -> &'static str {
     }
 }
 
-impl Workload<'_> {
+impl Group<'_> {
+    /// The label: `seqread`, `rw=read numjobs=16`.
+    pub(crate) fn label(&self) -> String {
+        self.words.join(" ")
+    }
+
     /// Whether every entry ran to the end of every repetition.
     pub(crate) fn complete(&self) -> bool {
         self.entries.iter().all(|(_, e)| !e.measurements.is_empty() && e.measurements.iter().all(|m| m.complete))
     }
 
-    /// One row per metric; the best mean of a row is marked best, the worst marked worst, when
-    /// at least two series differ.
+    /// One row per metric; a row's best and worst cells are marked where they differ
+    /// significantly from the others.
     pub(crate) fn rows(&self) -> Vec<Row<'_>> {
         metrics(self.entries.iter().map(|(_, e)| *e))
             .into_iter()
             .map(|metric| {
                 let mut cells: Vec<Option<Cell>> = self.entries.iter().map(|(_, e)| cell(e, metric.name)).collect();
-                let means: Vec<f64> =
-                    cells.iter().flatten().map(|c| c.summary.mean).filter(|m| m.is_finite()).collect();
-                let lo = means.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = means.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                if means.len() > 1 && lo < hi {
-                    let (best, worst) = if metric.better == Better::Higher { (hi, lo) } else { (lo, hi) };
-                    for c in cells.iter_mut().flatten() {
-                        if c.summary.mean == best {
-                            c.mark = Mark::Best;
-                        } else if c.summary.mean == worst {
-                            c.mark = Mark::Worst;
-                        }
-                    }
-                }
-                Row { metric, cells }
+                let contrast = significance::mark(&mut cells, metric.better);
+                Row { metric, cells, contrast }
             })
             .collect()
     }
 
-    /// A bar chart per metric, then latency percentile curves and bandwidth per second for
-    /// each direction that has them.
+    /// A bar chart per metric that varies between the series (counts and constants left
+    /// out) when there are several series, then latency percentile curves and bandwidth per
+    /// second for each direction that has them. A result shown by a sweep chart gets none.
     pub(crate) fn charts(&self, model: &Model<'_>) -> Vec<Chart> {
+        if self.swept {
+            return Vec::new();
+        }
+        // A bar chart of one bar compares nothing.
+        let several = self.entries.len() > 1;
         let mut charts: Vec<Chart> = self
             .rows()
             .into_iter()
+            .filter(|row| several && !is_count(row.metric.unit) && varies(&row.cells))
             .map(|row| {
                 let bars = self
                     .entries
@@ -272,13 +359,13 @@ impl Workload<'_> {
             .collect();
         for d in Direction::ALL {
             let lines = self.lines(model, |e| {
-                latency_percentiles(last_jobs(e), d).into_iter().map(|(x, y)| Point { x, y, err: 0.0 }).collect()
+                latency_percentiles(e, d).into_iter().map(|(x, y)| Point { x, y, err: 0.0 }).collect()
             });
             if !lines.is_empty() {
                 charts.push(Chart::Line(LineChart {
                     kind: "latency",
                     title: format!("{} completion latency percentiles", d.name()),
-                    note: "last repetition".into(),
+                    note: "every job and repetition, histograms merged".into(),
                     x: XAxis::Percentile,
                     unit: "ns".into(),
                     log_y: true,
@@ -319,114 +406,11 @@ impl Workload<'_> {
     }
 }
 
-impl Sweep<'_> {
-    /// One line chart per metric: the mean (± 95% CI) against the swept parameter, one line
-    /// per series.
-    pub(crate) fn charts(&self, model: &Model<'_>) -> Vec<Chart> {
-        let mut series: Vec<usize> = self.entries.iter().map(|(s, _, _)| *s).collect();
-        series.sort_unstable();
-        series.dedup();
-        metrics(self.entries.iter().map(|(_, _, e)| *e))
-            .into_iter()
-            .map(|metric| {
-                let lines = series
-                    .iter()
-                    .map(|&s| {
-                        let mut points: Vec<Point> = self
-                            .entries
-                            .iter()
-                            .filter(|(es, _, _)| *es == s)
-                            .filter_map(|(_, x, e)| cell(e, metric.name).map(|c| (x, c)))
-                            .map(|(x, c)| Point { x: *x as f64, y: c.summary.mean, err: c.half_width().unwrap_or(0.0) })
-                            .collect();
-                        points.sort_by(|a, b| a.x.total_cmp(&b.x));
-                        Line { label: model.label(s).to_string(), paint: model.paint(s), points }
-                    })
-                    .filter(|l| !l.points.is_empty())
-                    .collect();
-                Chart::Line(LineChart {
-                    kind: "sweep",
-                    title: format!("{} by {}", metric.name, self.param),
-                    note: better_text(metric.better).into(),
-                    x: XAxis::Categories { title: self.param.clone(), labels: self.values.clone() },
-                    unit: metric.unit.to_string(),
-                    log_y: false,
-                    lines,
-                })
-            })
-            .collect()
-    }
-}
-
-/// Where a parameter value sits on a sweep's axis: a number (`4`, `0.5`), a size (`4k`) or a
-/// duration (`10s`); `None` for anything else (`rw=read` vs `rw=write` is not a sweep).
-fn sweep_position(value: &str) -> Option<f64> {
-    value
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .or_else(|| parse_size(value).ok().map(|v| v as f64))
-        .or_else(|| parse_time(value, 1_000_000_000).ok().map(|t| t.0 as f64))
-}
-
-/// Families of entries on the same workload kind whose parameters are equal but for one key
-/// with numeric values, kept when some series has at least two different values of it.
-fn find_sweeps<'a>(located: &[(usize, &'a ResultEntry)]) -> Vec<Sweep<'a>> {
-    // (signature, sweep, numeric position of each value)
-    let mut families: Vec<(String, Sweep<'a>, Vec<f64>)> = Vec::new();
-    for &(s, entry) in located {
-        for (key, value) in &entry.workload_params {
-            let Some(position) = sweep_position(value) else { continue };
-            let rest: Vec<&(String, String)> = entry.workload_params.iter().filter(|(k, _)| k != key).collect();
-            let mut signature: Vec<String> = rest.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            signature.sort();
-            let signature = format!("{}\u{0}{key}\u{0}{}", entry.workload_kind, signature.join("\u{0}"));
-            let f = match families.iter().position(|(sig, _, _)| *sig == signature) {
-                Some(f) => f,
-                None => {
-                    let params: Vec<String> =
-                        rest.iter().map(|(k, v)| if v.is_empty() { k.clone() } else { format!("{k}={v}") }).collect();
-                    let rest = if params.is_empty() {
-                        entry.workload_kind.clone()
-                    } else {
-                        format!("{}:{}", entry.workload_kind, params.join(","))
-                    };
-                    let sweep = Sweep { param: key.clone(), rest, values: Vec::new(), entries: Vec::new() };
-                    families.push((signature, sweep, Vec::new()));
-                    families.len() - 1
-                }
-            };
-            let (_, sweep, positions) = &mut families[f];
-            let x = match sweep.values.iter().position(|v| v == value) {
-                Some(x) => x,
-                None => {
-                    sweep.values.push(value.clone());
-                    positions.push(position);
-                    sweep.values.len() - 1
-                }
-            };
-            if !sweep.entries.iter().any(|(es, ex, _)| *es == s && *ex == x) {
-                sweep.entries.push((s, x, entry));
-            }
-        }
-    }
-    families
-        .into_iter()
-        .filter(|(_, sweep, _)| {
-            sweep.entries.iter().any(|(s, x, _)| sweep.entries.iter().any(|(s2, x2, _)| s == s2 && x != x2))
-        })
-        .map(|(_, mut sweep, positions)| {
-            // Order the values numerically and renumber the entries to match.
-            let mut order: Vec<usize> = (0..sweep.values.len()).collect();
-            order.sort_by(|&a, &b| positions[a].total_cmp(&positions[b]));
-            let new_index = |old: usize| order.iter().position(|&o| o == old).unwrap_or(old);
-            sweep.values = order.iter().map(|&o| sweep.values[o].clone()).collect();
-            for (_, x, _) in &mut sweep.entries {
-                *x = new_index(*x);
-            }
-            sweep
-        })
-        .collect()
+/// Whether the values of a row (every series, every repetition) are not all equal.
+pub(crate) fn varies(cells: &[Option<Cell>]) -> bool {
+    let mut values = cells.iter().flatten().flat_map(|c| &c.values);
+    let Some(first) = values.next() else { return false };
+    values.any(|v| v != first)
 }
 
 /// The environment keys of all runs, in first-seen order.

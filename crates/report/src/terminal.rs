@@ -49,7 +49,7 @@ pub(crate) fn printable_report(report: &RunReport) -> RunReport {
                 inert(&mut metric.name);
                 inert(&mut metric.unit);
             }
-            for job in &mut m.jobs {
+            for job in m.fio.iter_mut().flat_map(|d| &mut d.jobs) {
                 inert(&mut job.name);
                 inert_pairs(&mut job.options);
                 if let Some(message) = &mut job.error_message {
@@ -72,7 +72,7 @@ mod tests {
     fn hostile_run() -> RunReport {
         let mut m = Measurement { complete: true, ..Default::default() };
         m.push("read_iops", "ops/s", Better::Higher, 1000.0);
-        m.jobs.push(JobResult {
+        m.jobs_mut().push(JobResult {
             name: "job\x1b]0;title\x07".into(),
             error_message: Some("open /t/x\nfsarena: forged".into()),
             ..Default::default()
@@ -99,7 +99,7 @@ mod tests {
     #[test]
     fn the_terminal_report_shows_user_text_inert() {
         for color in [false, true] {
-            let text = String::from_utf8(Human { color }.serialize(&hostile_run())).unwrap();
+            let text = String::from_utf8(Human { color }.export(&[hostile_run()]).unwrap()).unwrap();
             // Only the report's own bold and colours (SGR: ESC [ digits ; m) remain.
             let sgr = |s: &str| {
                 s.strip_prefix('[')
@@ -118,9 +118,10 @@ mod tests {
     #[test]
     fn other_formats_keep_the_raw_text_escaped_their_own_way() {
         let run = hostile_run();
-        let json: serde_json::Value = serde_json::from_slice(&Json.serialize(&run)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&Json.export(std::slice::from_ref(&run)).unwrap()).unwrap();
         assert_eq!(json["run"]["results"][0]["target"]["label"], HOSTILE);
-        let csv = String::from_utf8(Csv.serialize(&run)).unwrap();
+        let csv = String::from_utf8(Csv.export(std::slice::from_ref(&run)).unwrap()).unwrap();
         assert!(csv.contains("\"evil\x1b[2J\nfake line\u{202e}<b>\""), "quoted, newline kept inside: {csv}");
         let html = html_report(&[run]);
         assert!(!html.contains("<b>") && html.contains("&lt;b&gt;"), "escaped");

@@ -2,7 +2,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::model::Model;
 use crate::{html_report, markdown_report, ResultEntry, RunReport};
+use fsarena_core::run::Param;
 use fsarena_core::{Better, DirectionResult, JobResult, LatencySummary, Measurement, Nanos, FIO_PERCENTILES};
 
 const HOSTILE: &str = "<script>alert(1)</script>";
@@ -31,7 +33,8 @@ fn measurement(scale: f64) -> Measurement {
         },
         ..Default::default()
     };
-    let mut m = Measurement { jobs: vec![job], complete: true, ..Default::default() };
+    let mut m =
+        Measurement { fio: Some(fsarena_core::FioDetail { jobs: vec![job] }), complete: true, ..Default::default() };
     m.push("read_iops", "ops/s", Better::Higher, 25_000.0 * scale);
     m.push("read_bw", "bytes/s", Better::Higher, 100e6 * scale);
     m.push("read_lat_p99", "ns", Better::Lower, 90_000.0 / scale);
@@ -129,33 +132,145 @@ fn hostile_text_is_escaped_everywhere() {
     }
 }
 
-#[test]
-fn numjobs_sweep_gives_line_charts() {
+/// The CubeFS matrix: rw × numjobs as one `--workload` with lists; the params hold the point's
+/// values, the point the typed numbers.
+fn matrix(targets: &[&str]) -> Vec<ResultEntry> {
     let mut results = Vec::new();
-    for target in ["ext4", "xfs"] {
-        for (numjobs, scale) in [("1", 1.0), ("2", 1.8), ("4", 3.1)] {
-            results.push(entry(target, &[("rw", "randread"), ("numjobs", numjobs), ("bs", "4k")], scale));
+    for target in targets {
+        for rw in ["read", "write", "randread", "randwrite"] {
+            for (numjobs, scale) in [(1.0, 1.0), (4.0, 3.0), (16.0, 7.0), (64.0, 9.0)] {
+                let nj = numjobs.to_string();
+                let mut e = entry(target, &[("rw", rw), ("bs", "4k"), ("numjobs", &nj)], scale);
+                e.point = vec![
+                    Param { key: "rw".into(), given: rw.into(), number: None },
+                    Param { key: "numjobs".into(), given: nj.clone(), number: Some(numjobs) },
+                ];
+                results.push(e);
+            }
         }
     }
-    // A lone entry with another rw is not part of the sweep, and rw itself is not swept.
-    results.push(entry("ext4", &[("rw", "read"), ("numjobs", "1"), ("bs", "4k")], 1.0));
-    let html = html_report(&[run("r1", results)]);
-    assert_eq!(html.matches("data-chart=\"sweep\"").count(), 4);
-    assert!(html.contains("numjobs sweep · io:rw=randread,bs=4k"));
-    assert!(html.contains(">read_iops by numjobs</text>"));
-    // Four workloads, each with 6 charts, plus the sweep.
-    assert_eq!(charts(&html), 4 * 6 + 4);
-    let sweep = html.split("data-chart=\"sweep\"").nth(1).unwrap();
-    let sweep = &sweep[..sweep.find("</svg>").unwrap()];
-    assert_eq!(sweep.matches("<path").count(), 2, "one line per target");
-    assert!(sweep.contains(">1</text>") && sweep.contains(">2</text>") && sweep.contains(">4</text>"));
+    results
 }
 
 #[test]
-fn sweep_values_sort_by_size() {
-    let results = ["64k", "4k", "1m"].iter().map(|bs| entry("ext4", &[("bs", bs)], 1.0)).collect();
+fn the_cubefs_matrix_gives_sixteen_results_and_four_sweep_charts() {
+    for targets in [&["ext4"][..], &["ext4", "xfs"][..]] {
+        let report = run("r1", matrix(targets));
+        let model = Model::new(std::slice::from_ref(&report));
+        assert_eq!(model.results.len(), 16, "never merged");
+        assert!(model.results.iter().all(|g| g.entries.len() == targets.len()));
+        assert_eq!(model.results[5].label(), "rw=write numjobs=4");
+        assert_eq!(model.common, ["io: bs=4k"]);
+        assert_eq!(model.sweeps.len(), 4, "one per rw");
+        assert_eq!(model.sweeps[0].title(), "numjobs sweep · rw=read");
+        let html = html_report(&[report]);
+        // read_iops and read_bw are proportional (fixed bs): one headline chart per sweep.
+        assert_eq!(html.matches("data-chart=\"sweep\"").count(), 4, "{targets:?}");
+        assert_eq!(html.matches("data-chart=\"bar\"").count(), 0, "swept results have no bar charts");
+        let sweep = html.split("data-chart=\"sweep\"").nth(1).unwrap();
+        let sweep = &sweep[..sweep.find("</svg>").unwrap()];
+        assert_eq!(sweep.matches("<path").count(), targets.len(), "one line per target");
+        // 1..64 spans 64×: a log axis, ticks at the values as given.
+        assert!(sweep.contains(">numjobs (log scale)</text>"), "{sweep}");
+        for tick in [">1</text>", ">4</text>", ">16</text>", ">64</text>"] {
+            assert!(sweep.contains(tick), "{tick}");
+        }
+        assert_eq!(html.matches("<section id=\"result-").count(), 16);
+    }
+}
+
+#[test]
+fn sweep_values_sort_by_their_number_and_words_are_no_axis() {
+    let results = [("64k", 65536.0), ("4k", 4096.0), ("1m", 1048576.0)]
+        .iter()
+        .map(|(bs, n)| {
+            let mut e = entry("ext4", &[("bs", bs)], 1.0);
+            e.point = vec![Param { key: "bs".into(), given: bs.to_string(), number: Some(*n) }];
+            e
+        })
+        .collect();
     let html = html_report(&[run("r1", results)]);
-    assert!(html.contains("bs</code> = 4k, 64k, 1m"));
+    assert!(html.contains("bs</code> = 4k, 64k, 1m"), "{html}");
+    // A word-valued key (rw) never makes a sweep, even with a number in its params.
+    let results = ["read", "write"]
+        .iter()
+        .map(|rw| {
+            let mut e = entry("ext4", &[("rw", rw), ("numjobs", "4")], 1.0);
+            e.point = vec![Param { key: "rw".into(), given: rw.to_string(), number: None }];
+            e
+        })
+        .collect::<Vec<_>>();
+    let report = run("r1", results);
+    assert!(Model::new(std::slice::from_ref(&report)).sweeps.is_empty());
+}
+
+#[test]
+fn parts_of_one_workload_are_separate_rows_labelled_by_part() {
+    // A four-job fio file: one workload, the same params, four parts.
+    let results: Vec<ResultEntry> = ["seqwrite", "seqread", "randwrite", "randread"]
+        .iter()
+        .map(|job| {
+            let mut e = entry("tmpfs", &[("ioengine", "psync"), ("size", "4m")], 1.0);
+            e.part = Some(job.to_string());
+            e
+        })
+        .collect();
+    let report = run("r1", results);
+    let model = Model::new(std::slice::from_ref(&report));
+    let labels: Vec<String> = model.results.iter().map(|g| g.label()).collect();
+    assert_eq!(labels, ["seqwrite", "seqread", "randwrite", "randread"]);
+    assert_eq!(model.common, ["io: ioengine=psync, size=4m"]);
+    // Params that differ between workloads label them; shared ones are said once.
+    let report = run(
+        "r1",
+        vec![entry("a", &[("rw", "read"), ("bs", "4k")], 1.0), entry("a", &[("rw", "write"), ("bs", "4k")], 1.0)],
+    );
+    let model = Model::new(std::slice::from_ref(&report));
+    assert_eq!(model.results.iter().map(|g| g.label()).collect::<Vec<_>>(), ["rw=read", "rw=write"]);
+}
+
+#[test]
+fn constant_counts_get_no_chart_and_wide_overlaps_no_colour() {
+    let mut report = two_targets();
+    for (i, e) in report.results.iter_mut().enumerate() {
+        for m in &mut e.measurements {
+            m.push("file_creation_items", "items", Better::Higher, 1000.0);
+            m.push("constant_rate", "ops/s", Better::Higher, 5.0);
+        }
+        // Noisy cpu_sys, overlapping between the targets: 486 ± 605 against 412 ± 458.
+        let noisy: [[f64; 3]; 2] = [[250.0, 400.0, 808.0], [230.0, 380.0, 626.0]];
+        for (m, v) in e.measurements.iter_mut().zip(noisy[i]) {
+            m.metrics.iter_mut().filter(|x| x.name == "cpu_sys").for_each(|x| x.value = v);
+        }
+    }
+    let html = html_report(&[report]);
+    assert!(!html.contains(">file_creation_items</text>") && !html.contains(">constant_rate</text>"));
+    assert_eq!(html.matches("data-chart=\"bar\"").count(), 4);
+    let row = html.split("<td class=\"metric\">cpu_sys").nth(1).unwrap();
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(row.contains(">n.s.</span>") && !row.contains("best") && !row.contains("worst"), "{row}");
+}
+
+#[test]
+fn a_report_of_two_runs_has_an_ab_section() {
+    let before = RunReport { name: Some("before".into()), ..two_targets() };
+    let mut after = RunReport { id: "r2".into(), name: Some("after".into()), ..two_targets() };
+    // xfs doubled its IOPS in "after"; ext4 did not change; btrfs is new.
+    for m in &mut after.results[1].measurements {
+        m.metrics.iter_mut().filter(|x| x.name == "read_iops").for_each(|x| x.value *= 2.0);
+    }
+    after.results.push(entry("btrfs", &[("rw", "randread"), ("bs", "4k")], 1.0));
+    let html = html_report(&[before.clone(), after.clone()]);
+    let ab = html.split("<section id=\"ab-1\">").nth(1).unwrap();
+    let ab = &ab[..ab.find("</section>").unwrap()];
+    assert!(ab.contains("A/B: before → after"), "{ab}");
+    assert!(ab.contains("<td>xfs</td><td>io</td><td>read_iops</td>"), "{ab}");
+    assert!(ab.contains("+100.0%") && ab.contains("<td class=\"better\">better</td>"), "{ab}");
+    assert!(ab.contains("<td>n.s.</td>"), "unchanged ext4: {ab}");
+    assert!(ab.contains("Only in after (not compared):") && ab.contains("btrfs · io:rw=randread,bs=4k"), "{ab}");
+    let (md, _) = markdown_report(&[before, after]);
+    assert!(md.contains("## A/B: before → after"), "{md}");
+    assert!(md.contains("| xfs | io | read\\_iops |") && md.contains("**better**"), "{md}");
 }
 
 #[test]
@@ -185,7 +300,7 @@ fn markdown_references_every_chart_file() {
     let names: std::collections::HashSet<&String> = files.iter().map(|(n, _)| n).collect();
     assert_eq!(names.len(), files.len(), "file names are unique");
     assert!(md.contains("| metric | ext4 | xfs |"));
-    assert!(md.contains("| read\\_iops ↑ | 26.2k ± 3.1k ops/s | **52.5k ± 6.2k ops/s** |"), "{md}");
+    assert!(md.contains("| read\\_iops ↑ | _26.2k ± 3.1k ops/s_ | **52.5k ± 6.2k ops/s** |"), "{md}");
     assert!(md.contains("| kernel | 6.1.0 |"));
     assert!(md.contains("mkfs: mkfs.ext4 -F -q /tmp/img"));
 }

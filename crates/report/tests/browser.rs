@@ -7,6 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use fsarena_core::run::Param;
 use fsarena_core::{Better, DirectionResult, JobResult, LatencySummary, Measurement, Nanos, FIO_PERCENTILES};
 use fsarena_report::{html_report, ResultEntry, RunReport};
 use std::io::Read;
@@ -48,7 +49,8 @@ fn measurement(scale: f64, repetition: u32) -> Measurement {
         write: direction(60e6, 90_000.0),
         ..Default::default()
     };
-    let mut m = Measurement { jobs: vec![job], complete: true, ..Default::default() };
+    let mut m =
+        Measurement { fio: Some(fsarena_core::FioDetail { jobs: vec![job] }), complete: true, ..Default::default() };
     m.push("read_iops", "ops/s", Better::Higher, 44_000.0 * scale * jitter);
     m.push("read_bw", "bytes/s", Better::Higher, 180e6 * scale * jitter);
     m.push("read_lat_p99", "ns", Better::Lower, 120_000.0 / scale * jitter);
@@ -74,7 +76,7 @@ fn entry(target: &str, kind: &str, numjobs: &str, scale: f64) -> ResultEntry {
             ("bs".into(), "4k".into()),
             ("numjobs".into(), numjobs.into()),
         ],
-        point: Vec::new(),
+        point: vec![Param { key: "numjobs".into(), given: numjobs.into(), number: numjobs.parse().ok() }],
         part: None,
         measurements: (0..3).map(|r| measurement(scale, r)).collect(),
     }
@@ -87,6 +89,11 @@ fn report() -> RunReport {
         for (numjobs, scaling) in [("1", 1.0), ("2", 1.7), ("4", 2.6)] {
             results.push(entry(target, kind, numjobs, speed * scaling));
         }
+        // A workload of its own, not swept: it gets bar charts and curves.
+        let mut single = entry(target, kind, "8", speed * 3.0);
+        single.point.clear();
+        single.workload_params.push(("direct".into(), "1".into()));
+        results.push(single);
     }
     RunReport {
         id: "1700000000-4242".into(),
@@ -178,9 +185,9 @@ fn report_renders_every_chart_in_chromium() {
     let (_keep, dir) = output_dir();
     let html = html_report(&[report()]);
     let generated = html.matches("<svg class=\"chart\"").count();
-    // Per workload (3): 6 bar charts, read and write latency, read and write bandwidth; plus
-    // the sweep's 6 line charts.
-    assert_eq!(generated, 3 * (6 + 2 + 2) + 6);
+    // The workload not swept: 6 bar charts, read and write latency, read and write bandwidth;
+    // the sweep: one line chart per direction (iops and bandwidth are one quantity).
+    assert_eq!(generated, 6 + 2 + 2 + 2);
     let page = dir.join("report.html");
     std::fs::write(&page, &html).unwrap();
 

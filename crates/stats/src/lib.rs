@@ -2,11 +2,12 @@
 //! run-to-run summaries and A/B significance tests.
 
 mod compare;
-mod histogram;
 mod series;
 mod summary;
 
 pub use compare::{verdict, welch, Comparison, Verdict};
-pub use histogram::LatencyHistogram;
+/// The mergeable latency histogram; defined in `fsarena_core` so that a `Measurement` can
+/// merge exactly (see its error bound there).
+pub use fsarena_core::LatencyHistogram;
 pub use series::{summarize_series, IntervalCounter};
 pub use summary::{mad_outliers, summarize, Summary, OUTLIER_THRESHOLD};

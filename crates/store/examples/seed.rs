@@ -35,8 +35,11 @@ fn measurement(scale: f64) -> Measurement {
             metric("read_lat_p99", "ns", Better::Lower, 3_000.0 * scale),
             metric("cpu_sys", "%", Better::Lower, 90.0),
         ],
-        jobs: vec![JobResult { name: "randread".into(), clones: 1, read, ..Default::default() }],
+        fio: Some(fsarena_core::FioDetail {
+            jobs: vec![JobResult { name: "randread".into(), clones: 1, read, ..Default::default() }],
+        }),
         complete: true,
+        ..Default::default()
     }
 }
 

@@ -143,22 +143,22 @@ mod tests {
         job.read.clat.percentiles = vec![(99.0, 7), (99.9, 8)];
         job.read.bw_series = vec![1.0, f64::NEG_INFINITY];
         job.options = vec![("rw".into(), "read".into())];
-        m.jobs.push(job);
+        m.jobs_mut().push(job);
         let text = serde_json::to_string(&m).unwrap();
         assert!(serde_json::from_str::<Measurement>(&text).is_err(), "strict serde_json refuses null floats");
 
         let back: Measurement = from_str(&text).unwrap();
         assert!(back.metrics[0].value.is_nan());
-        assert!(back.jobs[0].read.clat.mean.is_nan());
-        assert!(back.jobs[0].read.bw_series[1].is_nan());
+        assert!(back.jobs()[0].read.clat.mean.is_nan());
+        assert!(back.jobs()[0].read.bw_series[1].is_nan());
         let mut fixed = m.clone();
         fixed.metrics[0].value = 0.0;
-        fixed.jobs[0].read.clat.mean = 0.0;
-        fixed.jobs[0].read.bw_series[1] = 0.0;
+        fixed.jobs_mut()[0].read.clat.mean = 0.0;
+        fixed.jobs_mut()[0].read.bw_series[1] = 0.0;
         let mut back = back;
         back.metrics[0].value = 0.0;
-        back.jobs[0].read.clat.mean = 0.0;
-        back.jobs[0].read.bw_series[1] = 0.0;
+        back.jobs_mut()[0].read.clat.mean = 0.0;
+        back.jobs_mut()[0].read.bw_series[1] = 0.0;
         assert_eq!(back, fixed);
     }
 

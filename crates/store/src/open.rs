@@ -87,20 +87,46 @@ fn check_sidecars(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// How many times a refusal of an existing file is checked before it is believed (25 ms apart).
+const PRECHECK_ATTEMPTS: u32 = 20;
+
+/// What an existing file is, read without creating anything: not an SQLite file at all is
+/// refused; a damaged, foreign-schema or newer database is refused through a reader, which
+/// creates nothing (not even a lock, journal, -wal or -shm made and removed again). One with
+/// no tables yet is being made by another fsarena, which holds the lock.
+fn precheck(path: &Path) -> Result<Header, StoreError> {
+    let existing = header(path)?;
+    check_sidecars(path)?;
+    if let Header::Sqlite { .. } = existing {
+        match read_only(path) {
+            Ok(_) | Err(StoreError::Empty(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(existing)
+}
+
 /// Opens the database at `path` for writing, creating it and its directories if missing, and
 /// upgrades an older schema.
 pub(crate) fn for_writing(path: &Path) -> Result<Connection, StoreError> {
     // Look before creating anything: another program's file is refused untouched, with no
     // lock file or directory made for it.
-    let existing = header(path)?;
-    check_sidecars(path)?;
-    if let Header::Sqlite { .. } = existing {
-        // A damaged, foreign-schema or newer database is refused through a reader, which
-        // creates nothing: not even a lock, journal, -wal or -shm made and removed again. One
-        // with no tables yet is being made by another fsarena, which holds the lock.
-        match read_only(path) {
-            Ok(_) | Err(StoreError::Empty(_)) => {}
-            Err(e) => return Err(e),
+    // A database another fsarena is creating this instant (runs started together on a new
+    // path) can look foreign or damaged to a reader that takes no lock: a header still being
+    // written, a schema between two migrations. Such a state lasts milliseconds, so a refusal
+    // is only believed when it holds for a while; another program's file is refused all the
+    // same, and still with nothing created beside it.
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match precheck(path) {
+            Err(StoreError::Foreign(_) | StoreError::Damaged { .. }) if attempts < PRECHECK_ATTEMPTS => {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            other => {
+                other?;
+                break;
+            }
         }
     }
     let unwritable = |detail: String| StoreError::Unwritable { path: path.to_path_buf(), detail };

@@ -405,3 +405,42 @@ fn a_measurement_with_non_finite_values_still_loads() {
         .unwrap();
     assert_eq!(values, vec![Some(f64::INFINITY), None]);
 }
+
+#[test]
+fn latency_histograms_are_stored_and_give_back_identical_percentiles() {
+    use fsarena_core::{LatencyHistogram, FIO_PERCENTILES};
+    let (_dir, path) = temp_db();
+    let mut original = report("1795400000-1", 1_795_400_000_000);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for (i, m) in original.results[0].measurements.iter_mut().enumerate() {
+        let h = LatencyHistogram::of((0..20_000).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            2_000 + x % (1_000_000 * (i as u64 + 1))
+        }));
+        m.add_latency("read", &h);
+        m.add_latency("sync", &LatencyHistogram::of([10_000, 20_000]));
+        m.count("read_ios", h.len());
+        // A second clone with a histogram of its own, as io stores several jobs.
+        let mut clone = m.jobs()[0].clone();
+        clone.read.clat_histogram = Some(h.clone());
+        m.jobs_mut().push(clone);
+    }
+    let mut store = Store::open(&path).unwrap();
+    store.save(&original, Some(1_795_400_001_000)).unwrap();
+    let loaded = store.load("1795400000-1").unwrap();
+    assert_eq!(loaded, original, "histograms, counters and per-job histograms read back equal");
+    for (a, b) in original.results[0].measurements.iter().zip(&loaded.results[0].measurements) {
+        let (a, b) = (a.latency("read").unwrap(), b.latency("read").unwrap());
+        assert_eq!(a.summary(&FIO_PERCENTILES), b.summary(&FIO_PERCENTILES));
+        assert_eq!(a.buckets().collect::<Vec<_>>(), b.buckets().collect::<Vec<_>>());
+    }
+    // Merging the stored repetitions is exact, as merging the fresh ones.
+    let merge = |ms: &[fsarena_core::Measurement]| {
+        let mut all = LatencyHistogram::new();
+        ms.iter().for_each(|m| all.merge(m.latency("read").unwrap()));
+        all
+    };
+    assert_eq!(merge(&loaded.results[0].measurements), merge(&original.results[0].measurements));
+}

@@ -4,6 +4,9 @@
 
 use crate::requirements::{Requirement, FUSE2FS, FUSERMOUNT, LOSETUP};
 use crate::{DeviceTarget, DirTarget, FuseTarget, LoopTarget, Target, TmpfsTarget};
+use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
+use fsarena_core::option::OptionDoc;
+use fsarena_core::option::ValueKind::{Bool, Choice, CommandLine, Size, Text, Time};
 use fsarena_core::{InputError, Spec};
 
 const MIB: u64 = 1 << 20;
@@ -143,6 +146,61 @@ impl Needs {
     }
 }
 
+// The keys of target specs, each described once; a kind lists the ones it accepts, and a
+// test checks each list against what the kind's parser accepts.
+
+const LABEL: OptionDoc = OptionDoc::new("label", Text, Derived("the spec as given"), "the name shown in reports");
+const IMAGE_SIZE: OptionDoc = OptionDoc::new(
+    "size",
+    Size,
+    Is("4g"),
+    "size of the image, a sparse file in the work directory; at least what the filesystem's mkfs accepts",
+);
+const TMPFS_SIZE: OptionDoc = OptionDoc::new("size", Size, Is("4g"), "size of the tmpfs");
+const MKFS: OptionDoc = OptionDoc::new(
+    "mkfs",
+    Text,
+    Unset,
+    "extra mkfs arguments after the filesystem's defaults, quoted: mkfs='-O ^has_journal'",
+);
+const MOUNT: OptionDoc = OptionDoc::new(
+    "mount",
+    Text,
+    Unset,
+    "extra mount options after the kernel's defaults, quoted: mount='noatime,data=writeback' (fuse2fs: passed as -o)",
+);
+const LOOP_DIO: OptionDoc = OptionDoc::new(
+    "loop_dio",
+    Bool,
+    Is("1"),
+    "the loop device does direct I/O to the image (losetup --direct-io=on), so the host's page cache does not hold it",
+);
+const FUSE2FS_FS: OptionDoc =
+    OptionDoc::new("fs", Choice(&["ext2", "ext3", "ext4"]), Is("ext4"), "the filesystem of the image fuse2fs serves");
+const DEVICE_FS: OptionDoc = OptionDoc::new(
+    "fs",
+    Choice(&["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2"]),
+    Unset,
+    "the filesystem made on the device (required)",
+);
+const CMD: OptionDoc = OptionDoc::new(
+    "cmd",
+    CommandLine,
+    Unset,
+    "the command that mounts the filesystem at {mnt}, run through sh -c; {mnt} and {work} (a private scratch directory) are substituted shell-quoted, so write them bare (required)",
+);
+const TIMEOUT: OptionDoc =
+    OptionDoc::new("timeout", Time, Is("30s"), "how long cmd may take until {mnt} is a mount point; then it is ended");
+const DIR_PATH: OptionDoc = OptionDoc::new(
+    "path",
+    Text,
+    Unset,
+    "the existing directory or mount (required); never formatted or unmounted, workloads run in a fresh subdirectory",
+);
+const DEVICE_PATH: OptionDoc = OptionDoc::new("path", Text, Unset, "the block device, e.g. /dev/nvme0n1 (required)");
+
+const LOOP_KEYS: &[OptionDoc] = &[IMAGE_SIZE, MKFS, MOUNT, LOOP_DIO, LABEL];
+
 /// Parses a spec of one kind: the spec, the text as given, and `--force`.
 type ParseFn = fn(&Spec, &str, bool) -> Result<Box<dyn Target>, InputError>;
 
@@ -155,6 +213,8 @@ pub struct Kind {
     pub summary: &'static str,
     /// What it needs from this machine.
     pub needs: Needs,
+    /// The keys its spec accepts, `label` last.
+    pub keys: &'static [OptionDoc],
     parse: ParseFn,
 }
 
@@ -179,6 +239,7 @@ const fn on_loop(fs: &'static Filesystem) -> Kind {
         name: fs.name,
         summary: "its mkfs on a sparse image in the work directory, on a loop device",
         needs: Needs::Loop(fs),
+        keys: LOOP_KEYS,
         parse: parse_loop,
     }
 }
@@ -192,24 +253,39 @@ pub const TARGET_KINDS: [Kind; 12] = [
     on_loop(&FILESYSTEMS[4]),
     on_loop(&FILESYSTEMS[5]),
     on_loop(&FILESYSTEMS[6]),
-    Kind { name: "tmpfs", summary: "a tmpfs mounted by fsarena", needs: Needs::Tmpfs, parse: parse_tmpfs },
+    Kind {
+        name: "tmpfs",
+        summary: "a tmpfs mounted by fsarena",
+        needs: Needs::Tmpfs,
+        keys: &[TMPFS_SIZE, MOUNT, LABEL],
+        parse: parse_tmpfs,
+    },
     Kind {
         name: "fuse2fs",
         summary: "an ext2/3/4 image mounted through FUSE by fuse2fs",
         needs: Needs::Fuse2fs,
+        keys: &[FUSE2FS_FS, IMAGE_SIZE, MKFS, MOUNT, LABEL],
         parse: parse_fuse,
     },
-    Kind { name: "fuse", summary: "any FUSE filesystem started by cmd=", needs: Needs::Fuse, parse: parse_fuse },
+    Kind {
+        name: "fuse",
+        summary: "any FUSE filesystem started by cmd=",
+        needs: Needs::Fuse,
+        keys: &[CMD, TIMEOUT, LABEL],
+        parse: parse_fuse,
+    },
     Kind {
         name: "dir",
         summary: "an existing directory or mount, never formatted",
         needs: Needs::Nothing,
+        keys: &[DIR_PATH, LABEL],
         parse: parse_dir,
     },
     Kind {
         name: "device",
         summary: "a real block device, formatted only with --force",
         needs: Needs::Device,
+        keys: &[DEVICE_PATH, DEVICE_FS, MKFS, MOUNT, LABEL],
         parse: parse_device,
     },
 ];
@@ -264,6 +340,23 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "a kind is listed twice: {names:?}");
+    }
+
+    #[test]
+    fn each_kind_lists_exactly_the_keys_its_parser_accepts() {
+        for kind in &TARGET_KINDS {
+            let e = parse(&format!("{}:zzzz=1", kind.name), true).err().map(|e| e.to_string()).unwrap_or_default();
+            let listed: Vec<&str> = kind.keys.iter().map(|k| k.name).collect();
+            let accepted = e.split("accepted keys are ").nth(1).unwrap_or_default();
+            assert_eq!(accepted, listed.join(", "), "{}: {e}", kind.name);
+            assert!(kind.keys.iter().all(|k| !k.doc.is_empty()), "{}", kind.name);
+        }
+        for size in [IMAGE_SIZE, TMPFS_SIZE] {
+            assert_eq!(fsarena_core::units::parse_size(size.default.shown()), Ok(crate::common::DEFAULT_SIZE));
+        }
+        let names: Vec<&str> = FILESYSTEMS.iter().map(|f| f.name).collect();
+        let Choice(device_fs) = DEVICE_FS.value else { panic!("device fs= is a choice") };
+        assert_eq!(device_fs, names, "device fs= names every filesystem fsarena makes");
     }
 
     #[test]

@@ -4,11 +4,18 @@
 pub mod footprint;
 mod gate;
 pub mod io;
+pub mod live;
 pub mod meta;
+pub mod names;
+pub mod options;
+pub mod phase;
 pub mod plain;
+pub mod registry;
 pub mod tree;
 
 pub use footprint::{Footprint, MachineLimits};
+pub use live::{Live, LiveBatch, LiveSample};
+pub use registry::{list_separators, param_number, parse, WorkloadKind, WORKLOAD_KINDS};
 
 use fsarena_core::Measurement;
 use std::path::Path;
@@ -30,6 +37,18 @@ pub struct RunEnv<'a> {
     /// cold after an untimed step of its own (meta's build, `drop_caches=phase`). `None` when
     /// the run keeps caches (`--no-drop-caches`); the error says why a drop failed (not root).
     pub drop_caches: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
+    /// Operations and bytes completed so far, for the live rate on the progress line: add
+    /// from any thread (`env.live.add(ops, bytes)`), batched in hot loops ([`LiveBatch`]).
+    /// [`Live::unused`] where nothing displays it.
+    pub live: &'a Live,
+}
+
+impl<'a> RunEnv<'a> {
+    /// A run that shows nothing and keeps nothing: no progress, no live rate, no cache drops,
+    /// the files removed at the end. For callers without a display (tests, tools).
+    pub fn quiet(root: &'a Path, stop: &'a AtomicBool) -> Self {
+        Self { root, stop, progress: &|_| {}, keep_files: false, drop_caches: None, live: Live::unused() }
+    }
 }
 
 impl std::fmt::Debug for RunEnv<'_> {
@@ -63,47 +82,6 @@ pub(crate) fn one(measurements: Vec<Measurement>) -> Measurement {
     measurements.into_iter().next().unwrap_or_default()
 }
 
-/// Workload kinds accepted by `--workload`.
-pub const KINDS: &str = "io, meta, tree";
-
-/// Parses and checks a `--workload` spec (or a TOML `[[workload]]` table turned into one),
-/// without side effects.
-pub fn parse(spec: &fsarena_core::Spec) -> Result<Box<dyn Workload + Send + Sync>, fsarena_core::InputError> {
-    use fsarena_core::InputError;
-    match spec.kind.as_str() {
-        "io" => Ok(Box::new(io::IoWorkload::from_spec(spec)?)),
-        "meta" => Ok(Box::new(meta::MetaWorkload::from_spec(spec)?)),
-        "tree" => Ok(Box::new(tree::TreeWorkload::from_spec(spec)?)),
-        "personality" | "kv" | "sqlite" | "exec" | "posix" | "crash" | "verify" => Err(InputError::new(format!(
-            "workload kind '{}' is not supported yet: accepted kinds are {KINDS}",
-            spec.kind
-        ))),
-        other => Err(InputError::new(format!("unknown workload kind '{other}': accepted kinds are {KINDS}"))),
-    }
-}
-
-/// The separators a list of values of `key` may use in a `--workload` spec: `,` and `|` for
-/// most keys; only `|` where the value's own syntax holds commas (fio's per-direction `bs=4k,64k`
-/// is a read size and a write size, not a sweep); none where the value is a whole command line
-/// or a name. A TOML array is a list whatever the key.
-pub fn list_separators(kind: &str, key: &str) -> &'static [char] {
-    match (kind, key) {
-        ("io", "bs" | "blocksize" | "bssplit" | "rate" | "rate_iops") => &['|'],
-        ("io", "name") | ("meta", "mdtest") | ("tree", "fsmark") => &[],
-        _ => &[',', '|'],
-    }
-}
-
-/// A swept value as a number in the option's base unit (bytes for sizes, a count), for the
-/// axes of sweep charts; `None` for words (`randread`).
-pub fn param_number(_kind: &str, _key: &str, value: &str) -> Option<f64> {
-    let value = value.trim();
-    if let Ok(n) = value.parse::<f64>() {
-        return n.is_finite().then_some(n);
-    }
-    fsarena_core::units::parse_size(value).ok().map(|n| n as f64)
-}
-
 /// A workload kind.
 pub trait Workload: std::fmt::Debug {
     /// `io`, `meta`, ...
@@ -124,6 +102,12 @@ pub trait Workload: std::fmt::Debug {
     /// reporting groups), a `tree` run's loops. Empty (the default) for one unnamed result.
     fn parts(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// How long one run takes, when its options fix it (a time-based job's runtime and ramp),
+    /// for the plan's estimated duration and the ETA; `None` (the default) when it depends on
+    /// the filesystem's speed (a job that moves a size, a tree of N files).
+    fn estimate(&self) -> Option<std::time::Duration> {
+        None
     }
     /// Runs once in `env.root`: one measurement per part, in the order of [`Workload::parts`]
     /// (one when it has none). An interrupted run returns what ran, the last one marked

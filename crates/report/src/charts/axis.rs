@@ -80,10 +80,19 @@ impl Axis {
         Self { lo: 0.0, hi, transform: Transform::Percentile, ticks }
     }
 
-    /// Equally spaced categories `0..labels.len()`, each labelled.
-    pub(crate) fn categories(labels: &[String]) -> Self {
-        let ticks = labels.iter().enumerate().map(|(i, l)| (i as f64, l.clone())).collect();
-        Self { lo: -0.5, hi: labels.len().max(1) as f64 - 0.5, transform: Transform::Linear, ticks }
+    /// The swept values themselves as ticks, each labelled as given (`4k`, `16`), on a
+    /// logarithmic axis when `log` (values spanning decades: 1, 4, 16, 64) or else a linear
+    /// one. A margin of a twentieth of the span on each side keeps the end markers inside.
+    pub(crate) fn values(values: &[(f64, String)], log: bool) -> Self {
+        let transform = if log { Transform::Log } else { Transform::Linear };
+        let t = |x: f64| if log { x.max(f64::MIN_POSITIVE).log10() } else { x };
+        let back = |x: f64| if log { 10f64.powf(x) } else { x };
+        let lo = values.iter().map(|(v, _)| t(*v)).fold(f64::INFINITY, f64::min);
+        let hi = values.iter().map(|(v, _)| t(*v)).fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = if lo.is_finite() && hi.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+        let margin = if hi > lo { (hi - lo) / 20.0 } else { 1.0 };
+        let ticks = values.to_vec();
+        Self { lo: back(lo - margin), hi: back(hi + margin), transform, ticks }
     }
 
     /// Where `v` lands, from 0 (start of the axis) to 1 (end); clamped to the axis.
@@ -167,9 +176,15 @@ mod tests {
     }
 
     #[test]
-    fn categories_sit_in_the_middle_of_their_slots() {
-        let a = Axis::categories(&["1".into(), "2".into(), "4".into()]);
-        assert!((a.fraction(0.0) - 1.0 / 6.0).abs() < 1e-9);
-        assert!((a.fraction(1.0) - 0.5).abs() < 1e-9);
+    fn swept_values_are_ticks_on_a_log_axis() {
+        let v: Vec<(f64, String)> = [1.0, 4.0, 16.0, 64.0].iter().map(|&x| (x, x.to_string())).collect();
+        let a = Axis::values(&v, true);
+        assert_eq!(labels(&a), ["1", "4", "16", "64"]);
+        // Equal ratios, equal steps.
+        let step = a.fraction(4.0) - a.fraction(1.0);
+        assert!((a.fraction(16.0) - a.fraction(4.0) - step).abs() < 1e-9);
+        assert!(a.fraction(1.0) > 0.0 && a.fraction(64.0) < 1.0);
+        let a = Axis::values(&v, false);
+        assert!((a.fraction(16.0) - a.fraction(4.0) - 4.0 * (a.fraction(4.0) - a.fraction(1.0))).abs() < 1e-9);
     }
 }

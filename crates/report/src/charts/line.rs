@@ -15,12 +15,15 @@ pub(crate) enum XAxis {
     Seconds,
     /// Percentiles (0-100) on the scale that spreads the tail.
     Percentile,
-    /// Equally spaced values of a swept parameter; a point's x is the index into `labels`.
-    Categories {
+    /// A swept parameter's values placed by their number (bytes, ns, counts): a point's x is
+    /// the number; each value is a tick labelled as the user wrote it.
+    Values {
         /// The parameter's name.
         title: String,
-        /// Its values, in order.
-        labels: Vec<String>,
+        /// (number, text as given), in increasing order.
+        ticks: Vec<(f64, String)>,
+        /// Logarithmic placement (the values span 16× or more).
+        log: bool,
     },
 }
 
@@ -77,7 +80,9 @@ impl LineChart {
             XAxis::Percentile => {
                 (Axis::percentile(points().map(|p| p.x).fold(0.0, f64::max)), "percentile".to_string())
             }
-            XAxis::Categories { title, labels } => (Axis::categories(labels), title.clone()),
+            XAxis::Values { title, ticks, log } => {
+                (Axis::values(ticks, *log), if *log { format!("{title} (log scale)") } else { title.clone() })
+            }
         };
         svg.y_axis(&layout, &y_axis, &humanize::quantity(&self.unit));
         svg.x_axis(&layout, &x_axis, &x_title);
@@ -126,8 +131,8 @@ impl LineChart {
         match &self.x {
             XAxis::Seconds => format!("{x} s"),
             XAxis::Percentile => format!("p{x}"),
-            XAxis::Categories { title, labels } => {
-                let value = labels.get(x.round().max(0.0) as usize).map_or("?", |s| s.as_str());
+            XAxis::Values { title, ticks, .. } => {
+                let value = ticks.iter().find(|(v, _)| *v == x).map_or_else(|| x.to_string(), |(_, t)| t.clone());
                 format!("{title}={value}")
             }
         }
@@ -152,7 +157,11 @@ mod tests {
             kind: "sweep",
             title: "read_iops vs numjobs".into(),
             note: String::new(),
-            x: XAxis::Categories { title: "numjobs".into(), labels: vec!["1".into(), "2".into(), "4".into()] },
+            x: XAxis::Values {
+                title: "numjobs".into(),
+                ticks: vec![(0.0, "1".into()), (1.0, "2".into()), (2.0, "4".into())],
+                log: false,
+            },
             unit: "ops/s".into(),
             log_y: false,
             lines: vec![line("ext4", 0, &[100.0, 190.0, 350.0]), line("x & y", 1, &[90.0, 170.0, 300.0])],

@@ -31,7 +31,7 @@ pub fn measurement(rep: u32, scale: f64) -> Measurement {
     job.usr_cpu = 3.5;
     job.sys_cpu = 40.25;
     job.error_message = (rep == 2).then(|| "interrupted".to_string());
-    m.jobs.push(job);
+    m.jobs_mut().push(job);
     m
 }
 

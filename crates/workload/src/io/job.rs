@@ -126,7 +126,13 @@ pub struct CloneSpec {
 
 /// Runs one clone on engine `E`: set the engine up, open, wait at `start`, measure,
 /// end_fsync, verify.
-pub fn run_clone<E: Engine>(spec: &CloneSpec, root: BorrowedFd<'_>, start: &Barrier, stop: &AtomicBool) -> CloneResult {
+pub fn run_clone<E: Engine>(
+    spec: &CloneSpec,
+    root: BorrowedFd<'_>,
+    start: &Barrier,
+    stop: &AtomicBool,
+    live: &crate::Live,
+) -> CloneResult {
     let o = &spec.options;
     let expected_seconds = o.runtime.map_or(64, |r| (r.0 / 1_000_000_000) as usize + 2);
     let mut result = CloneResult {
@@ -181,7 +187,7 @@ pub fn run_clone<E: Engine>(spec: &CloneSpec, root: BorrowedFd<'_>, start: &Barr
         return result;
     }
     let cpu_start = Rusage::thread();
-    super::queue::measured_phase(spec, &mut engine, &mut files, stop, &mut result);
+    super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result);
     result.cpu = Rusage::thread().since(cpu_start);
     if o.verify && o.do_verify && result.error.is_none() && !diskless {
         let t = std::time::Instant::now();
@@ -228,6 +234,16 @@ fn open_files(spec: &CloneSpec, root: BorrowedFd<'_>) -> Result<Vec<File>, (i32,
         out.push(file);
     }
     Ok(out)
+}
+
+/// How long one clone of a job with options `o` runs, when its options fix it: fio's
+/// `time_based` with a `runtime`, after its `ramp_time`. A job that moves a size (with or
+/// without a `runtime` cap) ends when the filesystem has moved it: unknown beforehand.
+pub fn duration(o: &IoOptions) -> Option<std::time::Duration> {
+    match o.runtime {
+        Some(runtime) if o.time_based => Some(std::time::Duration::from_nanos(runtime.0.saturating_add(o.ramp_time.0))),
+        _ => None,
+    }
 }
 
 /// Where each file's I/O goes and in which order; `fds[i]` is `spec.files[i]`, open.
@@ -284,6 +300,34 @@ mod tests {
             assert!(chunk[256..].iter().all(|&x| x == 0));
             assert!(chunk[..256].iter().filter(|&&x| x != 0).count() > 200);
         }
+    }
+
+    #[test]
+    fn a_job_lasts_its_runtime_and_ramp_only_when_time_based() {
+        use std::time::Duration;
+        let job = |spec: &str| super::super::IoWorkload::from_spec(&fsarena_core::Spec::parse(spec).unwrap()).unwrap();
+        let o = |spec: &str| job(spec).jobs[0].options.clone();
+        assert_eq!(duration(&o("io:size=1m,runtime=10s,time_based=1,ramp_time=2s")), Some(Duration::from_secs(12)));
+        // A size-based job ends when the bytes are moved; a runtime only caps it.
+        assert_eq!(duration(&o("io:size=1g")), None);
+        assert_eq!(duration(&o("io:size=1g,runtime=10s")), None);
+        use crate::Workload;
+        assert_eq!(job("io:size=1m,runtime=3s,time_based=1").estimate(), Some(Duration::from_secs(3)));
+        assert_eq!(job("io:size=1m").estimate(), None);
+    }
+
+    #[test]
+    fn a_job_file_lasts_its_groups_one_after_the_other() {
+        use crate::Workload;
+        use std::time::Duration;
+        let text = "[global]\nsize=1m\ntime_based=1\nruntime=2s\n[a]\nrw=read\n[b]\nrw=write\nruntime=5s\n\
+                    [c]\nstonewall\nrw=randread\nramp_time=1s\n";
+        let w = super::super::IoWorkload::from_job_file(super::super::jobfile::parse_str(text, "t.fio").unwrap());
+        // Group 1: a (2 s) beside b (5 s); group 2: c (2 s + 1 s ramp).
+        assert_eq!(w.estimate(), Some(Duration::from_secs(8)));
+        let sized = "[global]\nsize=1m\n[a]\nrw=read\n[b]\nstonewall\nruntime=1s\ntime_based=1\n";
+        let w = super::super::IoWorkload::from_job_file(super::super::jobfile::parse_str(sized, "t.fio").unwrap());
+        assert_eq!(w.estimate(), None, "one size-based group makes the whole unknown");
     }
 
     #[test]

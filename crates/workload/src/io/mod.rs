@@ -13,7 +13,9 @@ mod verify;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use files::CreatedFiles;
-use fsarena_core::{Better, DirectionResult, InputError, JobResult, Measurement, Nanos, Spec, FIO_PERCENTILES};
+use fsarena_core::{
+    Better, DirectionResult, FioDetail, InputError, JobResult, Measurement, Nanos, Spec, FIO_PERCENTILES,
+};
 use fsarena_engine::{Engine, EngineVisitor};
 use fsarena_stats::LatencyHistogram;
 use job::{CloneResult, CloneSpec, READ, WRITE};
@@ -107,24 +109,27 @@ impl Workload for IoWorkload {
     }
 
     fn describe(&self) -> Vec<String> {
-        self.jobs
-            .iter()
-            .map(|job| {
+        // fio's own start-of-job line (`name: (g=0): rw=read, bs=(R) ...`), then the options
+        // that decide what moves, in fio's words, so a fio user reads the plan as a job file.
+        let mut lines = Vec::new();
+        for (group_id, group) in self.groups().into_iter().enumerate() {
+            for job in group {
                 let o = &job.options;
-                format!(
-                    "io job {}: rw={:?} bs={:?} size={} numjobs={} ioengine={} direct={} runtime={} time_based={}",
+                let bs = |b: u64| format!("{b}B-{b}B");
+                lines.push(format!(
+                    "{}: (g={group_id}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}",
                     o.name,
-                    o.rw,
-                    o.bs,
-                    o.job_size(),
-                    o.numjobs,
+                    o.rw.fio_name(),
+                    bs(o.bs[0]),
+                    bs(o.bs[1]),
+                    bs(o.bs[0]),
                     o.ioengine,
-                    u8::from(o.direct),
-                    o.runtime.map_or("none".to_string(), |r| format!("{}s", r.as_secs_f64())),
-                    u8::from(o.time_based),
-                )
-            })
-            .collect()
+                    o.iodepth
+                ));
+                lines.push(format!("  {}", options::fio_words(o).join(" ")));
+            }
+        }
+        lines
     }
 
     fn footprint(&self) -> Footprint {
@@ -139,6 +144,20 @@ impl Workload for IoWorkload {
         units.into_iter().map(|u| u.name).collect()
     }
 
+    /// Groups run one after the other, a group's jobs together: the sum over groups of the
+    /// longest job in each, when every job's duration is fixed.
+    fn estimate(&self) -> Option<std::time::Duration> {
+        let mut total = std::time::Duration::ZERO;
+        for group in self.groups() {
+            let mut longest = std::time::Duration::ZERO;
+            for job in group {
+                longest = longest.max(job::duration(&job.options)?);
+            }
+            total += longest;
+        }
+        Some(total)
+    }
+
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         let root = files::open_root(env.root).map_err(|message| WorkloadError { message, partial: Vec::new() })?;
         let mut failure: Option<String> = None;
@@ -147,11 +166,18 @@ impl Workload for IoWorkload {
         for (group_id, group) in self.groups().into_iter().enumerate() {
             match run_group(env, root.as_fd(), &group, group_id as u32, &self.created) {
                 Ok(units) => {
-                    for (jobs, totals) in units {
+                    for (mut jobs, totals) in units {
                         if let Some(e) = jobs.iter().find_map(|j| j.error_message.clone()) {
                             failure.get_or_insert(e);
                         }
-                        let mut m = Measurement { complete: true, jobs, ..Measurement::default() };
+                        // A single job's histograms are the measurement's own: stored once.
+                        if let [job] = jobs.as_mut_slice() {
+                            job.read.clat_histogram = None;
+                            job.write.clat_histogram = None;
+                            job.sync_histogram = None;
+                        }
+                        let mut m =
+                            Measurement { complete: true, fio: Some(FioDetail { jobs }), ..Measurement::default() };
                         totals.metrics(&mut m);
                         parts.push(m);
                     }
@@ -209,6 +235,7 @@ impl IoWorkload {
 #[derive(Default)]
 struct Totals {
     clat: [LatencyHistogram; 2],
+    sync: LatencyHistogram,
     bytes: [u64; 2],
     ios: [u64; 2],
     runtime_ns: [u64; 2],
@@ -229,6 +256,7 @@ impl Totals {
                 t.bytes[d] += c.bytes[d];
                 t.ios[d] += c.ios[d];
             }
+            t.sync.merge(&c.sync);
             t.cpu_ns[0] += c.cpu.user_ns;
             t.cpu_ns[1] += c.cpu.sys_ns;
             t.clone_runtime_ns += c.runtime_ns;
@@ -236,12 +264,17 @@ impl Totals {
         t
     }
 
-    /// read_iops, read_bw, read_lat_*, write_..., cpu_usr, cpu_sys.
+    /// read_iops, read_bw, read_lat_*, write_..., cpu_usr, cpu_sys; the latency histograms
+    /// `read`, `write` and `sync`, and the counters `read_ios`, `read_bytes`, ...
     fn metrics(&self, m: &mut Measurement) {
+        m.add_latency("sync", &self.sync);
         for (d, name) in [(READ, "read"), (WRITE, "write")] {
             if self.ios[d] == 0 {
                 continue;
             }
+            m.add_latency(name, &self.clat[d]);
+            m.count(&format!("{name}_ios"), self.ios[d]);
+            m.count(&format!("{name}_bytes"), self.bytes[d]);
             let secs = self.runtime_ns[d] as f64 / 1e9;
             let per_sec = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
             m.push(&format!("{name}_iops"), "ops/s", Better::Higher, per_sec(self.ios[d]));
@@ -357,6 +390,8 @@ fn run_group(
     let names: Vec<String> = group.iter().map(|j| j.options.name.clone()).collect();
     (env.progress)(&format!("running {} ({} thread(s))", names.join(", "), specs.len()));
 
+    // io keeps its own engine loop for now, not the phase runner (crate::phase) meta and tree
+    // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
     let barrier = Barrier::new(specs.len());
     let gate = crate::gate::StartGate::default();
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
@@ -365,7 +400,7 @@ fn run_group(
             let stop = env.stop;
             let ji = *ji;
             move || {
-                let run = CloneRun { spec, root, start: barrier, stop };
+                let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
                 Finished { job_index: ji, result: fsarena_engine::with_engine(spec.options.ioengine, run) }
             }
         });
@@ -406,12 +441,13 @@ struct CloneRun<'a> {
     root: BorrowedFd<'a>,
     start: &'a Barrier,
     stop: &'a AtomicBool,
+    live: &'a crate::Live,
 }
 
 impl EngineVisitor for CloneRun<'_> {
     type Output = CloneResult;
     fn visit<E: Engine>(self) -> CloneResult {
-        job::run_clone::<E>(self.spec, self.root, self.start, self.stop)
+        job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.live)
     }
 }
 
@@ -435,6 +471,7 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
             add_series(&mut iops, &i);
         }
         r.clat = hist.summary(&FIO_PERCENTILES);
+        r.clat_histogram = (!hist.is_empty()).then_some(hist);
         r.bw_series = bw;
         r.iops_series = iops;
         r
@@ -453,6 +490,7 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
         write: direction(WRITE),
         trim: DirectionResult::default(),
         sync: sync.summary(&FIO_PERCENTILES),
+        sync_histogram: (!sync.is_empty()).then_some(sync),
         job_runtime: Nanos(clones.iter().map(|c| c.runtime_ns).max().unwrap_or(0)),
         layout_time: Nanos(0),
         layout_bytes: 0,

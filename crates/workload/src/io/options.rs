@@ -1,9 +1,12 @@
 //! The `io` workload's options: fio's names, meanings and defaults, defined once.
 //!
-//! One table ([`OPTIONS`]) serves `--workload io:...`, fio job files and TOML job files, and
-//! the documentation; a test checks the README lists every entry.
+//! One table ([`OPTIONS`]) serves `--workload io:...`, fio job files and TOML job files,
+//! `fsarena help io` and docs/workloads.md; a test checks it against [`IoOptions::default`].
 
-use fsarena_core::units::{parse_size, parse_time};
+mod table;
+
+pub use table::{find, OPTIONS};
+
 use fsarena_core::{InputError, Nanos};
 
 /// fio's `rw=`.
@@ -24,6 +27,17 @@ pub enum Rw {
 }
 
 impl Rw {
+    /// fio's name for it (`randread`).
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::RandRead => "randread",
+            Self::RandWrite => "randwrite",
+            Self::ReadWrite => "rw",
+            Self::RandRw => "randrw",
+        }
+    }
     /// True for random offsets.
     pub fn is_random(self) -> bool {
         matches!(self, Self::RandRead | Self::RandWrite | Self::RandRw)
@@ -209,272 +223,10 @@ impl Default for IoOptions {
     }
 }
 
-/// One option: its name, fio aliases, a line of help, and how to set it.
-#[derive(Debug)]
-pub struct OptionDef {
-    /// fio's name.
-    pub name: &'static str,
-    /// Other names fio accepts for it.
-    pub aliases: &'static [&'static str],
-    /// One line of help, with the default.
-    pub help: &'static str,
-    set: fn(&mut IoOptions, &str) -> Result<(), String>,
-}
-
-const SECOND: u64 = 1_000_000_000;
-
-fn size(v: &str) -> Result<u64, String> {
-    parse_size(v).map_err(|e| e.message)
-}
-
-fn nonzero_size(v: &str) -> Result<u64, String> {
-    match size(v)? {
-        0 => Err(format!("'{v}' must be larger than 0")),
-        n => Ok(n),
-    }
-}
-
-fn boolean(v: &str) -> Result<bool, String> {
-    match v.trim() {
-        "" | "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{v}' is not a boolean: expected 1 or 0")),
-    }
-}
-
-fn int(v: &str) -> Result<u64, String> {
-    v.trim().parse::<u64>().map_err(|_| format!("'{v}' is not a whole number"))
-}
-
-/// The largest queue depth accepted: every slot is a buffer of the largest block size.
-const MAX_DEPTH: u64 = 65536;
-
-fn depth(v: &str, min: u64) -> Result<u32, String> {
-    match int(v)? {
-        n if n < min => Err(format!("'{v}' is too small: expected at least {min}")),
-        n if n > MAX_DEPTH => Err(format!("'{v}' is too large: expected at most {MAX_DEPTH}")),
-        n => Ok(n as u32),
-    }
-}
-
-fn percent(v: &str) -> Result<u32, String> {
-    match int(v)? {
-        n @ 0..=100 => Ok(n as u32),
-        _ => Err(format!("'{v}' is not a percentage: expected 0 to 100")),
-    }
-}
-
-/// `a` or `a,b` → per direction (read, write); an empty side keeps the default.
-fn per_direction(v: &str, default: [u64; 2], parse: fn(&str) -> Result<u64, String>) -> Result<[u64; 2], String> {
-    let mut out = default;
-    let parts: Vec<&str> = v.split(',').collect();
-    match parts.as_slice() {
-        [one] => out = [parse(one)?; 2],
-        [r, w] | [r, w, _] => {
-            if !r.is_empty() {
-                out[0] = parse(r)?;
-            }
-            if !w.is_empty() {
-                out[1] = parse(w)?;
-            }
-        }
-        _ => return Err(format!("'{v}' has too many parts: expected VALUE or READ,WRITE")),
-    }
-    Ok(out)
-}
-
-fn parse_rw(v: &str) -> Result<Rw, String> {
-    Ok(match v {
-        "read" => Rw::Read,
-        "write" => Rw::Write,
-        "randread" => Rw::RandRead,
-        "randwrite" => Rw::RandWrite,
-        "rw" | "readwrite" => Rw::ReadWrite,
-        "randrw" => Rw::RandRw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!(
-                "rw={v} (trim) is not supported yet: expected read, write, randread, randwrite, rw, readwrite, randrw"
-            ))
-        }
-        _ => {
-            return Err(format!(
-                "'{v}' is not an access pattern: expected read, write, randread, randwrite, rw, readwrite, randrw"
-            ))
-        }
-    })
-}
-
-fn parse_bssplit(v: &str) -> Result<Vec<(u64, u32)>, String> {
-    if v.contains(',') {
-        return Err(format!(
-            "'{v}': per-direction bssplit lists are not supported yet: give one list such as 4k/10:64k/90"
-        ));
-    }
-    let mut entries = Vec::new();
-    let mut blank = 0;
-    for part in v.split(':').filter(|p| !p.is_empty()) {
-        let (bs, pct) = part.split_once('/').unwrap_or((part, ""));
-        let bs = nonzero_size(bs)?;
-        if pct.is_empty() {
-            blank += 1;
-            entries.push((bs, u32::MAX));
-        } else {
-            entries.push((bs, percent(pct)?));
-        }
-    }
-    let given: u32 = entries.iter().filter(|e| e.1 != u32::MAX).map(|e| e.1).sum();
-    if given > 100 || entries.is_empty() || (blank == 0 && given != 100) {
-        return Err(format!("'{v}' is not a bssplit: expected BS/PERCENT:... with percentages adding up to 100"));
-    }
-    // fio: entries without a percentage share what is left evenly.
-    if let Some(share) = (100 - given).checked_div(blank) {
-        let mut extra = (100 - given) % blank;
-        for e in entries.iter_mut().filter(|e| e.1 == u32::MAX) {
-            e.1 = share + u32::from(extra > 0);
-            extra = extra.saturating_sub(1);
-        }
-    }
-    Ok(entries)
-}
-
-macro_rules! opt {
-    ($name:literal, [$($alias:literal),*], $help:literal, |$o:ident, $v:ident| $body:expr) => {
-        OptionDef { name: $name, aliases: &[$($alias),*], help: $help, set: |$o: &mut IoOptions, $v: &str| { $body; Ok(()) } }
-    };
-}
-
-/// Every option of the `io` workload.
-pub static OPTIONS: &[OptionDef] = &[
-    opt!("name", [], "job name; files are NAME.JOBNUM.FILENUM (default io)", |o, v| o.name = v.to_string()),
-    opt!("rw", ["readwrite"], "read, write, randread, randwrite, rw/readwrite, randrw (default read)", |o, v| o.rw =
-        parse_rw(v)?),
-    opt!("rwmixread", [], "percentage of reads in mixed jobs (default 50)", |o, v| o.rwmixread = percent(v)?),
-    opt!("rwmixwrite", [], "percentage of writes in mixed jobs (default 50)", |o, v| o.rwmixread = 100 - percent(v)?),
-    opt!("bs", ["blocksize"], "block size, or READ,WRITE (default 4k)", |o, v| o.bs =
-        per_direction(v, [4096; 2], nonzero_size)?),
-    opt!("bssplit", [], "block size mix, e.g. 4k/10:64k/90", |o, v| o.bssplit = parse_bssplit(v)?),
-    opt!("size", [], "bytes each job moves per pass, split over nrfiles", |o, v| o.size = Some(nonzero_size(v)?)),
-    opt!("filesize", [], "size of each file (default size/nrfiles)", |o, v| o.filesize = Some(nonzero_size(v)?)),
-    opt!("nrfiles", ["nr_files"], "files per job (default 1)", |o, v| o.nrfiles =
-        int(v)?.try_into().map_err(|_| format!("'{v}' is too large"))?),
-    opt!("filename", [], "one file shared by all jobs, inside the target", |o, v| o.filename = Some(v.to_string())),
-    opt!("directory", [], "the target directory when no --target is given", |o, v| o.directory = Some(v.to_string())),
-    opt!("offset", [], "start offset in each file (default 0)", |o, v| o.offset = size(v)?),
-    opt!("numjobs", [], "clones of the job, each a thread (default 1)", |o, v| o.numjobs =
-        int(v)?.try_into().map_err(|_| format!("'{v}' is too large"))?),
-    opt!("group_reporting", [], "report each group of jobs as one", |o, v| o.group_reporting = boolean(v)?),
-    opt!("ioengine", [], "psync (default), sync, or null (no I/O: measures fsarena's own overhead)", |o, v| o
-        .ioengine =
-        IoEngine::parse(v).map_err(|e| e.to_string())?),
-    opt!("iodepth", [], "I/Os in flight per job; synchronous engines use 1, as in fio (default 1)", |o, v| o.iodepth =
-        depth(v, 1)?),
-    opt!("iodepth_batch_submit", ["iodepth_batch"], "queued I/Os sent in one go; 0: iodepth (default 1)", |o, v| o
-        .iodepth_batch_submit =
-        depth(v, 0)?),
-    opt!(
-        "iodepth_batch_complete_min",
-        ["iodepth_batch_complete"],
-        "completions waited for in one go; 0 polls (default 1)",
-        |o, v| o.iodepth_batch_complete_min = depth(v, 0)?
-    ),
-    opt!(
-        "iodepth_batch_complete_max",
-        [],
-        "completions taken at most in one go (default: iodepth_batch_complete_min)",
-        |o, v| o.iodepth_batch_complete_max = depth(v, 0)?
-    ),
-    opt!(
-        "iodepth_low",
-        [],
-        "after a full queue, reap down to this many in flight; 0: iodepth (default iodepth)",
-        |o, v| o.iodepth_low = depth(v, 0)?
-    ),
-    opt!("thread", [], "accepted for fio job files; jobs are always threads", |_o, v| {
-        boolean(v)?;
-    }),
-    opt!("direct", [], "O_DIRECT (default 0)", |o, v| o.direct = boolean(v)?),
-    opt!("buffered", [], "the opposite of direct (default 1)", |o, v| o.direct = !boolean(v)?),
-    opt!("sync", [], "open with O_SYNC (1, sync) or O_DSYNC (dsync) (default 0)", |o, v| o.sync = match v {
-        "0" | "none" => SyncMode::None,
-        "" | "1" | "sync" => SyncMode::Sync,
-        "dsync" => SyncMode::Dsync,
-        _ => return Err(format!("'{v}' is not a sync mode: expected 0, 1, sync, dsync")),
-    }),
-    opt!("fsync", [], "fsync every N writes (default 0)", |o, v| o.fsync =
-        int(v)?.try_into().map_err(|_| format!("'{v}' is too large"))?),
-    opt!("fdatasync", [], "fdatasync every N writes (default 0)", |o, v| o.fdatasync =
-        int(v)?.try_into().map_err(|_| format!("'{v}' is too large"))?),
-    opt!("end_fsync", [], "fsync the files when the job ends (default 0)", |o, v| o.end_fsync = boolean(v)?),
-    opt!("runtime", ["timeout"], "time limit, seconds by default (e.g. 10, 10s, 2m)", |o, v| o.runtime =
-        Some(parse_time(v, SECOND).map_err(|e| e.message)?)),
-    opt!("time_based", [], "run until runtime, looping over the files (default 0)", |o, v| o.time_based = boolean(v)?),
-    opt!("ramp_time", [], "warm-up time excluded from the figures (default 0)", |o, v| o.ramp_time =
-        parse_time(v, SECOND).map_err(|e| e.message)?),
-    opt!("loops", [], "passes over the files (default 1)", |o, v| o.loops =
-        int(v)?.try_into().map_err(|_| format!("'{v}' is too large"))?),
-    opt!("norandommap", [], "random offsets may repeat within a pass (default 0)", |o, v| o.norandommap = boolean(v)?),
-    opt!("randseed", [], "seed of every random choice (default 137)", |o, v| o.randseed = int(v)?),
-    opt!("random_distribution", [], "random (default) or zipf:THETA", |o, v| o.random_distribution =
-        match v.split_once(':') {
-            None if v == "random" => Distribution::Random,
-            Some(("zipf", theta)) => match theta.parse::<f64>() {
-                Ok(t) if t > 0.0 && t != 1.0 && t.is_finite() => Distribution::Zipf(t),
-                _ =>
-                    return Err(format!(
-                        "'{theta}' is not a zipf exponent: expected a number above 0, not 1 (e.g. zipf:1.2)"
-                    )),
-            },
-            _ => return Err(format!("'{v}' is not a distribution: expected random or zipf:THETA")),
-        }),
-    opt!(
-        "verify",
-        [],
-        "crc32c: checksum written blocks and read them back (default none)",
-        |o, v| o.verify = match v {
-            "0" | "none" => false,
-            "crc32c" | "crc32c-intel" => true,
-            _ => return Err(format!("'{v}' is not a verify method: expected crc32c or none")),
-        }
-    ),
-    opt!("do_verify", [], "run the verify pass when verify is set (default 1)", |o, v| o.do_verify = boolean(v)?),
-    opt!("rate", [], "bandwidth limit in bytes/s, or READ,WRITE (e.g. 10m)", |o, v| o.rate =
-        per_direction(v, [0; 2], size)?),
-    opt!("rate_iops", [], "IOPS limit, or READ,WRITE", |o, v| o.rate_iops = per_direction(v, [0; 2], int)?),
-    opt!("buffer_compress_percentage", [], "percentage of each buffer that compresses (default 0)", |o, v| o
-        .buffer_compress_percentage =
-        percent(v)?),
-    opt!("fallocate", [], "none, native (default), posix, keep, truncate, 0, 1", |o, v| o.fallocate = match v {
-        "none" | "0" => Fallocate::None,
-        "native" | "posix" | "1" => Fallocate::Native,
-        "keep" => Fallocate::Keep,
-        "truncate" => Fallocate::Truncate,
-        _ => return Err(format!("'{v}' is not a fallocate mode: expected none, native, posix, keep, truncate, 0, 1")),
-    }),
-    opt!("invalidate", [], "drop the files' page cache before the job (default 1)", |o, v| o.invalidate = boolean(v)?),
-    opt!("stonewall", ["wait_for_previous"], "wait for the jobs before to finish; starts a new group", |o, v| o
-        .stonewall =
-        boolean(v)?),
-    opt!("new_group", [], "start a new reporting group", |o, v| o.new_group = boolean(v)?),
-    opt!("keep", [], "keep the test files after the run (fsarena's own; default 0)", |o, v| o.keep = boolean(v)?),
-];
-
-/// Looks an option up by name or alias.
-pub fn find(key: &str) -> Option<&'static OptionDef> {
-    OPTIONS.iter().find(|d| d.name == key || d.aliases.contains(&key))
-}
-
 impl IoOptions {
     /// Sets `key` to `value`; the error names the key and what is accepted.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InputError> {
-        let def = find(key).ok_or_else(|| {
-            InputError::new(format!(
-                "unknown io option '{}':{} accepted options are {}",
-                crate::plain::cut(key),
-                fsarena_core::did_you_mean(key, OPTIONS.iter().map(|d| d.name)),
-                OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
-            ))
-        })?;
-        (def.set)(self, value).map_err(|m| InputError::new(crate::plain::value_error(key, value, &m)))
+        crate::options::set("io", OPTIONS, self, key, value)
     }
 
     /// Checks the options together; called once all are set.
@@ -597,9 +349,68 @@ impl IoOptions {
     }
 }
 
+/// The options that decide what a job moves, as `key=value` in fio's names and units (sizes
+/// in bytes, times in seconds), defaults included: `--dry-run` shows exactly what will run.
+pub fn fio_words(o: &IoOptions) -> Vec<String> {
+    let mut w = vec![
+        format!("size={}", o.job_size()),
+        format!("nrfiles={}", o.nrfiles),
+        format!("filesize={}", o.file_size().unwrap_or(0)),
+        format!("offset={}", o.offset),
+        format!("numjobs={}", o.numjobs),
+        format!("direct={}", u8::from(o.direct)),
+        format!(
+            "sync={}",
+            match o.sync {
+                SyncMode::None => "0",
+                SyncMode::Sync => "sync",
+                SyncMode::Dsync => "dsync",
+            }
+        ),
+        format!("fsync={}", o.fsync),
+        format!("fdatasync={}", o.fdatasync),
+        format!("end_fsync={}", u8::from(o.end_fsync)),
+    ];
+    if o.rw.reads() && o.rw.writes() {
+        w.push(format!("rwmixread={}", o.rwmixread));
+    }
+    if !o.bssplit.is_empty() {
+        let parts: Vec<String> = o.bssplit.iter().map(|(b, p)| format!("{b}/{p}")).collect();
+        w.push(format!("bssplit={}", parts.join(":")));
+    }
+    if o.rw.is_random() {
+        w.push(format!("norandommap={}", u8::from(o.norandommap)));
+        w.push(format!("randseed={}", o.randseed));
+        if let Distribution::Zipf(theta) = o.random_distribution {
+            w.push(format!("random_distribution=zipf:{theta}"));
+        }
+    }
+    w.push(match o.runtime {
+        Some(r) => format!("runtime={}s", r.as_secs_f64()),
+        None => "runtime=0".to_string(),
+    });
+    w.push(format!("time_based={}", u8::from(o.time_based)));
+    if o.ramp_time.0 > 0 {
+        w.push(format!("ramp_time={}s", o.ramp_time.as_secs_f64()));
+    }
+    w.push(format!("loops={}", o.loops));
+    if o.rate != [0, 0] {
+        w.push(format!("rate={},{}", o.rate[0], o.rate[1]));
+    }
+    if o.rate_iops != [0, 0] {
+        w.push(format!("rate_iops={},{}", o.rate_iops[0], o.rate_iops[1]));
+    }
+    if o.verify {
+        w.push("verify=crc32c".to_string());
+    }
+    w.push(format!("group_reporting={}", u8::from(o.group_reporting)));
+    w
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::table::{parse_bssplit, ENGINE_WORDS, SECOND};
     use super::*;
 
     fn with(pairs: &[(&str, &str)]) -> Result<IoOptions, InputError> {
@@ -712,13 +523,9 @@ mod tests {
     }
 
     #[test]
-    fn every_option_has_help_and_unique_names() {
-        let mut names: Vec<&str> =
-            OPTIONS.iter().flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied())).collect();
-        let n = names.len();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), n, "an option name is defined twice");
-        assert!(OPTIONS.iter().all(|d| !d.help.is_empty()));
+    fn the_table_agrees_with_default_and_the_engine_registry() {
+        crate::options::check_table(OPTIONS, Clone::clone).unwrap();
+        let engines: Vec<&str> = fsarena_engine::ENGINES.iter().map(|e| e.name).collect();
+        assert_eq!(engines, ENGINE_WORDS);
     }
 }

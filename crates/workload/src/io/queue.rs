@@ -195,6 +195,8 @@ struct State<'r> {
     limited: bool,
     seed: u64,
     r: &'r mut CloneResult,
+    /// Every completion (ramp included), for the live rate on the progress line.
+    live: crate::LiveBatch<'r>,
 }
 
 impl State<'_> {
@@ -233,6 +235,7 @@ impl State<'_> {
             }
         }
         self.pass_bytes += n;
+        self.live.add(n, self.elapsed);
         if io.dir == WRITE && self.p.verify {
             verify::mark(&mut f.written, io.offset - f.start, n, self.p.unit);
         }
@@ -427,6 +430,7 @@ pub(super) fn measured_phase<E: Engine>(
     engine: &mut E,
     files: &mut [FileState<'_>],
     stop: &AtomicBool,
+    live: &crate::Live,
     r: &mut CloneResult,
 ) {
     let p = plan(spec);
@@ -450,6 +454,7 @@ pub(super) fn measured_phase<E: Engine>(
         limited,
         seed: o.randseed ^ u64::from(spec.clone),
         r,
+        live: crate::LiveBatch::new(live),
     };
     let mut pass: u64 = 0;
     let mut current = 0usize;

@@ -32,10 +32,10 @@ impl Drop for Scratch {
 fn run(root: &Path, spec: &str) -> Vec<JobResult> {
     let w = IoWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap();
     let stop = AtomicBool::new(false);
-    let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
+    let env = RunEnv::quiet(root, &stop);
     let m = w.run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message));
     assert!(m.iter().all(|m| m.complete), "{spec}");
-    m.into_iter().flat_map(|m| m.jobs).collect()
+    m.into_iter().flat_map(|m| m.fio.map(|d| d.jobs).unwrap_or_default()).collect()
 }
 
 /// (read ios, write ios, read bytes, write bytes, syncs) of the first job.
@@ -102,4 +102,20 @@ fn psync_ignores_iodepth_and_moves_the_same() {
     assert_eq!(one.0 + one.1, 128);
     assert_eq!(counts(&run(&dir.0, &format!("{base},iodepth=64,iodepth_batch_submit=16"))[0]), one);
     assert!(dir.is_empty(), "psync's files are removed at the end");
+}
+
+#[test]
+fn the_live_counter_sees_every_completion_at_every_depth() {
+    let dir = Scratch::new("live");
+    for depth in [1, 16] {
+        let spec = format!("io:ioengine=null,rw=randrw,bs=4k,size=2m,numjobs=3,iodepth={depth}");
+        let w = IoWorkload::from_spec(&Spec::parse(&spec).unwrap()).unwrap();
+        let stop = AtomicBool::new(false);
+        let live = crate::Live::new();
+        let env =
+            RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None, live: &live };
+        w.run(&env).unwrap();
+        // 2 MiB of 4 KiB blocks per clone, three clones; the batches are flushed at the end.
+        assert_eq!(live.sample(), crate::LiveSample { ops: 3 * 512, bytes: 3 * (2 << 20) }, "iodepth={depth}");
+    }
 }

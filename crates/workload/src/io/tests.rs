@@ -37,7 +37,7 @@ fn workload(spec: &str) -> IoWorkload {
 
 fn run(root: &Path, w: &IoWorkload) -> Result<Measurement, WorkloadError> {
     let stop = AtomicBool::new(false);
-    let env = RunEnv { root, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None };
+    let env = RunEnv::quiet(root, &stop);
     w.run(&env).map(crate::one)
 }
 
@@ -97,7 +97,14 @@ fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
     let target = Scratch::new("reps");
     let w = workload("io:name=rep,rw=read,size=64k,numjobs=2");
     let stop = AtomicBool::new(false);
-    let env = |keep_files| RunEnv { root: &target.0, stop: &stop, progress: &|_| {}, keep_files, drop_caches: None };
+    let env = |keep_files| RunEnv {
+        root: &target.0,
+        stop: &stop,
+        progress: &|_| {},
+        keep_files,
+        drop_caches: None,
+        live: crate::Live::unused(),
+    };
     w.run(&env(true)).unwrap();
     assert_eq!(target.entries(), vec!["rep.0.0", "rep.1.0"]);
     w.run(&env(false)).unwrap();
@@ -115,4 +122,35 @@ fn a_failed_thread_spawn_stops_the_others_and_cleans_up() {
     assert!(e.message.contains("cannot start io job thread 4 of 8"), "{}", e.message);
     assert!(t.elapsed().as_secs() < 30, "the started jobs ran on: {:?}", t.elapsed());
     assert!(target.entries().is_empty(), "{:?}", target.entries());
+}
+
+#[test]
+fn the_measurement_keeps_every_samples_histogram_and_each_clone_its_own() {
+    let dir = Scratch::new("histograms");
+    // Two clones: 64 reads and 64 writes each (rw=rw), an fsync every 8 writes.
+    let m = run(&dir.0, &workload("io:rw=rw,bs=4k,size=512k,numjobs=2,fsync=8")).unwrap();
+    let jobs = m.jobs();
+    assert_eq!(jobs.len(), 2);
+    let read: fn(&JobResult) -> u64 = |j| j.read.total_ios;
+    let write: fn(&JobResult) -> u64 = |j| j.write.total_ios;
+    for (op, ios) in [("read", read), ("write", write)] {
+        let total: u64 = jobs.iter().map(ios).sum();
+        assert_eq!(m.latency(op).unwrap().len(), total, "{op}");
+        assert_eq!(m.counters[&format!("{op}_ios")], total);
+        // Each clone's own histogram; together they are the measurement's, exactly.
+        let mut merged = LatencyHistogram::new();
+        for j in jobs {
+            let own = fsarena_core::fio::job_latency(&m, j, op).unwrap();
+            assert_eq!(own.len(), ios(j));
+            merged.merge(own);
+        }
+        assert_eq!(&merged, m.latency(op).unwrap());
+        assert_eq!(m.metric(&format!("{op}_lat_p99")).unwrap().value, merged.percentile(99.0) as f64);
+    }
+    assert_eq!(m.latency("sync").unwrap().len(), jobs.iter().map(|j| j.sync.samples).sum::<u64>());
+    // One job: its histograms are stored once, in the measurement, and still found for it.
+    let one = run(&dir.0, &workload("io:rw=read,bs=4k,size=256k")).unwrap();
+    let job = &one.jobs()[0];
+    assert!(job.read.clat_histogram.is_none());
+    assert_eq!(fsarena_core::fio::job_latency(&one, job, "read").unwrap().len(), 64);
 }

@@ -3,39 +3,39 @@
 //!
 //! A run builds `test-dir.0-0` in the target (mdtest's `TEST_DIR.<iteration>-<loop>`), then
 //! runs mdtest's phases in mdtest's order: tree creation; directory creation, stat, rename and
-//! removal; file creation, stat, read and removal; tree removal. Every task waits at a barrier
-//! before each phase. A phase's time is its span, from the earliest task's start to the latest
+//! removal; file creation, stat, read and removal; tree removal, on the phase runner
+//! ([`crate::phase`]), every task waiting at a barrier before each phase. A phase's time is its span, from the earliest task's start to the latest
 //! task's end, and its rate is all tasks' items over that span: mdtest's aggregate, where each
 //! rank's time runs from its start to the barrier after the phase, and the summary takes the
 //! slowest rank's rate times the ranks. A task's own clock is not the phase's: tasks that do
 //! not overlap (more tasks than CPUs) would each report a short time and the sum would exceed
 //! what the machine did. The tree rows count one tree, task 0's, also with `unique_dir`, as
-//! mdtest's do.
+//! mdtest's do. The measurement holds the rates and latency percentiles as metrics, each
+//! phase's latency histogram, and each phase's count as a counter (`file_creation_items`), not
+//! a metric: a complete run counts what the plan says (`describe` tells it).
 //!
-//! Calls name their items as mdtest's do (`calls=path`, the default): the whole path from the
+//! Calls go through [`fsarena_engine::FsOps`] and name their items as mdtest's do (`calls=path`, the default): the whole path from the
 //! test directory, resolved by every call; `calls=fd` keeps fsarena's cheaper calls relative to
 //! an open directory. A run without creation phases builds what it needs untimed and then drops
 //! the page cache (`drop_caches=build`), so that its first repetition measures the same cold
 //! tree as the later ones; `drop_caches=phase` also drops before every timed phase.
 
-pub mod names;
 pub mod options;
 pub mod shape;
 mod task;
 
+use crate::phase::{PhaseTotal, Phases};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Spec};
-use fsarena_stats::LatencyHistogram;
+use fsarena_engine::PsyncFsOps;
 use options::{DropCaches, MetaOptions, MetaParams};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use std::ffi::CString;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
-use std::time::Instant;
+use std::sync::atomic::Ordering;
 pub use task::Phase;
-use task::{PhaseRun, Task};
+use task::Task;
 
 /// mdtest's test directory for iteration 0, loop 0.
 const TEST_DIR: &str = "test-dir.0-0";
@@ -99,6 +99,16 @@ impl MetaWorkload {
         }
     }
 
+    /// Operations a complete run of `phase` counts: every task's items, one tree's directories.
+    pub fn planned(&self, phase: Phase) -> u64 {
+        let p = &self.params;
+        if phase.is_tree() {
+            p.shape.dirs
+        } else {
+            u64::from(p.tasks).saturating_mul(p.shape.items)
+        }
+    }
+
     /// mdtest's header line: `2 tasks, 1000 files/directories`.
     fn header(&self) -> String {
         let p = &self.params;
@@ -120,46 +130,6 @@ impl MetaWorkload {
             p.calls.as_str(),
             p.drop_caches.as_str()
         )
-    }
-}
-
-/// One phase over all tasks.
-struct PhaseTotal {
-    ops: u64,
-    /// The earliest task's start, just after the barrier.
-    start: Option<Instant>,
-    /// The latest task's end.
-    end: Option<Instant>,
-    hist: LatencyHistogram,
-    error: Option<String>,
-}
-
-impl PhaseTotal {
-    fn new() -> Self {
-        Self { ops: 0, start: None, end: None, hist: LatencyHistogram::new(), error: None }
-    }
-
-    /// Adds one task's part: its operations (`counted`: false for the tree rows of tasks
-    /// other than 0), its latencies and its start and end.
-    fn add(&mut self, rec: PhaseRun, start: Instant, end: Instant, counted: bool) {
-        if counted {
-            self.ops += rec.ops;
-        }
-        self.hist.merge(&rec.hist);
-        self.start = Some(self.start.map_or(start, |s| s.min(start)));
-        self.end = Some(self.end.map_or(end, |e| e.max(end)));
-        if self.error.is_none() {
-            self.error = rec.error;
-        }
-    }
-
-    /// The phase's span, from the earliest start to the latest end (mdtest's
-    /// barrier-inclusive time), in nanoseconds.
-    fn span_ns(&self) -> u64 {
-        match (self.start, self.end) {
-            (Some(s), Some(e)) => e.saturating_duration_since(s).as_nanos().min(u128::from(u64::MAX)) as u64,
-            _ => 0,
-        }
     }
 }
 
@@ -209,8 +179,11 @@ impl Workload for MetaWorkload {
     }
 
     fn describe(&self) -> Vec<String> {
-        let names: Vec<&str> = self.phases().iter().map(|p| p.metric()).collect();
-        vec![format!("meta: {}; phases: {}", self.header(), names.join(", "))]
+        // The counts are what a complete run does: they are not measured figures, so they are
+        // told here rather than stored as metrics beside the rates.
+        let names: Vec<String> =
+            self.phases().iter().map(|&p| format!("{} ({})", p.metric(), self.planned(p))).collect();
+        vec![format!("meta: {}; phases (operations): {}", self.header(), names.join(", "))]
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
@@ -315,9 +288,8 @@ impl MetaWorkload {
         let ran: Vec<(Phase, PhaseTotal)> = phases.into_iter().zip(totals).collect();
         let ordered = || Phase::ALL.iter().filter_map(|ph| ran.iter().find(|(r, _)| r == ph));
         for (phase, t) in ordered() {
-            let span = t.span_ns();
-            if t.ops > 0 && span > 0 {
-                m.push(phase.metric(), "ops/s", Better::Higher, t.ops as f64 * 1e9 / span as f64);
+            if let Some(rate) = t.rate(t.ops) {
+                m.push(phase.metric(), "ops/s", Better::Higher, rate);
             }
             if failure.is_none() {
                 failure = t.error.clone();
@@ -328,8 +300,12 @@ impl MetaWorkload {
                 m.push(&format!("{}_lat_{suffix}", phase.metric()), "ns", Better::Lower, t.hist.percentile(pct) as f64);
             }
         }
+        // What each phase counted: exact totals beside the rates, not metrics of their own
+        // (a complete run's counts are the plan's, which `describe` tells). The histograms
+        // keep every latency, for exact percentiles when repetitions or hosts are merged.
         for (phase, t) in ordered() {
-            m.push(&format!("{}_items", phase.metric()), "items", Better::Higher, t.ops as f64);
+            m.count(&format!("{}_items", phase.metric()), t.ops);
+            m.add_latency(phase.metric(), &t.hist);
         }
         match failure {
             Some(message) => {
@@ -355,69 +331,27 @@ impl MetaWorkload {
         prepare: bool,
     ) -> Vec<PhaseTotal> {
         let p = &self.params;
-        let totals: Vec<Mutex<PhaseTotal>> = phases.iter().map(|_| Mutex::new(PhaseTotal::new())).collect();
         let cold = if prepare || p.drop_caches != DropCaches::Phase { None } else { env.drop_caches };
-        let barrier = Barrier::new(p.tasks as usize);
-        let abort_flag = AtomicBool::new(false);
-        let abort = &abort_flag;
         let write_bytes = if prepare { p.write_bytes.max(p.read_bytes) } else { p.write_bytes };
-        let gate = crate::gate::StartGate::default();
-        let (panicked, spawn_error) = std::thread::scope(|s| {
-            let bodies = (0..p.tasks).map(|id| {
-                let task = Task {
-                    id,
-                    params: p,
-                    test_path,
-                    test_dir: test_dir.as_fd(),
-                    tree: if p.unique_dir { &trees[id as usize] } else { &trees[0] },
-                    preorder,
-                    owns_tree: p.unique_dir || id == 0,
-                    abort,
-                    stop: env.stop,
-                    write_bytes,
-                };
-                let (barrier, totals) = (&barrier, &totals);
-                move || {
-                    let clock = quanta::Clock::new();
-                    for (phase, total) in phases.iter().zip(totals) {
-                        let mut rec = PhaseRun::new();
-                        let leader = barrier.wait().is_leader();
-                        if let Some(drop) = cold {
-                            // One task drops while the others wait; the phase starts after.
-                            if leader {
-                                if let Err(e) = drop() {
-                                    rec.error = Some(format!("drop_caches=phase: {e}"));
-                                    abort.store(true, Ordering::Relaxed);
-                                }
-                            }
-                            barrier.wait();
-                        }
-                        let start = Instant::now();
-                        if !abort.load(Ordering::Relaxed) && !env.stop.load(Ordering::Relaxed) {
-                            task.run(*phase, &mut rec, &clock);
-                        }
-                        let end = Instant::now();
-                        if let Ok(mut t) = total.lock() {
-                            t.add(rec, start, end, !phase.is_tree() || id == 0);
-                        }
-                    }
-                }
-            });
-            match crate::gate::spawn_gated(s, &gate, "meta task", bodies) {
-                Ok(handles) => (handles.into_iter().map(|h| h.join()).filter(|r| r.is_err()).count(), None),
-                Err(e) => (0, Some(e)),
-            }
-        });
-        let mut out: Vec<PhaseTotal> =
-            totals.into_iter().map(|t| t.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
-        if let Some(first) = out.first_mut() {
-            if let Some(e) = spawn_error {
-                first.error = Some(e);
-            } else if panicked > 0 {
-                first.error.get_or_insert("a meta task panicked; this is a bug in fsarena".into());
-            }
-        }
-        out
+        let mut tasks: Vec<Task<'_, PsyncFsOps>> = (0..p.tasks)
+            .map(|id| Task {
+                id,
+                params: p,
+                test_path,
+                test_dir: test_dir.as_fd(),
+                tree: if p.unique_dir { &trees[id as usize] } else { &trees[0] },
+                preorder,
+                owns_tree: p.unique_dir || id == 0,
+                write_bytes,
+                ops: PsyncFsOps,
+            })
+            .collect();
+        // One task drops the caches for all before each phase; its failure names the option.
+        let drop_before = || cold.map_or(Ok(()), |drop| drop().map_err(|e| format!("drop_caches=phase: {e}")));
+        let before_each: Option<&(dyn Fn() -> Result<(), String> + Sync)> =
+            if cold.is_some() { Some(&drop_before) } else { None };
+        let runner = Phases { name: "meta task", stop: env.stop, live: env.live, before_each };
+        runner.run(phases, &mut tasks)
     }
 }
 

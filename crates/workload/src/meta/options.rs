@@ -2,7 +2,9 @@
 //! `mdtest='-b 6 -I 8 -z 3 -u'`, which reads mdtest's own flags into the same options.
 
 use super::shape::Shape;
-use fsarena_core::units::parse_size;
+use crate::options::{boolean, count, opt, small, OptionDef};
+use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
+use fsarena_core::option::ValueKind::{self, Bool, Choice, CommandLine, Count, Size};
 use fsarena_core::InputError;
 
 /// Every option as given (before the phases and the tree shape are resolved).
@@ -146,103 +148,90 @@ pub const DEFAULT_ITEMS: u64 = 1000;
 /// Most parallel tasks accepted.
 const MAX_TASKS: u32 = 4096;
 
-/// One option: its name, the mdtest flag it stands for, and a line of help.
-#[derive(Debug)]
-pub struct OptionDef {
-    /// The option's name.
-    pub name: &'static str,
-    /// The mdtest flag it stands for, if any.
-    pub mdtest: Option<char>,
-    /// One line of help, with the default.
-    pub help: &'static str,
-    set: fn(&mut MetaOptions, &str) -> Result<(), String>,
+/// A row of the meta table.
+macro_rules! meta {
+    ($($rest:tt)*) => { opt!(MetaOptions, $($rest)*) };
 }
 
-fn boolean(v: &str) -> Result<bool, String> {
-    match v.trim() {
-        "" | "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{v}' is not a boolean: expected 1 or 0")),
-    }
-}
-
-fn count(v: &str) -> Result<u64, String> {
-    parse_size(v).map_err(|e| e.message)
-}
-
-fn small(v: &str) -> Result<u32, String> {
-    v.trim().parse::<u32>().map_err(|_| format!("'{v}' is not a whole number"))
-}
-
-macro_rules! opt {
-    ($name:literal, $flag:expr, $help:literal, |$o:ident, $v:ident| $body:expr) => {
-        OptionDef {
-            name: $name,
-            mdtest: $flag,
-            help: $help,
-            set: |$o: &mut MetaOptions, $v: &str| {
-                $body;
-                Ok(())
-            },
-        }
-    };
-}
-
-/// Every option of the `meta` workload.
-pub static OPTIONS: &[OptionDef] = &[
-    opt!(
-        "items",
-        Some('n'),
-        "items (files and directories) per task, spread over the tree (mdtest -n; default 1000)",
-        |o, v| o.items = Some(count(v)?)
-    ),
-    opt!("items_per_dir", Some('I'), "items per tree directory (mdtest -I)", |o, v| o.items_per_dir = Some(count(v)?)),
-    opt!("branch", Some('b'), "branching factor of the tree (mdtest -b; default 1)", |o, v| o.branch =
-        Some(u64::from(small(v)?))),
-    opt!("depth", Some('z'), "depth of the tree (mdtest -z; default 0)", |o, v| o.depth = Some(small(v)?)),
-    opt!("tasks", None, "parallel tasks, each a thread (mdtest's MPI ranks; default 1)", |o, v| o.tasks =
-        Some(small(v)?)),
-    opt!("unique_dir", Some('u'), "a tree of its own for every task (mdtest -u; default 0)", |o, v| o.unique_dir =
+/// Every option of the `meta` workload, with the mdtest flag each stands for; `mdtest=` reads
+/// those flags into the same rows.
+pub static OPTIONS: &[OptionDef<MetaOptions>] = &[
+    meta!("items", Count, Is("1000"), "items (files and directories) per task, spread over the tree", |o, v| o
+        .items =
+        Some(count(v)?))
+    .flag('n')
+    .unit("items"),
+    meta!(
+        "items_per_dir",
+        Count,
+        Derived("items spread over the tree"),
+        "items per tree directory (give items or this, not both)",
+        |o, v| o.items_per_dir = Some(count(v)?)
+    )
+    .flag('I')
+    .unit("items"),
+    meta!("branch", Count, Is("1"), "branching factor of the tree", |o, v| o.branch = Some(u64::from(small(v)?)))
+        .flag('b'),
+    meta!("depth", Count, Is("0"), "depth of the tree (0: one directory)", |o, v| o.depth = Some(small(v)?)).flag('z'),
+    meta!("tasks", Count, Is("1"), "parallel tasks, each a thread (mdtest's MPI ranks)", |o, v| o.tasks =
+        Some(small(v)?))
+    .unit("threads"),
+    meta!("unique_dir", Bool, Is("0"), "a tree of its own for every task", |o, v| o.unique_dir = Some(boolean(v)?))
+        .flag('u'),
+    meta!("shared", Bool, Is("1"), "all tasks in one tree: mdtest's default, the opposite of unique_dir", |o, v| o
+        .shared =
         Some(boolean(v)?)),
-    opt!("shared", None, "all tasks in one tree: mdtest's default, the opposite of unique_dir", |o, v| o.shared =
-        Some(boolean(v)?)),
-    opt!("files_only", Some('F'), "files only (mdtest -F)", |o, v| o.files_only = boolean(v)?),
-    opt!("dirs_only", Some('D'), "directories only (mdtest -D)", |o, v| o.dirs_only = boolean(v)?),
-    opt!("write_bytes", Some('w'), "bytes written to each file after it is created (mdtest -w; default 0)", |o, v| o
-        .write_bytes =
-        count(v)?),
-    opt!("read_bytes", Some('e'), "bytes read from each file (mdtest -e; default 0: open and close)", |o, v| o
-        .read_bytes =
-        count(v)?),
-    opt!("sync", Some('y'), "fsync each file after writing it (mdtest -y)", |o, v| o.sync = boolean(v)?),
-    opt!("create_only", Some('C'), "only the creation phases (mdtest -C)", |o, v| o.create_only = boolean(v)?),
-    opt!("stat_only", Some('T'), "only the stat phases (mdtest -T)", |o, v| o.stat_only = boolean(v)?),
-    opt!("read_only", Some('E'), "only the file read phase (mdtest -E)", |o, v| o.read_only = boolean(v)?),
-    opt!("remove_only", Some('r'), "only the removal phases (mdtest -r)", |o, v| o.remove_only = boolean(v)?),
-    opt!("rename", Some('U'), "the directory rename phase; on when no phase is selected (mdtest -U)", |o, v| o
-        .rename =
-        boolean(v)?),
-    opt!("keep", None, "keep the tree after the run (fsarena's own; default 0)", |o, v| o.keep = boolean(v)?),
-    opt!(
+    meta!("files_only", Bool, Is("0"), "files only", |o, v| o.files_only = boolean(v)?).flag('F'),
+    meta!("dirs_only", Bool, Is("0"), "directories only", |o, v| o.dirs_only = boolean(v)?).flag('D'),
+    meta!("write_bytes", Size, Is("0"), "bytes written to each file after it is created", |o, v| o.write_bytes =
+        count(v)?)
+    .flag('w'),
+    meta!("read_bytes", Size, Is("0"), "bytes read from each file (0: open and close)", |o, v| o.read_bytes =
+        count(v)?)
+    .flag('e'),
+    meta!("sync", Bool, Is("0"), "fsync each file after writing it", |o, v| o.sync = boolean(v)?).flag('y'),
+    meta!("create_only", Bool, Is("0"), "only the creation phases", |o, v| o.create_only = boolean(v)?).flag('C'),
+    meta!("stat_only", Bool, Is("0"), "only the stat phases", |o, v| o.stat_only = boolean(v)?).flag('T'),
+    meta!("read_only", Bool, Is("0"), "only the file read phase", |o, v| o.read_only = boolean(v)?).flag('E'),
+    meta!("remove_only", Bool, Is("0"), "only the removal phases", |o, v| o.remove_only = boolean(v)?).flag('r'),
+    meta!(
+        "rename",
+        Bool,
+        Derived("1 when no phase is selected, else 0"),
+        "the directory rename phase",
+        |o, v| o.rename = boolean(v)?
+    )
+    .flag('U'),
+    meta!("keep", Bool, Is("0"), "keep the tree after the run (fsarena's own)", |o, v| o.keep = boolean(v)?),
+    meta!(
         "calls",
-        None,
-        "path: every call resolves the item's whole path from the test directory, as mdtest; fd: calls relative to the item's open directory, no path walk (fsarena's own; default path)",
+        Choice(&["path", "fd"]),
+        Is("path"),
+        "path: every call resolves the item's whole path from the test directory, as mdtest; fd: calls relative to the item's open directory, no path walk (fsarena's own)",
         |o, v| o.calls = Some(match v.trim() {
             "path" => Calls::Path,
             "fd" => Calls::Fd,
             _ => return Err(format!("'{v}' is not a call mode: expected path or fd")),
         })
     ),
-    opt!(
+    meta!(
         "drop_caches",
-        None,
-        "build: drop the page cache after an untimed build, so stat and read phases start cold in every repetition; phase: also before every timed phase; none: never inside the run, hot (needs root; default build)",
+        Choice(&["build", "phase", "none"]),
+        Is("build"),
+        "build: drop the page cache after an untimed build, so stat and read phases start cold in every repetition; phase: also before every timed phase; none: never inside the run, hot (needs root)",
         |o, v| o.drop_caches = Some(match v.trim() {
             "none" | "0" => DropCaches::Never,
             "build" => DropCaches::Build,
             "phase" => DropCaches::Phase,
             _ => return Err(format!("'{v}' is not a cache policy: expected build, phase or none")),
         })
+    ),
+    meta!(
+        "mdtest",
+        CommandLine,
+        Unset,
+        "mdtest's own flags (-b 6 -I 8 -z 3 -u), each read into the key with that flag; keys after it override it",
+        |o, v| o.apply_mdtest(v).map_err(|e| e.message)?
     ),
 ];
 
@@ -273,7 +262,7 @@ const UNSUPPORTED: &[(char, &str)] = &[
 
 /// The flags `mdtest=` accepts, for messages.
 fn accepted_flags() -> String {
-    let mut flags: Vec<String> = OPTIONS.iter().filter_map(|d| d.mdtest).map(|c| format!("-{c}")).collect();
+    let mut flags: Vec<String> = OPTIONS.iter().filter_map(|d| d.flag).map(|c| format!("-{c}")).collect();
     flags.extend(["-a POSIX".to_string(), "-v".into(), "-V N".into()]);
     flags.join(" ")
 }
@@ -281,18 +270,7 @@ fn accepted_flags() -> String {
 impl MetaOptions {
     /// Sets `key` to `value`; the error names the key and what is accepted.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InputError> {
-        if key == "mdtest" {
-            return self.apply_mdtest(value);
-        }
-        let def = OPTIONS.iter().find(|d| d.name == key).ok_or_else(|| {
-            InputError::new(format!(
-                "unknown meta option '{}':{} accepted options are {}, mdtest",
-                crate::plain::cut(key),
-                fsarena_core::did_you_mean(key, OPTIONS.iter().map(|d| d.name).chain(["mdtest"])),
-                OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
-            ))
-        })?;
-        (def.set)(self, value).map_err(|m| InputError::new(crate::plain::value_error(key, value, &m)))
+        crate::options::set("meta", OPTIONS, self, key, value)
     }
 
     /// Reads an mdtest command line (`-b 6 -I 8 -z 3 -u`, optionally starting with `mdtest`)
@@ -310,7 +288,7 @@ impl MetaOptions {
                 return Err(err(format!("unknown {what} '{word}': accepted flags are {}", accepted_flags())));
             };
             for (at, flag) in flags.char_indices() {
-                let def = OPTIONS.iter().find(|d| d.mdtest == Some(flag));
+                let def = OPTIONS.iter().find(|d| d.flag == Some(flag));
                 let takes_value = match (def, flag) {
                     (Some(d), _) => !is_flag(d),
                     (None, 'a' | 'V') => true,
@@ -327,7 +305,7 @@ impl MetaOptions {
                 };
                 if !takes_value {
                     if let Some(d) = def {
-                        (d.set)(self, "1").map_err(|m| err(format!("-{flag}: {m}")))?;
+                        d.write(self, "1").map_err(|m| err(format!("-{flag}: {m}")))?;
                     }
                     continue;
                 }
@@ -338,7 +316,7 @@ impl MetaOptions {
                     attached => attached,
                 };
                 match (def, flag) {
-                    (Some(d), _) => (d.set)(self, value).map_err(|m| err(format!("-{flag} {value}: {m}")))?,
+                    (Some(d), _) => d.write(self, value).map_err(|m| err(format!("-{flag} {value}: {m}")))?,
                     (None, 'a') if value.eq_ignore_ascii_case("POSIX") => {}
                     (None, 'a') => return Err(err(format!("-a {value}: only the POSIX API is supported"))),
                     _ => {} // -V N: verbosity changes nothing measured
@@ -414,9 +392,9 @@ impl MetaOptions {
     }
 }
 
-/// True for options set by a bare mdtest flag (no value).
-fn is_flag(def: &OptionDef) -> bool {
-    matches!(def.mdtest, Some('u' | 'F' | 'D' | 'y' | 'C' | 'T' | 'E' | 'r' | 'U'))
+/// True for options set by a bare mdtest flag (no value): the switches.
+fn is_flag(def: &OptionDef<MetaOptions>) -> bool {
+    def.value == ValueKind::Bool
 }
 
 #[cfg(test)]
@@ -526,13 +504,17 @@ mod tests {
     }
 
     #[test]
-    fn every_option_has_help_and_a_unique_flag() {
-        let mut flags: Vec<char> = OPTIONS.iter().filter_map(|d| d.mdtest).collect();
+    fn the_table_agrees_with_default_and_flags_are_unique() {
+        crate::options::check_table(OPTIONS, |o: &MetaOptions| o.resolve().map_err(|e| e.to_string())).unwrap();
+        let mut flags: Vec<char> = OPTIONS.iter().filter_map(|d| d.flag).collect();
         let n = flags.len();
         flags.sort_unstable();
         flags.dedup();
         assert_eq!(flags.len(), n);
-        assert!(OPTIONS.iter().all(|d| !d.help.is_empty()));
         assert!(UNSUPPORTED.iter().all(|u| !flags.contains(&u.0)));
+        // The bare mdtest switches are exactly the flagged booleans.
+        let switches: String =
+            OPTIONS.iter().filter(|d| d.flag.is_some() && is_flag(d)).filter_map(|d| d.flag).collect();
+        assert_eq!(switches, "uFDyCTErU");
     }
 }

@@ -1,4 +1,5 @@
-//! One task's work in one phase: the hot loops.
+//! One task's work in one phase: the hot loops, written against [`FsOps`] so that any backend
+//! makes the calls, and run by the phase runner ([`crate::phase`]).
 //!
 //! Every operation is one syscall (or open, write, fsync, close for a file with data) with its
 //! name built in a reused buffer: no allocation per operation. With `calls=path` (mdtest's way,
@@ -10,15 +11,15 @@
 //! and the opening of each tree directory count towards the next operation's latency rather
 //! than costing a second clock read.
 
-use super::names::NameBuf;
 use super::options::{Calls, MetaParams};
-use fsarena_stats::LatencyHistogram;
+use crate::names::NameBuf;
+use crate::phase::{Recorder, Worker};
+use fsarena_engine::FsOps;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
-use rustix::io::Errno;
 use std::ffi::{CStr, CString};
+use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// mdtest's `DIRMODE`: rwxrwxr-x.
 const DIR_MODE: u32 = 0o775;
@@ -73,7 +74,7 @@ impl Phase {
         Phase::TreeRemoval,
     ];
 
-    /// The metric name (DESIGN.md's mdtest words).
+    /// The metric name (DESIGN.md's mdtest words), also the name of its operation kind.
     pub fn metric(self) -> &'static str {
         match self {
             Phase::DirCreation => "dir_creation",
@@ -90,27 +91,15 @@ impl Phase {
     }
 }
 
-/// What one task measured in one phase; the phase's time is taken around it, over all tasks.
-#[derive(Debug)]
-pub struct PhaseRun {
-    /// Operations done.
-    pub ops: u64,
-    /// Latency of every operation.
-    pub hist: LatencyHistogram,
-    /// The first error, naming the path.
-    pub error: Option<String>,
-}
-
-impl PhaseRun {
-    /// Nothing measured yet.
-    pub fn new() -> Self {
-        Self { ops: 0, hist: LatencyHistogram::new(), error: None }
+impl crate::phase::Phase for Phase {
+    fn op(self) -> &'static str {
+        self.metric()
     }
 }
 
-/// What a task works on; shared read-only between the phases.
+/// What a task works on, and the backend that makes its calls.
 #[derive(Debug)]
-pub struct Task<'a> {
+pub struct Task<'a, O> {
     /// The task's number (mdtest's rank).
     pub id: u32,
     /// The run's parameters.
@@ -125,22 +114,20 @@ pub struct Task<'a> {
     pub preorder: &'a [u64],
     /// True for the task that builds and removes the tree (task 0, or every task with `-u`).
     pub owns_tree: bool,
-    /// Set by a task that failed: the others stop.
-    pub abort: &'a AtomicBool,
-    /// Set on Ctrl-C.
-    pub stop: &'a AtomicBool,
     /// Bytes written per created file (0: none).
     pub write_bytes: u64,
+    /// The backend of every call.
+    pub ops: O,
 }
 
 /// Why an operation failed.
 enum OpError {
-    Sys(Errno),
+    Sys(io::Error),
     Short { done: usize, want: usize },
 }
 
-impl From<Errno> for OpError {
-    fn from(e: Errno) -> Self {
+impl From<io::Error> for OpError {
+    fn from(e: io::Error) -> Self {
         OpError::Sys(e)
     }
 }
@@ -148,67 +135,54 @@ impl From<Errno> for OpError {
 impl std::fmt::Display for OpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            OpError::Sys(e) => write!(f, "{}", std::io::Error::from(*e)),
+            OpError::Sys(e) => write!(f, "{e}"),
             OpError::Short { done, want } => write!(f, "moved {done} of {want} bytes"),
         }
     }
 }
 
-impl Task<'_> {
-    /// Runs `phase` and records it in `rec`. The clock is made once per task, before the
-    /// phases: making one calibrates it, which would count towards the phase's span.
-    pub fn run(&self, phase: Phase, rec: &mut PhaseRun, clock: &quanta::Clock) {
+impl<O: FsOps> Worker for Task<'_, O> {
+    type Phase = Phase;
+
+    fn run(&mut self, phase: Phase, rec: &mut Recorder<'_>) {
         let p = self.params;
         let none = AtFlags::empty();
         match phase {
-            Phase::TreeCreation if self.owns_tree => self.tree_op(clock, rec, "mkdir", false),
-            Phase::TreeRemoval if self.owns_tree => self.tree_op(clock, rec, "rmdir", true),
+            Phase::TreeCreation if self.owns_tree => self.tree_op(rec, "mkdir", false),
+            Phase::TreeRemoval if self.owns_tree => self.tree_op(rec, "rmdir", true),
             Phase::TreeCreation | Phase::TreeRemoval => {}
-            Phase::DirCreation => self.items(clock, rec, "dir", "mkdir", false, |d, n, _| {
-                Ok(rustix::fs::mkdirat(d, n, Mode::from_raw_mode(DIR_MODE))?)
-            }),
-            Phase::DirStat => {
-                self.items(clock, rec, "dir", "stat", false, |d, n, _| Ok(rustix::fs::statat(d, n, none).map(drop)?))
+            Phase::DirCreation => {
+                self.items(rec, "dir", "mkdir", false, |o, d, n, _| Ok(o.mkdir(d, n, Mode::from_raw_mode(DIR_MODE))?))
             }
-            Phase::DirRename => self.rename_dirs(clock, rec),
-            Phase::DirRemoval => self
-                .items(clock, rec, "dir", "rmdir", true, |d, n, _| Ok(rustix::fs::unlinkat(d, n, AtFlags::REMOVEDIR)?)),
+            Phase::DirStat => self.items(rec, "dir", "stat", false, |o, d, n, _| Ok(o.stat(d, n, none).map(drop)?)),
+            Phase::DirRename => self.rename_dirs(rec),
+            Phase::DirRemoval => self.items(rec, "dir", "rmdir", true, |o, d, n, _| Ok(o.rmdir(d, n)?)),
             Phase::FileCreation => {
                 let mut buf = write_pattern(self.write_bytes as usize);
                 let sync = p.sync;
-                self.items(clock, rec, "file", "create", true, |d, n, item| create_file(d, n, item, &mut buf, sync))
+                self.items(rec, "file", "create", true, |o, d, n, item| create_file(o, d, n, item, &mut buf, sync))
             }
-            Phase::FileStat => {
-                self.items(clock, rec, "file", "stat", false, |d, n, _| Ok(rustix::fs::statat(d, n, none).map(drop)?))
-            }
+            Phase::FileStat => self.items(rec, "file", "stat", false, |o, d, n, _| Ok(o.stat(d, n, none).map(drop)?)),
             Phase::FileRead => {
                 let mut buf = vec![0u8; p.read_bytes as usize];
-                self.items(clock, rec, "file", "read", false, |d, n, _| read_file(d, n, &mut buf))
+                self.items(rec, "file", "read", false, |o, d, n, _| read_file(o, d, n, &mut buf))
             }
-            Phase::FileRemoval => {
-                self.items(clock, rec, "file", "unlink", true, |d, n, _| Ok(rustix::fs::unlinkat(d, n, none)?))
-            }
+            Phase::FileRemoval => self.items(rec, "file", "unlink", true, |o, d, n, _| Ok(o.unlink(d, n)?)),
         }
     }
 
-    fn stopped(&self) -> bool {
-        self.abort.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
+    /// The tree rows count one tree, task 0's, as mdtest's do, also with `unique_dir`.
+    fn counts(&self, phase: Phase) -> bool {
+        !phase.is_tree() || self.id == 0
     }
+}
 
-    fn fail(&self, rec: &mut PhaseRun, message: String) {
-        rec.error.get_or_insert(message);
-        self.abort.store(true, Ordering::Relaxed);
-    }
-
-    fn open_dir(&self, k: u64) -> Result<OwnedFd, String> {
-        let path = &self.tree[k as usize];
-        rustix::fs::openat(
-            self.test_dir,
-            path.as_c_str(),
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| format!("cannot open directory {}: {}", self.show(k, None), std::io::Error::from(e)))
+impl<O: FsOps> Task<'_, O> {
+    fn open_dir(&mut self, k: u64) -> Result<OwnedFd, String> {
+        let path = self.tree[k as usize].as_c_str();
+        self.ops
+            .open(self.test_dir, path, OFlags::PATH | OFlags::DIRECTORY)
+            .map_err(|e| format!("cannot open directory {}: {e}", self.show(k, None)))
     }
 
     /// `TEST_DIR/TREE_PATH[/NAME]`, for messages.
@@ -221,81 +195,69 @@ impl Task<'_> {
     }
 
     /// mkdir (or rmdir, children first) of every tree directory, by path from the test directory.
-    fn tree_op(&self, clock: &quanta::Clock, rec: &mut PhaseRun, what: &str, remove: bool) {
-        let mut prev = clock.raw();
+    fn tree_op(&mut self, rec: &mut Recorder<'_>, what: &str, remove: bool) {
+        let preorder = self.preorder;
         let order: Box<dyn Iterator<Item = &u64>> =
-            if remove { Box::new(self.preorder.iter().rev()) } else { Box::new(self.preorder.iter()) };
+            if remove { Box::new(preorder.iter().rev()) } else { Box::new(preorder.iter()) };
         for (i, &k) in order.enumerate() {
-            if (i as u64) & (CHECK_EVERY - 1) == 0 && self.stopped() {
+            if (i as u64) & (CHECK_EVERY - 1) == 0 && rec.stopped() {
                 break;
             }
             let path = self.tree[k as usize].as_c_str();
             let res = if remove {
-                rustix::fs::unlinkat(self.test_dir, path, AtFlags::REMOVEDIR)
+                self.ops.rmdir(self.test_dir, path)
             } else {
-                rustix::fs::mkdirat(self.test_dir, path, Mode::from_raw_mode(DIR_MODE))
+                self.ops.mkdir(self.test_dir, path, Mode::from_raw_mode(DIR_MODE))
             };
-            let now = clock.raw();
             if let Err(e) = res {
-                self.fail(rec, format!("{what} {}: {}", self.show(k, None), std::io::Error::from(e)));
-                break;
+                return rec.fail(format!("{what} {}: {e}", self.show(k, None)));
             }
-            rec.hist.record(clock.delta_as_nanos(prev, now));
-            rec.ops += 1;
-            prev = now;
+            rec.done(0);
         }
     }
 
     /// `op` on every item of this task, directory by directory: in creation order for
     /// creation and removal (`create_remove_items`), by item number otherwise (`mdtest_stat`).
-    fn items<F>(&self, clock: &quanta::Clock, rec: &mut PhaseRun, kind: &str, what: &str, tree_order: bool, mut op: F)
+    fn items<F>(&mut self, rec: &mut Recorder<'_>, kind: &str, what: &str, tree_order: bool, mut op: F)
     where
-        F: FnMut(BorrowedFd<'_>, &CStr, u64) -> Result<(), OpError>,
+        F: FnMut(&mut O, BorrowedFd<'_>, &CStr, u64) -> Result<(), OpError>,
     {
         let per_dir = self.params.shape.items_per_dir;
         let mut names = NameBuf::new(&format!("{kind}.mdtest.{}.", self.id));
+        let (preorder, tree) = (self.preorder, self.tree);
         let numeric: Vec<u64>;
         let order = if tree_order {
-            self.preorder
+            preorder
         } else {
             numeric = (0..self.params.shape.dirs).collect();
             &numeric
         };
-        let mut prev = clock.raw();
         'dirs: for &k in order {
             // mdtest's calls name the item by its path from the test directory; fd calls open
             // the item's directory once and name the item alone.
             let dir = match self.params.calls {
                 Calls::Path => {
-                    names.set_dir(&self.tree[k as usize]);
+                    names.set_dir(&tree[k as usize]);
                     None
                 }
                 Calls::Fd => match self.open_dir(k) {
                     Ok(d) => Some(d),
-                    Err(m) => {
-                        self.fail(rec, m);
-                        break;
-                    }
+                    Err(m) => return rec.fail(m),
                 },
             };
             let at = dir.as_ref().map_or(self.test_dir, |d| d.as_fd());
             for item in k * per_dir..(k + 1) * per_dir {
-                if item & (CHECK_EVERY - 1) == 0 && self.stopped() {
+                if item & (CHECK_EVERY - 1) == 0 && rec.stopped() {
                     break 'dirs;
                 }
-                let res = op(at, names.name(item), item);
-                let now = clock.raw();
-                if let Err(e) = res {
+                if let Err(e) = op(&mut self.ops, at, names.name(item), item) {
                     let path = match dir {
                         Some(_) => self.show(k, Some(names.display(item))),
                         None => self.test_path.join(names.display(item)).display().to_string(),
                     };
-                    self.fail(rec, format!("{what} {path}: {e}"));
-                    break 'dirs;
+                    return rec.fail(format!("{what} {path}: {e}"));
                 }
-                rec.hist.record(clock.delta_as_nanos(prev, now));
-                rec.ops += 1;
-                prev = now;
+                rec.done(0);
             }
         }
     }
@@ -304,7 +266,7 @@ impl Task<'_> {
     /// item to the name its predecessor just gave up, and the temporary name to the last name
     /// freed. As many renames as items, across tree directories, and afterwards every name
     /// exists again for the removal phase.
-    fn rename_dirs(&self, clock: &quanta::Clock, rec: &mut PhaseRun) {
+    fn rename_dirs(&mut self, rec: &mut Recorder<'_>) {
         let n = self.params.shape.items;
         let per_dir = self.params.shape.items_per_dir;
         if n < 2 {
@@ -313,25 +275,24 @@ impl Task<'_> {
         let prefix = format!("dir.mdtest.{}.", self.id);
         let (mut from, mut to) = (NameBuf::new(&prefix), NameBuf::new(&prefix));
         if self.params.calls == Calls::Path {
-            return self.rename_by_path(clock, rec, &mut from, &mut to);
+            return self.rename_by_path(rec, &mut from, &mut to);
         }
-        let mut prev = clock.raw();
         let opened = self.open_dir(0).and_then(|first| Ok((first, self.open_dir(0)?)));
         let (first, mut current) = match opened {
             Ok(fds) => fds,
-            Err(m) => return self.fail(rec, m),
+            Err(m) => return rec.fail(m),
         };
         let mut current_k = 0;
         let mut previous: Option<OwnedFd> = None; // the directory of item i-1 when it differs
         for i in 0..n {
-            if i & (CHECK_EVERY - 1) == 0 && self.stopped() {
+            if i & (CHECK_EVERY - 1) == 0 && rec.stopped() {
                 break;
             }
             let k = i / per_dir;
             if k != current_k {
                 match self.open_dir(k) {
                     Ok(d) => previous = Some(std::mem::replace(&mut current, d)),
-                    Err(m) => return self.fail(rec, m),
+                    Err(m) => return rec.fail(m),
                 }
                 current_k = k;
             }
@@ -340,32 +301,29 @@ impl Task<'_> {
                 _ => current.as_fd(),
             };
             let res = if i == 0 {
-                rustix::fs::renameat(&first, from.name(0), &first, to.name_with(0, b"-XX"))
+                self.ops.rename(first.as_fd(), from.name(0), first.as_fd(), to.name_with(0, b"-XX"))
             } else if i == n - 1 {
-                rustix::fs::renameat(&first, from.name_with(0, b"-XX"), last_dir, to.name(i - 1))
+                self.ops.rename(first.as_fd(), from.name_with(0, b"-XX"), last_dir, to.name(i - 1))
             } else {
-                rustix::fs::renameat(current.as_fd(), from.name(i), last_dir, to.name(i - 1))
+                self.ops.rename(current.as_fd(), from.name(i), last_dir, to.name(i - 1))
             };
-            let now = clock.raw();
             if let Err(e) = res {
                 let path = self.show(k, Some(from.display(i)));
-                return self.fail(rec, format!("rename {path}: {}", std::io::Error::from(e)));
+                return rec.fail(format!("rename {path}: {e}"));
             }
-            rec.hist.record(clock.delta_as_nanos(prev, now));
-            rec.ops += 1;
-            prev = now;
+            rec.done(0);
         }
     }
 
     /// The same rotation with mdtest's calls: both names are whole paths from the test
     /// directory, item `i` in directory `i / per_dir`.
-    fn rename_by_path(&self, clock: &quanta::Clock, rec: &mut PhaseRun, from: &mut NameBuf, to: &mut NameBuf) {
+    fn rename_by_path(&mut self, rec: &mut Recorder<'_>, from: &mut NameBuf, to: &mut NameBuf) {
         let n = self.params.shape.items;
         let per_dir = self.params.shape.items_per_dir;
-        let dir_of = |i: u64| self.tree[(i / per_dir) as usize].as_c_str();
-        let mut prev = clock.raw();
+        let tree = self.tree;
+        let dir_of = |i: u64| tree[(i / per_dir) as usize].as_c_str();
         for i in 0..n {
-            if i & (CHECK_EVERY - 1) == 0 && self.stopped() {
+            if i & (CHECK_EVERY - 1) == 0 && rec.stopped() {
                 break;
             }
             // (from, to): item 0 to `0-XX`, item i to i-1, and `0-XX` to the last name freed.
@@ -382,15 +340,11 @@ impl Task<'_> {
                 to.set_dir(dir_of(i - 1));
                 (from.name(i), to.name(i - 1))
             };
-            let res = rustix::fs::renameat(self.test_dir, f, self.test_dir, t);
-            let now = clock.raw();
-            if let Err(e) = res {
+            if let Err(e) = self.ops.rename(self.test_dir, f, self.test_dir, t) {
                 let path = self.test_path.join(f.to_string_lossy().as_ref()).display().to_string();
-                return self.fail(rec, format!("rename {path}: {}", std::io::Error::from(e)));
+                return rec.fail(format!("rename {path}: {e}"));
             }
-            rec.hist.record(clock.delta_as_nanos(prev, now));
-            rec.ops += 1;
-            prev = now;
+            rec.done(0);
         }
     }
 }
@@ -405,22 +359,29 @@ fn write_pattern(len: usize) -> Vec<u8> {
 /// an optional fsync; the close is the drop. `O_EXCL|O_NOFOLLOW` on top, which cost nothing
 /// on a name that does not exist yet: a file or link planted at the name is never opened.
 #[inline]
-fn create_file(dir: BorrowedFd<'_>, name: &CStr, item: u64, buf: &mut [u8], sync: bool) -> Result<(), OpError> {
-    let flags = OFlags::CREATE | OFlags::RDWR | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(FILE_MODE))?;
+fn create_file<O: FsOps>(
+    ops: &mut O,
+    dir: BorrowedFd<'_>,
+    name: &CStr,
+    item: u64,
+    buf: &mut [u8],
+    sync: bool,
+) -> Result<(), OpError> {
+    let flags = OFlags::RDWR | OFlags::EXCL | OFlags::NOFOLLOW;
+    let fd = ops.create(dir, name, flags, Mode::from_raw_mode(FILE_MODE))?;
     if !buf.is_empty() {
         let stamp = item.to_ne_bytes();
         let n = buf.len().min(8);
         buf[..n].copy_from_slice(&stamp[..n]);
         let mut done = 0;
         while done < buf.len() {
-            match rustix::io::write(&fd, &buf[done..])? {
+            match ops.write(fd.as_fd(), &buf[done..])? {
                 0 => return Err(OpError::Short { done, want: buf.len() }),
                 w => done += w,
             }
         }
         if sync {
-            rustix::fs::fsync(&fd)?;
+            ops.fsync(fd.as_fd())?;
         }
     }
     Ok(())
@@ -430,11 +391,11 @@ fn create_file(dir: BorrowedFd<'_>, name: &CStr, item: u64, buf: &mut [u8], sync
 /// which `POSIX_Open` reads as neither read-only nor write-only), and reads `buf.len()` bytes
 /// from its start (none: open and close only). `O_NOFOLLOW`: a link at the name is refused.
 #[inline]
-fn read_file(dir: BorrowedFd<'_>, name: &CStr, buf: &mut [u8]) -> Result<(), OpError> {
-    let fd = rustix::fs::openat(dir, name, OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
+fn read_file<O: FsOps>(ops: &mut O, dir: BorrowedFd<'_>, name: &CStr, buf: &mut [u8]) -> Result<(), OpError> {
+    let fd = ops.open(dir, name, OFlags::RDWR | OFlags::NOFOLLOW)?;
     let mut done = 0;
     while done < buf.len() {
-        match rustix::io::read(&fd, &mut buf[done..])? {
+        match ops.read(fd.as_fd(), &mut buf[done..])? {
             0 => return Err(OpError::Short { done, want: buf.len() }),
             r => done += r,
         }

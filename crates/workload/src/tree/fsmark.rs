@@ -60,7 +60,7 @@ pub fn apply(options: &mut TreeOptions, line: &str) -> Result<(), InputError> {
     options.dirs_per_level = small("-D", dirs)?;
     options.files_per_dir = small("-n", per_dir)?;
     let size = flags.size.unwrap_or(51_200);
-    options.file_sizes = vec![(size.to_string(), size)];
+    options.file_size = size;
     options.write_size = match flags.write_size.unwrap_or(16_384) {
         0 => return Err(err("-w 0: expected at least 1 byte per write".into())),
         w => w,
@@ -203,7 +203,7 @@ mod tests {
         }
         // Keys after fsmark= override it.
         let o = keys(&[("fsmark", "-n 10 -s 100"), ("file_size", "1k")]).unwrap();
-        assert_eq!((o.files_per_dir, o.file_sizes[0].1), (10, 1024));
+        assert_eq!((o.files_per_dir, o.file_size), (10, 1024));
     }
 
     #[test]

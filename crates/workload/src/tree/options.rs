@@ -2,6 +2,9 @@
 //! describe, and `fsmark='-n 1000 -s 4096 -S 1 -L 3'`, which reads fs_mark's own flags into
 //! the same options.
 
+use crate::options::{boolean, nonzero_size, opt, positive, OptionDef};
+use fsarena_core::option::DefaultValue::{Is, Unset};
+use fsarena_core::option::ValueKind::{Bool, Choice, CommandLine, Count, Size};
 use fsarena_core::units::parse_size;
 use fsarena_core::InputError;
 
@@ -26,8 +29,8 @@ pub struct TreeOptions {
     pub dirs_per_level: u32,
     /// Files in every directory.
     pub files_per_dir: u32,
-    /// File sizes: one pass each, in the order given (`'100k,400k,1600k'`).
-    pub file_sizes: Vec<(String, u64)>,
+    /// Bytes per file (fs_mark's `-s`); a list of sizes is a sweep of the plan, one run each.
+    pub file_size: u64,
     /// Bytes per write() (fs_mark's `-w`).
     pub write_size: u64,
     /// When files are synced.
@@ -47,7 +50,7 @@ impl Default for TreeOptions {
             levels: 1,
             dirs_per_level: 20,
             files_per_dir: 20,
-            file_sizes: vec![("4k".into(), 4096)],
+            file_size: 4096,
             write_size: 16 << 10,
             fsync: FsyncMode::File,
             threads: 1,
@@ -57,86 +60,73 @@ impl Default for TreeOptions {
     }
 }
 
-/// One option: its name and a line of help.
-#[derive(Debug)]
-pub struct OptionDef {
-    /// The option's name.
-    pub name: &'static str,
-    /// One line of help, with the default.
-    pub help: &'static str,
-    set: fn(&mut TreeOptions, &str) -> Result<(), String>,
-}
-
-fn positive(v: &str) -> Result<u32, String> {
-    match v.trim().parse::<u32>() {
-        Ok(0) => Err(format!("'{v}' must be at least 1")),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{v}' is not a whole number")),
+/// One file size. A list is a sweep, which the plan expands into one run per size before a
+/// run is made (`file_size='100k,400k'` is two results); one run makes files of one size.
+fn one_size(v: &str) -> Result<u64, String> {
+    if v.contains(',') || v.contains('|') {
+        return Err(format!("'{v}' is a list: a run makes files of one size; give the list in a --workload spec or a TOML array to sweep it"));
     }
+    parse_size(v.trim()).map_err(|e| e.message)
 }
 
-fn sizes(v: &str) -> Result<Vec<(String, u64)>, String> {
-    let out: Result<Vec<_>, String> = v
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| parse_size(s).map(|n| (s.to_ascii_lowercase(), n)).map_err(|e| e.message))
-        .collect();
-    match out? {
-        list if list.is_empty() => Err(format!("'{v}' names no size: expected SIZE or a list such as '100k,400k'")),
-        list => {
-            let mut names: Vec<&str> = list.iter().map(|(s, _)| s.as_str()).collect();
-            names.sort_unstable();
-            names.dedup();
-            if names.len() != list.len() {
-                return Err(format!("'{v}' names a size twice"));
-            }
-            Ok(list)
+/// A row of the tree table.
+macro_rules! tree {
+    ($($rest:tt)*) => { opt!(TreeOptions, $($rest)*) };
+}
+
+/// Every option of the `tree` workload, with the fs_mark flag each stands for where one does;
+/// `fsmark=` reads fs_mark's flags (see tree/fsmark.rs, where `-n`, `-D` and `-N` are mapped).
+pub static OPTIONS: &[OptionDef<TreeOptions>] = &[
+    tree!("levels", Count, Is("1"), "levels of directories below each thread's directory", |o, v| o.levels =
+        positive(v)?),
+    tree!(
+        "dirs_per_level",
+        Count,
+        Is("20"),
+        "directories at each level; a level's directories sit in the first directory of the level above (fs_mark -D)",
+        |o, v| o.dirs_per_level = positive(v)?
+    ),
+    tree!("files_per_dir", Count, Is("20"), "files in every directory (fs_mark -N)", |o, v| o.files_per_dir =
+        positive(v)?)
+    .unit("files"),
+    tree!("file_size", Size, Is("4k"), "bytes per file; a list such as '100k,400k,1600k' sweeps it", |o, v| o
+        .file_size =
+        one_size(v)?)
+    .flag('s'),
+    tree!("write_size", Size, Is("16k"), "bytes per write()", |o, v| o.write_size = nonzero_size(v)?).flag('w'),
+    tree!(
+        "fsync",
+        Choice(&["none", "file", "end"]),
+        Is("file"),
+        "none; file: fsync before close (fs_mark's default); end: one syncfs per thread after its files",
+        |o, v| o.fsync = match v.trim() {
+            "none" | "0" => FsyncMode::None,
+            "file" | "1" => FsyncMode::File,
+            "end" => FsyncMode::End,
+            _ => return Err(format!("'{v}' is not a sync mode: expected none, file or end")),
         }
-    }
-}
-
-macro_rules! opt {
-    ($name:literal, $help:literal, |$o:ident, $v:ident| $body:expr) => {
-        OptionDef {
-            name: $name,
-            help: $help,
-            set: |$o: &mut TreeOptions, $v: &str| {
-                $body;
-                Ok(())
-            },
-        }
-    };
-}
-
-/// Every option of the `tree` workload.
-pub static OPTIONS: &[OptionDef] = &[
-    opt!("levels", "levels of directories below each thread's directory (default 1)", |o, v| o.levels = positive(v)?),
-    opt!("dirs_per_level", "directories at each level; a level's directories sit in the first directory of the level above (default 20; fs_mark -D)", |o, v| o.dirs_per_level = positive(v)?),
-    opt!("files_per_dir", "files in every directory (default 20; fs_mark -N)", |o, v| o.files_per_dir = positive(v)?),
-    opt!("file_size", "bytes per file, or a list such as '100k,400k,1600k': one pass per size (default 4k; fs_mark -s)", |o, v| o.file_sizes = sizes(v)?),
-    opt!("write_size", "bytes per write() (default 16k; fs_mark -w)", |o, v| o.write_size = match parse_size(v).map_err(|e| e.message)? {
-        0 => return Err(format!("'{v}' must be larger than 0")),
-        n => n,
-    }),
-    opt!("fsync", "none, file (fsync before close, fs_mark's default) or end (one syncfs per thread after its files) (default file)", |o, v| o.fsync = match v.trim() {
-        "none" | "0" => FsyncMode::None,
-        "file" | "1" => FsyncMode::File,
-        "end" => FsyncMode::End,
-        _ => return Err(format!("'{v}' is not a sync mode: expected none, file or end")),
-    }),
-    opt!("threads", "parallel threads, each with a tree of its own (default 1; fs_mark -t)", |o, v| o.threads = positive(v)?),
-    opt!("keep", "keep the files after the run (fsarena's own; default 0)", |o, v| o.keep = boolean(v)?),
-    opt!("loops", "creation loops, each adding files_per_dir new files to every directory and keeping them for the next; each loop is reported (files_created_loopN, fs_used_loopN); the files go after the last loop, their deletion timed over all loops (default 1; fs_mark -L)", |o, v| o.loops = positive(v)?),
+    )
+    .flag('S'),
+    tree!("threads", Count, Is("1"), "parallel threads, each with a tree of its own", |o, v| o.threads = positive(v)?)
+        .flag('t')
+        .unit("threads"),
+    tree!("keep", Bool, Is("0"), "keep the files after the run (fsarena's own)", |o, v| o.keep = boolean(v)?).flag('k'),
+    tree!(
+        "loops",
+        Count,
+        Is("1"),
+        "creation loops, each adding files_per_dir new files to every directory and keeping them for the next; each loop is reported; the files go after the last loop, their deletion timed over all loops",
+        |o, v| o.loops = positive(v)?
+    )
+    .flag('L'),
+    tree!(
+        "fsmark",
+        CommandLine,
+        Unset,
+        "fs_mark 3.3's flags (-n 1000 -s 4096 -S 1 -L 3), from fs_mark's defaults; keys after it override it",
+        |o, v| super::fsmark::apply(o, v).map_err(|e| e.message)?
+    ),
 ];
-
-fn boolean(v: &str) -> Result<bool, String> {
-    match v.trim() {
-        "" | "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{v}' is not a boolean: expected 1 or 0")),
-    }
-}
 
 /// Most levels: `d00/` per level, and the deepest path must fit PATH_MAX.
 const MAX_LEVELS: u32 = 1000;
@@ -150,18 +140,7 @@ const MAX_LOOPS: u32 = 100_000;
 impl TreeOptions {
     /// Sets `key` to `value`; the error names the key and what is accepted.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), InputError> {
-        if key == "fsmark" {
-            return super::fsmark::apply(self, value);
-        }
-        let def = OPTIONS.iter().find(|d| d.name == key).ok_or_else(|| {
-            InputError::new(format!(
-                "unknown tree option '{}':{} accepted options are {}, fsmark",
-                crate::plain::cut(key),
-                fsarena_core::did_you_mean(key, OPTIONS.iter().map(|d| d.name).chain(["fsmark"])),
-                OPTIONS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
-            ))
-        })?;
-        (def.set)(self, value).map_err(|m| InputError::new(crate::plain::value_error(key, value, &m)))
+        crate::options::set("tree", OPTIONS, self, key, value)
     }
 
     /// Checks the options together.
@@ -178,10 +157,6 @@ impl TreeOptions {
                 "levels={}: at most {MAX_LEVELS} are accepted (the deepest directory's path must stay under PATH_MAX, 4096 bytes)",
                 self.levels
             )));
-        }
-        for (name, _) in &self.file_sizes {
-            // Each size names a directory of a sweep (fsarena-tree/<size>).
-            crate::plain::check_plain_name(name).map_err(|m| InputError::new(format!("file_size: {m}")))?;
         }
         if self.threads > 4096 {
             return Err(InputError::new(format!("threads={}: expected 1 to 4096", self.threads)));
@@ -232,9 +207,9 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn sizes_sweep_and_modes() {
-        let o = with(&[("file_size", "100k,400k, 1600K"), ("fsync", "end"), ("levels", "5")]).unwrap();
-        assert_eq!(o.file_sizes, vec![("100k".into(), 102_400), ("400k".into(), 409_600), ("1600k".into(), 1_638_400)]);
+    fn one_size_and_modes() {
+        let o = with(&[("file_size", " 1600K"), ("fsync", "end"), ("levels", "5")]).unwrap();
+        assert_eq!(o.file_size, 1_638_400);
         assert_eq!(o.fsync, FsyncMode::End);
         assert_eq!(o.dirs(), 100);
         let paths = o.dir_paths();
@@ -246,17 +221,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_table_agrees_with_default() {
+        crate::options::check_table(OPTIONS, Clone::clone).unwrap();
+    }
+
+    #[test]
     fn bad_values_are_refused_by_name() {
         let cases: &[(&[(&str, &str)], &str)] = &[
             (&[("levels", "0")], "levels=0"),
             (&[("fsync", "always")], "expected none, file or end"),
             (&[("file_size", "4q")], "not a size"),
-            (&[("file_size", ",")], "names no size"),
-            (&[("file_size", "4k,4k")], "twice"),
+            (&[("file_size", "100k,400k")], "is a list: a run makes files of one size"),
+            (&[("file_size", "4k|8k")], "is a list"),
             (&[("depth", "3")], "unknown tree option 'depth'"),
             (&[("files_per_dir", "100000"), ("dirs_per_level", "1000"), ("levels", "10")], "at most"),
             (&[("levels", "100000"), ("dirs_per_level", "1"), ("files_per_dir", "1")], "PATH_MAX"),
-            (&[("file_size", "4\tk")], "control character"),
             (&[("loops", "0")], "loops=0"),
             (&[("files_per_dir", "1000"), ("dirs_per_level", "1000"), ("loops", "200")], "× loops=200"),
         ];

@@ -1,0 +1,118 @@
+//! fio's per-job view of an `io` run: the io-only payload of a [`Measurement`]
+//! ([`Measurement::fio`]), from which the fio-json exporters and the fio-like human summary
+//! print fio's shapes. Nothing generic (statistics, storage, comparisons) reads it.
+
+use crate::{LatencyHistogram, LatencySummary, Measurement, Nanos};
+use serde::{Deserialize, Serialize};
+
+/// The `io` workload's fio-style detail of one measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FioDetail {
+    /// One entry per job clone as fio prints them, or one per reporting group under
+    /// `group_reporting`.
+    pub jobs: Vec<JobResult>,
+}
+
+/// One direction (read, write or trim) of one job or group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionResult {
+    /// Bytes transferred in the measured phase.
+    pub io_bytes: u64,
+    /// Completed I/Os in the measured phase.
+    pub total_ios: u64,
+    /// I/Os that transferred less than asked.
+    pub short_ios: u64,
+    /// Measured time of this direction (ramp and layout excluded).
+    pub runtime: Nanos,
+    /// Completion latency (the syscall, for synchronous engines).
+    pub clat: LatencySummary,
+    /// The histogram behind `clat`, when the measurement holds several jobs. `None` when this
+    /// job is its measurement's only one: the measurement's own histogram of the direction
+    /// (`latency["read"]`) is then this job's, stored once ([`job_latency`] finds either);
+    /// also `None` in runs stored before histograms were kept (schema 3 and older).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clat_histogram: Option<LatencyHistogram>,
+    /// Bytes per second, one value per whole second of the measured phase.
+    pub bw_series: Vec<f64>,
+    /// I/Os per second, one value per whole second of the measured phase.
+    pub iops_series: Vec<f64>,
+}
+
+impl DirectionResult {
+    /// Bytes per second over the runtime; 0 when nothing ran.
+    pub fn bw_bytes(&self) -> f64 {
+        if self.runtime.0 == 0 {
+            0.0
+        } else {
+            self.io_bytes as f64 * 1e9 / self.runtime.0 as f64
+        }
+    }
+    /// I/Os per second over the runtime; 0 when nothing ran.
+    pub fn iops(&self) -> f64 {
+        if self.runtime.0 == 0 {
+            0.0
+        } else {
+            self.total_ios as f64 * 1e9 / self.runtime.0 as f64
+        }
+    }
+}
+
+/// One fio-style job (or one reporting group under `group_reporting`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// The job's name (`[section]` of a fio job file).
+    pub name: String,
+    /// fio's `groupid`: jobs separated by `stonewall`/`new_group` get different groups.
+    pub group_id: u32,
+    /// How many job clones this result covers (numjobs under group_reporting).
+    pub clones: u32,
+    /// The job's options as given, values as strings (fio's `"job options"`).
+    pub options: Vec<(String, String)>,
+    /// Reads.
+    pub read: DirectionResult,
+    /// Writes.
+    pub write: DirectionResult,
+    /// Trims (none yet; kept for fio's shape).
+    pub trim: DirectionResult,
+    /// fsync/fdatasync latency.
+    pub sync: LatencySummary,
+    /// The histogram behind `sync`, under the same rule as [`DirectionResult::clat_histogram`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_histogram: Option<LatencyHistogram>,
+    /// Wall time of the measured phase.
+    pub job_runtime: Nanos,
+    /// Time spent laying out files before the measured phase.
+    pub layout_time: Nanos,
+    /// Bytes written to lay out files.
+    pub layout_bytes: u64,
+    /// Time spent in the verify pass.
+    pub verify_time: Nanos,
+    /// User CPU time over the measured phase, percent of `job_runtime` (per clone, as fio).
+    pub usr_cpu: f64,
+    /// System CPU time, likewise.
+    pub sys_cpu: f64,
+    /// Voluntary plus involuntary context switches.
+    pub ctx: u64,
+    /// Major page faults.
+    pub majf: u64,
+    /// Minor page faults.
+    pub minf: u64,
+    /// errno of the first error, 0 if none (fio's `error`).
+    pub error: i32,
+    /// The first error, in words.
+    pub error_message: Option<String>,
+}
+
+/// The latency histogram of operation `op` (`read`, `write`, `trim`, `sync`) of `job` within
+/// `m`: the job's own, or the measurement's when the job is the measurement's only one.
+/// `None` for runs stored without histograms.
+pub fn job_latency<'a>(m: &'a Measurement, job: &'a JobResult, op: &str) -> Option<&'a LatencyHistogram> {
+    let own = match op {
+        "read" => job.read.clat_histogram.as_ref(),
+        "write" => job.write.clat_histogram.as_ref(),
+        "trim" => job.trim.clat_histogram.as_ref(),
+        "sync" => job.sync_histogram.as_ref(),
+        _ => None,
+    };
+    own.or_else(|| if m.jobs().len() == 1 { m.latency.get(op) } else { None })
+}

@@ -1,0 +1,285 @@
+//! A/B comparison of matching results: run A against run B (`compare before after`, the A/B
+//! section of a report of two runs), or every target of one run against a baseline target.
+//! Results match by target, workload kind + parameters and part; what only one side has is
+//! named, never silently skipped.
+
+use crate::model::{is_count, metrics, same_result, Model};
+use crate::{ResultEntry, RunReport};
+use fsarena_core::Better;
+use fsarena_stats::{verdict, welch, Verdict};
+use serde::Serialize;
+
+/// The significance level of the verdicts.
+const ALPHA: f64 = 0.05;
+
+/// What a compared metric says about B against A.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum AbVerdict {
+    /// B is significantly better.
+    #[serde(rename = "better")]
+    Better,
+    /// B is significantly worse.
+    #[serde(rename = "worse")]
+    Worse,
+    /// The difference is not significant (Welch's t-test, p ≥ 0.05).
+    #[serde(rename = "n.s.")]
+    NotSignificant,
+    /// A side has fewer than 2 repetitions: no variance, no test.
+    #[serde(rename = "not tested")]
+    NotTested,
+}
+
+impl AbVerdict {
+    /// The word shown: `better`, `worse`, `n.s.`, `not tested`.
+    pub fn word(self) -> &'static str {
+        match self {
+            AbVerdict::Better => "better",
+            AbVerdict::Worse => "worse",
+            AbVerdict::NotSignificant => "n.s.",
+            AbVerdict::NotTested => "not tested",
+        }
+    }
+}
+
+/// One metric of one matching result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AbRow {
+    /// The target (side B's in a baseline comparison).
+    pub target: String,
+    /// The result's label: what varies across the compared runs (`seqread`, `numjobs=16`).
+    pub result: String,
+    /// The workload as given (`io:rw=read,numjobs=16`), and its part, for scripts.
+    pub workload: String,
+    /// The part (a fio job), when the workload has several.
+    pub part: Option<String>,
+    /// The metric's name.
+    pub metric: String,
+    /// Its unit.
+    pub unit: String,
+    /// Whether higher values are better.
+    pub better: Better,
+    /// Mean of A's repetitions.
+    pub mean_a: f64,
+    /// Mean of B's repetitions.
+    pub mean_b: f64,
+    /// (B − A) / A in percent; NaN when A's mean is 0.
+    pub change_percent: f64,
+    /// 95% confidence interval of B − A, in the metric's unit; `None` when not tested.
+    pub ci95_diff: Option<(f64, f64)>,
+    /// The same interval in percent of A's mean.
+    pub ci95_change_percent: Option<(f64, f64)>,
+    /// Welch's two-sided p-value; `None` when not tested.
+    pub p_value: Option<f64>,
+    /// The verdict.
+    pub verdict: AbVerdict,
+}
+
+/// Every compared metric, and what only one side has.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AbComparison {
+    /// How side A is named: the run's name or id, or the baseline target.
+    pub a: String,
+    /// How side B is named.
+    pub b: String,
+    /// One row per metric of each matching result.
+    pub rows: Vec<AbRow>,
+    /// Results (`target · workload · part`) only side A has.
+    pub only_in_a: Vec<String>,
+    /// Results only side B has.
+    pub only_in_b: Vec<String>,
+}
+
+/// Run B against run A, result by result on the same target.
+pub fn compare_runs(a: &RunReport, b: &RunReport) -> AbComparison {
+    let both = [a.clone(), b.clone()];
+    let model = Model::new(&both);
+    let mut out = AbComparison {
+        a: a.handle().to_string(),
+        b: b.handle().to_string(),
+        rows: Vec::new(),
+        only_in_a: Vec::new(),
+        only_in_b: Vec::new(),
+    };
+    for group in &model.results {
+        let side = |run: usize| -> Vec<&ResultEntry> {
+            group.entries.iter().filter(|(s, _)| model.series[*s].run == run).map(|(_, e)| *e).collect()
+        };
+        let (in_a, in_b) = (side(0), side(1));
+        for ea in &in_a {
+            match in_b.iter().find(|eb| eb.target_label == ea.target_label) {
+                Some(eb) => rows(&mut out.rows, &group.label(), &eb.target_label, ea, eb),
+                None => out.only_in_a.push(ea.title()),
+            }
+        }
+        for eb in in_b.iter().filter(|eb| !in_a.iter().any(|ea| ea.target_label == eb.target_label)) {
+            out.only_in_b.push(eb.title());
+        }
+    }
+    out
+}
+
+/// Every other target of `run` against target `baseline`, result by result; `None` when
+/// `baseline` is not a target of the run.
+pub fn compare_targets(run: &RunReport, baseline: &str) -> Option<AbComparison> {
+    if !run.results.iter().any(|e| e.target_label == baseline) {
+        return None;
+    }
+    let one = std::slice::from_ref(run);
+    let model = Model::new(one);
+    let mut out = AbComparison {
+        a: baseline.to_string(),
+        b: "each other target".into(),
+        rows: Vec::new(),
+        only_in_a: Vec::new(),
+        only_in_b: Vec::new(),
+    };
+    for group in &model.results {
+        let base = group.entries.iter().map(|(_, e)| *e).find(|e| e.target_label == baseline);
+        for (_, other) in group.entries.iter().filter(|(_, e)| e.target_label != baseline) {
+            match base {
+                Some(base) => rows(&mut out.rows, &group.label(), &other.target_label, base, other),
+                None => out.only_in_b.push(other.title()),
+            }
+        }
+        if let (Some(base), true) = (base, group.entries.len() == 1) {
+            out.only_in_a.push(base.title());
+        }
+    }
+    Some(out)
+}
+
+/// Adds one row per metric that both `a` and `b` have (counts left out: they are what the
+/// workload was told to do, not how fast it did it).
+fn rows(out: &mut Vec<AbRow>, label: &str, target: &str, a: &ResultEntry, b: &ResultEntry) {
+    debug_assert!(same_result(a, b));
+    for metric in metrics([a, b]) {
+        if is_count(metric.unit) {
+            continue;
+        }
+        let values = |e: &ResultEntry| -> Vec<f64> {
+            e.measurements.iter().filter_map(|m| m.metric(metric.name)).map(|m| m.value).collect()
+        };
+        let (va, vb) = (values(a), values(b));
+        if va.is_empty() || vb.is_empty() {
+            continue;
+        }
+        let mut row = AbRow {
+            target: target.to_string(),
+            result: label.to_string(),
+            workload: a.workload_title(),
+            part: a.part.clone(),
+            metric: metric.name.to_string(),
+            unit: metric.unit.to_string(),
+            better: metric.better,
+            mean_a: mean(&va),
+            mean_b: mean(&vb),
+            change_percent: f64::NAN,
+            ci95_diff: None,
+            ci95_change_percent: None,
+            p_value: None,
+            verdict: AbVerdict::NotTested,
+        };
+        if let Some(c) = welch(&va, &vb) {
+            row.ci95_diff = Some(c.ci95_diff);
+            row.p_value = Some(c.p_value);
+            row.verdict = match verdict(&c, metric.better == Better::Higher, ALPHA) {
+                Verdict::Better => AbVerdict::Better,
+                Verdict::Worse => AbVerdict::Worse,
+                Verdict::NoSignificantDifference => AbVerdict::NotSignificant,
+            };
+        }
+        if row.mean_a != 0.0 {
+            row.change_percent = (row.mean_b - row.mean_a) / row.mean_a * 100.0;
+            let pct = |x: f64| x / row.mean_a.abs() * 100.0;
+            row.ci95_change_percent = row.ci95_diff.map(|(lo, hi)| (pct(lo), pct(hi)));
+        }
+        out.push(row);
+    }
+}
+
+/// The arithmetic mean of a non-empty list.
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use fsarena_core::Measurement;
+
+    fn entry(target: &str, part: &str, iops: &[f64]) -> ResultEntry {
+        ResultEntry {
+            target_label: target.into(),
+            workload_kind: "io".into(),
+            workload_params: vec![("bs".into(), "4k".into())],
+            part: Some(part.into()),
+            measurements: iops
+                .iter()
+                .map(|&v| {
+                    let mut m = Measurement { complete: true, ..Default::default() };
+                    m.push("read_iops", "ops/s", Better::Higher, v);
+                    m.push("read_items", "items", Better::Higher, 1000.0);
+                    m
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn run(name: &str, results: Vec<ResultEntry>) -> RunReport {
+        RunReport { id: format!("id-{name}"), name: Some(name.into()), results, ..Default::default() }
+    }
+
+    #[test]
+    fn matching_results_get_verdicts_and_the_rest_is_named() {
+        let a = run(
+            "before",
+            vec![entry("ext4", "seqread", &[100.0, 101.0, 99.0]), entry("ext4", "randread", &[50.0, 60.0, 40.0])],
+        );
+        let b = run(
+            "after",
+            vec![
+                entry("ext4", "seqread", &[200.0, 202.0, 198.0]),
+                entry("ext4", "randread", &[52.0, 62.0, 41.0]),
+                entry("xfs", "seqread", &[1.0, 2.0]),
+            ],
+        );
+        let c = compare_runs(&a, &b);
+        assert_eq!((c.a.as_str(), c.b.as_str()), ("before", "after"));
+        // Two matching results, one rate each; the count is not compared.
+        assert_eq!(c.rows.len(), 2, "{:?}", c.rows);
+        let seq = &c.rows[0];
+        assert_eq!(
+            (seq.result.as_str(), seq.metric.as_str(), seq.verdict),
+            ("seqread", "read_iops", AbVerdict::Better)
+        );
+        assert!((seq.change_percent - 100.0).abs() < 1e-9);
+        let (lo, hi) = seq.ci95_change_percent.unwrap();
+        assert!(lo < 100.0 && hi > 100.0 && lo > 90.0, "{lo} {hi}");
+        assert_eq!(c.rows[1].verdict, AbVerdict::NotSignificant);
+        assert_eq!(c.only_in_b, ["xfs · io:bs=4k · seqread"]);
+        assert!(c.only_in_a.is_empty());
+    }
+
+    #[test]
+    fn baseline_compares_every_other_target() {
+        let r = run(
+            "one",
+            vec![
+                entry("ext4", "j", &[100.0, 101.0, 99.0]),
+                entry("xfs", "j", &[50.0, 51.0, 49.0]),
+                entry("ext4", "k", &[1.0]),
+            ],
+        );
+        let c = compare_targets(&r, "ext4").unwrap();
+        assert_eq!(c.rows.len(), 1);
+        assert_eq!((c.rows[0].target.as_str(), c.rows[0].verdict), ("xfs", AbVerdict::Worse));
+        assert_eq!(c.only_in_a, ["ext4 · io:bs=4k · k"]);
+        assert!(compare_targets(&r, "btrfs").is_none());
+        let single =
+            compare_runs(&run("a", vec![entry("ext4", "j", &[1.0])]), &run("b", vec![entry("ext4", "j", &[2.0])]));
+        assert_eq!(single.rows[0].verdict, AbVerdict::NotTested);
+        assert_eq!(single.rows[0].p_value, None);
+    }
+}
