@@ -85,7 +85,10 @@ fn man_writes_one_page_per_command_and_completions_offer_kinds() {
 
     let bash = stdout(&run(&["completions", "bash"]));
     let workload = bash.split("--workload)").nth(1).unwrap_or_default().split(";;").next().unwrap_or_default();
-    assert!(workload.contains("\"io meta tree\"") && !workload.contains("compgen -f"), "{workload}");
+    // The kinds, as one quoted word list (every registered kind; these three at least).
+    let words = workload.split('"').nth(1).unwrap_or_default();
+    let kinds: Vec<&str> = words.split_whitespace().collect();
+    assert!(["io", "meta", "tree"].iter().all(|k| kinds.contains(k)) && !workload.contains("compgen -f"), "{workload}");
     let fish = stdout(&run(&["completions", "fish"]));
     assert!(fish.contains("-l target -d") && fish.contains("ext4\\t'its mkfs on a sparse image"), "{fish}");
 }
