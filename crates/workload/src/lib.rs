@@ -1,6 +1,7 @@
 //! Workloads: what runs inside a target. Each returns a [`Measurement`]; none prints or
 //! stores anything.
 
+pub mod dd;
 pub mod footprint;
 mod gate;
 pub mod io;

@@ -50,6 +50,7 @@ registry! {
     "io" => io::IoWorkload, io::options::OPTIONS, "data I/O, fio-class: fio's option names, meanings and defaults; fio job files with --fio";
     "meta" => meta::MetaWorkload, meta::options::OPTIONS, "metadata, mdtest-class: mdtest's tree, phases and rates; mdtest='...' takes mdtest's flags";
     "tree" => tree::TreeWorkload, tree::options::OPTIONS, "deep trees of small files, fs_mark-class; fsmark='...' takes fs_mark's flags";
+    "dd" => crate::dd::DdWorkload, crate::dd::OPTIONS, "sequential copies as dd makes them: bs, count, oflag (dsync, direct), conv=fsync; files=N in a row";
 }
 
 /// Kinds the design names that are not built yet: refused as such, not as unknown.
