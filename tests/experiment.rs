@@ -254,3 +254,27 @@ fn the_cubefs_example_reproduces_the_studys_matrix_in_one_run() {
         assert!(r["complete"].as_bool().unwrap(), "{r}");
     }
 }
+
+#[test]
+fn dd_sweeps_block_sizes_with_dds_own_comma_flags_on_a_real_filesystem() {
+    // oflag='direct,dsync' is dd's two flags; bs='4k,64k' a sweep: two results, each direct
+    // and durable, on ext4 (tmpfs has no O_DIRECT).
+    let v = json(&run_ok(&[
+        "run",
+        "--target",
+        "ext4:size=64m",
+        "--workload",
+        "dd:bs='4k,64k',count=32,oflag='direct,dsync'",
+        "--workload",
+        "dd:bs=64k,count=32,mode=read,files=2",
+        "--output-format",
+        "json",
+        "--no-store",
+    ]));
+    let points: Vec<String> = keys(&v).into_iter().map(|(_, p)| p).collect();
+    assert_eq!(points, ["bs=4k", "bs=64k", ""]);
+    for r in v["run"]["results"].as_array().unwrap() {
+        assert!(r["metrics"]["bw"]["mean"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["workload"]["params"]["count"], "32");
+    }
+}
