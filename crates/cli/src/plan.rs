@@ -111,7 +111,9 @@ fn steps_of(sweep: &fsarena_core::sweep::Sweep, index: usize) -> Result<Vec<Step
 
 /// The command line, quoted where needed, then each job file's text.
 fn plan_text(files: &[&std::path::Path]) -> String {
-    let args: Vec<String> = std::env::args()
+    let given = crate::ARGS.get().cloned().unwrap_or_else(|| std::env::args().collect());
+    let args: Vec<String> = given
+        .into_iter()
         .map(|a| if a.contains(|c: char| c.is_whitespace() || c == '\'') { format!("'{a}'") } else { a })
         .collect();
     let mut text = args.join(" ");

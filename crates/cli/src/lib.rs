@@ -1,0 +1,86 @@
+//! `fsarena`: benchmark filesystems and compare them side by side.
+//!
+//! The flow reads top to bottom: parse the command line, validate it into a plan (no side
+//! effects), run the plan, export the report. The binary (main.rs) is [`main_with`] on the
+//! process's arguments; tests call it in-process, without root, on a `dir:` target with the
+//! `null` engine or small real jobs.
+
+mod args;
+mod commands;
+mod help;
+mod man;
+mod plan;
+mod progress;
+mod record;
+mod runner;
+mod warnings;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// The command line as given, for the stored plan (`plan_text`).
+static ARGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Runs `fsarena` with `args` (the first is the program's name, as in `std::env::args_os`)
+/// and returns its exit code: 0 success, 1 a failure during the run, 2 bad input.
+pub fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let _ = ARGS.set(args.iter().map(|a| a.to_string_lossy().into_owned()).collect());
+    let cli = match args::Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
+    let outcome = match cli.command {
+        args::Command::Run(run) => {
+            plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p, run.progress.mode()))
+        }
+        args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode())),
+        args::Command::Results(r) => commands::results(&r),
+        args::Command::Compare(c) => commands::compare(&c),
+        args::Command::Report(r) => commands::report(&r),
+        args::Command::Targets => commands::list_targets(),
+        args::Command::Cleanup(c) => commands::cleanup(&c.workdir),
+        args::Command::Completions { shell } => man::completions(shell),
+        args::Command::Man(m) => man::man(&m),
+        args::Command::Help(h) => help::help(&h),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(plan::Failure::BadInput(e)) => {
+            eprintln!("fsarena: {e}");
+            ExitCode::from(2)
+        }
+        Err(plan::Failure::Run(e)) => {
+            // One line, and inert: the message carries labels, paths and tools' output.
+            eprintln!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `--help` and `--version` print as clap renders them; any other command-line error is bad
+/// input, said on one line like every other (clap's own rendering spans a usage block and a
+/// hint): the error, and the values accepted where clap lists them.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    let rendered = e.render().to_string();
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+        .collect();
+    eprintln!("fsarena: {}", fsarena_core::printable(&parts.join("; ")));
+    ExitCode::from(2)
+}
