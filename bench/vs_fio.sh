@@ -21,6 +21,10 @@ usage: bash bench/vs_fio.sh [options]
                      e  4 KiB randread, 4 jobs (group_reporting; bare: 4 processes summed)
                      n  4 KiB randread, ioengine=null, 1 job: no I/O at all, so the IOPS are
                         each tool's own cost per I/O (fio and fsarena only; no files)
+                     u  4 KiB randread, ioengine=io_uring, iodepth=32, 1 job (fio and
+                        fsarena only: the bare loop is psync)
+                     l  4 KiB randread, ioengine=libaio, iodepth=32, 1 job (likewise; Linux
+                        AIO is asynchronous only with --direct)
   --dir PATH       parent directory for the scratch directory (default /dev/shm);
                    a fresh subdirectory is created in it and removed at the end
   --size SIZE      file size per job, fio syntax (default 1g)
@@ -84,7 +88,7 @@ done
 IFS=, read -r -a CASE_LIST <<<"$CASES"
 [[ ${#CASE_LIST[@]} -gt 0 ]] || die "empty --cases"
 for c in "${CASE_LIST[@]}"; do
-	[[ $c =~ ^[a-en]$ ]] || die "bad case '$c' in --cases '$CASES' (accepted: a,b,c,d,e,n)"
+	[[ $c =~ ^[a-enul]$ ]] || die "bad case '$c' in --cases '$CASES' (accepted: a,b,c,d,e,n,u,l)"
 done
 
 # fio size syntax (k/m/g/t, base 1024 like fio's default kb_base) -> bytes
@@ -165,11 +169,24 @@ case_def() {
 	d) echo "randwrite 4k 1 4KiB-randwrite-1job" ;;
 	e) echo "randread 4k 4 4KiB-randread-4jobs" ;;
 	n) echo "randread 4k 1 4KiB-randread-null-engine" ;;
+	u) echo "randread 4k 1 4KiB-randread-io_uring-QD32" ;;
+	l) echo "randread 4k 1 4KiB-randread-libaio-QD32" ;;
 	esac
 }
 # case -> ioengine of fio and fsarena; the null case has no bare loop and no files
-engine_of() { if [[ $1 == n ]]; then echo null; else echo psync; fi; }
+engine_of() {
+	case "$1" in
+	n) echo null ;;
+	u) echo io_uring ;;
+	l) echo libaio ;;
+	*) echo psync ;;
+	esac
+}
 ENGINE=psync
+# the queue depth of an engine's cases: the asynchronous ones run at 32
+depth_of() { case "$1" in io_uring | libaio) echo 32 ;; *) echo 1 ;; esac; }
+# engines the bare pread/pwrite loop stands for
+has_bare() { [[ $1 == psync ]]; }
 
 # shell-quote a command for display and eval; plain words stay unquoted
 quote_cmd() {
@@ -186,14 +203,14 @@ quote_cmd() {
 
 fio_cmd() { # dir rw bs jobs
 	local cmd=("$FIO" --name=bench --directory="$1" --rw="$2" --bs="$3" --size="$SIZE"
-		--ioengine="$ENGINE" --time_based=1 --runtime="$RUNTIME" --numjobs="$4"
+		--ioengine="$ENGINE" --iodepth="$(depth_of "$ENGINE")" --time_based=1 --runtime="$RUNTIME" --numjobs="$4"
 		--group_reporting --output-format=json)
 	[[ $DIRECT -eq 1 ]] && cmd+=(--direct=1)
 	[[ $FIO_ALIGN -eq 1 ]] && cmd+=(--iomem_align=4k)
 	quote_cmd "${cmd[@]}"
 }
 fsarena_cmd() { # dir rw bs jobs
-	local wl="io:name=bench,rw=$2,bs=$3,size=$SIZE,ioengine=$ENGINE,time_based=1,runtime=$RUNTIME,numjobs=$4,group_reporting=1"
+	local wl="io:name=bench,rw=$2,bs=$3,size=$SIZE,ioengine=$ENGINE,iodepth=$(depth_of "$ENGINE"),time_based=1,runtime=$RUNTIME,numjobs=$4,group_reporting=1"
 	[[ $DIRECT -eq 1 ]] && wl+=",direct=1"
 	local cmd=("$FSARENA" run --target "dir:path=$1" --workload "$wl" --output-format fio-json
 		"${FSARENA_EXTRA[@]}")
@@ -333,7 +350,7 @@ for c in "${CASE_LIST[@]}"; do
 	if [[ $SKIP_FSARENA -eq 0 ]]; then
 		echo "    $(fsarena_cmd "$d" "$rw" "$bs" "$jobs")"
 	fi
-	[[ $ENGINE == null ]] || echo "    $(bare_cmd "$d" "$rw" "$bs" "$jobs")"
+	if has_bare "$ENGINE"; then echo "    $(bare_cmd "$d" "$rw" "$bs" "$jobs")"; fi
 done | sed "s#DIR_PLACEHOLDER#\$DIR#g; s#$REPO_ROOT/##g"
 echo
 
@@ -348,10 +365,10 @@ for c in "${CASE_LIST[@]}"; do
 	ENGINE=$(engine_of "$c")
 	dir=$WORK/$c
 	mkdir -p "$dir"
-	# The null engine does no I/O: no bare loop to compare with, no files to lay out.
+	# The bare loop is psync: only psync cases have one. The null engine lays out no files.
 	CASE_TOOLS=()
 	for tool in "${TOOLS[@]}"; do
-		[[ $ENGINE == null && $tool == bare ]] || CASE_TOOLS+=("$tool")
+		if [[ $tool != bare ]] || has_bare "$ENGINE"; then CASE_TOOLS+=("$tool"); fi
 	done
 	NT=${#CASE_TOOLS[@]}
 

@@ -25,7 +25,8 @@ fn bad_workload_values_exit_2_before_anything_is_created() {
         ("io:numjob=4,size=1m", "unknown io option 'numjob': did you mean 'numjobs'?"),
         ("meta:item=10", "unknown meta option 'item': did you mean 'items'?"),
         ("io:rw=read", "no size"),
-        ("io:ioengine=io_uring,size=1m", "io_uring"),
+        ("io:ioengine=splice,size=1m", "'splice' is not an I/O engine"),
+        ("io:ioengine=io_uring,hipri=1,size=1m", "hipri=1 needs direct=1"),
         ("personality:x=1", "not supported yet"),
         ("meta:n=10", "unknown meta option 'n'"),
         ("io:cmd='unbalanced", "unbalanced single quote"),
@@ -33,6 +34,36 @@ fn bad_workload_values_exit_2_before_anything_is_created() {
     for (workload, want) in cases {
         refused(&["run", "--target", &t, "--workload", workload], &dir, want);
     }
+}
+
+#[test]
+fn every_problem_of_a_job_file_is_said_at_once() {
+    let dir = Scratch::new("bad-input-all-problems");
+    let job = dir.path.join("../fsarena-test-all-problems.fio");
+    std::fs::write(
+        &job,
+        "[global]\nsize=1m ; inline comments are fine\n[a]\nbs=4q\nzonemode=zbd\n[b\n[c]\nrw=randread:8\n[d]\nnumjobs=0\n",
+    )
+    .unwrap();
+    let out = run(&["run", "--target", &dir.spec(), "--fio", job.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.trim().lines().collect();
+    let name = job.display().to_string();
+    let want = [
+        format!("fsarena: {name}:4: bs=4q"),
+        format!("fsarena: {name}:5: fio option 'zonemode'"),
+        format!("fsarena: {name}:6: this line is neither"),
+        format!("fsarena: {name}:8: rw=randread:8"),
+        format!("fsarena: {name}:9 (job 'd'): numjobs=0"),
+        format!("fsarena: {name}: 5 problems in this job file"),
+    ];
+    assert_eq!(lines.len(), want.len(), "{err}");
+    for (line, want) in lines.iter().zip(&want) {
+        assert!(line.starts_with(want.as_str()), "'{line}' does not start with '{want}'");
+    }
+    assert!(dir.leftovers().is_empty());
+    std::fs::remove_file(&job).unwrap();
 }
 
 #[test]

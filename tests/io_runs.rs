@@ -74,7 +74,9 @@ fn json_follows_the_documented_schema() {
 fn fio_json_has_fios_shape_and_units() {
     let dir = Scratch::new("fiojson");
     let v = fio_json(&dir, "io:name=shape,rw=read,bs=64k,size=16m");
-    assert!(v["fio version"].as_str().unwrap().starts_with("fsarena-"));
+    // Scripts match "fio-"; what wrote it is under a key of its own (docs/results-schema.md).
+    assert_eq!(v["fio version"], "fio-3.33");
+    assert!(v["fsarena version"].as_str().unwrap().starts_with("fsarena-"));
     let job = &v["jobs"][0];
     assert_eq!(job["jobname"], "shape");
     let read = &job["read"];
@@ -120,10 +122,12 @@ fn numjobs_group_reporting_and_fsync() {
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 1, "group_reporting merges the clones");
     assert_eq!(jobs[0]["write"]["total_ios"], 3 * 1024);
-    assert_eq!(jobs[0]["sync"]["total_ios"], 3 * 1024 / 8);
+    // fio issues a due fsync before the next write: none after each clone's last one.
+    assert_eq!(jobs[0]["sync"]["total_ios"], 3 * (1024 / 8 - 1));
     let v = fio_json(&dir, "io:rw=write,bs=4k,size=4m,numjobs=3,end_fsync=1");
     assert_eq!(v["jobs"].as_array().unwrap().len(), 3);
-    assert_eq!(v["jobs"][2]["sync"]["total_ios"], 1);
+    // fio does not count the end_fsync among the job's syncs.
+    assert_eq!(v["jobs"][2]["sync"]["total_ios"], 0);
 }
 
 #[test]
@@ -210,4 +214,78 @@ fn the_docs_list_every_io_option() {
     for def in fsarena_workload::io::options::OPTIONS {
         assert!(docs.contains(&format!("| `{}` |", def.name)), "docs/workloads.md lacks io option {}", def.name);
     }
+}
+
+/// Per job of a fio-shaped JSON: [read bytes, read ios, write bytes, write ios, syncs].
+fn job_counts(v: &serde_json::Value) -> Vec<[u64; 5]> {
+    let jobs = v["jobs"].as_array().expect("jobs[]");
+    jobs.iter()
+        .map(|j| {
+            let n = |d: &str, k: &str| j[d][k].as_u64().unwrap_or_else(|| panic!("{d}.{k} in {j}"));
+            let syncs = j["sync"]["lat_ns"]["N"].as_u64().unwrap_or(0).max(n("sync", "total_ios"));
+            [n("read", "io_bytes"), n("read", "total_ios"), n("write", "io_bytes"), n("write", "total_ios"), syncs]
+        })
+        .collect()
+}
+
+#[test]
+fn processes_and_threads_move_the_same_bytes_per_job() {
+    let dir = Scratch::new("procs-vs-threads");
+    for (engine, rw) in [("psync", "randwrite"), ("io_uring", "randread"), ("posixaio", "write"), ("mmap", "read")] {
+        let w = format!("io:name=pt,ioengine={engine},rw={rw},bs=4k,size=4m,numjobs=3,iodepth=4,fsync=32");
+        let threads = fio_json(&dir, &format!("{w},thread=1"));
+        let procs = fio_json(&dir, &format!("{w},thread=0"));
+        let (t, p) = (job_counts(&threads), job_counts(&procs));
+        assert_eq!(t.len(), 3, "{engine}: one entry per clone");
+        assert_eq!(p, t, "{engine} {rw}: processes vs threads [rb, rios, wb, wios, syncs] per job");
+        // The histograms crossed the pipe whole: as many latencies as I/Os.
+        for job in procs["jobs"].as_array().expect("jobs[]") {
+            let d = if rw.contains("write") { "write" } else { "read" };
+            assert_eq!(job[d]["clat_ns"]["N"], job[d]["total_ios"], "{engine}: {job}");
+        }
+        // The default is processes, as fio's thread=0.
+        assert_eq!(job_counts(&fio_json(&dir, &w)), t);
+    }
+    assert!(dir.leftovers().is_empty(), "files left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn a_killed_job_process_fails_the_run_naming_the_job() {
+    let dir = Scratch::new("procs-killed");
+    let w = "io:name=victim,rw=randwrite,bs=4k,size=8m,numjobs=2,runtime=20s,time_based=1";
+    let scratch = crate::util::TempDir::new();
+    let workdir = format!("{}/work", scratch.0);
+    let child = crate::util::fsarena()
+        .args(["run", "--target", &dir.spec(), "--workload", w, "--no-store", "--repeat", "1", "--warmup", "0"])
+        .args(["--workdir", &workdir])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("fsarena starts");
+    // The job processes are the children of fsarena's process that are not fsarena threads.
+    let children = |pid: u32| -> Vec<u32> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).map(|d| d.flatten().collect::<Vec<_>>());
+        let mut out = Vec::new();
+        for t in tasks.unwrap_or_default() {
+            let list = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            out.extend(list.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+        }
+        out
+    };
+    let started = std::time::Instant::now();
+    let mut jobs = Vec::new();
+    while jobs.len() < 2 && started.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        jobs = children(child.id());
+    }
+    assert_eq!(jobs.len(), 2, "two job processes");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: a signal to a process this test's child forked.
+    assert_eq!(unsafe { libc::kill(jobs[1] as i32, libc::SIGKILL) }, 0);
+    let out = child.wait_with_output().expect("fsarena ends");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "the other job stopped early");
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains(&format!("job 'victim' (process {}) was killed by signal 9", jobs[1])), "{err}");
+    assert!(dir.leftovers().is_empty(), "files left: {:?}", dir.leftovers());
 }

@@ -51,7 +51,10 @@ where
     match outcome {
         Ok(code) => code,
         Err(plan::Failure::BadInput(e)) => {
-            eprintln!("fsarena: {e}");
+            // A job file's problems come one per line, each said as fsarena's.
+            for line in e.to_string().lines() {
+                eprintln!("fsarena: {line}");
+            }
             ExitCode::from(2)
         }
         Err(plan::Failure::Run(e)) => {

@@ -139,10 +139,14 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
                     live: progress.live(),
                 };
-                let (measurements, error) = match workload.run(&env) {
+                // fio's disk_util: the block devices under the target, read around the run.
+                let disks = fsarena_target::disk::DiskSampler::start(mounted.root());
+                let (mut measurements, error) = match workload.run(&env) {
                     Ok(m) => (m, None),
                     Err(e) => (e.partial, Some(e.message)),
                 };
+                let disk_util = disks.finish();
+                measurements.iter_mut().for_each(|m| m.disk_util.clone_from(&disk_util));
                 progress.end_round();
                 if measured || error.is_some() {
                     for (i, (m, entry)) in measurements.into_iter().zip(entries.iter_mut()).enumerate() {

@@ -10,12 +10,15 @@ pub struct InputError {
     pub origin: String,
     /// What is wrong and what is accepted.
     pub message: String,
+    /// Further problems found in the same input (a job file reports all of its problems at
+    /// once), each shown on a line of its own after this one.
+    pub also: Vec<InputError>,
 }
 
 impl InputError {
     /// An error with no origin yet; callers add it with [`InputError::at`].
     pub fn new(message: impl Into<String>) -> Self {
-        Self { origin: String::new(), message: message.into() }
+        Self { origin: String::new(), message: message.into(), also: Vec::new() }
     }
 
     /// Sets where the bad value was given, unless a more precise origin is already set.
@@ -33,10 +36,15 @@ impl fmt::Display for InputError {
         // User text (values, names, file contents) is inside both: never let it reach a
         // terminal raw, and keep the error on one line.
         if self.origin.is_empty() {
-            write!(f, "{}", crate::printable(&self.message))
+            write!(f, "{}", crate::printable(&self.message))?;
         } else {
-            write!(f, "{}: {}", crate::printable(&self.origin), crate::printable(&self.message))
+            write!(f, "{}: {}", crate::printable(&self.origin), crate::printable(&self.message))?;
         }
+        // One line each: `printable` escapes any newline inside a message.
+        for more in &self.also {
+            write!(f, "\n{more}")?;
+        }
+        Ok(())
     }
 }
 

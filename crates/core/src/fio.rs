@@ -116,3 +116,44 @@ pub fn job_latency<'a>(m: &'a Measurement, job: &'a JobResult, op: &str) -> Opti
     };
     own.or_else(|| if m.jobs().len() == 1 { m.latency.get(op) } else { None })
 }
+
+/// One block device's counters over the measured phase, from `/sys/block/<name>/stat` read
+/// before and after (fio's `disk_util`; ticks in ms, as the kernel counts them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    /// The kernel's name of the device: `loop3`, `vda`, `nvme0n1`.
+    pub name: String,
+    /// Reads completed.
+    pub read_ios: u64,
+    /// Writes completed.
+    pub write_ios: u64,
+    /// Reads merged with a neighbour before reaching the device.
+    pub read_merges: u64,
+    /// Writes merged likewise.
+    pub write_merges: u64,
+    /// Milliseconds reads spent, summed over reads.
+    pub read_ticks: u64,
+    /// Milliseconds writes spent, summed over writes.
+    pub write_ticks: u64,
+    /// Milliseconds the device had I/O in flight (`io_ticks`): the numerator of `util`.
+    pub io_ticks: u64,
+    /// Weighted milliseconds of I/O in queue (`time_in_queue`, fio's `in_queue`).
+    pub in_queue: u64,
+    /// Milliseconds between the two readings: the denominator of `util`.
+    pub msec: u64,
+    /// The devices under this one, each also listed on its own (fio's slaves: for a loop
+    /// device, the disk holding its backing file); fio prints their `aggr_*` beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slaves: Vec<String>,
+}
+
+impl DiskUtil {
+    /// Percent of the time the device was busy, at most 100 (fio's `util`).
+    pub fn util(&self) -> f64 {
+        if self.msec == 0 {
+            0.0
+        } else {
+            (100.0 * self.io_ticks as f64 / self.msec as f64).min(100.0)
+        }
+    }
+}

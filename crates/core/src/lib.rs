@@ -15,7 +15,7 @@ pub mod text;
 pub mod units;
 
 pub use error::InputError;
-pub use fio::{DirectionResult, FioDetail, JobResult};
+pub use fio::{DirectionResult, DiskUtil, FioDetail, JobResult};
 pub use histogram::LatencyHistogram;
 pub use measurement::{Better, LatencySummary, Measurement, Metric, SeriesSummary};
 pub use run::Param;
@@ -26,7 +26,7 @@ pub use units::{Bytes, Nanos};
 /// Version of fsarena's own JSON results schema (`--output-format json`).
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// fsarena's version, as shown in reports and in fio-json's `"fio version"`.
+/// fsarena's version, as shown in reports and in fio-json's `"fsarena version"`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// fio's default completion-latency percentile list (`percentile_list`).

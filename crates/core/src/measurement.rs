@@ -5,7 +5,7 @@
 //! [`Measurement::merge`] combines. The `io` workload also fills [`Measurement::fio`] with
 //! fio-style per-job detail, which only the fio-json exporters and the human summary read.
 
-use crate::fio::{FioDetail, JobResult};
+use crate::fio::{DiskUtil, FioDetail, JobResult};
 use crate::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -90,6 +90,10 @@ pub struct Measurement {
     /// fio-style per-job detail: the `io` workload only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio: Option<FioDetail>,
+    /// What the block devices under the target did over the measured phase (fio's
+    /// `disk_util`): empty for targets without one (tmpfs, FUSE) and runs stored before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<DiskUtil>,
     /// False when the workload stopped early (error or interrupt): the figures cover only
     /// what ran.
     pub complete: bool,
@@ -107,6 +111,8 @@ struct Stored {
     counters: BTreeMap<String, u64>,
     #[serde(default)]
     fio: Option<FioDetail>,
+    #[serde(default)]
+    disk_util: Vec<DiskUtil>,
     /// Schema 1-3.
     #[serde(default)]
     jobs: Vec<JobResult>,
@@ -121,7 +127,14 @@ impl From<Stored> for Measurement {
             None if !s.jobs.is_empty() => Some(FioDetail { jobs: s.jobs }),
             None => None,
         };
-        Measurement { metrics: s.metrics, latency: s.latency, counters: s.counters, fio, complete: s.complete }
+        Measurement {
+            metrics: s.metrics,
+            latency: s.latency,
+            counters: s.counters,
+            fio,
+            disk_util: s.disk_util,
+            complete: s.complete,
+        }
     }
 }
 

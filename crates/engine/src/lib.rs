@@ -17,7 +17,11 @@ mod buffer;
 mod depth;
 mod file;
 mod fsops;
+mod io_uring;
+mod libaio;
+mod mmap;
 mod null;
+mod posixaio;
 pub mod registry;
 mod sync;
 
@@ -25,7 +29,11 @@ pub use buffer::{AlignedBuf, SlotBuffers};
 pub use depth::QueueDepth;
 pub use file::{dio_alignment, filesystem_name, open_file, OpenFlags};
 pub use fsops::{FsOps, PsyncFsOps};
+pub use io_uring::{uring_unavailable, IoUring};
+pub use libaio::Libaio;
+pub use mmap::Mmap;
 pub use null::Null;
+pub use posixaio::PosixAio;
 pub use registry::{with_engine, EngineError, EngineKind, EngineVisitor, ENGINES};
 pub use sync::{Psync, Sync};
 
@@ -110,6 +118,29 @@ pub struct EngineConfig {
     pub align: usize,
     /// The job's `iodepth` as given: fio's null engine is synchronous at 1 and queues above.
     pub iodepth: u32,
+    /// The job's direct flag and the engine-specific options (fio's `io_uring` options).
+    pub flags: EngineFlags,
+}
+
+/// The job options an engine reads besides the queue: `direct` and fio's engine-specific
+/// options of `io_uring` (engines that have no such option ignore them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineFlags {
+    /// Files are opened O_DIRECT (`direct=1`): libaio is asynchronous only then.
+    pub direct: bool,
+    /// `fixedbufs`: register the slot buffers with the ring, use READ_FIXED/WRITE_FIXED.
+    pub fixedbufs: bool,
+    /// `registerfiles`: register the job's files with the ring, address them by index.
+    pub registerfiles: bool,
+    /// `sqthread_poll`: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqthread_poll: bool,
+    /// `sqthread_poll_cpu`: the CPU that thread is bound to.
+    pub sqthread_poll_cpu: Option<u32>,
+    /// `hipri`: polled completions (IORING_SETUP_IOPOLL); needs `direct=1`.
+    pub hipri: bool,
+    /// `nonvectored=0`: READV/WRITEV with one iovec instead of READ/WRITE. fio's default (-1)
+    /// probes the kernel and uses READ/WRITE wherever they exist (5.6+), as this does.
+    pub vectored: bool,
 }
 
 /// An I/O engine. Contract, as fio's `ioengine_ops`:
@@ -129,6 +160,15 @@ pub trait Engine: Send {
     fn caps(config: &EngineConfig) -> EngineCaps
     where
         Self: Sized;
+
+    /// Checks at plan time, before anything is created, that the engine can run with
+    /// `config` on this machine; the error says why not (one line). Default: it can.
+    fn probe(_config: &EngineConfig) -> Result<(), String>
+    where
+        Self: Sized,
+    {
+        Ok(())
+    }
 
     /// An engine for one thread, with `config.depth` buffer slots.
     fn new(config: &EngineConfig) -> io::Result<Self>

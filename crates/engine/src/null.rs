@@ -84,7 +84,7 @@ mod tests {
     use std::os::fd::AsFd;
 
     fn config(iodepth: u32) -> EngineConfig {
-        EngineConfig { depth: iodepth, slot_len: 4096, align: 4096, iodepth }
+        EngineConfig { depth: iodepth, slot_len: 4096, align: 4096, iodepth, flags: Default::default() }
     }
 
     #[test]

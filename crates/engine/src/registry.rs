@@ -86,6 +86,14 @@ macro_rules! registry {
                     $( EngineKind::$variant => <$ty as Engine>::caps(config), )*
                 }
             }
+
+            /// Whether the engine can run with `config` here ([`Engine::probe`]): checked at
+            /// plan time, before anything is created.
+            pub fn probe(self, config: &EngineConfig) -> Result<(), String> {
+                match self {
+                    $( EngineKind::$variant => <$ty as Engine>::probe(config), )*
+                }
+            }
         }
     };
 }
@@ -95,10 +103,12 @@ registry! {
         Psync => crate::Psync, "psync", ["pvsync"], "pread/pwrite, one syscall per I/O (default)";
         Sync => crate::Sync, "sync", [], "lseek + read/write, as fio's sync";
         Null => crate::Null, "null", [], "no I/O at all: measures fsarena's own overhead, needs no disk";
+        IoUring => crate::IoUring, "io_uring", [], "Linux io_uring: queued I/O, iodepth deep, with fio's io_uring options";
+        Libaio => crate::Libaio, "libaio", [], "Linux native AIO (io_submit/io_getevents); asynchronous only with direct=1";
+        Mmap => crate::Mmap, "mmap", [], "the file mapped, each I/O a memcpy; syncs are msync";
+        PosixAio => crate::PosixAio, "posixaio", [], "POSIX AIO (aio_read/aio_write/aio_fsync), iodepth deep";
     }
     planned {
-        "io_uring" => "it comes with the io_uring issue";
-        "libaio" => "it comes with the io_uring issue";
     }
 }
 
@@ -149,20 +159,46 @@ mod tests {
 
     #[test]
     fn refusals_list_the_registered_engines() {
-        let err = EngineKind::parse("io_uring").unwrap_err().to_string();
-        assert_eq!(err, "ioengine=io_uring is not supported yet (it comes with the io_uring issue): expected one of psync, sync, null");
-        let err = EngineKind::parse("libaio").unwrap_err().to_string();
-        assert!(err.contains("not supported yet") && err.contains("psync, sync, null"), "{err}");
+        assert_eq!(EngineKind::parse("io_uring"), Ok(EngineKind::IoUring));
+        assert_eq!(EngineKind::parse("libaio"), Ok(EngineKind::Libaio));
+        assert_eq!(EngineKind::parse("mmap"), Ok(EngineKind::Mmap));
+        assert_eq!(EngineKind::parse("posixaio"), Ok(EngineKind::PosixAio));
         let err = EngineKind::parse("splice").unwrap_err().to_string();
-        assert_eq!(err, "'splice' is not an I/O engine: expected one of psync, sync, null");
+        assert_eq!(
+            err,
+            "'splice' is not an I/O engine: expected one of psync, sync, null, io_uring, libaio, mmap, posixaio"
+        );
     }
 
     #[test]
     fn caps_come_from_the_engine_type() {
-        let config = |iodepth| EngineConfig { depth: iodepth, slot_len: 4096, align: 4096, iodepth };
+        let config = |iodepth| EngineConfig {
+            depth: iodepth,
+            slot_len: 4096,
+            align: 4096,
+            iodepth,
+            flags: crate::EngineFlags::default(),
+        };
         assert!(EngineKind::Psync.caps(&config(32)).sync);
         assert!(!EngineKind::Null.caps(&config(32)).sync && EngineKind::Null.caps(&config(1)).sync);
         assert!(EngineKind::Null.caps(&config(1)).diskless && !EngineKind::Sync.caps(&config(1)).diskless);
+        for async_engine in [EngineKind::IoUring, EngineKind::Libaio] {
+            let caps = async_engine.caps(&config(1));
+            assert!(!caps.sync && !caps.diskless && caps.direct, "{async_engine}");
+        }
+    }
+
+    #[test]
+    fn probes_accept_what_runs_here_and_refuse_what_cannot() {
+        let mut c = EngineConfig { depth: 32, slot_len: 4096, align: 4096, iodepth: 32, flags: Default::default() };
+        for e in ENGINES {
+            assert_eq!(e.kind.probe(&c), Ok(()), "{}", e.name);
+        }
+        c.flags.hipri = true;
+        let err = EngineKind::IoUring.probe(&c).unwrap_err();
+        assert!(err.contains("hipri=1 needs direct=1"), "{err}");
+        c.flags = crate::EngineFlags { sqthread_poll_cpu: Some(0), ..Default::default() };
+        assert!(EngineKind::IoUring.probe(&c).unwrap_err().contains("needs sqthread_poll=1"));
     }
 
     struct Name;

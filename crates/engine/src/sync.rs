@@ -117,7 +117,7 @@ mod tests {
     }
 
     fn round_trip<E: Engine>() {
-        let config = EngineConfig { depth: 1, slot_len: 8192, align: 4096, iodepth: 1 };
+        let config = EngineConfig { depth: 1, slot_len: 8192, align: 4096, iodepth: 1, flags: Default::default() };
         assert!(E::caps(&config).sync && !E::caps(&config).diskless);
         let mut engine = E::new(&config).unwrap();
         let dir = std::env::temp_dir().join(format!("fsarena-h5-engine-{}-{}", E::NAME, std::process::id()));

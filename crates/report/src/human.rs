@@ -31,6 +31,8 @@ impl Exporter for Human {
             }
             self.entry(&mut out, entry);
         }
+        // fio's "Disk stats (read/write):" block closes its output, after every group.
+        out.push_str(&crate::fio_disk::disk_stats_text(&crate::fio_disk::report_disks(report)));
         if report.results.len() > 1 {
             out.push('\n');
             out.push_str(&comparison_table(report, self.color));

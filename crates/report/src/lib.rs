@@ -9,6 +9,7 @@ mod ab;
 mod charts;
 mod csv;
 mod escape;
+mod fio_disk;
 mod fio_figures;
 mod fio_json;
 mod format;
@@ -30,7 +31,7 @@ pub use fsarena_core::run::{ResultEntry, RunReport};
 
 pub use ab::{compare_runs, compare_targets, AbComparison, AbRow, AbVerdict};
 pub use csv::Csv;
-pub use fio_json::{FioJson, FioJsonPlus};
+pub use fio_json::{FioJson, FioJsonPlus, FIO_VERSION};
 pub use format::{OutputFormat, UnknownFormat};
 pub use html::{html_report, Html};
 pub use human::Human;

@@ -42,6 +42,19 @@ impl IntervalCounter {
         }
     }
 
+    /// The interval and the completed intervals as (bytes, ops): what another process needs
+    /// to rebuild the counter with [`IntervalCounter::from_intervals`].
+    pub fn intervals(&self) -> (u64, &[(u64, u64)]) {
+        (self.interval_ns, &self.done)
+    }
+
+    /// A counter holding the completed intervals `done` of `interval_ns` (a child process's
+    /// counter, sent over a pipe).
+    pub fn from_intervals(interval_ns: u64, done: Vec<(u64, u64)>) -> Self {
+        let next_boundary = interval_ns.saturating_mul(done.len() as u64 + 1);
+        Self { interval_ns, next_boundary, bytes: 0, ops: 0, done }
+    }
+
     /// Completed intervals as (bytes per second, ops per second); the partial last interval
     /// is left out, as fio leaves out its partial last sample.
     pub fn per_second(&self) -> (Vec<f64>, Vec<f64>) {

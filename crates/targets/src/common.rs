@@ -186,7 +186,10 @@ impl Mounted for Provisioned {
         &self.root
     }
     fn info(&self) -> Vec<(String, String)> {
-        self.info.clone()
+        // Where the workloads ran: fio-json shows it as the `directory=` actually used.
+        let mut info = self.info.clone();
+        info.push(("root".into(), self.root.display().to_string()));
+        info
     }
     fn diagnostics(&self) -> Option<String> {
         use std::io::Read;

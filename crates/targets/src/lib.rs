@@ -5,6 +5,7 @@
 mod cleanup;
 mod common;
 mod device;
+pub mod disk;
 pub mod environment;
 mod fuse;
 mod kinds;
@@ -70,7 +71,8 @@ pub trait Mounted: std::fmt::Debug {
     /// The directory workloads work in.
     fn root(&self) -> &Path;
     /// Facts to show beside the numbers: mkfs command and version, image, loop device, mount
-    /// options as the kernel shows them, FUSE command and PID.
+    /// options as the kernel shows them, FUSE command and PID; last, `root`: the directory
+    /// workloads ran in.
     fn info(&self) -> Vec<(String, String)>;
     /// The FUSE daemon's last lines of stderr, shown when a run fails.
     fn diagnostics(&self) -> Option<String> {

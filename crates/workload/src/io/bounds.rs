@@ -72,7 +72,8 @@ pub fn footprint(jobs: &[JobDef], groups: &[Vec<&JobDef>]) -> Footprint {
     let mut named: HashMap<&str, (u64, u64)> = HashMap::new();
     // A diskless engine (null) lays out no file.
     for o in jobs.iter().map(|j| &j.options).filter(|o| !o.engine_caps().diskless) {
-        let size = o.offset.saturating_add(o.file_size().unwrap_or(0));
+        // The last clone starts furthest in (offset_increment).
+        let size = o.clone_offset(o.numjobs.saturating_sub(1)).saturating_add(o.file_size().unwrap_or(0));
         match &o.filename {
             Some(f) => {
                 let e = shared.entry(f).or_default();
@@ -117,6 +118,9 @@ mod tests {
         assert_eq!(f.bytes_on_target, 4 * 1000 * ((8 << 20) / 1000));
         let shared = fp("io:rw=write,size=8m,numjobs=4,filename=data");
         assert_eq!((shared.files, shared.bytes_on_target), (1, 8 << 20));
+        // offset_increment: the last clone's region ends furthest in the shared file.
+        let quarters = fp("io:rw=write,size=1m,numjobs=4,filename=data,offset_increment=1m");
+        assert_eq!((quarters.files, quarters.bytes_on_target), (1, 4 << 20));
         // a buffer per queue slot; the null engine puts nothing on the target
         let null = fp("io:ioengine=null,bs=1m,size=1t,iodepth=64");
         assert_eq!((null.files, null.bytes_on_target), (0, 0));

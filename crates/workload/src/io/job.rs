@@ -1,7 +1,7 @@
 //! One job clone on one thread: open, measured phase (the loop is in `queue.rs`), end_fsync,
 //! verify.
 
-use super::offsets::Permutation;
+use super::offsets::{BlockMap, Permutation};
 use super::options::{IoOptions, SyncMode};
 use super::verify;
 use fsarena_engine::Engine;
@@ -12,7 +12,6 @@ use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
 
 /// Direction indices, as fio numbers them.
 pub const READ: usize = 0;
@@ -43,6 +42,9 @@ pub struct CloneResult {
     pub cpu: Rusage,
     /// The first error: errno and message.
     pub error: Option<(i32, String)>,
+    /// One sample per measured I/O for fio's log files, when the job writes one (`None`
+    /// otherwise: the hot loop then only tests this).
+    pub log: Option<super::iolog::Samples>,
 }
 
 /// Thread CPU use.
@@ -79,6 +81,19 @@ impl Rusage {
         }
     }
 
+    /// One thread cannot use more CPU than the wall time it ran: the kernel splits a
+    /// thread's exact run time into user and system by tick samples, which over a short span
+    /// can put more in one than the span lasted (once 235 % for a 50 ms job). Scaled down to
+    /// `wall_ns` when over it.
+    fn within(self, wall_ns: u64) -> Rusage {
+        let used = self.user_ns + self.sys_ns;
+        if used <= wall_ns || used == 0 {
+            return self;
+        }
+        let scale = |ns: u64| (u128::from(ns) * u128::from(wall_ns) / u128::from(used)) as u64;
+        Rusage { user_ns: scale(self.user_ns), sys_ns: scale(self.sys_ns), ..self }
+    }
+
     fn since(self, start: Rusage) -> Rusage {
         Rusage {
             user_ns: self.user_ns.saturating_sub(start.user_ns),
@@ -104,6 +119,8 @@ pub(super) struct FileState<'fd> {
     /// Next position in the random permutation.
     pub taken: u64,
     pub perm: Permutation,
+    /// fio's random map, for random jobs whose I/Os differ in size (see [`uses_block_map`]).
+    pub map: Option<BlockMap>,
     /// Units written, for the verify pass.
     pub written: Vec<u64>,
     pub exhausted: bool,
@@ -129,11 +146,13 @@ pub struct CloneSpec {
 pub fn run_clone<E: Engine>(
     spec: &CloneSpec,
     root: BorrowedFd<'_>,
-    start: &Barrier,
+    start: &dyn super::process::Start,
     stop: &AtomicBool,
     live: &crate::Live,
 ) -> CloneResult {
     let o = &spec.options;
+    // fio counts the faults of the job's whole life (its buffers' first touches among them).
+    let life_start = Rusage::thread();
     let expected_seconds = o.runtime.map_or(64, |r| (r.0 / 1_000_000_000) as usize + 2);
     let mut result = CloneResult {
         clat: [LatencyHistogram::new(), LatencyHistogram::new()],
@@ -149,6 +168,7 @@ pub fn run_clone<E: Engine>(
         verify_ns: 0,
         cpu: Rusage::default(),
         error: None,
+        log: super::iolog::LogOptions::of(&o.outputs).any().then(Vec::new),
     };
     let config = o.engine_config(spec.align);
     let diskless = E::caps(&config).diskless;
@@ -181,14 +201,24 @@ pub fn run_clone<E: Engine>(
     for slot in 0..buffers.slots() {
         let seed = o.randseed ^ u64::from(spec.clone) ^ (u64::from(slot) << 40);
         fill_buffer(buffers.slot_mut(slot), o.buffer_compress_percentage, seed);
+        if let Some(pattern) = &o.buffer_pattern {
+            super::options::fill_pattern(buffers.slot_mut(slot), pattern);
+        }
     }
     start.wait();
+    o.wait_start_delay(stop);
     if stop.load(Ordering::Relaxed) {
         return result;
     }
     let cpu_start = Rusage::thread();
     super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result);
-    result.cpu = Rusage::thread().since(cpu_start);
+    if result.error.is_none() {
+        result.error = o.ratemin_missed(result.bytes, result.runtime_ns).map(|e| (libc::EIO, e));
+    }
+    let end = Rusage::thread();
+    result.cpu = end.since(cpu_start).within(result.runtime_ns);
+    let life = end.since(life_start);
+    (result.cpu.majflt, result.cpu.minflt) = (life.majflt, life.minflt);
     if o.verify && o.do_verify && result.error.is_none() && !diskless {
         let t = std::time::Instant::now();
         for (f, handle) in files.iter().zip(&handles) {
@@ -196,6 +226,11 @@ pub fn run_clone<E: Engine>(
                 result.error = Some((libc::EILSEQ, e));
                 break;
             }
+        }
+        // fio reads every written I/O back and counts those reads as the job's reads.
+        if result.error.is_none() {
+            result.bytes[READ] += result.bytes[WRITE];
+            result.ios[READ] += result.ios[WRITE];
         }
         result.verify_ns = t.elapsed().as_nanos() as u64;
     }
@@ -249,7 +284,8 @@ pub fn duration(o: &IoOptions) -> Option<std::time::Duration> {
 /// Where each file's I/O goes and in which order; `fds[i]` is `spec.files[i]`, open.
 fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<'fd>> {
     let o = &spec.options;
-    let blocks = spec.file_size.saturating_sub(o.offset) / o.min_bs();
+    let blocks = io_span(o, spec.file_size) / o.min_bs();
+    let map = uses_block_map(o);
     spec.files
         .iter()
         .zip(fds)
@@ -264,11 +300,34 @@ fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<
                 seq: [0; 2],
                 taken: 0,
                 perm: Permutation::new(blocks.max(1), seed),
+                map: map.then(|| BlockMap::new(blocks)),
                 written: if o.verify { vec![0; blocks.div_ceil(64) as usize] } else { Vec::new() },
                 exhausted: false,
             }
         })
         .collect()
+}
+
+/// Bytes of each file the job's I/O covers, from `offset`, as fio: `size` (per file) is the
+/// span after `offset`, so the file is `offset + size` long; `filesize` is the whole file, so
+/// the span is what follows `offset` in it.
+pub(super) fn io_span(o: &IoOptions, file_size: u64) -> u64 {
+    if o.filesize.is_some() {
+        file_size.saturating_sub(o.offset)
+    } else {
+        file_size
+    }
+}
+
+/// True when a job's random I/Os take fio's random map rather than the permutation: their
+/// sizes differ (`bssplit`, or per-direction `bs` in a mixed job), so an I/O may overlap
+/// blocks done already and fio shrinks it. Equal sizes visit each block once either way.
+pub(super) fn uses_block_map(o: &IoOptions) -> bool {
+    let sizes_differ = !o.bssplit.is_empty() || (o.rw.reads() && o.rw.writes() && o.bs[READ] != o.bs[WRITE]);
+    o.rw.is_random()
+        && sizes_differ
+        && !o.norandommap
+        && !matches!(o.random_distribution, super::options::Distribution::Zipf(_))
 }
 
 /// Fills the write buffer: random bytes, with `compress_pct` of every 512-byte chunk zeroed

@@ -39,6 +39,8 @@ pub const MAX_INCLUDE_DEPTH: usize = 8;
 pub const MAX_INCLUDES: usize = 64;
 /// Most text of a job file and all its includes together.
 pub const MAX_TOTAL_BYTES: usize = 4 << 20;
+/// Most problems of one job file said; the count says how many there are in all.
+const MAX_PROBLEMS_SHOWN: usize = 20;
 /// Longest option name quoted in an error: fio's longest is under 40.
 const MAX_KEY_CHARS: usize = 64;
 
@@ -138,7 +140,7 @@ fn read_lines(path: &Path, out: &mut Expansion, depth: usize) -> Result<(), Inpu
     }
     for (i, raw) in text.lines().enumerate() {
         let origin = || format!("{}:{}", path.display(), i + 1);
-        let Some(included) = include_directive(raw.trim()) else {
+        let Some(included) = include_directive(strip_inline_comment(raw).trim()) else {
             out.lines.push(Line { file: path.to_path_buf(), number: i + 1, text: raw.to_string() });
             continue;
         };
@@ -189,104 +191,197 @@ fn expand(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// An option as written, with where it was written.
+/// An option as written.
 struct Given {
     key: String,
     value: String,
-    origin: String,
 }
 
 /// A job section being read.
 struct Section {
+    /// Empty for a refused header: its lines are checked, and no job is made of them.
     name: String,
     own: Vec<Given>,
     origin: String,
+    /// A line of the section had a problem: the job is not checked as a whole, since its
+    /// other problems would be guesses (`size=${UNSET}` is not also "no size").
+    broken: bool,
+}
+
+/// fio ends a value at `;` or `#`: everything after is a comment (`size=1m ; per job`).
+fn strip_inline_comment(text: &str) -> &str {
+    text.find([';', '#']).map_or(text, |at| &text[..at])
 }
 
 /// Turns a finished job section into a job: defaults, then the globals above it, then its own.
-fn finish(section: Section, globals: &[Given], file: &mut FioJobFile) -> Result<(), InputError> {
-    let mut options = IoOptions { name: section.name.clone(), ..IoOptions::default() };
-    for g in globals.iter().chain(section.own.iter()) {
-        options.set(&g.key, &g.value).map_err(|e| e.at(g.origin.clone()))?;
+/// fio keeps the section's name even when `[global]` says `name=`; the section's own `name=`
+/// still renames it.
+fn finish(section: Section, globals: &Globals, file: &mut FioJobFile, problems: &mut Vec<InputError>) {
+    if section.name.is_empty() || section.broken || globals.broken {
+        return;
     }
-    options.validate().map_err(|e| e.at(format!("{} (job '{}')", section.origin, section.name)))?;
+    let mut options = IoOptions::default();
+    for g in globals.given.iter().filter(|g| g.key != "name") {
+        let _ = options.set(&g.key, &g.value); // a bad value was said at its line already
+    }
+    options.name = section.name.clone();
+    for g in &section.own {
+        let _ = options.set(&g.key, &g.value);
+    }
+    if let Err(e) = options.validate() {
+        problems.push(e.at(format!("{} (job '{}')", section.origin, section.name)));
+        return;
+    }
     let given = section.own.into_iter().map(|g| (g.key, g.value)).collect();
     file.jobs.push(JobDef { options, given });
-    Ok(())
 }
 
-/// Parses the lines of the job file `top` and its includes.
+/// The `[global]` options so far, and whether one of their lines had a problem.
+#[derive(Default)]
+struct Globals {
+    given: Vec<Given>,
+    broken: bool,
+}
+
+/// All the problems of a job file as one error: the first, then one line each for the rest,
+/// then their count, so a user fixes them in one round.
+fn all_problems(mut problems: Vec<InputError>, top: &Path) -> InputError {
+    let count = problems.len();
+    // A file that is no job file at all (a password file given by mistake) has a problem
+    // on every line: the first few say enough.
+    problems.truncate(MAX_PROBLEMS_SHOWN);
+    let mut first = problems.remove(0);
+    if count > 1 {
+        let shown =
+            if count > MAX_PROBLEMS_SHOWN { format!(" (the first {MAX_PROBLEMS_SHOWN} shown)") } else { String::new() };
+        problems.push(
+            InputError::new(format!("{count} problems in this job file{shown}: fix them all and run again"))
+                .at(top.display().to_string()),
+        );
+        first.also.extend(problems);
+    }
+    first
+}
+
+/// Parses the lines of the job file `top` and its includes, gathering every problem.
 fn parse_lines(lines: &[Line], top: &Path) -> Result<FioJobFile, InputError> {
     let mut file = FioJobFile::default();
-    let mut globals: Vec<Given> = Vec::new();
+    let mut problems = Vec::new();
+    let mut globals = Globals::default();
     let mut in_section = false; // false before the first header
-    let mut job: Option<Section> = None; // None inside [global]
+    let mut job: Option<Section> = None; // None inside [global] or a refused header
 
     for line in lines {
-        let origin = format!("{}:{}", line.file.display(), line.number);
-        let text = line.text.trim();
-        if text.is_empty() || text.starts_with(';') || text.starts_with('#') {
-            continue;
-        }
-        let neither =
-            || InputError::new("this line is neither a [section] header nor an option=value line").at(origin.clone());
-        if let Some(name) = text.strip_prefix('[') {
-            let name = name.strip_suffix(']').ok_or_else(neither)?;
-            let name = name.trim();
-            if name.is_empty() {
-                return Err(InputError::new("empty section name: expected [global] or [jobname]").at(origin));
-            }
-            // A job's name names its files: a plain name, checked here to point at the line.
-            crate::plain::check_plain_name(name)
-                .map_err(|m| InputError::new(format!("section name {m}")).at(origin.clone()))?;
-            if let Some(done) = job.take() {
-                finish(done, &globals, &mut file)?;
-            }
-            in_section = true;
-            if name != "global" {
-                job = Some(Section { name: name.to_string(), own: Vec::new(), origin });
-            }
-            continue;
-        }
-        let text = expand(text).map_err(|m| InputError::new(m).at(origin.clone()))?;
-        let (key, value) = match text.split_once('=') {
-            Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
-            None => (text.trim().to_string(), String::new()),
-        };
-        if !option_shaped(&key) {
-            return Err(neither());
-        }
-        if super::options::find(&key).is_none() {
-            // A real fio option fsarena lacks, or a typo of one it has: say which it may be.
-            return Err(InputError::new(format!(
-                "fio option '{key}' is not supported by fsarena;{} remove it or see the io options in the README (ignoring it would make the comparison wrong)",
-                fsarena_core::did_you_mean(&key, super::options::OPTIONS.iter().map(|d| d.name))
-            ))
-            .at(origin));
-        }
-        // Check the value now, so the error points at this line.
-        IoOptions::default().set(&key, &value).map_err(|e| e.at(origin.clone()))?;
-        if !in_section {
-            return Err(InputError::new(format!("option '{key}' comes before any [section]")).at(origin));
-        }
-        let given = Given { key, value, origin };
-        match job.as_mut() {
-            Some(section) => section.own.push(given),
-            None => {
-                file.global_options.push((given.key.clone(), given.value.clone()));
-                globals.push(given);
+        if let Err(e) = parse_line(line, &mut file, &mut globals, &mut in_section, &mut job, &mut problems) {
+            problems.push(e);
+            match job.as_mut() {
+                Some(section) => section.broken = true,
+                None => globals.broken = true,
             }
         }
     }
     if let Some(done) = job.take() {
-        finish(done, &globals, &mut file)?;
+        finish(done, &globals, &mut file, &mut problems);
     }
-    if file.jobs.is_empty() {
+    let clones: u32 = file.jobs.iter().map(|j| j.options.numjobs).sum();
+    if clones > 1 && file.jobs.iter().any(|j| j.options.exitall) {
+        // fio stops every job when the first ends: what the others move depends on timing,
+        // which fsarena does not reproduce yet; running them all to their end would differ.
+        problems.push(
+            InputError::new(format!(
+                "exitall with {clones} jobs is not supported yet: fsarena would run every job to its end; remove exitall or keep one job"
+            ))
+            .at(top.display().to_string()),
+        );
+    }
+    if file.jobs.is_empty() && problems.is_empty() {
         // Named by the file given, which an empty file (no line to take it from) has too.
-        return Err(InputError::new("the job file defines no job: expected at least one [jobname] section")
-            .at(top.display().to_string()));
+        problems.push(
+            InputError::new("the job file defines no job: expected at least one [jobname] section")
+                .at(top.display().to_string()),
+        );
     }
-    Ok(file)
+    if problems.is_empty() {
+        Ok(file)
+    } else {
+        Err(all_problems(problems, top))
+    }
+}
+
+/// Reads one line into the sections; an error is this line's problem, and parsing goes on.
+fn parse_line(
+    line: &Line,
+    file: &mut FioJobFile,
+    globals: &mut Globals,
+    in_section: &mut bool,
+    job: &mut Option<Section>,
+    problems: &mut Vec<InputError>,
+) -> Result<(), InputError> {
+    let origin = format!("{}:{}", line.file.display(), line.number);
+    let text = strip_inline_comment(&line.text).trim();
+    if text.is_empty() {
+        return Ok(());
+    }
+    let neither =
+        || InputError::new("this line is neither a [section] header nor an option=value line").at(origin.clone());
+    if let Some(name) = text.strip_prefix('[') {
+        // The lines below belong to this header even when it is refused: they are still
+        // checked, and not taken for [global]'s.
+        if let Some(done) = job.take() {
+            finish(done, globals, file, problems);
+        }
+        *in_section = true;
+        // Until the header is known good, the lines below go to a refused section.
+        *job = Some(Section { name: String::new(), own: Vec::new(), origin: origin.clone(), broken: false });
+        let name = name.strip_suffix(']').ok_or_else(neither)?.trim();
+        if name.is_empty() {
+            return Err(InputError::new("empty section name: expected [global] or [jobname]").at(origin));
+        }
+        // A job's name names its files: a plain name, checked here to point at the line.
+        crate::plain::check_plain_name(name)
+            .map_err(|m| InputError::new(format!("section name {m}")).at(origin.clone()))?;
+        *job = (name != "global").then(|| Section { name: name.to_string(), own: Vec::new(), origin, broken: false });
+        return Ok(());
+    }
+    let text = expand(text).map_err(|m| InputError::new(m).at(origin.clone()))?;
+    let (key, value) = match text.split_once('=') {
+        Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+        None => (text.trim().to_string(), String::new()),
+    };
+    if !option_shaped(&key) {
+        return Err(neither());
+    }
+    if super::options::find(&key).is_none() {
+        // A real fio option fsarena lacks, or a typo of one it has: say which it may be.
+        return Err(InputError::new(format!(
+            "fio option '{key}' is not supported by fsarena;{} remove it or see the io options in the README (ignoring it would make the comparison wrong)",
+            fsarena_core::did_you_mean(&key, super::options::OPTIONS.iter().map(|d| d.name))
+        ))
+        .at(origin));
+    }
+    if !*in_section {
+        return Err(InputError::new(format!("option '{key}' comes before any [section]")).at(origin));
+    }
+    // Check the value now, so the error points at this line; the option is kept either way
+    // so that its job is not also blamed for lacking it.
+    // A name is checked as a file name wherever it is given, [global] included, where fio
+    // keeps the sections' names and it names no file: a hostile one is refused all the same.
+    let checked = IoOptions::default()
+        .set(&key, &value)
+        .and_then(|()| match key.as_str() {
+            "name" => crate::plain::check_plain_name(&value).map_err(|m| InputError::new(format!("name: {m}"))),
+            _ => Ok(()),
+        })
+        .map_err(|e| e.at(origin.clone()));
+    let given = Given { key, value };
+    match job.as_mut() {
+        Some(section) => section.own.push(given),
+        None => {
+            file.global_options.push((given.key.clone(), given.value.clone()));
+            globals.given.push(given);
+        }
+    }
+    checked
 }
 
 #[cfg(test)]
@@ -346,6 +441,61 @@ mod tests {
             let e = parse_str(text, "t.fio").unwrap_err().to_string();
             assert!(e.starts_with(at) && e.contains(what), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn every_problem_of_a_file_is_reported_then_counted() {
+        let text = "[global]\nsize=1m\n[a]\nbs=4q\nzonemode=zbd\n[b\nrw=write\n[c]\nrw=sideways\nnumjobs=0\n[d]\nnumjobs=0\n[e]\nsize=${FSARENA_SURELY_UNSET}\n";
+        let e = parse_str(text, "t.fio").unwrap_err().to_string();
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(lines.len(), 7, "{e}");
+        assert!(lines[0].starts_with("t.fio:4: bs=4q"), "{e}");
+        assert!(lines[1].starts_with("t.fio:5: fio option 'zonemode'"), "{e}");
+        assert!(lines[2].starts_with("t.fio:6: this line is neither"), "{e}");
+        assert!(lines[3].starts_with("t.fio:9: rw=sideways"), "{e}");
+        assert!(lines[4].starts_with("t.fio:11 (job 'd'): numjobs=0"), "{e}");
+        // A bad line is its job's only problem: not also "no size".
+        assert!(lines[5].starts_with("t.fio:14: environment variable"), "{e}");
+        assert_eq!(lines[6], "t.fio: 6 problems in this job file: fix them all and run again");
+        // A file with a problem on every line says the first 20 and counts them all.
+        let e = parse_str(&"not a job file\n".repeat(500), "t.fio").unwrap_err().to_string();
+        assert_eq!(e.lines().count(), 21, "{e}");
+        assert!(e.ends_with("t.fio: 500 problems in this job file (the first 20 shown): fix them all and run again"));
+        // One problem alone is one line, as before.
+        let e = parse_str("[a]\nsize=1m\nbs=4q\n", "t.fio").unwrap_err().to_string();
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    #[test]
+    fn inline_comments_aliases_and_output_options_are_accepted() {
+        let f = parse_str(
+            "[global]\nsize=1m ; per job\nbs=8k # blocks\nthreads=1\ndescription=a test ; of comments\nclat_percentiles=1\nlat_percentiles=1\npercentile_list=50:99:99.9\nwrite_bw_log\nwrite_lat_log=lat\nwrite_iops_log=io\nwrite_hist_log=h\nlog_avg_msec=500\nlog_hist_msec=1000\ngtod_reduce=1\nrandom_generator=lfsr\nstartdelay=1\ncreate_on_open=1\nexitall\nratemin=1k\n[j] ; the job\nrw=read\n",
+            "t.fio",
+        )
+        .unwrap();
+        let o = &f.jobs[0].options;
+        assert_eq!((o.size, o.bs), (Some(1 << 20), [8192; 2]));
+        assert_eq!(o.outputs.description.as_deref(), Some("a test"));
+        assert_eq!(o.outputs.percentile_list, Some(vec![50.0, 99.0, 99.9]));
+        assert!(o.outputs.clat_percentiles && o.outputs.lat_percentiles && o.outputs.gtod_reduce);
+        assert_eq!(o.outputs.write_bw_log.as_deref(), Some(""));
+        assert_eq!(o.outputs.write_lat_log.as_deref(), Some("lat"));
+        assert_eq!((o.outputs.log_avg_msec, o.outputs.log_hist_msec), (500, 1000));
+        assert_eq!(o.startdelay, fsarena_core::Nanos(1_000_000_000));
+        assert!(o.create_on_open && o.exitall);
+        assert_eq!(o.ratemin, [1024, 1024]);
+        assert!(parse_str("[j]\nsize=1m\npercentile_list=0:101\n", "t.fio").is_err());
+        assert!(parse_str("[j]\nsize=1m\nrandom_generator=mt\n", "t.fio").is_err());
+        let e = parse_str("[j]\nsize=1m\nrw=trim\n", "t.fio").unwrap_err().to_string();
+        assert!(e.contains("Inappropriate ioctl for device"), "{e}");
+    }
+
+    #[test]
+    fn a_global_name_does_not_rename_the_sections() {
+        let f = parse_str("[global]\nname=all\nsize=1m\n[first]\n[second]\nname=renamed\n", "t.fio").unwrap();
+        let names: Vec<&str> = f.jobs.iter().map(|j| j.options.name.as_str()).collect();
+        assert_eq!(names, ["first", "renamed"]);
+        assert_eq!(f.global_options[0], ("name".into(), "all".into()));
     }
 
     /// A scratch directory of its own for one test.

@@ -3,11 +3,13 @@
 
 mod bounds;
 mod files;
+mod iolog;
 mod job;
 pub mod jobfile;
 mod layout;
 pub mod offsets;
 pub mod options;
+mod process;
 mod queue;
 mod verify;
 
@@ -78,7 +80,7 @@ impl IoWorkload {
     fn clone_files(root: &Path, o: &IoOptions, clone: u32) -> Vec<PathBuf> {
         match &o.filename {
             Some(name) => vec![root.join(name)],
-            None => (0..o.nrfiles).map(|i| root.join(format!("{}.{clone}.{i}", o.name))).collect(),
+            None => (0..o.nrfiles).map(|i| root.join(o.file_name(clone, i))).collect(),
         }
     }
 }
@@ -163,8 +165,12 @@ impl Workload for IoWorkload {
         let mut failure: Option<String> = None;
         let mut parts: Vec<Measurement> = Vec::new();
         let mut complete = true;
+        // fio numbers every clone of the file from 1, group after group: its logs' N.
+        let mut first_thread = 1;
         for (group_id, group) in self.groups().into_iter().enumerate() {
-            match run_group(env, root.as_fd(), &group, group_id as u32, &self.created) {
+            let ran = run_group(env, root.as_fd(), &group, group_id as u32, &self.created, first_thread);
+            first_thread += group.iter().map(|j| j.options.numjobs).sum::<u32>();
+            match ran {
                 Ok(units) => {
                     for (mut jobs, totals) in units {
                         if let Some(e) = jobs.iter().find_map(|j| j.error_message.clone()) {
@@ -310,6 +316,8 @@ fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool) -> Result<Group
                 return Err("interrupted while planning the job files".into());
             }
             let files = IoWorkload::clone_files(root, o, clone);
+            // fio's offset_increment: each clone starts further in.
+            let o = &IoOptions { offset: o.clone_offset(clone), ..o.clone() };
             // A diskless engine (null) uses no file: nothing to lay out, as in fio.
             let used = if diskless { &files[..0] } else { &files[..] };
             for path in used {
@@ -344,6 +352,7 @@ fn run_group(
     group: &[&JobDef],
     group_id: u32,
     created: &CreatedFiles,
+    first_thread: u32,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
     let (mut specs, needs) = plan_group(env.root, group, env.stop)?;
@@ -388,29 +397,18 @@ fn run_group(
         }
     }
     let names: Vec<String> = group.iter().map(|j| j.options.name.clone()).collect();
-    (env.progress)(&format!("running {} ({} thread(s))", names.join(", "), specs.len()));
-
-    // io keeps its own engine loop for now, not the phase runner (crate::phase) meta and tree
-    // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
-    let barrier = Barrier::new(specs.len());
-    let gate = crate::gate::StartGate::default();
-    let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
-        let bodies = specs.iter().map(|(ji, spec)| {
-            let barrier = &barrier;
-            let stop = env.stop;
-            let ji = *ji;
-            move || {
-                let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
-                Finished { job_index: ji, result: fsarena_engine::with_engine(spec.options.ioengine, run) }
-            }
-        });
-        let handles = crate::gate::spawn_gated(s, &gate, "io job", bodies)?;
-        Ok(handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect())
-    });
-    let finished = finished?;
-    if finished.len() != specs.len() {
-        return Err("a job thread panicked; this is a bug in fsarena".into());
-    }
+    // fio's thread=0 (its default): clones as forked processes; a group runs as threads only
+    // when every job in it says thread=1.
+    let as_processes = group.iter().any(|j| !j.options.thread);
+    let unit = if as_processes { "process(es)" } else { "thread(s)" };
+    (env.progress)(&format!("running {} ({} {unit})", names.join(", "), specs.len()));
+    let finished = if as_processes {
+        let results = process::run_clones(env, root, &specs)?;
+        specs.iter().zip(results).map(|((ji, _), result)| Finished { job_index: *ji, result }).collect()
+    } else {
+        run_threads(env, root, &specs)?
+    };
+    write_logs(&specs, &finished, first_thread)?;
 
     // fio's group_reporting merges the whole group; otherwise one result per job, whose
     // fio detail keeps one entry per clone as fio prints them.
@@ -434,12 +432,55 @@ fn run_group(
     Ok(units)
 }
 
+/// Clones as threads (`thread=1`), started together behind a barrier.
+fn run_threads(env: &RunEnv<'_>, root: BorrowedFd<'_>, specs: &[(usize, CloneSpec)]) -> Result<Vec<Finished>, String> {
+    // io keeps its own engine loop for now, not the phase runner (crate::phase) meta and tree
+    // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
+    let barrier = Barrier::new(specs.len());
+    let gate = crate::gate::StartGate::default();
+    let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
+        let bodies = specs.iter().map(|(ji, spec)| {
+            let barrier = &barrier;
+            let stop = env.stop;
+            let ji = *ji;
+            move || {
+                let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
+                Finished { job_index: ji, result: fsarena_engine::with_engine(spec.options.ioengine, run) }
+            }
+        });
+        let handles = crate::gate::spawn_gated(s, &gate, "io job", bodies)?;
+        Ok(handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect())
+    });
+    let finished = finished?;
+    if finished.len() != specs.len() {
+        return Err("a job thread panicked; this is a bug in fsarena".into());
+    }
+    Ok(finished)
+}
+
+/// fio's log files of the group's clones (`write_bw_log` and the like), from the samples
+/// their loops kept; `specs` and `finished` are in the same order.
+fn write_logs(specs: &[(usize, CloneSpec)], finished: &[Finished], first_thread: u32) -> Result<(), String> {
+    for (i, ((_, spec), done)) in specs.iter().zip(finished).enumerate() {
+        let Some(samples) = &done.result.log else { continue };
+        let o = &spec.options;
+        let job = iolog::LogJob {
+            name: &o.name,
+            thread_number: first_thread + i as u32,
+            first_clone: spec.clone == 0,
+            end_ns: done.result.runtime_ns,
+        };
+        iolog::write_logs(&iolog::LogOptions::of(&o.outputs), &job, samples)?;
+    }
+    Ok(())
+}
+
 /// One clone's run, compiled for the engine its job names: the engine is chosen once per
 /// thread, and the loop calls it directly.
 struct CloneRun<'a> {
     spec: &'a CloneSpec,
     root: BorrowedFd<'a>,
-    start: &'a Barrier,
+    start: &'a dyn process::Start,
     stop: &'a AtomicBool,
     live: &'a crate::Live,
 }

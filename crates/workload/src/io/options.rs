@@ -3,8 +3,10 @@
 //! One table ([`OPTIONS`]) serves `--workload io:...`, fio job files and TOML job files,
 //! `fsarena help io` and docs/workloads.md; a test checks it against [`IoOptions::default`].
 
+mod outputs;
 mod table;
 
+pub use outputs::OutputOptions;
 pub use table::{find, OPTIONS};
 
 use fsarena_core::{InputError, Nanos};
@@ -56,12 +58,37 @@ impl Rw {
 pub use fsarena_engine::EngineKind as IoEngine;
 
 /// fio's `random_distribution=`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Distribution {
     /// Uniform (with the random map unless `norandommap`).
     Random,
     /// Zipf with exponent θ.
     Zipf(f64),
+    /// fio's `zoned:A/S:...`: A% of the accesses go to the next S% of the region, in order.
+    Zoned(Vec<(u32, u32)>),
+}
+
+impl Distribution {
+    /// A block of `blocks` drawn as fio's zoned distribution draws it: a zone by its share
+    /// of the accesses, then a block uniformly inside it. None unless zoned.
+    #[inline]
+    pub fn zoned_block(&self, blocks: u64, rng: &mut fastrand::Rng) -> Option<u64> {
+        let Self::Zoned(zones) = self else { return None };
+        let draw = rng.u32(0..100);
+        let (mut access, mut start) = (0u32, 0u64);
+        for &(a, size) in zones {
+            access += a;
+            let end = start + u64::from(size);
+            if draw < access {
+                // A zone too small for a block of its own still gets one.
+                let lo = (blocks * start / 100).min(blocks.saturating_sub(1));
+                let hi = (blocks * end / 100).clamp(lo + 1, blocks.max(lo + 1));
+                return Some(rng.u64(lo..hi));
+            }
+            start = end;
+        }
+        Some(rng.u64(0..blocks.max(1)))
+    }
 }
 
 /// fio's `fallocate=`.
@@ -113,8 +140,10 @@ pub struct IoOptions {
     pub directory: Option<String>,
     /// Start offset in each file.
     pub offset: u64,
-    /// Clones of this job, each a thread.
+    /// Clones of this job, each a process (or a thread with `thread=1`).
     pub numjobs: u32,
+    /// fio's `thread`: clones run as threads; `thread=0` (fio's default) forks a process each.
+    pub thread: bool,
     /// Report the job's group as one.
     pub group_reporting: bool,
     /// I/O engine.
@@ -129,6 +158,9 @@ pub struct IoOptions {
     pub iodepth_batch_complete_max: u32,
     /// After a full queue, reap down to this many in flight (0: iodepth).
     pub iodepth_low: u32,
+    /// fio's engine-specific options (`fixedbufs`, `registerfiles`, `sqthread_poll`, `hipri`,
+    /// `nonvectored`); `direct` is filled in from [`IoOptions::direct`].
+    pub engine_flags: fsarena_engine::EngineFlags,
     /// O_DIRECT.
     pub direct: bool,
     /// O_SYNC / O_DSYNC.
@@ -157,6 +189,10 @@ pub struct IoOptions {
     pub verify: bool,
     /// Run the verify pass (default 1 when `verify` is set).
     pub do_verify: bool,
+    /// How written units are checked (fio's `verify=` method).
+    pub verify_method: super::verify::VerifyMethod,
+    /// fio's `verify_pattern=`, for `verify=pattern`.
+    pub verify_pattern: Option<Vec<u8>>,
     /// Bandwidth limit in bytes/s, per direction (read, write); 0: none.
     pub rate: [u64; 2],
     /// IOPS limit per direction; 0: none.
@@ -173,6 +209,28 @@ pub struct IoOptions {
     pub new_group: bool,
     /// Keep the test files after the run.
     pub keep: bool,
+    /// fio's `startdelay=`: the job starts this long after its group.
+    pub startdelay: Nanos,
+    /// fio's `create_on_open=`: files are created when the job opens them, not beforehand.
+    pub create_on_open: bool,
+    /// fio's `exitall=`: when this job ends, every job of the run is stopped.
+    pub exitall: bool,
+    /// fio's `ratemin=` per direction (bytes/s): below it after a second the job fails.
+    pub ratemin: [u64; 2],
+    /// Options that change no I/O, only the outputs (percentiles, logs, description).
+    pub outputs: OutputOptions,
+    /// fio's `io_size=` (`io_limit`): bytes a job moves per pass, wrapping around its files
+    /// when more than `size`; None: `size`.
+    pub io_size: Option<u64>,
+    /// fio's `offset_increment=`: clone N starts at `offset + N × offset_increment`.
+    pub offset_increment: u64,
+    /// fio's `filename_format=` (`$jobname`, `$jobnum`, `$filenum`); None: fio's default
+    /// `$jobname.$jobnum.$filenum`.
+    pub filename_format: Option<String>,
+    /// fio's `rw=read:8k`: a hole skipped after every sequential I/O (0: none).
+    pub rw_skip: u64,
+    /// fio's `buffer_pattern=`: write buffers hold this pattern, repeated.
+    pub buffer_pattern: Option<Vec<u8>>,
 }
 
 impl Default for IoOptions {
@@ -190,6 +248,7 @@ impl Default for IoOptions {
             directory: None,
             offset: 0,
             numjobs: 1,
+            thread: false,
             group_reporting: false,
             ioengine: IoEngine::Psync,
             iodepth: 1,
@@ -197,6 +256,7 @@ impl Default for IoOptions {
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 0,
             iodepth_low: 0,
+            engine_flags: fsarena_engine::EngineFlags::default(),
             direct: false,
             sync: SyncMode::None,
             fsync: 0,
@@ -211,6 +271,8 @@ impl Default for IoOptions {
             random_distribution: Distribution::Random,
             verify: false,
             do_verify: true,
+            verify_method: super::verify::VerifyMethod::Crc32c,
+            verify_pattern: None,
             rate: [0, 0],
             rate_iops: [0, 0],
             buffer_compress_percentage: 0,
@@ -219,6 +281,16 @@ impl Default for IoOptions {
             stonewall: false,
             new_group: false,
             keep: false,
+            startdelay: Nanos(0),
+            create_on_open: false,
+            exitall: false,
+            ratemin: [0, 0],
+            outputs: OutputOptions::default(),
+            io_size: None,
+            offset_increment: 0,
+            filename_format: None,
+            rw_skip: 0,
+            buffer_pattern: None,
         }
     }
 }
@@ -255,28 +327,49 @@ impl IoOptions {
         if self.time_based && self.runtime.is_none() {
             return e("time_based needs runtime= (e.g. runtime=10s)".into());
         }
+        let method = self.verify_method.fio_name();
         if self.verify && !self.rw.writes() {
             return e(format!(
-                "verify=crc32c needs a job that writes: rw={:?} only reads; use write, randwrite, rw or randrw",
-                self.rw
-            )
-            .to_lowercase());
+                "verify={method} needs a job that writes: rw={} only reads; use write, randwrite, rw or randrw",
+                self.rw.fio_name()
+            ));
         }
         if self.verify && self.engine_caps().diskless {
             return e(format!(
-                "verify=crc32c needs data on disk: ioengine={} moves none; use psync or sync",
+                "verify={method} needs data on disk: ioengine={} moves none; use psync or sync",
                 self.ioengine
             ));
         }
-        if self.verify && self.min_bs() < 32 {
-            return e(format!("verify=crc32c needs blocks of at least 32 bytes for its header: bs={}", self.min_bs()));
+        if self.verify && self.verify_method == super::verify::VerifyMethod::Pattern(Vec::new()) {
+            return e("verify=pattern needs verify_pattern= (e.g. verify_pattern=0xdeadbeef)".into());
         }
+        let header = self.verify_method.header_len().max(32) as u64;
+        if self.verify && self.min_bs() < header {
+            return e(format!(
+                "verify={method} needs blocks of at least {header} bytes for its header: bs={}",
+                self.min_bs()
+            ));
+        }
+        // The engine can run here (io_uring allowed, AIO events left, ...): said before
+        // anything is created.
+        self.ioengine.probe(&self.engine_config(4096)).map_err(InputError::new)?;
         // Both become file names inside the target: one path component, nothing more.
         let plain =
             |key: &str, v: &str| crate::plain::check_plain_name(v).map_err(|m| InputError::new(format!("{key}: {m}")));
         plain("name", &self.name)?;
         if let Some(f) = &self.filename {
             plain("filename", f)?;
+        }
+        if self.filename_format.is_some() {
+            plain("filename_format", &self.file_name(0, 0))?;
+        }
+        if self.rw_skip > 0 && !self.rw_skip.is_multiple_of(self.min_bs()) {
+            return e(format!(
+                "rw={}:{}: the hole after each I/O must be a multiple of bs={}",
+                self.rw.fio_name(),
+                self.rw_skip,
+                self.min_bs()
+            ));
         }
         Ok(())
     }
@@ -289,7 +382,8 @@ impl IoOptions {
     /// How a clone sets its engine up, with buffers aligned to `align`.
     pub fn engine_config(&self, align: usize) -> fsarena_engine::EngineConfig {
         let depth = self.queue_depth().depth;
-        fsarena_engine::EngineConfig { depth, slot_len: self.max_bs() as usize, align, iodepth: self.iodepth }
+        let flags = fsarena_engine::EngineFlags { direct: self.direct, ..self.engine_flags };
+        fsarena_engine::EngineConfig { depth, slot_len: self.max_bs() as usize, align, iodepth: self.iodepth, flags }
     }
 
     /// The queue-depth settings, fixed up as fio does for this job's engine.
@@ -301,6 +395,7 @@ impl IoOptions {
             slot_len: self.max_bs() as usize,
             align: 4096,
             iodepth: self.iodepth,
+            flags: self.engine_flags,
         };
         fsarena_engine::QueueDepth::new(
             self.iodepth,
@@ -317,9 +412,55 @@ impl IoOptions {
         self.filesize.or_else(|| self.size.map(|s| s / u64::from(self.nrfiles.max(1))))
     }
 
-    /// Bytes a job moves per pass (fio's size; filesize × nrfiles when only filesize is given).
+    /// Bytes a job moves per pass: fio's `io_size`, else its size (filesize × nrfiles when only
+    /// filesize is given).
     pub fn job_size(&self) -> u64 {
-        self.size.unwrap_or_else(|| self.file_size().unwrap_or(0) * u64::from(self.nrfiles))
+        self.io_size.or(self.size).unwrap_or_else(|| self.file_size().unwrap_or(0) * u64::from(self.nrfiles))
+    }
+
+    /// Waits fio's `startdelay` before the job's measured phase, giving up early on `stop`.
+    pub fn wait_start_delay(&self, stop: &std::sync::atomic::AtomicBool) {
+        let until = std::time::Instant::now() + std::time::Duration::from_nanos(self.startdelay.0);
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            // Short naps, so that Ctrl-C is not kept waiting for a long delay.
+            std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
+        }
+    }
+
+    /// fio's `ratemin`: the job fails when a direction's bandwidth after fio's 2-second
+    /// settle period is below it. Checked on the average over the rest of the job, where fio
+    /// checks every `ratecycle` (1 s): a job that slows down only briefly may pass here.
+    pub fn ratemin_missed(&self, bytes: [u64; 2], runtime_ns: u64) -> Option<String> {
+        const SETTLE_NS: u64 = 2_000_000_000;
+        if self.ratemin == [0, 0] || runtime_ns <= SETTLE_NS + 1_000_000_000 {
+            return None;
+        }
+        let (dirs, names) = ([self.rw.reads(), self.rw.writes()], ["read", "write"]);
+        (0..2).filter(|&d| dirs[d] && self.ratemin[d] > 0).find_map(|d| {
+            let rate = u128::from(bytes[d]) * 1_000_000_000 / u128::from(runtime_ns);
+            (rate < u128::from(self.ratemin[d]))
+                .then(|| format!("{}: {} rate_min={}B/s not met, got {rate}B/s", self.name, names[d], self.ratemin[d]))
+        })
+    }
+
+    /// Where clone `clone` starts in each file (fio's `offset + subjob × offset_increment`).
+    pub fn clone_offset(&self, clone: u32) -> u64 {
+        self.offset.saturating_add(u64::from(clone).saturating_mul(self.offset_increment))
+    }
+
+    /// The name of file `filenum` of clone `clone`, by `filename_format` as fio expands it.
+    pub fn file_name(&self, clone: u32, filenum: u32) -> String {
+        match &self.filename_format {
+            None => format!("{}.{clone}.{filenum}", self.name),
+            Some(f) => f
+                .replace("$jobname", &self.name)
+                .replace("$jobnum", &clone.to_string())
+                .replace("$filenum", &filenum.to_string()),
+        }
     }
 
     /// Smallest block size in use.
@@ -346,6 +487,13 @@ impl IoOptions {
         } else {
             self.bssplit.iter().map(|e| e.0).max().unwrap_or(4096)
         }
+    }
+}
+
+/// Fills `buf` with `pattern` repeated (fio's `buffer_pattern`).
+pub fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
+    for (b, p) in buf.iter_mut().zip(pattern.iter().cycle()) {
+        *b = *p;
     }
 }
 
@@ -381,8 +529,13 @@ pub fn fio_words(o: &IoOptions) -> Vec<String> {
     if o.rw.is_random() {
         w.push(format!("norandommap={}", u8::from(o.norandommap)));
         w.push(format!("randseed={}", o.randseed));
-        if let Distribution::Zipf(theta) = o.random_distribution {
-            w.push(format!("random_distribution=zipf:{theta}"));
+        match &o.random_distribution {
+            Distribution::Random => {}
+            Distribution::Zipf(theta) => w.push(format!("random_distribution=zipf:{theta}")),
+            Distribution::Zoned(zones) => {
+                let parts: Vec<String> = zones.iter().map(|(a, s)| format!("{a}/{s}")).collect();
+                w.push(format!("random_distribution=zoned:{}", parts.join(":")));
+            }
         }
     }
     w.push(match o.runtime {
@@ -394,6 +547,15 @@ pub fn fio_words(o: &IoOptions) -> Vec<String> {
         w.push(format!("ramp_time={}s", o.ramp_time.as_secs_f64()));
     }
     w.push(format!("loops={}", o.loops));
+    if let Some(io_size) = o.io_size {
+        w.push(format!("io_size={io_size}"));
+    }
+    if o.offset_increment > 0 {
+        w.push(format!("offset_increment={}", o.offset_increment));
+    }
+    if o.rw_skip > 0 {
+        w.push(format!("rw={}:{}", o.rw.fio_name(), o.rw_skip));
+    }
     if o.rate != [0, 0] {
         w.push(format!("rate={},{}", o.rate[0], o.rate[1]));
     }
@@ -401,7 +563,7 @@ pub fn fio_words(o: &IoOptions) -> Vec<String> {
         w.push(format!("rate_iops={},{}", o.rate_iops[0], o.rate_iops[1]));
     }
     if o.verify {
-        w.push("verify=crc32c".to_string());
+        w.push(format!("verify={}", o.verify_method.fio_name()));
     }
     w.push(format!("group_reporting={}", u8::from(o.group_reporting)));
     w
@@ -499,11 +661,11 @@ mod tests {
             (&[("numjobs", "0"), ("size", "1m")], "numjobs=0"),
             (&[("colour", "red")], "unknown io option 'colour': accepted"),
             (&[("numjob", "4")], "unknown io option 'numjob': did you mean 'numjobs'? accepted"),
-            (&[("ioengine", "io_uring"), ("size", "1m")], "not supported yet"),
-            (&[("ioengine", "libaio"), ("size", "1m")], "expected one of psync, sync, null"),
+            (&[("ioengine", "io_uring"), ("hipri", "1"), ("size", "1m")], "hipri=1 needs direct=1"),
+            (&[("ioengine", "io_uring"), ("nonvectored", "2"), ("size", "1m")], "nonvectored"),
             (
                 &[("ioengine", "splice"), ("size", "1m")],
-                "'splice' is not an I/O engine: expected one of psync, sync, null",
+                "'splice' is not an I/O engine: expected one of psync, sync, null, io_uring, libaio",
             ),
             (&[("iodepth", "0"), ("size", "1m")], "iodepth=0"),
             (&[("iodepth", "100000"), ("size", "1m")], "at most 65536"),
@@ -520,6 +682,59 @@ mod tests {
             let err = with(pairs).unwrap_err().to_string();
             assert!(err.contains(want), "{pairs:?}: '{err}' lacks '{want}'");
         }
+    }
+
+    #[test]
+    fn fio_job_file_options_of_issue_10() {
+        let o = with(&[("size", "2m"), ("io_limit", "8m"), ("numjobs", "3"), ("offset_increment", "1m")]).unwrap();
+        assert_eq!((o.job_size(), o.file_size()), (8 << 20, Some(2 << 20)));
+        assert_eq!((o.clone_offset(0), o.clone_offset(2)), (0, 2 << 20));
+        assert_eq!(o.file_name(1, 2), "io.1.2");
+        let o = with(&[("size", "2m"), ("name", "j"), ("filename_format", "$jobname-$jobnum-$filenum.dat")]).unwrap();
+        assert_eq!(o.file_name(3, 1), "j-3-1.dat");
+        assert!(with(&[("size", "2m"), ("filename_format", "../$jobname")]).is_err());
+        let o = with(&[("size", "4m"), ("rw", "write:8k")]).unwrap();
+        assert_eq!((o.rw, o.rw_skip), (Rw::Write, 8192));
+        assert!(with(&[("size", "4m"), ("rw", "randread:8")]).unwrap_err().to_string().contains("not supported yet"));
+        assert!(with(&[("size", "4m"), ("rw", "read:6k")]).unwrap_err().to_string().contains("multiple of bs"));
+        let o = with(&[("size", "4m"), ("random_distribution", "zoned:60/10:30/20:10/70")]).unwrap();
+        assert_eq!(o.random_distribution, Distribution::Zoned(vec![(60, 10), (30, 20), (10, 70)]));
+        assert!(with(&[("size", "4m"), ("random_distribution", "zoned:60/10:30/20")]).is_err());
+    }
+
+    #[test]
+    fn bsrange_is_the_split_of_the_sizes_fio_draws() {
+        let o = with(&[("size", "4m"), ("bsrange", "4k-16k")]).unwrap();
+        assert_eq!(o.bssplit, vec![(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
+        let o = with(&[("size", "4m"), ("blocksize_range", "8k-24k")]).unwrap();
+        assert_eq!(o.bssplit, vec![(8192, 33), (16384, 33), (24576, 34)]);
+        for bad in ["4k", "16k-4k", "3k-12k", "4k-10k", "512-1m", "4k-8k,8k-16k"] {
+            assert!(with(&[("size", "4m"), ("bsrange", bad)]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn zoned_draws_give_each_zone_its_share() {
+        let d = Distribution::Zoned(vec![(60, 10), (30, 20), (10, 70)]);
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut zones = [0u32; 3];
+        for _ in 0..100_000 {
+            let b = d.zoned_block(1000, &mut rng).unwrap();
+            zones[if b < 100 {
+                0
+            } else if b < 300 {
+                1
+            } else {
+                2
+            }] += 1;
+        }
+        for (got, want) in zones.iter().zip([60_000, 30_000, 10_000]) {
+            assert!(got.abs_diff(want) < 1500, "{zones:?}");
+        }
+        assert_eq!(Distribution::Random.zoned_block(10, &mut rng), None);
+        // Zones smaller than a block still land inside the region.
+        let tiny = Distribution::Zoned(vec![(50, 1), (50, 99)]);
+        assert!((0..1000).all(|_| tiny.zoned_block(3, &mut rng).unwrap() < 3));
     }
 
     #[test]

@@ -116,7 +116,8 @@ fn a_failed_thread_spawn_stops_the_others_and_cleans_up() {
     let target = Scratch::new("spawn");
     FAIL_SPAWN_AT.with(|f| f.set(Some(3)));
     let t = Instant::now();
-    let outcome = run(&target.0, &workload("io:name=s,rw=write,size=64k,numjobs=8,time_based,runtime=60"));
+    // thread=1: the failure is injected where threads are spawned (processes are the default).
+    let outcome = run(&target.0, &workload("io:name=s,rw=write,size=64k,numjobs=8,time_based,runtime=60,thread=1"));
     FAIL_SPAWN_AT.with(|f| f.set(None));
     let e = outcome.unwrap_err();
     assert!(e.message.contains("cannot start io job thread 4 of 8"), "{}", e.message);

@@ -1,8 +1,12 @@
-//! `verify=crc32c`: every written unit (the smallest block size) carries a header with a
-//! checksum and its own offset, so a verify pass catches both corrupted and misplaced data.
+//! fio's `verify=`: every written unit (the smallest block size) carries a header with its
+//! own offset and a checksum, so a verify pass catches both corrupted and misplaced data.
 //!
-//! Header layout (little endian): magic `FSAV` (4 bytes), crc32c of the rest of the unit
-//! (4), the unit's offset in the file's I/O region (8), the job's seed (8).
+//! crc32c's header (little endian): magic `FSAV` (4 bytes), crc32c of the rest of the unit
+//! (4), the unit's offset in the file's I/O region (8), the job's seed (8). The other
+//! methods: magic `FSV` and a method byte (4), the pattern's length for `pattern` (4), the
+//! offset (8), the seed (8), then the digest (crc64 8, md5 16, sha256 32; `meta` and
+//! `pattern` none) of everything else in the unit; `pattern` fills the rest with the pattern.
+//! The layout is fsarena's own: fio's I/O counts are matched, not its on-disk format.
 
 use fsarena_engine::AlignedBuf;
 use std::fs::File;
@@ -10,6 +14,159 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"FSAV";
+
+/// fio's `verify=` methods.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum VerifyMethod {
+    /// crc32c (also fio's `crc32c-intel`).
+    #[default]
+    Crc32c,
+    /// CRC-64 (ECMA-182, as in xz).
+    Crc64,
+    /// MD5.
+    Md5,
+    /// SHA-256.
+    Sha256,
+    /// The header only: offset and seed.
+    Meta,
+    /// The unit holds `verify_pattern` repeated after the header.
+    Pattern(Vec<u8>),
+}
+
+impl VerifyMethod {
+    /// fio's name for it.
+    pub fn fio_name(&self) -> &'static str {
+        match self {
+            Self::Crc32c => "crc32c",
+            Self::Crc64 => "crc64",
+            Self::Md5 => "md5",
+            Self::Sha256 => "sha256",
+            Self::Meta => "meta",
+            Self::Pattern(_) => "pattern",
+        }
+    }
+
+    /// Bytes of a unit the header takes: the smallest block size must hold it.
+    pub fn header_len(&self) -> usize {
+        24 + self.digest_len()
+            + match self {
+                Self::Pattern(p) => p.len(),
+                _ => 0,
+            }
+    }
+
+    fn digest_len(&self) -> usize {
+        match self {
+            Self::Crc64 => 8,
+            Self::Md5 => 16,
+            Self::Sha256 => 32,
+            _ => 0,
+        }
+    }
+
+    fn tag(&self) -> u8 {
+        match self {
+            Self::Crc32c => b'c',
+            Self::Crc64 => b'6',
+            Self::Md5 => b'm',
+            Self::Sha256 => b's',
+            Self::Meta => b'M',
+            Self::Pattern(_) => b'p',
+        }
+    }
+
+    fn from_tag(tag: u8) -> Option<Self> {
+        Some(match tag {
+            b'6' => Self::Crc64,
+            b'm' => Self::Md5,
+            b's' => Self::Sha256,
+            b'M' => Self::Meta,
+            b'p' => Self::Pattern(Vec::new()),
+            _ => return None,
+        })
+    }
+
+    /// The digest of `piece` outside its digest field: the header's offset and seed, and the
+    /// data after the digest.
+    fn digest(&self, piece: &[u8]) -> Vec<u8> {
+        use sha2::Digest;
+        let (head, rest) = (&piece[8..24], &piece[24 + self.digest_len()..]);
+        match self {
+            Self::Crc64 => crc64(crc64(0, head), rest).to_le_bytes().to_vec(),
+            Self::Md5 => md5::Md5::new().chain_update(head).chain_update(rest).finalize().to_vec(),
+            Self::Sha256 => sha2::Sha256::new().chain_update(head).chain_update(rest).finalize().to_vec(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// CRC-64/XZ (ECMA-182 polynomial, reflected), table-driven.
+fn crc64(crc: u64, data: &[u8]) -> u64 {
+    const POLY: u64 = 0xC96C_5795_D787_0F42;
+    const TABLE: [u64; 256] = {
+        let mut t = [0u64; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u64;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 == 1 { (c >> 1) ^ POLY } else { c >> 1 };
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
+        }
+        t
+    };
+    let mut c = !crc;
+    for &b in data {
+        c = TABLE[((c ^ u64::from(b)) & 0xff) as usize] ^ (c >> 8);
+    }
+    !c
+}
+
+/// Writes the header of every `unit`-sized piece of `buf` (going to `offset`) for `method`.
+#[inline]
+pub fn stamp_with(method: &VerifyMethod, buf: &mut [u8], offset: u64, unit: u64, seed: u64) {
+    if *method == VerifyMethod::Crc32c {
+        return stamp(buf, offset, unit, seed);
+    }
+    for (i, piece) in buf.chunks_mut(unit as usize).enumerate() {
+        piece[0..3].copy_from_slice(&MAGIC[..3]);
+        piece[3] = method.tag();
+        piece[8..16].copy_from_slice(&(offset + i as u64 * unit).to_le_bytes());
+        piece[16..24].copy_from_slice(&seed.to_le_bytes());
+        if let VerifyMethod::Pattern(p) = method {
+            piece[4..8].copy_from_slice(&(p.len() as u32).to_le_bytes());
+            for (b, v) in piece[24..].iter_mut().zip(p.iter().cycle()) {
+                *b = *v;
+            }
+        }
+        let digest = method.digest(piece);
+        piece[24..24 + digest.len()].copy_from_slice(&digest);
+    }
+}
+
+/// Checks a unit of any method but crc32c (its header says which); the error says what.
+fn check_other(piece: &[u8]) -> Result<(), String> {
+    let method = VerifyMethod::from_tag(piece[3]).ok_or("unknown verify header")?;
+    if piece.len() < method.header_len() {
+        return Err("unit shorter than its verify header".into());
+    }
+    if let VerifyMethod::Pattern(_) = method {
+        let len = u32::from_le_bytes([piece[4], piece[5], piece[6], piece[7]]) as usize;
+        let body = &piece[24..];
+        if len == 0 || len > body.len() || body.iter().enumerate().any(|(i, b)| *b != body[i % len]) {
+            return Err("pattern mismatch: the data is not the verify_pattern repeated".into());
+        }
+        return Ok(());
+    }
+    let stored = &piece[24..24 + method.digest_len()];
+    if method.digest(piece) != stored {
+        return Err(format!("{} mismatch", method.fio_name()));
+    }
+    Ok(())
+}
 
 /// Writes the header of every `unit`-sized piece of `buf`, which goes to `offset`.
 #[inline]
@@ -36,13 +193,16 @@ pub fn mark(written: &mut [u64], offset: u64, n: u64, unit: u64) {
 
 /// Checks one unit read back from `offset`; the error says what is wrong.
 pub fn check(piece: &[u8], offset: u64) -> Result<(), String> {
-    if &piece[0..4] != MAGIC {
+    if piece.len() >= 24 && piece[0..3] == MAGIC[..3] && piece[3] != MAGIC[3] {
+        check_other(piece)?;
+    } else if &piece[0..4] != MAGIC {
         return Err("no verify header (the block was never written, or was overwritten by something else)".into());
-    }
-    let stored = u32::from_le_bytes([piece[4], piece[5], piece[6], piece[7]]);
-    let crc = crc32c::crc32c(&piece[8..]);
-    if stored != crc {
-        return Err(format!("crc32c mismatch: stored {stored:08x}, computed {crc:08x}"));
+    } else {
+        let stored = u32::from_le_bytes([piece[4], piece[5], piece[6], piece[7]]);
+        let crc = crc32c::crc32c(&piece[8..]);
+        if stored != crc {
+            return Err(format!("crc32c mismatch: stored {stored:08x}, computed {crc:08x}"));
+        }
     }
     let mut at = [0u8; 8];
     at.copy_from_slice(&piece[8..16]);
@@ -129,6 +289,29 @@ mod tests {
         // units never written are not checked
         assert!(check_file(&file, &path, 0, 4096, &[0b1011u64], 4096).is_ok());
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn every_method_checks_and_catches_damage() {
+        assert_eq!(crc64(0, b"123456789"), 0x995D_C9BB_DF19_39FA); // CRC-64/XZ check value
+        for method in [
+            VerifyMethod::Crc64,
+            VerifyMethod::Md5,
+            VerifyMethod::Sha256,
+            VerifyMethod::Meta,
+            VerifyMethod::Pattern(vec![0xde, 0xad, 0xbe, 0xef]),
+        ] {
+            let mut b = vec![7u8; 8192];
+            stamp_with(&method, &mut b, 4096, 4096, 5);
+            assert!(check(&b[..4096], 4096).is_ok(), "{method:?}");
+            assert!(check(&b[4096..], 8192).is_ok(), "{method:?}");
+            assert!(check(&b[4096..], 4096).unwrap_err().contains("misplaced"), "{method:?}");
+            if method != VerifyMethod::Meta {
+                b[1000] ^= 1;
+                let e = check(&b[..4096], 4096).unwrap_err();
+                assert!(e.contains("mismatch") && e.contains(method.fio_name()), "{method:?}: {e}");
+            }
+        }
     }
 
     #[test]

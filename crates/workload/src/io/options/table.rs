@@ -1,7 +1,8 @@
 //! The `io` option table: one row per fio option (name, fio aliases, type, default, unit,
 //! help) with the setter that writes it into [`IoOptions`], and the value parsers only io uses.
 
-use super::{Distribution, Fallocate, IoEngine, IoOptions, Rw, SyncMode};
+use super::super::verify::VerifyMethod;
+use super::{outputs, Distribution, Fallocate, IoEngine, IoOptions, Rw, SyncMode};
 use crate::options::{boolean, nonzero_size, opt, percent, size, whole, whole32, OptionDef};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ListSyntax;
@@ -44,6 +45,17 @@ fn per_direction(v: &str, default: [u64; 2], parse: fn(&str) -> Result<u64, Stri
 /// The words `rw=` accepts.
 const RW_WORDS: &[&str] = &["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"];
 
+/// `rw=PATTERN` or fio's `rw=PATTERN:SKIP` (a hole after each sequential I/O) → both.
+fn parse_rw_and_skip(v: &str) -> Result<(Rw, u64), String> {
+    let Some((pattern, skip)) = v.split_once(':') else { return Ok((parse_rw(v)?, 0)) };
+    let rw = parse_rw(pattern)?;
+    if rw.is_random() {
+        // fio's `randread:8` draws a new offset every 8 I/Os (rw_sequencer): not here yet.
+        return Err(format!("'{v}': a random pattern with ':N' is not supported yet: expected {pattern} or a sequential PATTERN:SKIP such as read:8k"));
+    }
+    Ok((rw, nonzero_size(skip)?))
+}
+
 fn parse_rw(v: &str) -> Result<Rw, String> {
     Ok(match v {
         "read" => Rw::Read,
@@ -53,10 +65,58 @@ fn parse_rw(v: &str) -> Result<Rw, String> {
         "rw" | "readwrite" => Rw::ReadWrite,
         "randrw" => Rw::RandRw,
         "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("rw={v} (trim) is not supported yet: expected {}", RW_WORDS.join(", ")))
+            // fio trims block devices only: on a file its job fails (ENOTTY, "Inappropriate
+            // ioctl for device"), so a job file that trims files is refused before it runs.
+            return Err(format!(
+                "rw={v} trims block devices only (fio fails on files with 'Inappropriate ioctl for device') and fsarena does not trim yet: expected {}",
+                RW_WORDS.join(", ")
+            ));
         }
         _ => return Err(format!("'{v}' is not an access pattern: expected {}", RW_WORDS.join(", "))),
     })
+}
+
+/// fio's `bsrange=MIN-MAX` as the bssplit of the sizes fio draws: MIN + MAX × U (U uniform
+/// in [0, 1)), rounded down to a multiple of MIN (a power of two) and capped at MAX. For
+/// 4k-16k that is 4k, 8k, 12k and 16k, a quarter each.
+fn parse_bsrange(v: &str) -> Result<Vec<(u64, u32)>, String> {
+    let bad = |why: &str| format!("'{v}' is not a bsrange: {why}; expected MIN-MAX such as 4k-16k");
+    if v.contains(',') {
+        return Err(bad("per-direction ranges are not supported yet"));
+    }
+    let (lo, hi) = v.split_once('-').ok_or_else(|| bad("no '-'"))?;
+    let (lo, hi) = (nonzero_size(lo)?, nonzero_size(hi)?);
+    if !lo.is_power_of_two() || hi < lo {
+        return Err(bad("MIN must be a power of two and at most MAX"));
+    }
+    if hi % lo != 0 {
+        // fio's capped draw then gives MAX itself, which fsarena's sequential offsets (in
+        // units of MIN) cannot follow yet.
+        return Err(bad("MAX must be a multiple of MIN (not supported yet otherwise)"));
+    }
+    if hi / lo > 100 {
+        return Err(bad("more than 100 sizes between MIN and MAX are not supported yet"));
+    }
+    // Each multiple k × MIN takes the draws in [k × MIN, (k + 1) × MIN) of [MIN, MIN + MAX).
+    let mut split: Vec<(u64, u64)> = Vec::new();
+    let mut k = 1;
+    while k * lo < lo + hi {
+        let width = ((k + 1) * lo).min(lo + hi) - k * lo;
+        let size = (k * lo).min(hi);
+        match split.last_mut() {
+            Some(last) if last.0 == size => last.1 += width,
+            _ => split.push((size, width)),
+        }
+        k += 1;
+    }
+    // Whole percentages, the rounding left over given to the most likely size.
+    let mut out: Vec<(u64, u32)> = split.iter().map(|&(b, w)| (b, (w * 100 / hi) as u32)).collect();
+    let missing = 100 - out.iter().map(|e| e.1).sum::<u32>();
+    if let Some(top) = out.iter_mut().max_by_key(|e| e.1) {
+        top.1 += missing;
+    }
+    out.retain(|e| e.1 > 0);
+    Ok(out)
 }
 
 pub(super) fn parse_bssplit(v: &str) -> Result<Vec<(u64, u32)>, String> {
@@ -92,6 +152,63 @@ pub(super) fn parse_bssplit(v: &str) -> Result<Vec<(u64, u32)>, String> {
     Ok(entries)
 }
 
+/// fio's `zoned:60/10:30/20:10/70`: (access %, size %) pairs, each list adding up to 100.
+fn parse_zones(v: &str) -> Result<Vec<(u32, u32)>, String> {
+    let bad = || {
+        format!("'zoned:{v}' is not a zoned distribution: expected ACCESS%/SIZE%:... each adding up to 100, e.g. zoned:60/10:30/20:10/70")
+    };
+    let zones = v
+        .split(':')
+        .map(|z| {
+            let (a, s) = z.split_once('/').ok_or_else(bad)?;
+            Ok((percent(a).map_err(|_| bad())?, percent(s).map_err(|_| bad())?))
+        })
+        .collect::<Result<Vec<(u32, u32)>, String>>()?;
+    let (access, size) = zones.iter().fold((0, 0), |t, z| (t.0 + z.0, t.1 + z.1));
+    if access != 100 || size != 100 {
+        return Err(bad());
+    }
+    Ok(zones)
+}
+
+/// `verify=` → (on, method); `pattern` takes the `verify_pattern` given so far.
+fn parse_verify(v: &str, pattern: Option<&Vec<u8>>) -> Result<(bool, VerifyMethod), String> {
+    Ok(match v {
+        "0" | "none" => (false, VerifyMethod::Crc32c),
+        "crc32c" | "crc32c-intel" => (true, VerifyMethod::Crc32c),
+        "crc64" => (true, VerifyMethod::Crc64),
+        "md5" => (true, VerifyMethod::Md5),
+        "sha256" => (true, VerifyMethod::Sha256),
+        "meta" => (true, VerifyMethod::Meta),
+        "pattern" => (true, VerifyMethod::Pattern(pattern.cloned().unwrap_or_default())),
+        _ => {
+            return Err(format!(
+                "'{v}' is not a verify method: expected none, crc32c, crc64, md5, sha256, meta or pattern"
+            ))
+        }
+    })
+}
+
+/// fio's pattern forms fsarena reads: `0xHEX` (bytes in the order written) or `"text"`.
+fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("'{v}' is not a pattern: expected 0xHEX (e.g. 0xdeadbeef) or \"text\", at most 512 bytes");
+    let bytes = if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        let hex = if hex.len() % 2 == 1 { format!("0{hex}") } else { hex.to_string() };
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).map_err(|_| bad()))
+            .collect::<Result<Vec<u8>, String>>()?
+    } else if let Some(text) = v.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        text.as_bytes().to_vec()
+    } else {
+        return Err(bad());
+    };
+    if bytes.is_empty() || bytes.len() > 512 {
+        return Err(bad());
+    }
+    Ok(bytes)
+}
+
 fn parse_distribution(v: &str) -> Result<Distribution, String> {
     match v.split_once(':') {
         None if v == "random" => Ok(Distribution::Random),
@@ -99,12 +216,13 @@ fn parse_distribution(v: &str) -> Result<Distribution, String> {
             Ok(t) if t > 0.0 && t != 1.0 && t.is_finite() => Ok(Distribution::Zipf(t)),
             _ => Err(format!("'{theta}' is not a zipf exponent: expected a number above 0, not 1 (e.g. zipf:1.2)")),
         },
-        _ => Err(format!("'{v}' is not a distribution: expected random or zipf:THETA")),
+        Some(("zoned", zones)) => parse_zones(zones).map(Distribution::Zoned),
+        _ => Err(format!("'{v}' is not a distribution: expected random, zipf:THETA or zoned:ACCESS/SIZE:...")),
     }
 }
 
 /// The engines `ioengine=` names, as the engine registry has them (a test checks).
-pub(super) const ENGINE_WORDS: &[&str] = &["psync", "sync", "null"];
+pub(super) const ENGINE_WORDS: &[&str] = &["psync", "sync", "null", "io_uring", "libaio", "mmap", "posixaio"];
 
 /// A row of the io table.
 macro_rules! io {
@@ -115,8 +233,10 @@ macro_rules! io {
 pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("name", Text, Is("io"), "job name; files are NAME.JOBNUM.FILENUM", |o, v| o.name = v.to_string())
         .list(ListSyntax::None),
-    io!("rw", Choice(RW_WORDS), Is("read"), "access pattern (rw and readwrite: sequential mixed)", |o, v| o.rw =
-        parse_rw(v)?)
+    io!("rw", Choice(RW_WORDS), Is("read"), "access pattern (rw and readwrite: sequential mixed)", |o, v| (
+        o.rw, o.rw_skip
+    ) =
+        parse_rw_and_skip(v)?)
     .aka(&["readwrite"]),
     io!("rwmixread", Percent, Is("50"), "percentage of reads in mixed jobs", |o, v| o.rwmixread = percent(v)?),
     io!("rwmixwrite", Percent, Is("50"), "percentage of writes in mixed jobs", |o, v| o.rwmixread = 100 - percent(v)?),
@@ -125,6 +245,10 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     .aka(&["blocksize"]),
     io!("bssplit", Split, Unset, "block size mix, e.g. 4k/10:64k/90; overrides bs", |o, v| o.bssplit =
         parse_bssplit(v)?),
+    io!("bsrange", Text, Unset, "block sizes drawn evenly from MIN to MAX in steps of MIN, e.g. 4k-16k", |o, v| o
+        .bssplit =
+        parse_bsrange(v)?)
+    .aka(&["blocksize_range"]),
     io!(
         "size",
         Size,
@@ -168,9 +292,39 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("iodepth_low", Count, Is("0"), "after a full queue, reap down to this many in flight; 0: iodepth", |o, v| o
         .iodepth_low =
         depth(v, 0)?),
-    io!("thread", Bool, Is("1"), "accepted for fio job files; jobs are always threads", |_o, v| {
-        boolean(v)?;
-    }),
+    io!("fixedbufs", Bool, Is("0"), "io_uring: register the I/O buffers (READ_FIXED/WRITE_FIXED)", |o, v| o
+        .engine_flags
+        .fixedbufs =
+        boolean(v)?),
+    io!("registerfiles", Bool, Is("0"), "io_uring: register the job's files and address them by index", |o, v| o
+        .engine_flags
+        .registerfiles =
+        boolean(v)?),
+    io!("sqthread_poll", Bool, Is("0"), "io_uring: a kernel thread polls the submission queue (SQPOLL)", |o, v| o
+        .engine_flags
+        .sqthread_poll =
+        boolean(v)?),
+    io!("sqthread_poll_cpu", Count, Unset, "io_uring: the CPU of the sqthread_poll thread", |o, v| o
+        .engine_flags
+        .sqthread_poll_cpu =
+        Some(whole32(v)?)),
+    io!("hipri", Bool, Is("0"), "io_uring: polled completions (IOPOLL); needs direct=1", |o, v| o.engine_flags.hipri =
+        boolean(v)?),
+    io!(
+        "nonvectored",
+        Choice(&["-1", "0", "1"]),
+        Is("-1"),
+        "io_uring: 0 uses READV/WRITEV; 1 and -1 (probe, as fio) use READ/WRITE",
+        |o, v| o.engine_flags.vectored = match v {
+            "0" => true,
+            "1" | "-1" => false,
+            _ => return Err(format!("'{v}' is not a nonvectored value: expected -1, 0 or 1")),
+        }
+    ),
+    io!("thread", Bool, Is("0"), "clones as threads (1) or forked processes (0, fio's default)", |o, v| {
+        o.thread = boolean(v)?;
+    })
+    .aka(&["threads"]),
     io!("direct", Bool, Is("0"), "O_DIRECT", |o, v| o.direct = boolean(v)?),
     io!("buffered", Bool, Is("1"), "the opposite of direct", |o, v| o.direct = !boolean(v)?),
     io!(
@@ -201,22 +355,26 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("randseed", Count, Is("137"), "seed of every random choice", |o, v| o.randseed = whole(v)?),
     io!(
         "random_distribution",
-        Choice(&["random", "zipf:THETA"]),
+        Choice(&["random", "zipf:THETA", "zoned:ACCESS/SIZE:..."]),
         Is("random"),
         "offset distribution of random jobs",
         |o, v| o.random_distribution = parse_distribution(v)?
     ),
     io!(
         "verify",
-        Choice(&["none", "crc32c"]),
+        Choice(&["none", "crc32c", "crc64", "md5", "sha256", "meta", "pattern"]),
         Is("none"),
-        "crc32c: checksum written blocks and read them back",
-        |o, v| o.verify = match v {
-            "0" | "none" => false,
-            "crc32c" | "crc32c-intel" => true,
-            _ => return Err(format!("'{v}' is not a verify method: expected crc32c or none")),
-        }
+        "checksum written blocks and read them back (fsarena's header, fio's counts)",
+        |o, v| (o.verify, o.verify_method) = parse_verify(v, o.verify_pattern.as_ref())?
     ),
+    io!("verify_pattern", Text, Unset, "the pattern of verify=pattern: 0xHEX or \"text\"", |o, v| {
+        let pattern = parse_pattern(v)?;
+        // As fio: a pattern turns verify=pattern on unless a method was named.
+        if !o.verify || matches!(o.verify_method, VerifyMethod::Pattern(_)) {
+            (o.verify, o.verify_method) = (true, VerifyMethod::Pattern(pattern.clone()));
+        }
+        o.verify_pattern = Some(pattern);
+    }),
     io!("do_verify", Bool, Is("1"), "run the verify pass when verify is set", |o, v| o.do_verify = boolean(v)?),
     io!("rate", PerDirection(&Size), Is("0"), "bandwidth limit (0: none), or READ,WRITE (e.g. 10m)", |o, v| o.rate =
         per_direction(v, [0; 2], size)?)
@@ -253,6 +411,69 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     .aka(&["wait_for_previous"]),
     io!("new_group", Bool, Is("0"), "start a new reporting group", |o, v| o.new_group = boolean(v)?),
     io!("keep", Bool, Is("0"), "keep the test files after the run (fsarena's own)", |o, v| o.keep = boolean(v)?),
+    io!("io_size", Size, Unset, "bytes moved per pass, wrapping over the files if more than size", |o, v| o.io_size =
+        Some(nonzero_size(v)?))
+    .aka(&["io_limit"]),
+    io!("offset_increment", Size, Is("0"), "clone N starts at offset + N x offset_increment", |o, v| o
+        .offset_increment =
+        size(v)?),
+    io!("filename_format", Text, Unset, "file names from $jobname, $jobnum, $filenum", |o, v| o.filename_format =
+        Some(v.to_string())),
+    io!("buffer_pattern", Text, Unset, "fill write buffers with 0xHEX or \"text\", repeated", |o, v| o
+        .buffer_pattern =
+        Some(parse_pattern(v)?)),
+    io!("startdelay", Time, Is("0"), "delay of the job's start after its group starts", |o, v| o.startdelay =
+        parse_time(v, SECOND).map_err(|e| e.message)?),
+    io!("create_on_open", Bool, Is("0"), "create each file when the job opens it", |o, v| o.create_on_open =
+        boolean(v)?),
+    io!("exitall", Bool, Is("0"), "stop every job when this one ends; refused with several jobs (not yet)", |o, v| o
+        .exitall =
+        boolean(v)?),
+    io!("ratemin", PerDirection(&Size), Is("0"), "fail the job when its bandwidth after 2 s is below this", |o, v| o
+        .ratemin =
+        per_direction(v, [0; 2], size)?)
+    .unit("bytes/s"),
+    io!("description", Text, Unset, "free text about the job; changes nothing", |o, v| o.outputs.description =
+        Some(v.to_string())),
+    io!("clat_percentiles", Bool, Is("1"), "report completion-latency percentiles", |o, v| o
+        .outputs
+        .clat_percentiles =
+        boolean(v)?),
+    io!("lat_percentiles", Bool, Is("0"), "report total-latency percentiles", |o, v| o.outputs.lat_percentiles =
+        boolean(v)?),
+    io!("percentile_list", Text, Unset, "percentiles reported, e.g. 99:99.9:99.99", |o, v| o.outputs.percentile_list =
+        Some(outputs::parse_percentiles(v)?)),
+    io!("write_bw_log", Text, Unset, "bandwidth log PREFIX_bw.N.log (bare: the job's name)", |o, v| o
+        .outputs
+        .write_bw_log =
+        outputs::log_prefix(v)?),
+    io!("write_lat_log", Text, Unset, "latency logs PREFIX_{slat,clat,lat}.N.log", |o, v| o.outputs.write_lat_log =
+        outputs::log_prefix(v)?),
+    io!("write_iops_log", Text, Unset, "IOPS log PREFIX_iops.N.log", |o, v| o.outputs.write_iops_log =
+        outputs::log_prefix(v)?),
+    io!("write_hist_log", Text, Unset, "latency histogram log PREFIX_clat_hist.N.log", |o, v| o
+        .outputs
+        .write_hist_log =
+        outputs::log_prefix(v)?),
+    io!("log_avg_msec", Count, Is("0"), "average log entries over this many ms (0: every I/O)", |o, v| o
+        .outputs
+        .log_avg_msec =
+        whole(v)?)
+    .unit("ms"),
+    io!("log_hist_msec", Count, Is("0"), "histogram log entries every this many ms", |o, v| o.outputs.log_hist_msec =
+        whole(v)?)
+    .unit("ms"),
+    io!("gtod_reduce", Bool, Is("0"), "fio reads the clock less; fsarena's timing is unchanged", |o, v| o
+        .outputs
+        .gtod_reduce =
+        boolean(v)?),
+    io!(
+        "random_generator",
+        Choice(&["tausworthe", "lfsr", "tausworthe64"]),
+        Is("tausworthe"),
+        "accepted; fsarena's own generator draws the offsets (same bytes as fio, other order)",
+        |_o, v| outputs::random_generator(v)?
+    ),
 ];
 
 /// Looks an option up by name or alias.
