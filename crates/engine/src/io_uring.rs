@@ -35,6 +35,8 @@ pub struct IoUring {
     registerfiles: bool,
     /// Completions are only posted inside io_uring_enter (DEFER_TASKRUN).
     deferred: bool,
+    /// SQPOLL: a kernel thread consumes the submission queue.
+    sqpoll: bool,
     /// Files seen by `open_file`, registered together before the first I/O.
     files: Vec<RawFd>,
     /// Registered index of each raw fd (indexed by fd), once registered.
@@ -226,6 +228,7 @@ impl Engine for IoUring {
             vectored: config.flags.vectored,
             registerfiles: config.flags.registerfiles,
             deferred,
+            sqpoll: config.flags.sqthread_poll,
             files: Vec::new(),
             fixed_index: Vec::new(),
         })
@@ -258,7 +261,22 @@ impl Engine for IoUring {
         let entry = self.sqe(&op);
         // SAFETY: the buffer, iovec and fd named by the SQE stay valid until it is reaped: the
         // caller keeps the fd open and the slot unused until then, and Drop waits for it.
-        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+        let mut pushed = unsafe { self.ring.submission().push(&entry) }.is_ok();
+        // With SQPOLL the kernel thread can post an I/O's completion (one that completes
+        // inline, as on tmpfs) before it moves the submission queue's head past it: the queue
+        // looks full with nothing in flight. Wait for the thread to take the entries.
+        let mut tries = 0;
+        while !pushed && self.sqpoll && tries < 1000 {
+            tries += 1;
+            match self.ring.submitter().squeue_wait() {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) => return Submit::Completed(Err(e)),
+            }
+            // SAFETY: as above.
+            pushed = unsafe { self.ring.submission().push(&entry) }.is_ok();
+        }
+        if !pushed {
             return Submit::Busy;
         }
         self.in_flight += 1;
