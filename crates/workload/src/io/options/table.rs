@@ -263,7 +263,10 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("directory", Text, Unset, "the target directory when no --target is given", |o, v| o.directory =
         Some(v.to_string())),
     io!("offset", Size, Is("0"), "start offset in each file", |o, v| o.offset = size(v)?),
-    io!("numjobs", Count, Is("1"), "clones of the job, each a thread", |o, v| o.numjobs = whole32(v)?).unit("jobs"),
+    io!("numjobs", Count, Is("1"), "clones of the job, each a process (or a thread with thread=1), as fio", |o, v| o
+        .numjobs =
+        whole32(v)?)
+    .unit("jobs"),
     io!("group_reporting", Bool, Is("0"), "report each group of jobs as one", |o, v| o.group_reporting = boolean(v)?),
     io!(
         "ioengine",
