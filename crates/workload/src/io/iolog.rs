@@ -104,6 +104,28 @@ pub struct LogJob<'a> {
     pub end_ns: u64,
 }
 
+/// Opens a log file as fio names it, created if missing. fsarena runs as root and the path
+/// comes from the job file (`write_bw_log=/tmp/x`): a symbolic link planted at it is not
+/// followed, and only a regular file is emptied and written, never a device or a FIFO.
+fn open_log(path: &std::path::Path, append: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .custom_flags(flags.bits() as i32)
+        .mode(0o644)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if !append {
+        file.set_len(0)?;
+    }
+    Ok(file)
+}
+
 /// Writes every log `o` asks for from one clone's `samples`; the paths written, or the
 /// first error naming its file.
 pub fn write_logs(o: &LogOptions, job: &LogJob<'_>, samples: &[Sample]) -> Result<Vec<PathBuf>, String> {
@@ -117,8 +139,8 @@ pub fn write_logs(o: &LogOptions, job: &LogJob<'_>, samples: &[Sample]) -> Resul
             PathBuf::from(format!("{prefix}_{kind}.{}.log", job.thread_number))
         };
         let append = o.shared && !job.first_clone;
-        let file = std::fs::OpenOptions::new().create(true).write(true).append(append).truncate(!append).open(&path);
-        file.and_then(|mut f| f.write_all(text.as_bytes()))
+        open_log(&path, append)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
             .map_err(|e| format!("cannot write the log {}: {e}", path.display()))?;
         written.push(path);
         Ok(())
@@ -323,6 +345,25 @@ mod tests {
         write_logs(&shared, &job(10), &[sample(1, 1000)]).unwrap();
         write_logs(&shared, &LogJob { first_clone: false, ..job(10) }, &[sample(2, 1000)]).unwrap();
         assert_eq!(std::fs::read_to_string(dir.join("x_iops.log")).unwrap(), "1, 1, 1, 65536, 0\n2, 1, 1, 65536, 0\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_log_path_that_is_a_symlink_or_not_a_file_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fsarena-iolog-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let link = dir.join("x_bw.1.log");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        assert!(open_log(&link, false).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(open_log(&dir, false).is_err(), "a directory");
+        let plain = dir.join("y_bw.1.log");
+        std::fs::write(&plain, "old").unwrap();
+        open_log(&plain, false).unwrap().write_all(b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "new");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
