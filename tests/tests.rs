@@ -16,6 +16,7 @@ mod fio_tools;
 mod help;
 mod hostile;
 mod io_runs;
+mod latency;
 mod meta;
 mod progress;
 mod reports;

@@ -24,8 +24,22 @@ pub struct DirectionResult {
     pub short_ios: u64,
     /// Measured time of this direction (ramp and layout excluded).
     pub runtime: Nanos,
+    /// Submission latency (fio's slat): from the I/O's preparation to the return of the
+    /// commit that sent it. Queued engines only; no samples for synchronous engines, as fio
+    /// records none for them, and in runs stored before it was measured.
+    #[serde(default, skip_serializing_if = "no_samples")]
+    pub slat: LatencySummary,
     /// Completion latency (the syscall, for synchronous engines).
     pub clat: LatencySummary,
+    /// Total latency (fio's lat), from the I/O's preparation to its completion: slat + clat.
+    /// `None` when it is `clat` itself: synchronous engines, whose one clock read per I/O
+    /// times both, and runs stored before it was measured. Read it with [`Self::lat`].
+    #[serde(default, rename = "lat", skip_serializing_if = "Option::is_none")]
+    pub total_lat: Option<LatencySummary>,
+    /// The histogram behind `total_lat`, when there is one (queued engines), for fio's
+    /// `lat_percentiles`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_histogram: Option<LatencyHistogram>,
     /// The histogram behind `clat`, when the measurement holds several jobs. `None` when this
     /// job is its measurement's only one: the measurement's own histogram of the direction
     /// (`latency["read"]`) is then this job's, stored once ([`job_latency`] finds either);
@@ -38,7 +52,25 @@ pub struct DirectionResult {
     pub iops_series: Vec<f64>,
 }
 
+/// True for a summary of nothing: such a field is left out of the stored form.
+fn no_samples(l: &LatencySummary) -> bool {
+    l.samples == 0
+}
+
 impl DirectionResult {
+    /// Total latency (fio's lat): measured for queued engines, `clat` otherwise.
+    pub fn lat(&self) -> &LatencySummary {
+        self.total_lat.as_ref().unwrap_or(&self.clat)
+    }
+    /// The histogram behind [`Self::lat`]: its own, or `clat_hist` (the clat histogram as
+    /// [`job_latency`] finds it) when lat is clat. `None` when a measured lat kept none.
+    pub fn lat_histogram<'a>(&'a self, clat_hist: Option<&'a LatencyHistogram>) -> Option<&'a LatencyHistogram> {
+        if self.total_lat.is_some() {
+            self.lat_histogram.as_ref()
+        } else {
+            clat_hist
+        }
+    }
     /// Bytes per second over the runtime; 0 when nothing ran.
     pub fn bw_bytes(&self) -> f64 {
         if self.runtime.0 == 0 {
@@ -79,6 +111,10 @@ pub struct JobResult {
     /// The histogram behind `sync`, under the same rule as [`DirectionResult::clat_histogram`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_histogram: Option<LatencyHistogram>,
+    /// The syncs were fdatasync(2): fio times them with the fsyncs (`sync.lat_ns`) but counts
+    /// only fsyncs in `sync.total_ios`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub datasync: bool,
     /// Wall time of the measured phase.
     pub job_runtime: Nanos,
     /// Time spent laying out files before the measured phase.
@@ -155,5 +191,26 @@ impl DiskUtil {
         } else {
             (100.0 * self.io_ticks as f64 / self.msec as f64).min(100.0)
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_stored_before_slat_load_with_lat_as_clat() {
+        let mut d =
+            DirectionResult { clat: LatencySummary { min: 5, samples: 3, ..Default::default() }, ..Default::default() };
+        let old = serde_json::to_string(&d).unwrap();
+        assert!(!old.contains("slat") && !old.contains("\"lat\""), "nothing new stored for a sync engine: {old}");
+        let back: DirectionResult = serde_json::from_str(&old).unwrap();
+        assert_eq!((back.slat.samples, back.lat()), (0, &back.clat));
+        // A queued engine's: both stored, lat its own.
+        d.slat.samples = 3;
+        d.total_lat = Some(LatencySummary { min: 9, samples: 3, ..Default::default() });
+        let back: DirectionResult = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!((back.slat.samples, back.lat().min), (3, 9));
     }
 }

@@ -144,13 +144,18 @@ fn job_object(job: &JobResult, context: &JobContext) -> Value {
     o.insert("job_start".into(), json!(context.start_ms));
     o.insert("error".into(), json!(job.error));
     o.insert("eta".into(), json!(0));
-    o.insert("elapsed".into(), json!(job.job_runtime.0.div_ceil(1_000_000_000)));
+    // Wall seconds: the longest direction (clones run side by side), not job_runtime, which
+    // sums the clones under group_reporting as fio does.
+    let wall = [&job.read, &job.write, &job.trim].iter().map(|d| d.runtime.0).max().unwrap_or(0);
+    let wall = if wall == 0 { job.job_runtime.0 / u64::from(job.clones.max(1)) } else { wall };
+    o.insert("elapsed".into(), json!(wall.div_ceil(1_000_000_000)));
     o.insert("job options".into(), options_used(&job.options, context.root));
     for d in Direction::ALL {
         o.insert(d.name().into(), direction_object(job, context, d));
     }
     let sync = latency_object(&job.sync, context.histogram(job, "sync"), true, context.plus, None);
-    o.insert("sync".into(), json!({ "total_ios": job.sync.samples, "lat_ns": sync }));
+    let fsyncs = if job.datasync { 0 } else { job.sync.samples };
+    o.insert("sync".into(), json!({ "total_ios": fsyncs, "lat_ns": sync }));
     o.insert("job_runtime".into(), json!(job.job_runtime.as_millis()));
     o.insert("usr_cpu".into(), json!(finite(job.usr_cpu)));
     o.insert("sys_cpu".into(), json!(finite(job.sys_cpu)));
@@ -202,14 +207,14 @@ fn direction_object(job: &JobResult, context: &JobContext, d: Direction) -> Valu
     o.insert("total_ios".into(), json!(dir.total_ios));
     o.insert("short_ios".into(), json!(dir.short_ios));
     o.insert("drop_ios".into(), json!(0));
-    // Synchronous engines: submission is the syscall itself, so slat is 0 (fio records none
-    // for sync engines either) and lat equals clat. fio's default lat_percentiles=0 leaves
-    // the percentiles out of lat_ns.
+    // Queued engines time submission (slat) and the whole I/O (lat); synchronous engines
+    // have no slat (N=0, as fio records none for them) and their lat is their clat. fio's
+    // default lat_percentiles=0 leaves the percentiles out of lat_ns.
     let p = Percentiles::of(job, context);
-    o.insert("slat_ns".into(), latency_object(&LatencySummary::default(), None, false, false, None));
+    o.insert("slat_ns".into(), latency_object(&dir.slat, None, false, false, None));
     o.insert("clat_ns".into(), latency_object(&dir.clat, histogram, p.clat, context.plus, p.list.as_deref()));
-    let lat_histogram = histogram.filter(|_| p.lat);
-    o.insert("lat_ns".into(), latency_object(&dir.clat, lat_histogram, p.lat, false, p.list.as_deref()));
+    let lat_histogram = dir.lat_histogram(histogram).filter(|_| p.lat);
+    o.insert("lat_ns".into(), latency_object(dir.lat(), lat_histogram, p.lat, false, p.list.as_deref()));
     // fio's bw_min/bw_max/iops_min/iops_max are unsigned integers: truncate as C does.
     o.insert("bw_min".into(), json!(f.bw_samples.min as u64));
     o.insert("bw_max".into(), json!(f.bw_samples.max as u64));

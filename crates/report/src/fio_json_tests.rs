@@ -29,6 +29,7 @@ fn sample_job() -> JobResult {
             clat_histogram: None,
             bw_series: vec![293_737.0 * 1024.0, 360_239.0 * 1024.0],
             iops_series: vec![4589.0, 5628.0],
+            ..Default::default()
         },
         job_runtime: Nanos(1_004_700_000),
         sys_cpu: 9.960_159,
@@ -320,6 +321,32 @@ fn several_jobs_use_their_own_histograms() {
         v["jobs"][j]["read"]["clat_ns"]["bins"].as_object().unwrap().values().map(|c| c.as_u64().unwrap()).sum()
     };
     assert_eq!((count(0), count(1)), (2, 4));
+}
+
+#[test]
+fn a_queued_engine_prints_its_slat_and_lat_as_fio() {
+    let (slat, lat) = (LatencyHistogram::of([1_500, 2_000, 2_500]), LatencyHistogram::of([50_000, 60_000, 70_000]));
+    let mut report = sample_report();
+    let job = &mut report.results[0].measurements[1].jobs_mut()[0];
+    job.read.slat = slat.summary(&[]);
+    job.read.total_lat = Some(lat.summary(&fsarena_core::FIO_PERCENTILES));
+    job.read.lat_histogram = Some(lat.clone());
+    let read = &parse(&report)["jobs"][0]["read"];
+    // fio 3.33, ioengine=libaio: slat_ns and lat_ns carry no percentiles by default.
+    assert_eq!(keys(&read["slat_ns"]), ["min", "max", "mean", "stddev", "N"]);
+    assert_eq!(
+        (&read["slat_ns"]["min"], &read["slat_ns"]["N"], &read["slat_ns"]["mean"]),
+        (&json!(1_500), &json!(3), &json!(2000.0))
+    );
+    assert_eq!(keys(&read["lat_ns"]), ["min", "max", "mean", "stddev", "N"]);
+    assert_eq!((&read["lat_ns"]["max"], &read["lat_ns"]["N"]), (&json!(70_000), &json!(3)));
+    assert_eq!(read["clat_ns"]["N"], 5125, "clat stays clat");
+    // lat_percentiles=1: lat's own histogram, not clat's.
+    report.results[0].measurements[1].jobs_mut()[0].options.push(("lat_percentiles".into(), "1".into()));
+    let lat_ns = &parse(&report)["jobs"][0]["read"]["lat_ns"];
+    assert_eq!(lat_ns["percentile"]["1.000000"], lat.percentile(1.0));
+    assert_eq!(lat_ns["percentile"]["99.990000"], lat.percentile(99.99));
+    assert!(lat.percentile(1.0) > 40_000, "not clat's 9,000 ns");
 }
 
 #[test]

@@ -134,7 +134,11 @@ impl Human {
         } else {
             let _ = writeln!(out, "{line}");
         }
-        latency_lines(out, "clat", &dir.clat);
+        // fio's order: slat (queued engines only), clat, lat, then clat's percentiles.
+        latency_line(out, "slat", &dir.slat);
+        latency_line(out, "clat", &dir.clat);
+        latency_line(out, " lat", dir.lat());
+        percentile_lines(out, "clat", &dir.clat.percentiles);
 
         if f.bw_samples.samples > 0 {
             let s = &f.bw_samples;
@@ -164,6 +168,12 @@ impl Human {
 
 /// fio's `display_lat` line and `show_clat_percentiles` block for one latency summary.
 fn latency_lines(out: &mut String, name: &str, l: &LatencySummary) {
+    latency_line(out, name, l);
+    percentile_lines(out, name, &l.percentiles);
+}
+
+/// fio's `display_lat` line (none for a summary of nothing, as fio's `calc_lat`).
+fn latency_line(out: &mut String, name: &str, l: &LatencySummary) {
     if l.samples == 0 {
         return;
     }
@@ -184,7 +194,6 @@ fn latency_lines(out: &mut String, name: &str, l: &LatencySummary) {
         l.mean / div as f64,
         l.stddev / div as f64
     );
-    percentile_lines(out, name, &l.percentiles);
 }
 
 /// fio's `show_clat_percentiles`: one unit for the whole list, chosen from its smallest and
@@ -387,229 +396,5 @@ fn comparison_table(report: &RunReport, color: bool) -> String {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use fsarena_core::{Better, DirectionResult, Measurement, Nanos, FIO_PERCENTILES};
-
-    fn seqread() -> JobResult {
-        JobResult {
-            name: "seqread".into(),
-            clones: 1,
-            read: DirectionResult {
-                io_bytes: 335_872_000,
-                total_ios: 5125,
-                runtime: Nanos(1_005_000_000),
-                clat: LatencySummary {
-                    min: 7054,
-                    max: 21_700_093,
-                    mean: 192_506.948,
-                    stddev: 1_240_685.012,
-                    samples: 5125,
-                    percentiles: FIO_PERCENTILES.iter().map(|&p| (p, 8000 + (p * 1000.0).round() as u64)).collect(),
-                },
-                bw_series: vec![293_737.0 * 1024.0, 360_239.0 * 1024.0],
-                iops_series: vec![4589.0, 5628.0],
-                ..Default::default()
-            },
-            job_runtime: Nanos(1_004_000_000),
-            layout_bytes: 1 << 30,
-            layout_time: Nanos(520_000_000),
-            sys_cpu: 9.96,
-            ctx: 176,
-            minf: 24,
-            ..Default::default()
-        }
-    }
-
-    fn entry(label: &str, iops: f64, complete: bool) -> ResultEntry {
-        let mut m = Measurement {
-            fio: Some(fsarena_core::FioDetail { jobs: vec![seqread()] }),
-            complete,
-            ..Default::default()
-        };
-        m.push("read_iops", "ops/s", Better::Higher, iops);
-        m.push("read_bw", "bytes/s", Better::Higher, 334_200_995.0);
-        m.push("read_lat_p99", "ns", Better::Lower, 7_569_408.0);
-        ResultEntry {
-            target_label: label.into(),
-            target_kind: label.into(),
-            workload_kind: "io".into(),
-            workload_params: vec![("rw".into(), "read".into()), ("bs".into(), "64k".into())],
-            point: Vec::new(),
-            part: None,
-            measurements: vec![m],
-            ..Default::default()
-        }
-    }
-
-    fn render(report: &RunReport, color: bool) -> String {
-        String::from_utf8(Human { color }.export(std::slice::from_ref(report)).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn fio_like_block() {
-        let report = RunReport { results: vec![entry("ext4", 5099.0, true)], ..Default::default() };
-        let text = render(&report, false);
-        assert!(text.starts_with("ext4 · io:rw=read,bs=64k\nseqread: (groupid=0, jobs=1): err= 0\n"), "{text}");
-        assert!(text.contains("  read: IOPS=5099, BW=319MiB/s (334MB/s)(320MiB/1005msec)\n"), "{text}");
-        assert!(text.contains("    clat (usec): min=7, max=21700, avg=192.51, stdev=1240.69\n"), "{text}");
-        assert!(text.contains("    clat percentiles (usec):\n     |  1.00th=[    9],  5.00th=[   13],"), "{text}");
-        assert!(text.contains("     | 99.99th=[  108]\n"), "{text}");
-        assert!(text.contains(
-            "   bw (  KiB/s): min=293737, max=360239, per=100.00%, avg=326988.00, stdev=47024.02, samples=2\n"
-        ));
-        assert!(text.contains("   iops        : min= 4589, max= 5628, avg=5108.50, stdev=734.68, samples=2\n"));
-        assert!(text.contains("  cpu          : usr=0.00%, sys=9.96%, ctx=176, majf=0, minf=24\n"));
-        assert!(text.contains("  layout: 1.0GiB in 0.52s (1.9GiB/s), excluded from the figures\n"), "{text}");
-        assert!(!text.contains("write:"), "directions without I/O are omitted");
-        assert!(!text.contains('\x1b'));
-        assert!(!text.contains("| metric"), "no comparison for a single entry");
-        // Four percentiles per line, as fio prints the default list.
-        let first = text.lines().find(|l| l.contains("1.00th")).unwrap();
-        assert_eq!(first.matches("th=[").count(), 4);
-    }
-
-    #[test]
-    fn nanosecond_latencies_stay_in_nsec() {
-        let clat = LatencySummary {
-            min: 700,
-            max: 90_000,
-            mean: 1500.0,
-            stddev: 300.0,
-            samples: 10,
-            percentiles: vec![(50.0, 1400), (99.0, 80_000), (99.99, 90_000)],
-        };
-        let mut text = String::new();
-        latency_lines(&mut text, "clat", &clat);
-        assert_eq!(
-            text,
-            "    clat (nsec): min=700, max=90000, avg=1500.00, stdev=300.00\n    clat percentiles (nsec):\n     \
-             | 50.00th=[ 1400], 99.00th=[80000], 99.99th=[90000]\n"
-        );
-    }
-
-    #[test]
-    fn errors_incomplete_and_color() {
-        let mut e = entry("xfs", 10.0, false);
-        let job = &mut e.measurements[0].jobs_mut()[0];
-        job.error = 28;
-        job.error_message = Some("write /mnt/f: No space left on device".into());
-        let report = RunReport { results: vec![e], ..Default::default() };
-        let text = render(&report, true);
-        assert!(text.contains("  INCOMPLETE: stopped early; figures cover only what ran\n"));
-        assert!(text.contains("err=28\n  error: write /mnt/f: No space left on device\n"));
-        assert!(text.contains("\x1b[1m  read: IOPS="));
-    }
-
-    #[test]
-    fn comparison_table_for_several_entries() {
-        let report = RunReport {
-            results: vec![entry("ext4", 25_400.0, true), entry("xfs", 254_000.0, true)],
-            ..Default::default()
-        };
-        let text = render(&report, false);
-        assert!(text.contains("| metric"), "{text}");
-        let header = text.lines().find(|l| l.starts_with("| metric")).unwrap();
-        assert!(header.contains("ext4") && header.contains("xfs"), "one column per target: {header}");
-        assert!(text.contains("25.4k ops/s"), "{text}");
-        assert!(text.contains("254k ops/s"), "{text}");
-        assert!(text.contains("319 MiB/s"), "{text}");
-        assert!(text.contains("7.57 ms"), "{text}");
-        // What the results share is said once, above the table.
-        assert!(text.contains("every result: io: rw=read, bs=64k\n| metric"), "{text}");
-        // One repetition each: nothing is coloured, and the table says why.
-        assert!(text.contains("| read_iops (untested) |"), "{text}");
-        assert!(
-            text.ends_with("|\nuntested: a target has a single repetition: no significance test, no colour\n"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn other_workloads_list_their_metrics() {
-        let mut m = Measurement { complete: true, ..Default::default() };
-        m.push("file_creation", "ops/s", Better::Higher, 12_345.0);
-        let e = ResultEntry {
-            target_label: "tmpfs".into(),
-            workload_kind: "tree".into(),
-            point: Vec::new(),
-            part: None,
-            measurements: vec![m.clone(), m],
-            ..Default::default()
-        };
-        let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
-        assert_eq!(text, "tmpfs · tree\n  last of 2 measured repetitions\n  file_creation : 12.3k ops/s\n");
-    }
-
-    #[test]
-    fn meta_results_end_with_mdtests_summary_table() {
-        // The two iterations of reference/mdtest.md 3.3, as two measured repetitions. Three
-        // figures differ from mdtest's capture in the last digit: its inputs carry more
-        // decimals than it prints.
-        let rows: [(&str, f64, f64); 10] = [
-            ("dir_creation", 17981.779, 9678.299),
-            ("dir_stat", 184162.634, 99433.502),
-            ("dir_rename", 35856.414, 34777.775),
-            ("dir_removal", 930.307, 577.963),
-            ("file_creation", 5981.071, 3125.548),
-            ("file_stat", 703742.282, 173103.756),
-            ("file_read", 83752.077, 74144.920),
-            ("file_removal", 43907.460, 42945.825),
-            ("tree_creation", 6168.094, 5295.838),
-            ("tree_removal", 95.429, 64.595),
-        ];
-        let rep = |i: usize| {
-            let mut m = Measurement { complete: true, ..Default::default() };
-            for (name, a, b) in rows {
-                m.push(name, "ops/s", Better::Higher, if i == 0 { a } else { b });
-            }
-            m.push("file_creation_items", "items", Better::Higher, 1000.0);
-            m
-        };
-        let e = ResultEntry {
-            target_label: "tmpfs".into(),
-            workload_kind: "meta".into(),
-            point: Vec::new(),
-            part: None,
-            measurements: vec![rep(0), rep(1)],
-            ..Default::default()
-        };
-        let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
-        let want = "
-SUMMARY rate (in ops/sec): (of 2 iterations)
-   Operation                     Max            Min           Mean        Std Dev
-   ---------                     ---            ---           ----        -------
-   Directory creation          17981.779       9678.299      13830.039       5871.447
-   Directory stat             184162.634      99433.502     141798.068      59912.544
-   Directory rename            35856.414      34777.775      35317.094        762.713
-   Directory removal             930.307        577.963        754.135        249.145
-   File creation                5981.071       3125.548       4553.309       2019.160
-   File stat                  703742.282     173103.756     438423.019     375218.100
-   File read                   83752.077      74144.920      78948.499       6793.286
-   File removal                43907.460      42945.825      43426.643        679.979
-   Tree creation                6168.094       5295.838       5731.966        616.778
-   Tree removal                   95.429         64.595         80.012         21.803
-";
-        assert!(text.ends_with(want), "{text}");
-        assert!(text.contains("  file_creation_items : "), "the metric list stays: {text}");
-        // A run of some phases only has rows for those.
-        let mut m = Measurement { complete: true, ..Default::default() };
-        m.push("file_creation", "ops/s", Better::Higher, 1234.5);
-        let e = ResultEntry { workload_kind: "meta".into(), measurements: vec![m], ..Default::default() };
-        let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
-        assert!(text.ends_with("(of 1 iterations)\n   Operation                     Max            Min           Mean        Std Dev\n   ---------                     ---            ---           ----        -------\n   File creation                1234.500       1234.500       1234.500          0.000\n"), "{text}");
-    }
-
-    #[test]
-    fn number_formatting_follows_fio() {
-        assert_eq!(num2str(21_700_093, 6), "21700k");
-        assert_eq!(num2str(999_999, 6), "999999");
-        assert_eq!(num2str(1_234_567, 6), "1234.6k");
-        assert_eq!(num2str(12_345_678_901, 6), "12346M");
-        assert_eq!(decimals(99.99), 2);
-        assert_eq!(decimals(99.999), 3);
-        assert_eq!(decimals(50.0), 0);
-        assert_eq!(digits(0), 1);
-        assert_eq!(digits(99_999), 5);
-    }
-}
+#[path = "human_tests.rs"]
+mod tests;

@@ -23,6 +23,11 @@ pub const WRITE: usize = 1;
 pub struct CloneResult {
     /// Completion latency per direction.
     pub clat: [LatencyHistogram; 2],
+    /// Submission latency per direction (fio's slat): queued engines only, empty otherwise.
+    pub slat: [LatencyHistogram; 2],
+    /// Total latency per direction, preparation to completion (fio's lat): queued engines
+    /// only; a synchronous engine's lat is its `clat`.
+    pub lat: [LatencyHistogram; 2],
     /// fsync/fdatasync latency.
     pub sync: LatencyHistogram,
     /// Bytes per direction.
@@ -133,10 +138,16 @@ pub struct CloneSpec {
     pub options: IoOptions,
     /// The clone's number within its job (the N of NAME.N.M).
     pub clone: u32,
+    /// fio's `thread_number`: 1 for the first clone of the file's first job, counting every
+    /// clone of every job in order; it seeds the clone's random streams as in fio.
+    pub thread_number: u32,
     /// The clone's files, laid out already where the job reads.
     pub files: Vec<PathBuf>,
     /// Bytes of each file to use (from `offset`).
     pub file_size: u64,
+    /// Each file's size when they differ (`filesize=MIN-MAX`, drawn as fio draws them);
+    /// empty when every file is `file_size`.
+    pub file_sizes: Vec<u64>,
     /// Buffer alignment for O_DIRECT.
     pub align: usize,
 }
@@ -156,6 +167,8 @@ pub fn run_clone<E: Engine>(
     let expected_seconds = o.runtime.map_or(64, |r| (r.0 / 1_000_000_000) as usize + 2);
     let mut result = CloneResult {
         clat: [LatencyHistogram::new(), LatencyHistogram::new()],
+        slat: Default::default(),
+        lat: Default::default(),
         sync: LatencyHistogram::new(),
         bytes: [0; 2],
         ios: [0; 2],
@@ -234,6 +247,10 @@ pub fn run_clone<E: Engine>(
         }
         result.verify_ns = t.elapsed().as_nanos() as u64;
     }
+    // fio's exitall: this job's end stops the others of its group (`stop` is the group's).
+    if o.exitall {
+        stop.store(true, Ordering::Relaxed);
+    }
     result
 }
 
@@ -284,13 +301,13 @@ pub fn duration(o: &IoOptions) -> Option<std::time::Duration> {
 /// Where each file's I/O goes and in which order; `fds[i]` is `spec.files[i]`, open.
 fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<'fd>> {
     let o = &spec.options;
-    let blocks = io_span(o, spec.file_size) / o.min_bs();
     let map = uses_block_map(o);
     spec.files
         .iter()
         .zip(fds)
         .enumerate()
         .map(|(i, (path, &fd))| {
+            let blocks = io_span(o, spec.file_sizes.get(i).copied().unwrap_or(spec.file_size)) / o.min_bs();
             let seed = o.randseed ^ (u64::from(spec.clone) << 32) ^ (i as u64) << 16;
             FileState {
                 fd,
@@ -319,11 +336,28 @@ pub(super) fn io_span(o: &IoOptions, file_size: u64) -> u64 {
     }
 }
 
+/// Each file's size under `filesize=MIN-MAX` for the clone numbered `thread_number`, drawn
+/// from fio's file-size stream (filesetup.c `get_rand_file_size`): MIN + (MAX − MIN) × U,
+/// rounded down to the smallest block. Empty when the files are all one size.
+pub(super) fn drawn_file_sizes(o: &IoOptions, thread_number: u32, files: usize) -> Vec<u64> {
+    let (Some(lo), Some(hi)) = (o.filesize, o.filesize_max) else { return Vec::new() };
+    let seed = o.fio_seed();
+    let seeds = super::fiorand::Seeds::new(seed, u64::from(thread_number), o.randrepeat);
+    let mut r = seeds.stream(super::fiorand::Stream::FileSize, o.tausworthe64);
+    let unit = o.min_bs().max(1);
+    (0..files)
+        .map(|_| {
+            let size = lo + ((hi - lo) as f64 * r.unit()) as u64;
+            size - size % unit
+        })
+        .collect()
+}
+
 /// True when a job's random I/Os take fio's random map rather than the permutation: their
 /// sizes differ (`bssplit`, or per-direction `bs` in a mixed job), so an I/O may overlap
 /// blocks done already and fio shrinks it. Equal sizes visit each block once either way.
 pub(super) fn uses_block_map(o: &IoOptions) -> bool {
-    let sizes_differ = !o.bssplit.is_empty() || (o.rw.reads() && o.rw.writes() && o.bs[READ] != o.bs[WRITE]);
+    let sizes_differ = o.sizes_drawn() || (o.rw.reads() && o.rw.writes() && o.bs[READ] != o.bs[WRITE]);
     o.rw.is_random()
         && sizes_differ
         && !o.norandommap

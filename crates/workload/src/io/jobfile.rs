@@ -283,17 +283,6 @@ fn parse_lines(lines: &[Line], top: &Path) -> Result<FioJobFile, InputError> {
     if let Some(done) = job.take() {
         finish(done, &globals, &mut file, &mut problems);
     }
-    let clones: u32 = file.jobs.iter().map(|j| j.options.numjobs).sum();
-    if clones > 1 && file.jobs.iter().any(|j| j.options.exitall) {
-        // fio stops every job when the first ends: what the others move depends on timing,
-        // which fsarena does not reproduce yet; running them all to their end would differ.
-        problems.push(
-            InputError::new(format!(
-                "exitall with {clones} jobs is not supported yet: fsarena would run every job to its end; remove exitall or keep one job"
-            ))
-            .at(top.display().to_string()),
-        );
-    }
     if file.jobs.is_empty() && problems.is_empty() {
         // Named by the file given, which an empty file (no line to take it from) has too.
         problems.push(

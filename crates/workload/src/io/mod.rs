@@ -3,12 +3,14 @@
 
 mod bounds;
 mod files;
+mod fiorand;
 mod iolog;
 mod job;
 pub mod jobfile;
 mod layout;
 pub mod offsets;
 pub mod options;
+mod pattern;
 mod process;
 mod queue;
 mod verify;
@@ -303,7 +305,7 @@ type GroupPlan = (Vec<(usize, CloneSpec)>, Vec<FileNeed>);
 
 /// The group's clones and the files they need, each file once: linear in clones × files
 /// (a map, not a search of the list, finds a file named twice), and stopped by Ctrl-C.
-fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool) -> Result<GroupPlan, String> {
+fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool, first_thread: u32) -> Result<GroupPlan, String> {
     let mut specs: Vec<(usize, CloneSpec)> = Vec::new();
     let mut needs: Vec<FileNeed> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
@@ -318,20 +320,28 @@ fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool) -> Result<Group
             let files = IoWorkload::clone_files(root, o, clone);
             // fio's offset_increment: each clone starts further in.
             let o = &IoOptions { offset: o.clone_offset(clone), ..o.clone() };
+            let thread_number = first_thread + specs.len() as u32;
+            let file_sizes = job::drawn_file_sizes(o, thread_number, files.len());
             // A diskless engine (null) uses no file: nothing to lay out, as in fio.
             let used = if diskless { &files[..0] } else { &files[..] };
-            for path in used {
+            for (fi, path) in used.iter().enumerate() {
+                // filesize is the whole file (io_span), size the span after offset.
+                let size = match file_sizes.get(fi) {
+                    Some(&s) => s,
+                    None if o.filesize.is_some() => file_size,
+                    None => o.offset + file_size,
+                };
                 match index.get(path) {
                     Some(&i) => {
                         let n = &mut needs[i];
                         n.content |= o.rw.reads();
-                        n.size = n.size.max(o.offset + file_size);
+                        n.size = n.size.max(size);
                     }
                     None => {
                         index.insert(path.clone(), needs.len());
                         needs.push(FileNeed {
                             path: path.clone(),
-                            size: o.offset + file_size,
+                            size,
                             content: o.rw.reads(),
                             fallocate: o.fallocate,
                             seed: o.randseed ^ u64::from(clone),
@@ -339,7 +349,9 @@ fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool) -> Result<Group
                     }
                 }
             }
-            specs.push((ji, CloneSpec { options: o.clone(), clone, files, file_size, align: 4096 }));
+            let spec =
+                CloneSpec { options: o.clone(), clone, thread_number, files, file_size, file_sizes, align: 4096 };
+            specs.push((ji, spec));
         }
     }
     Ok((specs, needs))
@@ -355,7 +367,7 @@ fn run_group(
     first_thread: u32,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
-    let (mut specs, needs) = plan_group(env.root, group, env.stop)?;
+    let (mut specs, needs) = plan_group(env.root, group, env.stop, first_thread)?;
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -438,10 +450,13 @@ fn run_threads(env: &RunEnv<'_>, root: BorrowedFd<'_>, specs: &[(usize, CloneSpe
     // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
     let barrier = Barrier::new(specs.len());
     let gate = crate::gate::StartGate::default();
+    // The group's own stop flag: a job's exitall or error stops its group, not the run;
+    // the run's (Ctrl-C) is copied in while the group runs.
+    let group_stop = AtomicBool::new(env.stop.load(Ordering::Relaxed));
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
         let bodies = specs.iter().map(|(ji, spec)| {
             let barrier = &barrier;
-            let stop = env.stop;
+            let stop = &group_stop;
             let ji = *ji;
             move || {
                 let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
@@ -449,6 +464,12 @@ fn run_threads(env: &RunEnv<'_>, root: BorrowedFd<'_>, specs: &[(usize, CloneSpe
             }
         });
         let handles = crate::gate::spawn_gated(s, &gate, "io job", bodies)?;
+        while !handles.iter().all(|h| h.is_finished()) {
+            if env.stop.load(Ordering::Relaxed) {
+                group_stop.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         Ok(handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect())
     });
     let finished = finished?;
@@ -496,11 +517,14 @@ impl EngineVisitor for CloneRun<'_> {
 fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
     let direction = |d: usize| {
         let mut hist = LatencyHistogram::new();
+        let (mut slat, mut lat) = (LatencyHistogram::new(), LatencyHistogram::new());
         let mut r = DirectionResult::default();
         let mut bw: Vec<f64> = Vec::new();
         let mut iops: Vec<f64> = Vec::new();
         for c in clones {
             hist.merge(&c.clat[d]);
+            slat.merge(&c.slat[d]);
+            lat.merge(&c.lat[d]);
             r.io_bytes += c.bytes[d];
             r.total_ios += c.ios[d];
             r.short_ios += c.short_ios[d];
@@ -513,6 +537,12 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
         }
         r.clat = hist.summary(&FIO_PERCENTILES);
         r.clat_histogram = (!hist.is_empty()).then_some(hist);
+        // Queued engines time submission; a synchronous engine's lat is its clat (`None`).
+        r.slat = slat.summary(&[]);
+        if !lat.is_empty() {
+            r.total_lat = Some(lat.summary(&FIO_PERCENTILES));
+            r.lat_histogram = Some(lat);
+        }
         r.bw_series = bw;
         r.iops_series = iops;
         r
@@ -532,7 +562,9 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
         trim: DirectionResult::default(),
         sync: sync.summary(&FIO_PERCENTILES),
         sync_histogram: (!sync.is_empty()).then_some(sync),
-        job_runtime: Nanos(clones.iter().map(|c| c.runtime_ns).max().unwrap_or(0)),
+        datasync: job.options.fsync == 0 && job.options.fdatasync > 0,
+        // fio sums the clones' run times under group_reporting (stat.c sum_thread_stats).
+        job_runtime: Nanos(runtime_sum),
         layout_time: Nanos(0),
         layout_bytes: 0,
         verify_time: Nanos(clones.iter().map(|c| c.verify_ns).max().unwrap_or(0)),

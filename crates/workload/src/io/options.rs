@@ -68,28 +68,7 @@ pub enum Distribution {
     Zoned(Vec<(u32, u32)>),
 }
 
-impl Distribution {
-    /// A block of `blocks` drawn as fio's zoned distribution draws it: a zone by its share
-    /// of the accesses, then a block uniformly inside it. None unless zoned.
-    #[inline]
-    pub fn zoned_block(&self, blocks: u64, rng: &mut fastrand::Rng) -> Option<u64> {
-        let Self::Zoned(zones) = self else { return None };
-        let draw = rng.u32(0..100);
-        let (mut access, mut start) = (0u32, 0u64);
-        for &(a, size) in zones {
-            access += a;
-            let end = start + u64::from(size);
-            if draw < access {
-                // A zone too small for a block of its own still gets one.
-                let lo = (blocks * start / 100).min(blocks.saturating_sub(1));
-                let hi = (blocks * end / 100).clamp(lo + 1, blocks.max(lo + 1));
-                return Some(rng.u64(lo..hi));
-            }
-            start = end;
-        }
-        Some(rng.u64(0..blocks.max(1)))
-    }
-}
+impl Distribution {}
 
 /// fio's `fallocate=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,12 +105,16 @@ pub struct IoOptions {
     pub rwmixread: u32,
     /// Block size for reads and for writes (default 4096).
     pub bs: [u64; 2],
-    /// `(block size, percent)` pairs; overrides `bs` when set.
-    pub bssplit: Vec<(u64, u32)>,
+    /// `(block size, percent)` pairs per direction (read, write); overrides `bs` when set.
+    pub bssplit: [Vec<(u64, u32)>; 2],
+    /// fio's `bsrange=MIN-MAX` per direction: sizes drawn as fio draws them.
+    pub bsrange: [Option<(u64, u64)>; 2],
     /// Bytes each job moves per pass (`size=`); split over `nrfiles`.
     pub size: Option<u64>,
-    /// Size of each file (default `size / nrfiles`).
+    /// Size of each file (default `size / nrfiles`); the smallest under `filesize=MIN-MAX`.
     pub filesize: Option<u64>,
+    /// The largest file under `filesize=MIN-MAX`: each file's size is drawn in between.
+    pub filesize_max: Option<u64>,
     /// Files per job.
     pub nrfiles: u32,
     /// One file name shared by all jobs instead of `NAME.JOBNUM.FILENUM`.
@@ -183,6 +166,10 @@ pub struct IoOptions {
     pub norandommap: bool,
     /// Seed of every random choice.
     pub randseed: u64,
+    /// fio's `randrepeat`: the same choices on every run.
+    pub randrepeat: bool,
+    /// fio's `random_generator=tausworthe64`.
+    pub tausworthe64: bool,
     /// Offset distribution for random jobs.
     pub random_distribution: Distribution,
     /// Checksum written blocks and read them back after the job (`verify=crc32c`).
@@ -240,9 +227,11 @@ impl Default for IoOptions {
             rw: Rw::Read,
             rwmixread: 50,
             bs: [4096, 4096],
-            bssplit: Vec::new(),
+            bssplit: [Vec::new(), Vec::new()],
+            bsrange: [None, None],
             size: None,
             filesize: None,
+            filesize_max: None,
             nrfiles: 1,
             filename: None,
             directory: None,
@@ -268,6 +257,8 @@ impl Default for IoOptions {
             loops: 1,
             norandommap: false,
             randseed: 0x89,
+            randrepeat: true,
+            tausworthe64: false,
             random_distribution: Distribution::Random,
             verify: false,
             do_verify: true,
@@ -463,30 +454,54 @@ impl IoOptions {
         }
     }
 
+    /// The seed of fio's streams: `randseed`, or one from the system when `randrepeat=0` and
+    /// `randseed` is left at its default (fio's `setup_random_seeds`; an explicit
+    /// `randseed=137` is taken as the default, the one case where fsarena differs).
+    pub fn fio_seed(&self) -> u64 {
+        if self.randrepeat || self.randseed != 0x89 {
+            self.randseed
+        } else {
+            fastrand::u64(..)
+        }
+    }
+
+    /// Smallest block size of direction `d` (fio's `min_bs[ddir]`).
+    pub fn min_bs_of(&self, d: usize) -> u64 {
+        match (&self.bssplit[d][..], self.bsrange[d]) {
+            ([], None) => self.bs[d],
+            ([], Some((lo, _))) => lo,
+            (split, _) => split.iter().map(|e| e.0).min().unwrap_or(self.bs[d]),
+        }
+    }
+
+    /// Largest block size of direction `d` (fio's `max_bs[ddir]`).
+    pub fn max_bs_of(&self, d: usize) -> u64 {
+        match (&self.bssplit[d][..], self.bsrange[d]) {
+            ([], None) => self.bs[d],
+            ([], Some((_, hi))) => hi,
+            (split, _) => split.iter().map(|e| e.0).max().unwrap_or(self.bs[d]),
+        }
+    }
+
+    /// True when a direction's sizes are drawn (`bssplit` or `bsrange`), not fixed.
+    pub fn sizes_drawn(&self) -> bool {
+        (0..2).any(|d| !self.bssplit[d].is_empty() || self.bsrange[d].is_some())
+    }
+
+    /// The directions the job moves data in.
+    fn used_dirs(&self) -> impl Iterator<Item = usize> {
+        let (r, w) = (self.rw.reads(), self.rw.writes());
+        [(0, r || !w), (1, w)].into_iter().filter(|e| e.1).map(|e| e.0)
+    }
+
     /// Smallest block size in use.
     pub fn min_bs(&self) -> u64 {
-        if self.bssplit.is_empty() {
-            match (self.rw.reads(), self.rw.writes()) {
-                (true, false) => self.bs[0],
-                (false, true) => self.bs[1],
-                _ => self.bs[0].min(self.bs[1]),
-            }
-        } else {
-            self.bssplit.iter().map(|e| e.0).min().unwrap_or(4096)
-        }
+        self.used_dirs().map(|d| self.min_bs_of(d)).min().unwrap_or(self.bs[0])
     }
 
     /// Largest block size in use.
     pub fn max_bs(&self) -> u64 {
-        if self.bssplit.is_empty() {
-            match (self.rw.reads(), self.rw.writes()) {
-                (true, false) => self.bs[0],
-                (false, true) => self.bs[1],
-                _ => self.bs[0].max(self.bs[1]),
-            }
-        } else {
-            self.bssplit.iter().map(|e| e.0).max().unwrap_or(4096)
-        }
+        self.used_dirs().map(|d| self.max_bs_of(d)).max().unwrap_or(self.bs[0])
     }
 }
 
@@ -522,9 +537,15 @@ pub fn fio_words(o: &IoOptions) -> Vec<String> {
     if o.rw.reads() && o.rw.writes() {
         w.push(format!("rwmixread={}", o.rwmixread));
     }
-    if !o.bssplit.is_empty() {
-        let parts: Vec<String> = o.bssplit.iter().map(|(b, p)| format!("{b}/{p}")).collect();
-        w.push(format!("bssplit={}", parts.join(":")));
+    if o.bssplit.iter().any(|s| !s.is_empty()) {
+        let list = |s: &[(u64, u32)]| s.iter().map(|(b, p)| format!("{b}/{p}")).collect::<Vec<_>>().join(":");
+        let (r, w_) = (list(&o.bssplit[0]), list(&o.bssplit[1]));
+        w.push(if r == w_ { format!("bssplit={r}") } else { format!("bssplit={r},{w_}") });
+    }
+    if o.bsrange.iter().any(Option::is_some) {
+        let range = |r: Option<(u64, u64)>| r.map_or(String::new(), |(lo, hi)| format!("{lo}-{hi}"));
+        let (r, w_) = (range(o.bsrange[0]), range(o.bsrange[1]));
+        w.push(if r == w_ { format!("bsrange={r}") } else { format!("bsrange={r},{w_}") });
     }
     if o.rw.is_random() {
         w.push(format!("norandommap={}", u8::from(o.norandommap)));
@@ -703,38 +724,18 @@ mod tests {
     }
 
     #[test]
-    fn bsrange_is_the_split_of_the_sizes_fio_draws() {
+    fn bsrange_is_a_range_per_direction() {
         let o = with(&[("size", "4m"), ("bsrange", "4k-16k")]).unwrap();
-        assert_eq!(o.bssplit, vec![(4096, 25), (8192, 25), (12288, 25), (16384, 25)]);
-        let o = with(&[("size", "4m"), ("blocksize_range", "8k-24k")]).unwrap();
-        assert_eq!(o.bssplit, vec![(8192, 33), (16384, 33), (24576, 34)]);
-        for bad in ["4k", "16k-4k", "3k-12k", "4k-10k", "512-1m", "4k-8k,8k-16k"] {
+        assert_eq!(o.bsrange, [Some((4096, 16384)); 2]);
+        assert_eq!((o.min_bs(), o.max_bs()), (4096, 16384));
+        let o = with(&[("size", "4m"), ("blocksize_range", "8k-24k,4k-8k"), ("rw", "randrw")]).unwrap();
+        assert_eq!(o.bsrange, [Some((8192, 24576)), Some((4096, 8192))]);
+        assert_eq!((o.min_bs_of(1), o.max_bs_of(0)), (4096, 24576));
+        let o = with(&[("size", "4m"), ("bssplit", "4k/50:8k/50,16k/100"), ("rw", "randrw")]).unwrap();
+        assert_eq!(o.bssplit, [vec![(4096, 50), (8192, 50)], vec![(16384, 100)]]);
+        for bad in ["4k", "16k-4k", "3k-12k", "4k-10k", "4k-8k,8k-16k,1k-2k"] {
             assert!(with(&[("size", "4m"), ("bsrange", bad)]).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn zoned_draws_give_each_zone_its_share() {
-        let d = Distribution::Zoned(vec![(60, 10), (30, 20), (10, 70)]);
-        let mut rng = fastrand::Rng::with_seed(7);
-        let mut zones = [0u32; 3];
-        for _ in 0..100_000 {
-            let b = d.zoned_block(1000, &mut rng).unwrap();
-            zones[if b < 100 {
-                0
-            } else if b < 300 {
-                1
-            } else {
-                2
-            }] += 1;
-        }
-        for (got, want) in zones.iter().zip([60_000, 30_000, 10_000]) {
-            assert!(got.abs_diff(want) < 1500, "{zones:?}");
-        }
-        assert_eq!(Distribution::Random.zoned_block(10, &mut rng), None);
-        // Zones smaller than a block still land inside the region.
-        let tiny = Distribution::Zoned(vec![(50, 1), (50, 99)]);
-        assert!((0..1000).all(|_| tiny.zoned_block(3, &mut rng).unwrap() < 3));
     }
 
     #[test]

@@ -140,6 +140,8 @@ impl Drop for SharedMap {
 #[derive(Serialize, Deserialize)]
 struct Wire {
     clat: [LatencyHistogram; 2],
+    slat: [LatencyHistogram; 2],
+    lat: [LatencyHistogram; 2],
     sync: LatencyHistogram,
     bytes: [u64; 2],
     ios: [u64; 2],
@@ -163,6 +165,8 @@ fn encode(r: CloneResult) -> Vec<u8> {
     let wire = Wire {
         series: [series(&r.series[0]), series(&r.series[1])],
         clat: r.clat,
+        slat: r.slat,
+        lat: r.lat,
         sync: r.sync,
         bytes: r.bytes,
         ios: r.ios,
@@ -182,6 +186,8 @@ fn decode(bytes: &[u8]) -> Result<CloneResult, String> {
     let [user_ns, sys_ns, ctx, majflt, minflt] = w.cpu;
     Ok(CloneResult {
         clat: w.clat,
+        slat: w.slat,
+        lat: w.lat,
         sync: w.sync,
         bytes: w.bytes,
         ios: w.ios,
@@ -421,6 +427,8 @@ mod tests {
         }
         let r = CloneResult {
             clat: [LatencyHistogram::of([100, 2_000, 3_000_000]), LatencyHistogram::of([7, 8_000_000_000])],
+            slat: [LatencyHistogram::of([10, 20, 30]), LatencyHistogram::new()],
+            lat: [LatencyHistogram::of([110, 2_020, 3_000_030]), LatencyHistogram::new()],
             sync: LatencyHistogram::of([55_000]),
             bytes: [3 * 4096, 2 * 8192],
             ios: [3, 2],
@@ -439,6 +447,7 @@ mod tests {
             assert_eq!((back.clat[d].min(), back.clat[d].max()), (r.clat[d].min(), r.clat[d].max()));
             assert_eq!(back.series[d].per_second(), r.series[d].per_second());
         }
+        assert_eq!((back.slat, back.lat), (r.slat.clone(), r.lat.clone()));
         assert_eq!(back.sync.mean(), r.sync.mean());
         assert_eq!((back.bytes, back.ios, back.short_ios), (r.bytes, r.ios, r.short_ios));
         assert_eq!((back.runtime_ns, back.verify_ns, back.cpu.minflt), (r.runtime_ns, r.verify_ns, 5));

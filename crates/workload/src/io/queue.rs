@@ -7,178 +7,18 @@
 //! nanoseconds) is counted in the next I/O rather than costing a second clock read. A queued
 //! I/O's latency runs from the commit that sent it to the reap that returned it (fio's clat
 //! for async engines: issue time is taken after commit).
+//!
+//! Queued engines also time submission, as fio does for them: one more clock read when the
+//! I/O is prepared, before it is handed to the engine (fio's `start_time`). Its slat runs from
+//! there to the commit that sent it, its lat from there to the reap (slat + clat). Synchronous
+//! engines have no slat (fio records none for them) and their lat is their clat.
 
 use super::job::{CloneResult, CloneSpec, FileState, READ, WRITE};
-use super::offsets::Zipf;
-use super::options::Distribution;
+use super::pattern::{plan, reset_pass, Draws, Plan};
 use super::verify;
 use fsarena_engine::{Completion, Engine, IoDir, IoOp, QueueDepth, Submit};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Decoded per-op choices, so the hot loop reads plain fields.
-struct Plan {
-    mixed: bool,
-    fixed_dir: usize,
-    rwmixread: u32,
-    bs: [u64; 2],
-    /// fio's `bssplit`, ordered as fio orders it (by percentage), percentages cumulated.
-    split: Vec<(u64, u32)>,
-    /// Smallest block per direction: the random map's block and alignment for it (fio's
-    /// `min_bs[ddir]`, `ba[ddir]`).
-    mbs: [u64; 2],
-    unit: u64,
-    random: bool,
-    uniform_repeats: bool,
-    zipf: Option<Zipf>,
-    /// fio's `random_distribution`, for the zoned draw.
-    distribution: Distribution,
-    pass_bytes: u64,
-    /// fio's io_size: a pass goes on over the files again until its bytes are moved.
-    wraps: bool,
-    /// fio's `rw=read:8k`: bytes skipped after each sequential I/O.
-    skip: u64,
-    passes: u64,
-    time_based: bool,
-    deadline_ns: u64,
-    ramp_ns: u64,
-    sync_every: u32,
-    datasync: bool,
-    rate: [u64; 2],
-    rate_iops: [u64; 2],
-    verify: bool,
-}
-
-fn plan(spec: &CloneSpec) -> Plan {
-    let o = &spec.options;
-    let blocks = super::job::io_span(o, spec.file_size) / o.min_bs();
-    let mut split = o.bssplit.clone();
-    // fio sorts the entries by percentage before drawing (options.c, bs_cmp).
-    split.sort_by_key(|e| e.1);
-    // cumulative percentages for a single draw per I/O
-    let mut acc = 0;
-    for e in &mut split {
-        acc += e.1;
-        e.1 = acc;
-    }
-    Plan {
-        mixed: o.rw.reads() && o.rw.writes(),
-        fixed_dir: if o.rw.writes() { WRITE } else { READ },
-        rwmixread: o.rwmixread,
-        bs: o.bs,
-        mbs: [0, 1].map(|d| split.iter().map(|e| e.0).min().unwrap_or(o.bs[d])),
-        split,
-        unit: o.min_bs(),
-        random: o.rw.is_random(),
-        uniform_repeats: o.norandommap,
-        distribution: o.random_distribution.clone(),
-        zipf: match o.random_distribution {
-            Distribution::Zipf(theta) if o.rw.is_random() => Some(Zipf::new(blocks.max(1), theta)),
-            _ => None,
-        },
-        pass_bytes: o.job_size(),
-        wraps: o.io_size.is_some(),
-        skip: o.rw_skip,
-        passes: u64::from(o.loops),
-        time_based: o.time_based,
-        deadline_ns: o.runtime.map_or(u64::MAX, |r| r.0.saturating_add(o.ramp_time.0)),
-        ramp_ns: o.ramp_time.0,
-        sync_every: if o.fsync > 0 { o.fsync } else { o.fdatasync },
-        datasync: o.fsync == 0 && o.fdatasync > 0,
-        rate: o.rate,
-        rate_iops: o.rate_iops,
-        verify: o.verify,
-    }
-}
-
-impl Plan {
-    /// Next I/O in `f` in direction `dir`: offset and length; None when the file's pass is
-    /// over. As fio: the offset first, then a size that fits before the region's end; in the
-    /// random map, an I/O shrinks to the free blocks at its start.
-    #[inline]
-    fn next_io(&self, f: &mut FileState<'_>, dir: usize, rng: &mut fastrand::Rng) -> Option<(u64, u64)> {
-        let region = f.blocks * self.unit;
-        if !self.random {
-            let pos = f.seq[dir] * self.unit;
-            let len = self.block_size(dir, rng, region.saturating_sub(pos))?;
-            // fio's `rw=write:4k`: a hole after each I/O; one that would reach past the end
-            // starts over at the region's start (an I/O that ends at the end finishes it).
-            let end = pos + len;
-            let wrap = self.skip > 0 && end < region && end + self.skip >= region;
-            f.seq[dir] = if wrap { 0 } else { (end + self.skip).div_ceil(self.unit) };
-            return Some((f.start + pos, len));
-        }
-        if let Some(map) = &mut f.map {
-            // fio draws a block in units of this direction's smallest size, takes the next
-            // free one when it is done, and marks (and shrinks to) the free run after it.
-            let mbs = self.mbs[dir];
-            let lastb = region / mbs;
-            if lastb == 0 {
-                return None;
-            }
-            let mut b = self.distribution.zoned_block(lastb, rng).unwrap_or_else(|| rng.u64(0..lastb));
-            if map.is_set(b) {
-                b = map.next_free(b)?;
-            }
-            let off = b * mbs;
-            if off >= region {
-                return None;
-            }
-            let len = self.block_size(dir, rng, region - off)?;
-            let nr = map.set_nr(b, len.div_ceil(mbs)).max(1);
-            return Some((f.start + off, len.min(nr * mbs)));
-        }
-        let len = self.block_size(dir, rng, region)?;
-        let block = if let Some(z) = &self.zipf {
-            // Hot ranks scattered over the file, as fio hashes its zipf ranks.
-            f.perm.at(z.sample(rng))
-        } else if self.uniform_repeats {
-            self.distribution.zoned_block(f.blocks, rng).unwrap_or_else(|| rng.u64(0..f.blocks))
-        } else {
-            if f.taken >= f.blocks {
-                return None;
-            }
-            f.taken += 1;
-            f.perm.at(f.taken - 1)
-        };
-        let off = (block * self.unit).min(region - len) / self.unit * self.unit;
-        Some((f.start + off, len))
-    }
-
-    /// A block size for direction `dir` that fits in `room` bytes, as fio's
-    /// `get_next_buflen`: a fixed size must fit; a `bssplit` draw takes the drawn entry or
-    /// the first after it that fits, and draws again when none does.
-    #[inline]
-    fn block_size(&self, dir: usize, rng: &mut fastrand::Rng, room: u64) -> Option<u64> {
-        if self.split.is_empty() {
-            return (self.bs[dir] <= room).then_some(self.bs[dir]);
-        }
-        if room < self.mbs[dir] {
-            return None;
-        }
-        loop {
-            let draw = rng.u32(0..100);
-            if let Some(e) = self.split.iter().skip_while(|e| draw >= e.1).find(|e| e.0 <= room) {
-                return Some(e.0);
-            }
-        }
-    }
-}
-
-fn reset_pass(files: &mut [FileState<'_>], seed: u64, pass: u64) {
-    for (i, f) in files.iter_mut().enumerate() {
-        f.seq = [0; 2];
-        f.taken = 0;
-        f.exhausted = false;
-        if let Some(map) = &mut f.map {
-            map.clear();
-        }
-        if pass > 0 {
-            f.perm =
-                super::offsets::Permutation::new(f.blocks.max(1), seed ^ pass.wrapping_mul(0x9E37_79B9) ^ i as u64);
-        }
-    }
-}
 
 /// One I/O: what the loop needs to account it when it completes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -189,6 +29,31 @@ struct Pending {
     bs: u64,
     /// Raw clock at the commit that sent it (queued I/Os only).
     issued: u64,
+    /// Raw clock when it was prepared, before the engine got it (queued engines only: fio's
+    /// `start_time`).
+    queued: u64,
+}
+
+/// The submission side of a completed queued I/O: its slat and lat, in ns.
+#[derive(Debug, Clone, Copy)]
+struct Submitted {
+    slat: Option<u64>,
+    lat: u64,
+}
+
+impl Submitted {
+    /// Times of `io`, committed and then reaped at raw clock `now`.
+    #[inline(always)]
+    fn reaped(clock: &quanta::Clock, io: &Pending, now: u64) -> Self {
+        Self { slat: Some(clock.delta_as_nanos(io.queued, io.issued)), lat: clock.delta_as_nanos(io.queued, now) }
+    }
+
+    /// Times of `io`, completed by the engine within the submit call at raw clock `now`: no
+    /// slat, as fio records none for an I/O its engine completed in the queue call.
+    #[inline(always)]
+    fn inline(clock: &quanta::Clock, io: &Pending, now: u64) -> Self {
+        Self { slat: None, lat: clock.delta_as_nanos(io.queued, now) }
+    }
 }
 
 /// What to do after accounting a completion.
@@ -248,6 +113,8 @@ struct State<'r> {
     done_bytes: [u64; 2],
     done_ios: [u64; 2],
     limited: bool,
+    /// The engine queues (not fio's `FIO_SYNCIO`): submission is timed too (slat, lat).
+    queues: bool,
     seed: u64,
     r: &'r mut CloneResult,
     /// Every completion (ramp included), for the live rate on the progress line.
@@ -269,9 +136,17 @@ impl State<'_> {
         self.r.error.get_or_insert((errno, message));
     }
 
-    /// Accounts one completed I/O that took `lat` ns.
+    /// Accounts one completed I/O whose completion took `lat` ns (clat), and for a queued
+    /// engine its submission times (`sub`).
     #[inline(always)]
-    fn finish(&mut self, files: &mut [FileState<'_>], io: Pending, result: io::Result<usize>, lat: u64) -> Next {
+    fn finish(
+        &mut self,
+        files: &mut [FileState<'_>],
+        io: Pending,
+        result: io::Result<usize>,
+        lat: u64,
+        sub: Option<Submitted>,
+    ) -> Next {
         let f = &mut files[io.file];
         let n = match result {
             Ok(n) => n as u64,
@@ -300,6 +175,12 @@ impl State<'_> {
             // Recorded during the ramp too: a job that ends before its ramp_time is over
             // reports all it did, as fio does.
             self.r.clat[io.dir].record(lat);
+            if let Some(sub) = sub {
+                if let Some(slat) = sub.slat {
+                    self.r.slat[io.dir].record(slat);
+                }
+                self.r.lat[io.dir].record(sub.lat);
+            }
             self.r.bytes[io.dir] += n;
             self.r.ios[io.dir] += 1;
             self.r.series[io.dir].add(self.elapsed - self.measure_start, n);
@@ -330,6 +211,10 @@ impl State<'_> {
         let r = &mut *self.r;
         for d in [READ, WRITE] {
             r.clat[d] = fsarena_stats::LatencyHistogram::new();
+            if self.queues {
+                r.slat[d] = fsarena_stats::LatencyHistogram::new();
+                r.lat[d] = fsarena_stats::LatencyHistogram::new();
+            }
             // One allocation, once, when the ramp ends.
             r.series[d] = fsarena_stats::IntervalCounter::new(1_000_000_000, 64);
         }
@@ -412,7 +297,8 @@ impl State<'_> {
                     q.in_flight -= 1;
                     q.queued_bytes -= io.bs;
                     let lat = self.clock.delta_as_nanos(io.issued, now);
-                    match self.finish(files, io, c.result, lat) {
+                    let sub = Submitted::reaped(&self.clock, &io, now);
+                    match self.finish(files, io, c.result, lat, Some(sub)) {
                         Next::Stop => stop = true,
                         Next::Done if self.limited => self.throttle(io.dir),
                         Next::Done | Next::Skip => {}
@@ -493,8 +379,9 @@ pub(super) fn measured_phase<E: Engine>(
     let o = &spec.options;
     let mut q = Queue::new(o.queue_depth());
     let clock = quanta::Clock::new();
-    let mut rng = fastrand::Rng::with_seed(o.randseed.wrapping_add(u64::from(spec.clone)));
+    let mut draws = Draws::new(spec);
     let limited = p.rate != [0, 0] || p.rate_iops != [0, 0];
+    let queues = !E::caps(&o.engine_config(spec.align)).sync;
     let sync_dir = if p.datasync { IoDir::Fdatasync } else { IoDir::Fsync };
     let mut st = State {
         measuring: p.ramp_ns == 0,
@@ -509,6 +396,7 @@ pub(super) fn measured_phase<E: Engine>(
         done_bytes: [0; 2],
         done_ios: [0; 2],
         limited,
+        queues,
         seed: o.randseed ^ u64::from(spec.clone),
         r,
         live: crate::LiveBatch::new(live),
@@ -539,15 +427,7 @@ pub(super) fn measured_phase<E: Engine>(
                 break;
             }
         }
-        let dir = if st.p.mixed {
-            if rng.u32(0..100) < st.p.rwmixread {
-                READ
-            } else {
-                WRITE
-            }
-        } else {
-            st.p.fixed_dir
-        };
+        let dir = if st.p.mixed { draws.direction(st.p.rwmixread) } else { st.p.fixed_dir };
         // Round-robin over the files (fio's file_service_type=roundrobin).
         let mut tries = 0;
         let (fi, offset, bs) = loop {
@@ -555,7 +435,7 @@ pub(super) fn measured_phase<E: Engine>(
             current = if current + 1 == nfiles { 0 } else { current + 1 };
             let f = &mut files[fi];
             if !f.exhausted {
-                match st.p.next_io(f, dir, &mut rng) {
+                match st.p.next_io(f, dir, &mut draws) {
                     Some((off, len)) => break (fi, off, len),
                     None => f.exhausted = true,
                 }
@@ -578,14 +458,20 @@ pub(super) fn measured_phase<E: Engine>(
                 buf[..8].copy_from_slice(&offset.to_le_bytes());
             }
         }
-        let io = Pending { dir, file: fi, offset, bs, issued: 0 };
+        // fio's start_time, read only when the engine queues: a synchronous I/O is timed by
+        // the one read at its completion.
+        let queued = if st.queues { st.clock.raw() } else { 0 };
+        draws.issued(dir);
+        let io = Pending { dir, file: fi, offset, bs, issued: 0, queued };
         let op =
             IoOp { dir: if dir == READ { IoDir::Read } else { IoDir::Write }, fd: files[fi].fd, offset, len, slot };
         loop {
             match engine.submit(op) {
                 Submit::Completed(result) => {
-                    let (_, lat) = st.tick();
-                    match st.finish(files, io, result, lat) {
+                    let (now, lat) = st.tick();
+                    // A queued engine that completed it in the call: lat, no slat.
+                    let sub = st.queues.then(|| Submitted::inline(&st.clock, &io, now));
+                    match st.finish(files, io, result, lat, sub) {
                         Next::Stop => break 'io,
                         Next::Skip => continue 'io,
                         Next::Done => {}

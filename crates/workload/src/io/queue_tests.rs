@@ -1,6 +1,6 @@
 //! The loop over the engines in-process, without root: the null engine at every queue depth
 //! and batch setting moves exactly what the job asks, touches no file, and takes its syncs
-//! through the engine; psync ignores iodepth.
+//! through the engine; psync ignores iodepth; queued engines time submission (slat, lat).
 
 use super::super::{IoWorkload, Workload};
 use crate::RunEnv;
@@ -119,4 +119,30 @@ fn the_live_counter_sees_every_completion_at_every_depth() {
         // 2 MiB of 4 KiB blocks per clone, three clones; the batches are flushed at the end.
         assert_eq!(live.sample(), crate::LiveSample { ops: 3 * 512, bytes: 3 * (2 << 20) }, "iodepth={depth}");
     }
+}
+
+#[test]
+fn queued_engines_time_submission_and_sync_ones_do_not() {
+    let dir = Scratch::new("slat");
+    // Queued (null above iodepth 1), with group_reporting merging two clones: every I/O has
+    // a slat, a clat and a lat, and lat = slat + clat to the nanosecond's rounding.
+    let spec = "io:ioengine=null,rw=randrw,bs=4k,size=1m,iodepth=8,iodepth_batch_submit=4,numjobs=2,group_reporting=1";
+    let j = &run(&dir.0, spec)[0];
+    for d in [&j.read, &j.write] {
+        let lat = d.total_lat.as_ref().expect("a queued engine measures lat");
+        assert_eq!((d.slat.samples, d.clat.samples, lat.samples), (d.total_ios, d.total_ios, d.total_ios));
+        assert!(d.total_ios > 0);
+        assert!(lat.mean + 1.0 >= d.slat.mean + d.clat.mean && lat.mean <= d.slat.mean + d.clat.mean + 1.0, "{d:?}");
+        assert!(lat.min >= d.slat.min && lat.min >= d.clat.min && lat.max >= d.clat.max, "{d:?}");
+        assert!(d.slat.percentiles.is_empty(), "slat keeps no percentiles (fio's slat_percentiles=0)");
+        assert_eq!(d.lat_histogram.as_ref().map(|h| h.len()), Some(d.total_ios));
+    }
+    // Synchronous (null at depth 1, psync): no slat, and lat is clat.
+    for spec in ["io:ioengine=null,rw=randread,bs=4k,size=1m", "io:rw=randread,bs=4k,size=256k,iodepth=8"] {
+        let r = &run(&dir.0, spec)[0].read;
+        assert!(r.total_ios > 0, "{spec}");
+        assert_eq!((r.slat.samples, r.total_lat.is_none(), r.lat().samples), (0, true, r.clat.samples), "{spec}");
+        assert!(r.lat_histogram.is_none(), "{spec}");
+    }
+    assert!(dir.is_empty());
 }

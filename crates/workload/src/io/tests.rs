@@ -48,17 +48,17 @@ fn planning_is_linear_in_clones_and_files() {
     let group: Vec<&JobDef> = w.jobs.iter().collect();
     let stop = AtomicBool::new(false);
     let t = Instant::now();
-    let (specs, needs) = plan_group(Path::new("/nonexistent"), &group, &stop).unwrap();
+    let (specs, needs) = plan_group(Path::new("/nonexistent"), &group, &stop, 1).unwrap();
     assert_eq!((specs.len(), needs.len()), (100_000, 100_000));
     assert!(t.elapsed().as_secs_f64() < 5.0, "planning took {:?}", t.elapsed());
     // One shared file is one need, however many clones use it.
     let w = workload("io:rw=randwrite,size=64k,numjobs=50000,filename=shared");
     let group: Vec<&JobDef> = w.jobs.iter().collect();
-    let (specs, needs) = plan_group(Path::new("/x"), &group, &stop).unwrap();
+    let (specs, needs) = plan_group(Path::new("/x"), &group, &stop, 1).unwrap();
     assert_eq!((specs.len(), needs.len()), (50_000, 1));
     // Ctrl-C stops planning.
     stop.store(true, Ordering::Relaxed);
-    assert!(plan_group(Path::new("/x"), &group, &stop).unwrap_err().contains("interrupted"));
+    assert!(plan_group(Path::new("/x"), &group, &stop, 1).unwrap_err().contains("interrupted"));
 }
 
 #[test]

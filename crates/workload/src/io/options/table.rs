@@ -76,55 +76,44 @@ fn parse_rw(v: &str) -> Result<Rw, String> {
     })
 }
 
-/// fio's `bsrange=MIN-MAX` as the bssplit of the sizes fio draws: MIN + MAX × U (U uniform
-/// in [0, 1)), rounded down to a multiple of MIN (a power of two) and capped at MAX. For
-/// 4k-16k that is 4k, 8k, 12k and 16k, a quarter each.
-fn parse_bsrange(v: &str) -> Result<Vec<(u64, u32)>, String> {
-    let bad = |why: &str| format!("'{v}' is not a bsrange: {why}; expected MIN-MAX such as 4k-16k");
-    if v.contains(',') {
-        return Err(bad("per-direction ranges are not supported yet"));
-    }
-    let (lo, hi) = v.split_once('-').ok_or_else(|| bad("no '-'"))?;
-    let (lo, hi) = (nonzero_size(lo)?, nonzero_size(hi)?);
-    if !lo.is_power_of_two() || hi < lo {
-        return Err(bad("MIN must be a power of two and at most MAX"));
-    }
-    if hi % lo != 0 {
-        // fio's capped draw then gives MAX itself, which fsarena's sequential offsets (in
-        // units of MIN) cannot follow yet.
-        return Err(bad("MAX must be a multiple of MIN (not supported yet otherwise)"));
-    }
-    if hi / lo > 100 {
-        return Err(bad("more than 100 sizes between MIN and MAX are not supported yet"));
-    }
-    // Each multiple k × MIN takes the draws in [k × MIN, (k + 1) × MIN) of [MIN, MIN + MAX).
-    let mut split: Vec<(u64, u64)> = Vec::new();
-    let mut k = 1;
-    while k * lo < lo + hi {
-        let width = ((k + 1) * lo).min(lo + hi) - k * lo;
-        let size = (k * lo).min(hi);
-        match split.last_mut() {
-            Some(last) if last.0 == size => last.1 += width,
-            _ => split.push((size, width)),
+/// fio's `bsrange=MIN-MAX`, or `READ_RANGE,WRITE_RANGE`: sizes drawn as MIN + MAX × U (U
+/// uniform in [0, 1)), rounded down to a multiple of MIN and capped at MAX (io_u.c
+/// `get_next_buflen`).
+fn parse_bsrange(v: &str) -> Result<[Option<(u64, u64)>; 2], String> {
+    let one = |r: &str| -> Result<(u64, u64), String> {
+        let bad = |why: &str| format!("'{v}' is not a bsrange: {why}; expected MIN-MAX such as 4k-16k, or READ,WRITE");
+        let (lo, hi) = r.split_once('-').ok_or_else(|| bad("no '-'"))?;
+        let (lo, hi) = (nonzero_size(lo)?, nonzero_size(hi)?);
+        if !lo.is_power_of_two() || hi < lo {
+            return Err(bad("MIN must be a power of two and at most MAX"));
         }
-        k += 1;
+        if hi % lo != 0 {
+            // fio's capped draw then gives MAX itself, which fsarena's sequential offsets (in
+            // units of MIN) cannot follow.
+            return Err(bad("MAX must be a multiple of MIN"));
+        }
+        Ok((lo, hi))
+    };
+    match v.split(',').collect::<Vec<_>>()[..] {
+        [both] => Ok([Some(one(both)?); 2]),
+        [r, w] => Ok([Some(one(r)?), Some(one(w)?)]),
+        _ => Err(format!("'{v}' is not a bsrange: expected MIN-MAX, or READ,WRITE such as 4k-16k,8k-32k")),
     }
-    // Whole percentages, the rounding left over given to the most likely size.
-    let mut out: Vec<(u64, u32)> = split.iter().map(|&(b, w)| (b, (w * 100 / hi) as u32)).collect();
-    let missing = 100 - out.iter().map(|e| e.1).sum::<u32>();
-    if let Some(top) = out.iter_mut().max_by_key(|e| e.1) {
-        top.1 += missing;
+}
+
+/// fio's `bssplit=LIST` for both directions, or `READ_LIST,WRITE_LIST`.
+pub(super) fn parse_bssplit_dirs(v: &str) -> Result<[Vec<(u64, u32)>; 2], String> {
+    match v.split(',').collect::<Vec<_>>()[..] {
+        [both] => {
+            let l = parse_bssplit(both)?;
+            Ok([l.clone(), l])
+        }
+        [r, w] => Ok([parse_bssplit(r)?, parse_bssplit(w)?]),
+        _ => Err(format!("'{v}' is not a bssplit: expected BS/PERCENT:..., or READ_LIST,WRITE_LIST")),
     }
-    out.retain(|e| e.1 > 0);
-    Ok(out)
 }
 
 pub(super) fn parse_bssplit(v: &str) -> Result<Vec<(u64, u32)>, String> {
-    if v.contains(',') {
-        return Err(format!(
-            "'{v}': per-direction bssplit lists are not supported yet: give one list such as 4k/10:64k/90"
-        ));
-    }
     let mut entries = Vec::new();
     let mut blank = 0;
     for part in v.split(':').filter(|p| !p.is_empty()) {
@@ -243,11 +232,16 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("bs", PerDirection(&Size), Is("4k"), "block size, or READ,WRITE", |o, v| o.bs =
         per_direction(v, [4096; 2], nonzero_size)?)
     .aka(&["blocksize"]),
-    io!("bssplit", Split, Unset, "block size mix, e.g. 4k/10:64k/90; overrides bs", |o, v| o.bssplit =
-        parse_bssplit(v)?),
-    io!("bsrange", Text, Unset, "block sizes drawn evenly from MIN to MAX in steps of MIN, e.g. 4k-16k", |o, v| o
+    io!("bssplit", Split, Unset, "block size mix, e.g. 4k/10:64k/90, or READ,WRITE lists; overrides bs", |o, v| o
         .bssplit =
-        parse_bsrange(v)?)
+        parse_bssplit_dirs(v)?),
+    io!(
+        "bsrange",
+        Text,
+        Unset,
+        "block sizes drawn from MIN to MAX in steps of MIN, e.g. 4k-16k, or READ,WRITE",
+        |o, v| o.bsrange = parse_bsrange(v)?
+    )
     .aka(&["blocksize_range"]),
     io!(
         "size",
@@ -256,7 +250,23 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "bytes each job moves per pass, split over nrfiles (size or filesize is required)",
         |o, v| o.size = Some(nonzero_size(v)?)
     ),
-    io!("filesize", Size, Derived("size / nrfiles"), "size of each file", |o, v| o.filesize = Some(nonzero_size(v)?)),
+    io!(
+        "filesize",
+        Size,
+        Derived("size / nrfiles"),
+        "size of each file, or MIN-MAX: each file's size drawn as fio draws it",
+        |o, v| {
+            let (lo, hi) = match v.split_once('-') {
+                Some((lo, hi)) => (nonzero_size(lo)?, nonzero_size(hi)?),
+                None => (nonzero_size(v)?, 0),
+            };
+            if hi != 0 && hi < lo {
+                return Err(format!("'{v}' is not a file size range: MIN must be at most MAX, e.g. 1m-4m"));
+            }
+            o.filesize = Some(lo);
+            o.filesize_max = (hi > lo).then_some(hi);
+        }
+    ),
     io!("nrfiles", Count, Is("1"), "files per job", |o, v| o.nrfiles = whole32(v)?).aka(&["nr_files"]).unit("files"),
     io!("filename", Text, Unset, "one file shared by all jobs, inside the target", |o, v| o.filename =
         Some(v.to_string())),
@@ -355,7 +365,15 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         parse_time(v, SECOND).map_err(|e| e.message)?),
     io!("loops", Count, Is("1"), "passes over the files", |o, v| o.loops = whole32(v)?),
     io!("norandommap", Bool, Is("0"), "random offsets may repeat within a pass", |o, v| o.norandommap = boolean(v)?),
-    io!("randseed", Count, Is("137"), "seed of every random choice", |o, v| o.randseed = whole(v)?),
+    io!("randseed", Count, Is("137"), "seed of every random choice, as fio seeds its generators", |o, v| o.randseed =
+        whole(v)?),
+    io!(
+        "randrepeat",
+        Bool,
+        Is("1"),
+        "the same random choices on every run (0: seeded from the system unless a randseed other than 137 is given)",
+        |o, v| o.randrepeat = boolean(v)?
+    ),
     io!(
         "random_distribution",
         Choice(&["random", "zipf:THETA", "zoned:ACCESS/SIZE:..."]),
@@ -429,9 +447,13 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         parse_time(v, SECOND).map_err(|e| e.message)?),
     io!("create_on_open", Bool, Is("0"), "create each file when the job opens it", |o, v| o.create_on_open =
         boolean(v)?),
-    io!("exitall", Bool, Is("0"), "stop every job when this one ends; refused with several jobs (not yet)", |o, v| o
-        .exitall =
-        boolean(v)?),
+    io!(
+        "exitall",
+        Bool,
+        Is("0"),
+        "when this job ends, stop the other jobs of its group (fio's exit_what=group)",
+        |o, v| o.exitall = boolean(v)?
+    ),
     io!("ratemin", PerDirection(&Size), Is("0"), "fail the job when its bandwidth after 2 s is below this", |o, v| o
         .ratemin =
         per_direction(v, [0; 2], size)?)
@@ -474,8 +496,12 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "random_generator",
         Choice(&["tausworthe", "lfsr", "tausworthe64"]),
         Is("tausworthe"),
-        "accepted; fsarena's own generator draws the offsets (same bytes as fio, other order)",
-        |_o, v| outputs::random_generator(v)?
+        "fio's generators for sizes, mixes and its random map (tausworthe64: the 64-bit one); lfsr is \
+         accepted as tausworthe; a fixed-size random pass takes fsarena's own permutation",
+        |o, v| {
+            outputs::random_generator(v)?;
+            o.tausworthe64 = v == "tausworthe64";
+        }
     ),
 ];
 
