@@ -8,8 +8,8 @@
 //! over windows of `log_avg_msec` as fio averages them, and the histogram log per
 //! `log_hist_msec` window. The cost is 24 bytes per I/O while logging.
 //!
-//! fsarena measures no submission latency apart from completion latency, so the `slat` log
-//! is empty (as fio's is for synchronous engines) and `lat` equals `clat`.
+//! `write_lat_log` gives three logs, as fio: `clat`, `slat` and `lat` (slat + clat). For a
+//! synchronous engine the `slat` log is empty and `lat` equals `clat`, as in fio.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -58,12 +58,17 @@ impl LogOptions {
 }
 
 /// One completed I/O, as the hot loop records it for the logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     /// Completion time, ns since the measured phase began (fio's epoch, after ramp_time).
     pub time_ns: u64,
     /// Completion latency, ns.
     pub lat_ns: u64,
+    /// Submission latency, ns, for a queued engine's I/O (`None`: the I/O completed in its
+    /// call, as a synchronous engine's do, and fio logs no slat for it).
+    pub slat_ns: Option<u64>,
+    /// Total latency (slat + clat), ns; equal to `lat_ns` for a synchronous engine.
+    pub total_ns: u64,
     /// Bytes moved.
     pub bytes: u32,
     /// 0 read, 1 write (fio's ddir).
@@ -145,9 +150,14 @@ pub fn write_logs(o: &LogOptions, job: &LogJob<'_>, samples: &[Sample]) -> Resul
         written.push(path);
         Ok(())
     };
-    let lat = |s: &Sample| s.lat_ns;
-    out(&o.lat, "lat", value_log(o.avg_msec, job, samples, lat))?;
-    out(&o.lat, "slat", String::new())?;
+    let (lat, total) = (|s: &Sample| s.lat_ns, |s: &Sample| s.total_ns);
+    out(&o.lat, "lat", value_log(o.avg_msec, job, samples, total))?;
+    if o.lat.is_some() {
+        // Only I/Os with a submission step have a slat (none for synchronous engines).
+        let queued: Vec<Sample> =
+            samples.iter().filter_map(|s| s.slat_ns.map(|slat| Sample { lat_ns: slat, ..*s })).collect();
+        out(&o.lat, "slat", value_log(o.avg_msec, job, &queued, lat))?;
+    }
     out(&o.lat, "clat", value_log(o.avg_msec, job, samples, lat))?;
     if o.avg_msec == 0 {
         // fio's per-I/O bandwidth: bytes over the I/O's latency, in bytes per ms (~KB/s).
@@ -266,7 +276,7 @@ mod tests {
     }
 
     fn sample(ms: u64, lat_ns: u64) -> Sample {
-        Sample { time_ns: ms * 1_000_000 + 123, lat_ns, bytes: 65536, dir: 1 }
+        Sample { time_ns: ms * 1_000_000 + 123, lat_ns, slat_ns: None, total_ns: lat_ns, bytes: 65536, dir: 1 }
     }
 
     #[test]
@@ -345,6 +355,26 @@ mod tests {
         write_logs(&shared, &job(10), &[sample(1, 1000)]).unwrap();
         write_logs(&shared, &LogJob { first_clone: false, ..job(10) }, &[sample(2, 1000)]).unwrap();
         assert_eq!(std::fs::read_to_string(dir.join("x_iops.log")).unwrap(), "1, 1, 1, 65536, 0\n2, 1, 1, 65536, 0\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn lat_logs_split_slat_clat_and_total_as_fio() {
+        let dir = std::env::temp_dir().join(format!("fsarena-iolog-lat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prefix = dir.join("q").display().to_string();
+        let o = LogOptions { lat: Some(prefix), ..Default::default() };
+        let read = |k: &str| std::fs::read_to_string(dir.join(format!("q_{k}.3.log"))).unwrap();
+        // A queued engine's I/O: slat 300, clat 1000, lat 1300.
+        let queued = Sample { slat_ns: Some(300), total_ns: 1300, ..sample(1, 1000) };
+        write_logs(&o, &job(10), &[queued]).unwrap();
+        assert_eq!(read("slat"), "1, 300, 1, 65536, 0\n");
+        assert_eq!(read("clat"), "1, 1000, 1, 65536, 0\n");
+        assert_eq!(read("lat"), "1, 1300, 1, 65536, 0\n");
+        // A synchronous engine's: no slat line, lat = clat.
+        write_logs(&o, &job(10), &[sample(1, 1000)]).unwrap();
+        assert_eq!(read("slat"), "");
+        assert_eq!(read("lat"), read("clat"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -165,7 +165,8 @@ pub(super) fn plan(spec: &CloneSpec) -> Plan {
         split,
         unit: o.min_bs(),
         random: o.rw.is_random(),
-        uniform_repeats: o.norandommap,
+        // fio keeps no random map under a zoned distribution: its blocks repeat.
+        uniform_repeats: o.norandommap || matches!(o.random_distribution, Distribution::Zoned(_)),
         distribution: o.random_distribution.clone(),
         zipf: match o.random_distribution {
             Distribution::Zipf(theta) if o.rw.is_random() => Some(Zipf::new(blocks.max(1), theta)),
@@ -217,14 +218,10 @@ impl Plan {
             if lastb == 0 {
                 return None;
             }
-            // In a zone, fio looks the drawn block up in the map before adding the zone's
-            // start (io_u.c `__get_next_rand_offset_zoned`): followed as is, for fio's counts.
-            let (zone_start, span) = draws.zone(&self.distribution, lastb).unwrap_or((0, lastb));
-            let mut b = draws.block.below(span);
+            let mut b = draws.block.below(lastb);
             if map.is_set(b) {
                 b = map.next_free(b)?;
             }
-            b += zone_start;
             let off = b * mbs;
             if off >= region {
                 return None;

@@ -152,8 +152,7 @@ struct Wire {
     /// user, sys, ctx, majflt, minflt.
     cpu: [u64; 5],
     error: Option<(i32, String)>,
-    /// time, lat, bytes, dir.
-    log: Option<Vec<(u64, u64, u32, u32)>>,
+    log: Option<Vec<Sample>>,
 }
 
 fn encode(r: CloneResult) -> Vec<u8> {
@@ -175,7 +174,7 @@ fn encode(r: CloneResult) -> Vec<u8> {
         verify_ns: r.verify_ns,
         cpu: [c.user_ns, c.sys_ns, c.ctx, c.majflt, c.minflt],
         error: r.error,
-        log: r.log.map(|l| l.iter().map(|s| (s.time_ns, s.lat_ns, s.bytes, s.dir)).collect()),
+        log: r.log,
     };
     serde_json::to_vec(&wire).unwrap_or_default()
 }
@@ -197,9 +196,7 @@ fn decode(bytes: &[u8]) -> Result<CloneResult, String> {
         verify_ns: w.verify_ns,
         cpu: Rusage { user_ns, sys_ns, ctx, majflt, minflt },
         error: w.error,
-        log: w.log.map(|l| {
-            l.into_iter().map(|(time_ns, lat_ns, bytes, dir)| Sample { time_ns, lat_ns, bytes, dir }).collect()
-        }),
+        log: w.log,
     })
 }
 
@@ -438,7 +435,7 @@ mod tests {
             verify_ns: 9,
             cpu: Rusage { user_ns: 1, sys_ns: 2, ctx: 3, majflt: 4, minflt: 5 },
             error: Some((5, "EIO at 4096".into())),
-            log: Some(vec![Sample { time_ns: 1, lat_ns: 2, bytes: 4096, dir: 1 }]),
+            log: Some(vec![Sample { time_ns: 1, lat_ns: 2, slat_ns: Some(3), total_ns: 5, bytes: 4096, dir: 1 }]),
         };
         let back = decode(&encode(r.clone())).unwrap();
         for d in 0..2 {

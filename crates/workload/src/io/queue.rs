@@ -187,7 +187,15 @@ impl State<'_> {
             // fio's log files: one branch when off; a sample per I/O when on (iolog.rs).
             if let Some(log) = &mut self.r.log {
                 let time_ns = self.elapsed - self.measure_start;
-                log.push(super::iolog::Sample { time_ns, lat_ns: lat, bytes: n as u32, dir: io.dir as u32 });
+                let (slat_ns, total_ns) = sub.map_or((None, lat), |s| (s.slat, s.lat));
+                log.push(super::iolog::Sample {
+                    time_ns,
+                    lat_ns: lat,
+                    slat_ns,
+                    total_ns,
+                    bytes: n as u32,
+                    dir: io.dir as u32,
+                });
             }
         }
         if self.limited {

@@ -1,0 +1,242 @@
+//! Unit tests of `jobfile.rs`.
+
+use super::super::options::Rw;
+use super::*;
+
+#[test]
+fn globals_apply_to_the_jobs_below() {
+    let f = parse_str(
+        "; comment\n[global]\nrw=randread\nsize=128m\n# another\n\n[job1]\n\n[job2]\nbs=64k\ntime_based\nruntime=5\n",
+        "t.fio",
+    )
+    .unwrap();
+    assert_eq!(f.jobs.len(), 2);
+    assert_eq!(f.jobs[0].options.name, "job1");
+    assert_eq!(f.jobs[0].options.rw, Rw::RandRead);
+    assert_eq!(f.jobs[0].options.size, Some(128 << 20));
+    assert_eq!(f.jobs[1].options.bs, [65536; 2]);
+    assert!(f.jobs[1].options.time_based);
+    assert!(!f.jobs[0].options.time_based);
+    assert_eq!(f.global_options, vec![("rw".into(), "randread".into()), ("size".into(), "128m".into())]);
+    assert_eq!(f.jobs[1].given[1], ("time_based".into(), String::new()));
+}
+
+#[test]
+fn a_later_global_affects_only_later_jobs() {
+    let f = parse_str("[global]\nsize=1m\n[a]\n[global]\nrw=write\n[b]\n", "t.fio").unwrap();
+    assert_eq!(f.jobs[0].options.rw, Rw::Read);
+    assert_eq!(f.jobs[1].options.rw, Rw::Write);
+}
+
+#[test]
+fn study_job_file_runs_unchanged() {
+    let f = parse_str(
+        "[global]\nioengine=psync\ndirect=1\nbs=128k\nsize=10g\nnumjobs=4\ntime_based\nruntime=120\ngroup_reporting\n\n[seqread]\nrw=read\nstonewall\n[seqwrite]\nrw=write\nstonewall\n",
+        "study.fio",
+    )
+    .unwrap();
+    assert_eq!(f.jobs.len(), 2);
+    assert!(f.jobs.iter().all(|j| j.options.direct && j.options.numjobs == 4 && j.options.stonewall));
+}
+
+#[test]
+fn errors_name_file_line_and_option() {
+    let cases = [
+        ("[a]\nsize=1m\nzonemode=zbd\n", "t.fio:3", "zonemode"),
+        ("[a]\nsize=1m\nbs=4q\n", "t.fio:3", "not a size"),
+        ("size=1m\n[a]\n", "t.fio:1", "before any [section]"),
+        ("[a\n", "t.fio:1", "neither a [section] header"),
+        ("[global]\nsize=1m\n", "t.fio", "no job"),
+        ("[a]\nrw=read\n", "t.fio:1", "no size"),
+        ("[a]\nsize=${FSARENA_SURELY_UNSET}\n", "t.fio:2", "not set"),
+    ];
+    for (text, at, what) in cases {
+        let e = parse_str(text, "t.fio").unwrap_err().to_string();
+        assert!(e.starts_with(at) && e.contains(what), "{text:?}: {e}");
+    }
+}
+
+#[test]
+fn every_problem_of_a_file_is_reported_then_counted() {
+    let text = "[global]\nsize=1m\n[a]\nbs=4q\nzonemode=zbd\n[b\nrw=write\n[c]\nrw=sideways\nnumjobs=0\n[d]\nnumjobs=0\n[e]\nsize=${FSARENA_SURELY_UNSET}\n";
+    let e = parse_str(text, "t.fio").unwrap_err().to_string();
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 7, "{e}");
+    assert!(lines[0].starts_with("t.fio:4: bs=4q"), "{e}");
+    assert!(lines[1].starts_with("t.fio:5: fio option 'zonemode'"), "{e}");
+    assert!(lines[2].starts_with("t.fio:6: this line is neither"), "{e}");
+    assert!(lines[3].starts_with("t.fio:9: rw=sideways"), "{e}");
+    assert!(lines[4].starts_with("t.fio:11 (job 'd'): numjobs=0"), "{e}");
+    // A bad line is its job's only problem: not also "no size".
+    assert!(lines[5].starts_with("t.fio:14: environment variable"), "{e}");
+    assert_eq!(lines[6], "t.fio: 6 problems in this job file: fix them all and run again");
+    // A file with a problem on every line says the first 20 and counts them all.
+    let e = parse_str(&"not a job file\n".repeat(500), "t.fio").unwrap_err().to_string();
+    assert_eq!(e.lines().count(), 21, "{e}");
+    assert!(e.ends_with("t.fio: 500 problems in this job file (the first 20 shown): fix them all and run again"));
+    // One problem alone is one line, as before.
+    let e = parse_str("[a]\nsize=1m\nbs=4q\n", "t.fio").unwrap_err().to_string();
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+#[test]
+fn inline_comments_aliases_and_output_options_are_accepted() {
+    let f = parse_str(
+        "[global]\nsize=1m ; per job\nbs=8k # blocks\nthreads=1\ndescription=a test ; of comments\nclat_percentiles=1\nlat_percentiles=1\npercentile_list=50:99:99.9\nwrite_bw_log\nwrite_lat_log=lat\nwrite_iops_log=io\nwrite_hist_log=h\nlog_avg_msec=500\nlog_hist_msec=1000\ngtod_reduce=1\nrandom_generator=lfsr\nstartdelay=1\ncreate_on_open=1\nexitall\nratemin=1k\n[j] ; the job\nrw=read\n",
+        "t.fio",
+    )
+    .unwrap();
+    let o = &f.jobs[0].options;
+    assert_eq!((o.size, o.bs), (Some(1 << 20), [8192; 2]));
+    assert_eq!(o.outputs.description.as_deref(), Some("a test"));
+    assert_eq!(o.outputs.percentile_list, Some(vec![50.0, 99.0, 99.9]));
+    assert!(o.outputs.clat_percentiles && o.outputs.lat_percentiles && o.outputs.gtod_reduce);
+    assert_eq!(o.outputs.write_bw_log.as_deref(), Some(""));
+    assert_eq!(o.outputs.write_lat_log.as_deref(), Some("lat"));
+    assert_eq!((o.outputs.log_avg_msec, o.outputs.log_hist_msec), (500, 1000));
+    assert_eq!(o.startdelay, fsarena_core::Nanos(1_000_000_000));
+    assert!(o.create_on_open && o.exitall);
+    assert_eq!(o.ratemin, [1024, 1024]);
+    assert!(parse_str("[j]\nsize=1m\npercentile_list=0:101\n", "t.fio").is_err());
+    assert!(parse_str("[j]\nsize=1m\nrandom_generator=mt\n", "t.fio").is_err());
+    let e = parse_str("[j]\nsize=1m\nrw=trim\n", "t.fio").unwrap_err().to_string();
+    assert!(e.contains("Inappropriate ioctl for device"), "{e}");
+}
+
+#[test]
+fn a_global_name_does_not_rename_the_sections() {
+    let f = parse_str("[global]\nname=all\nsize=1m\n[first]\n[second]\nname=renamed\n", "t.fio").unwrap();
+    let names: Vec<&str> = f.jobs.iter().map(|j| j.options.name.as_str()).collect();
+    assert_eq!(names, ["first", "renamed"]);
+    assert_eq!(f.global_options[0], ("name".into(), "all".into()));
+}
+
+/// A scratch directory of its own for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fsarena-h2-jobfile-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn non_files_and_large_files_are_refused_without_reading_them_whole() {
+    let t = std::time::Instant::now();
+    let e = parse_file(Path::new("/dev/zero")).unwrap_err().to_string();
+    assert!(e.contains("/dev/zero is a character device"), "{e}");
+    let dir = scratch("sizes");
+    let fifo = dir.join("fifo.fio");
+    rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o600), 0)
+        .unwrap();
+    let e = parse_file(&fifo).unwrap_err().to_string();
+    assert!(e.contains("is a FIFO"), "{e}");
+    let e = parse_file(&dir).unwrap_err().to_string();
+    assert!(e.contains("is a directory"), "{e}");
+    let big = dir.join("big.fio");
+    std::fs::write(&big, "; padding\n".repeat(200_000)).unwrap();
+    let e = parse_file(&big).unwrap_err().to_string();
+    assert!(e.contains("larger than the 1 MiB"), "{e}");
+    // The same through an include, and from a TOML job file's reader.
+    std::fs::write(dir.join("main.fio"), "include /dev/zero\n[j]\nsize=1m\n").unwrap();
+    let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}:1: ", dir.join("main.fio").display())) && e.contains("character device"), "{e}");
+    assert!(read_job_text(&big, "job file").unwrap_err().to_string().contains("1 MiB"));
+    assert!(t.elapsed().as_secs() < 5);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn include_fan_out_is_refused_fast() {
+    // Six files, each including the next ten times: 10^5 copies of the last if expanded.
+    let dir = scratch("fanout");
+    for i in 0..6 {
+        let body =
+            if i == 5 { "[global]\nsize=1m\n".to_string() } else { format!("include f{}.fio\n", i + 1).repeat(10) };
+        std::fs::write(dir.join(format!("f{i}.fio")), body).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let e = parse_file(&dir.join("f0.fio")).unwrap_err().to_string();
+    assert!(e.contains("more than 64 include directives"), "{e}");
+    assert!(t.elapsed().as_secs() < 2, "took {:?}", t.elapsed());
+    // Deep nesting, and 4 MiB of text in all from files of under 1 MiB each.
+    std::fs::write(dir.join("loop.fio"), "include loop.fio\n").unwrap();
+    let e = parse_file(&dir.join("loop.fio")).unwrap_err().to_string();
+    assert!(e.contains("nested too deeply"), "{e}");
+    std::fs::write(dir.join("pad.fio"), "; padding\n".repeat(90_000)).unwrap();
+    std::fs::write(dir.join("wide.fio"), "include pad.fio\n".repeat(6)).unwrap();
+    let e = parse_file(&dir.join("wide.fio")).unwrap_err().to_string();
+    assert!(e.contains("more than 4 MiB of text"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_that_is_not_a_job_file_is_never_echoed() {
+    let dir = scratch("echo");
+    let secret = "root:$6$Zm9vYmFy$c2VjcmV0aGFzaA:19000:0:99999:7:::";
+    std::fs::write(dir.join("shadow"), format!("{secret}\n")).unwrap();
+    std::fs::write(dir.join("main.fio"), "[j]\nsize=1m\ninclude shadow\n").unwrap();
+    let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+    assert!(e.contains("shadow:1") && e.contains("neither a [section] header nor an option=value line"), "{e}");
+    assert!(!e.contains("Zm9v") && !e.contains("root"), "{e}");
+    for text in [
+        format!("[j]\nsize=1m\n{secret}=1\n"),
+        format!("[j]\nsize=1m\nkey with spaces {secret}\n"),
+        format!("[j]\nsize=1m\nbs=${{{secret}}}\n"),
+        format!("[j]\nsize=1m\nbs=${{{secret}\n"),
+        format!("[{secret}\n"),
+    ] {
+        let e = parse_str(&text, "t.fio").unwrap_err().to_string();
+        assert!(!e.contains("Zm9v"), "{text:?}: {e}");
+    }
+    // A value is quoted, cut.
+    let e = parse_str(&format!("[j]\nsize=1m\nbs={}\n", "9".repeat(5000)), "t.fio").unwrap_err().to_string();
+    assert!(e.len() < 400 && e.contains("t.fio:3: bs=999"), "{e}");
+    let bin = dir.join("bin.fio");
+    std::fs::write(&bin, b"[j]\nsize=1m\n\xff\xfe secret\n").unwrap();
+    let e = parse_file(&bin).unwrap_err().to_string();
+    assert!(e.contains("bin.fio:3 is not UTF-8 text") && !e.contains("secret"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bom_and_empty_includes_get_clear_answers() {
+    let dir = scratch("bom");
+    std::fs::write(dir.join("bom.fio"), "\u{feff}[global]\nsize=1m\n[j]\nrw=read\n").unwrap();
+    assert_eq!(parse_file(&dir.join("bom.fio")).unwrap().jobs[0].options.size, Some(1 << 20));
+    assert_eq!(parse_str("\u{feff}[j]\nsize=1m\n", "t.fio").unwrap().jobs.len(), 1);
+    std::fs::write(dir.join("empty.fio"), "\n  \n").unwrap();
+    std::fs::write(dir.join("main.fio"), "include empty.fio\n[j]\nsize=1m\n").unwrap();
+    let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+    assert!(e.contains("main.fio:1: included file") && e.contains("empty.fio is empty"), "{e}");
+    std::fs::write(dir.join("main.fio"), "[j]\nsize=1m\ninclude   \n").unwrap();
+    let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+    assert!(e.contains("main.fio:3: include without a file name"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn section_names_are_plain_names() {
+    for (text, want) in [
+        ("[/some/dir/victim]\nsize=1m\n", "t.fio:1: section name '/some/dir/victim' is not a plain name"),
+        ("[..]\nsize=1m\n", "t.fio:1: section name '..' is not a plain name"),
+        ("[a/../../b]\nsize=1m\n", "holds '/'"),
+        ("[j]\nsize=1m\nname=../x\n", "name: '../x' is not a plain name"),
+        ("[j]\nsize=1m\nfilename=/etc/passwd\n", "filename: '/etc/passwd' is not a plain name"),
+    ] {
+        let e = parse_str(text, "t.fio").unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: {e}");
+    }
+}
+
+#[test]
+fn include_and_unreadable_files() {
+    let dir = std::env::temp_dir().join(format!("fsarena-jobfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("common.fio"), "[global]\nsize=2m\n").unwrap();
+    std::fs::write(dir.join("main.fio"), "include common.fio\n[j]\nrw=write\n").unwrap();
+    let f = parse_file(&dir.join("main.fio")).unwrap();
+    assert_eq!(f.jobs[0].options.size, Some(2 << 20));
+    let e = parse_file(&dir.join("missing.fio")).unwrap_err().to_string();
+    assert!(e.contains("cannot read fio job file"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,153 @@
+//! Unit tests of `options.rs`.
+
+use super::table::{parse_bssplit, ENGINE_WORDS, SECOND};
+use super::*;
+
+fn with(pairs: &[(&str, &str)]) -> Result<IoOptions, InputError> {
+    let mut o = IoOptions::default();
+    for (k, v) in pairs {
+        o.set(k, v)?;
+    }
+    o.validate()?;
+    Ok(o)
+}
+
+#[test]
+fn defaults_are_fios() {
+    let o = with(&[("size", "1m")]).unwrap();
+    assert_eq!(o.rw, Rw::Read);
+    assert_eq!(o.bs, [4096, 4096]);
+    assert_eq!(o.ioengine, IoEngine::Psync);
+    let q = o.queue_depth();
+    assert_eq!((q.depth, q.batch_submit, q.complete_min, q.complete_max, q.low), (1, 1, 1, 1, 1));
+    assert_eq!(o.rwmixread, 50);
+    assert!(o.invalidate && !o.direct && !o.norandommap);
+}
+
+#[test]
+fn study_options() {
+    let o = with(&[
+        ("ioengine", "psync"),
+        ("rw", "read"),
+        ("bs", "128k"),
+        ("direct", "1"),
+        ("group_reporting", "1"),
+        ("fallocate", "none"),
+        ("time_based", "1"),
+        ("runtime", "120"),
+        ("numjobs", "4"),
+        ("nrfiles", "1"),
+        ("size", "10G"),
+    ])
+    .unwrap();
+    assert_eq!(o.bs, [131072; 2]);
+    assert_eq!(o.size, Some(10 << 30));
+    assert_eq!(o.runtime, Some(Nanos(120 * SECOND)));
+    assert!(o.direct && o.time_based && o.group_reporting);
+    assert_eq!(o.fallocate, Fallocate::None);
+}
+
+#[test]
+fn queue_depth_options_follow_fio() {
+    let o = with(&[("ioengine", "null"), ("iodepth", "32"), ("iodepth_batch", "0"), ("size", "1m")]).unwrap();
+    let q = o.queue_depth();
+    assert_eq!((q.depth, q.batch_submit, q.complete_min, q.complete_max, q.low), (32, 32, 1, 1, 32));
+    assert_eq!(o.engine_config(4096).depth, 32);
+    assert!(o.engine_caps().diskless && !o.engine_caps().sync);
+    let o = with(&[
+        ("ioengine", "null"),
+        ("iodepth", "16"),
+        ("iodepth_batch_complete", "4"),
+        ("iodepth_batch_complete_max", "2"),
+        ("iodepth_low", "8"),
+        ("size", "1m"),
+    ])
+    .unwrap();
+    let q = o.queue_depth();
+    assert_eq!((q.complete_min, q.complete_max, q.low), (4, 4, 8));
+    // psync is synchronous: one buffer, whatever iodepth says
+    let o = with(&[("iodepth", "64"), ("size", "1m")]).unwrap();
+    assert_eq!((o.queue_depth().depth, o.engine_config(4096).depth), (1, 1));
+    // null at iodepth=1 is synchronous, as fio's
+    assert!(with(&[("ioengine", "null"), ("size", "1m")]).unwrap().engine_caps().sync);
+}
+
+#[test]
+fn bssplit_fills_blank_shares() {
+    assert_eq!(parse_bssplit("4k/10:64k/50:32k/40").unwrap(), vec![(4096, 10), (65536, 50), (32768, 40)]);
+    assert_eq!(parse_bssplit("4k/50:8k:16k").unwrap(), vec![(4096, 50), (8192, 25), (16384, 25)]);
+    assert!(parse_bssplit("4k/50:8k/20").is_err());
+}
+
+#[test]
+fn bad_values_name_the_key_and_what_is_accepted() {
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (&[("rw", "sideways"), ("size", "1m")], "expected read, write"),
+        (&[("bs", "0"), ("size", "1m")], "bs=0"),
+        (&[("bs", "4q"), ("size", "1m")], "not a size"),
+        (&[("bs", "2m"), ("size", "1m")], "larger than"),
+        (&[("numjobs", "0"), ("size", "1m")], "numjobs=0"),
+        (&[("colour", "red")], "unknown io option 'colour': accepted"),
+        (&[("numjob", "4")], "unknown io option 'numjob': did you mean 'numjobs'? accepted"),
+        (&[("ioengine", "io_uring"), ("hipri", "1"), ("size", "1m")], "hipri=1 needs direct=1"),
+        (&[("ioengine", "io_uring"), ("nonvectored", "2"), ("size", "1m")], "nonvectored"),
+        (
+            &[("ioengine", "splice"), ("size", "1m")],
+            "'splice' is not an I/O engine: expected one of psync, sync, null, io_uring, libaio",
+        ),
+        (&[("iodepth", "0"), ("size", "1m")], "iodepth=0"),
+        (&[("iodepth", "100000"), ("size", "1m")], "at most 65536"),
+        (&[("iodepth_batch", "x"), ("size", "1m")], "not a whole number"),
+        (&[("ioengine", "null"), ("rw", "write"), ("verify", "crc32c"), ("size", "1m")], "needs data on disk"),
+        (&[("rw", "read")], "no size"),
+        (&[("time_based", "1"), ("size", "1m")], "needs runtime"),
+        (&[("name", "/some/dir/victim"), ("size", "1m")], "name: '/some/dir/victim' is not a plain name"),
+        (&[("name", ".."), ("size", "1m")], "not a plain name"),
+        (&[("filename", "../../etc/passwd"), ("size", "1m")], "filename: '../../etc/passwd'"),
+        (&[("filename", "a\nb"), ("size", "1m")], "control character"),
+    ];
+    for (pairs, want) in cases {
+        let err = with(pairs).unwrap_err().to_string();
+        assert!(err.contains(want), "{pairs:?}: '{err}' lacks '{want}'");
+    }
+}
+
+#[test]
+fn fio_job_file_options_of_issue_10() {
+    let o = with(&[("size", "2m"), ("io_limit", "8m"), ("numjobs", "3"), ("offset_increment", "1m")]).unwrap();
+    assert_eq!((o.job_size(), o.file_size()), (8 << 20, Some(2 << 20)));
+    assert_eq!((o.clone_offset(0), o.clone_offset(2)), (0, 2 << 20));
+    assert_eq!(o.file_name(1, 2), "io.1.2");
+    let o = with(&[("size", "2m"), ("name", "j"), ("filename_format", "$jobname-$jobnum-$filenum.dat")]).unwrap();
+    assert_eq!(o.file_name(3, 1), "j-3-1.dat");
+    assert!(with(&[("size", "2m"), ("filename_format", "../$jobname")]).is_err());
+    let o = with(&[("size", "4m"), ("rw", "write:8k")]).unwrap();
+    assert_eq!((o.rw, o.rw_skip), (Rw::Write, 8192));
+    assert!(with(&[("size", "4m"), ("rw", "randread:8")]).unwrap_err().to_string().contains("not supported yet"));
+    assert!(with(&[("size", "4m"), ("rw", "read:6k")]).unwrap_err().to_string().contains("multiple of bs"));
+    let o = with(&[("size", "4m"), ("random_distribution", "zoned:60/10:30/20:10/70")]).unwrap();
+    assert_eq!(o.random_distribution, Distribution::Zoned(vec![(60, 10), (30, 20), (10, 70)]));
+    assert!(with(&[("size", "4m"), ("random_distribution", "zoned:60/10:30/20")]).is_err());
+}
+
+#[test]
+fn bsrange_is_a_range_per_direction() {
+    let o = with(&[("size", "4m"), ("bsrange", "4k-16k")]).unwrap();
+    assert_eq!(o.bsrange, [Some((4096, 16384)); 2]);
+    assert_eq!((o.min_bs(), o.max_bs()), (4096, 16384));
+    let o = with(&[("size", "4m"), ("blocksize_range", "8k-24k,4k-8k"), ("rw", "randrw")]).unwrap();
+    assert_eq!(o.bsrange, [Some((8192, 24576)), Some((4096, 8192))]);
+    assert_eq!((o.min_bs_of(1), o.max_bs_of(0)), (4096, 24576));
+    let o = with(&[("size", "4m"), ("bssplit", "4k/50:8k/50,16k/100"), ("rw", "randrw")]).unwrap();
+    assert_eq!(o.bssplit, [vec![(4096, 50), (8192, 50)], vec![(16384, 100)]]);
+    for bad in ["4k", "16k-4k", "3k-12k", "4k-10k", "4k-8k,8k-16k,1k-2k"] {
+        assert!(with(&[("size", "4m"), ("bsrange", bad)]).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn the_table_agrees_with_default_and_the_engine_registry() {
+    crate::options::check_table(OPTIONS, Clone::clone).unwrap();
+    let engines: Vec<&str> = fsarena_engine::ENGINES.iter().map(|e| e.name).collect();
+    assert_eq!(engines, ENGINE_WORDS);
+}
