@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
+# The `kv` workload's RocksDB engine links Debian's librocksdb (installed by deps), found here.
+export ROCKSDB_LIB_DIR ?= /usr/lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+FEATURES ?= --features fsarena-cli/rocksdb
 
 .PHONY: demo test build lint bench deps
 
@@ -9,7 +12,7 @@ deps:
 	bash scripts/install-deps.sh
 
 build: deps
-	$(CARGO) build --release --locked
+	$(CARGO) build --release --locked $(FEATURES)
 
 ## Install what is missing, build in release mode and run the demo.
 demo: build
@@ -19,9 +22,9 @@ demo: build
 ## filesystems and real fio (installed when missing).
 test: deps
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets --locked -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --locked $(FEATURES) -- -D warnings
 	@mkdir -p target
-	set -o pipefail; $(CARGO) test --workspace --locked 2>&1 | tee target/test.log
+	set -o pipefail; $(CARGO) test --workspace --locked $(FEATURES) 2>&1 | tee target/test.log
 	@# One closing line for the whole suite (the last cargo line is the doc-tests' "0 passed").
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "%d passed, %d failed\n", passed, failed }' target/test.log
 

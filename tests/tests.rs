@@ -7,19 +7,26 @@
 mod util;
 
 mod bad_input;
+mod dbench;
 mod engines;
+mod exec;
 mod experiment;
 mod faults;
+mod filebench;
 mod fio_corpus;
 mod fio_crosscheck;
 mod fio_tools;
 mod help;
+mod hold;
 mod hostile;
 mod io_runs;
+mod kv;
 mod latency;
 mod meta;
+mod postmark;
 mod progress;
 mod reports;
 mod results;
+mod sqlite;
 mod targets;
 mod tree;

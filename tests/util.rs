@@ -202,6 +202,8 @@ impl TestWorkdir {
 impl Drop for TestWorkdir {
     fn drop(&mut self) {
         let _ = Command::new(env!("CARGO_BIN_EXE_fsarena")).args(["cleanup", "--workdir", &self.arg()]).output();
+        // Targets a test left held by `fsarena up --detach`.
+        let _ = Command::new(env!("CARGO_BIN_EXE_fsarena")).args(["down", "--workdir", &self.arg()]).output();
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }

@@ -50,6 +50,13 @@ pub enum Command {
     /// Tear down what an interrupted (killed) run left in the work directory: mounts, loop
     /// devices, images, FUSE daemons it recorded, and nothing else.
     Cleanup(CleanupArgs),
+    /// Provision targets and hold them for your own tools: prints each mount point, then
+    /// waits for Ctrl-C (or SIGTERM) and tears down; --detach returns at once and leaves them
+    /// for `fsarena down`.
+    Up(UpArgs),
+    /// Tear down the targets `fsarena up --detach` holds in the work directory (one run's,
+    /// or all).
+    Down(DownArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     Completions {
         /// The shell.
@@ -215,6 +222,37 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
     /// The work directory of the runs to clean up.
+    #[command(flatten)]
+    pub workdir: WorkdirArg,
+}
+
+/// `fsarena up`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  fsarena up --target ext4:size=8g --target xfs:size=8g\n  fsarena up --target fuse2fs --detach && fio --directory=... && fsarena down"
+)]
+pub struct UpArgs {
+    /// A filesystem to provision: KIND[:key=value,...], as for `fsarena run`. Repeatable.
+    #[arg(long = "target", value_name = "SPEC", required = true, value_parser = crate::man::target_specs(), hide_possible_values = true)]
+    pub targets: Vec<String>,
+    /// Return once the targets are up; `fsarena down` tears them down.
+    #[arg(long)]
+    pub detach: bool,
+    /// Allow formatting a real block device (device: targets).
+    #[arg(long)]
+    pub force: bool,
+    /// The work directory.
+    #[command(flatten)]
+    pub workdir: WorkdirArg,
+}
+
+/// `fsarena down`.
+#[derive(Debug, Args)]
+pub struct DownArgs {
+    /// The run id `fsarena up --detach` printed; every held run of the work directory when
+    /// left out.
+    pub run: Option<String>,
+    /// The work directory.
     #[command(flatten)]
     pub workdir: WorkdirArg,
 }

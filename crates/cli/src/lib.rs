@@ -8,6 +8,7 @@
 mod args;
 mod commands;
 mod help;
+mod hold;
 mod man;
 mod plan;
 mod progress;
@@ -44,6 +45,8 @@ where
         args::Command::Report(r) => commands::report(&r),
         args::Command::Targets => commands::list_targets(),
         args::Command::Cleanup(c) => commands::cleanup(&c.workdir),
+        args::Command::Up(u) => hold::up(&u),
+        args::Command::Down(d) => hold::down(&d),
         args::Command::Completions { shell } => man::completions(shell),
         args::Command::Man(m) => man::man(&m),
         args::Command::Help(h) => help::help(&h),

@@ -141,12 +141,20 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                 };
                 // fio's disk_util: the block devices under the target, read around the run.
                 let disks = fsarena_target::disk::DiskSampler::start(mounted.root());
+                // Page cache, dirty pages and fsarena's own memory, once a second.
+                let memory = fsarena_target::memory::MemorySampler::start();
                 let (mut measurements, error) = match workload.run(&env) {
                     Ok(m) => (m, None),
                     Err(e) => (e.partial, Some(e.message)),
                 };
+                let memory = memory.finish();
                 let disk_util = disks.finish();
-                measurements.iter_mut().for_each(|m| m.disk_util.clone_from(&disk_util));
+                for m in &mut measurements {
+                    m.disk_util.clone_from(&disk_util);
+                    for (name, series) in &memory {
+                        m.add_series(name, series.clone());
+                    }
+                }
                 progress.end_round();
                 if measured || error.is_some() {
                     for (i, (m, entry)) in measurements.into_iter().zip(entries.iter_mut()).enumerate() {

@@ -17,10 +17,10 @@ pub mod units;
 pub use error::InputError;
 pub use fio::{DirectionResult, DiskUtil, FioDetail, JobResult};
 pub use histogram::LatencyHistogram;
-pub use measurement::{Better, LatencySummary, Measurement, Metric, SeriesSummary};
+pub use measurement::{Better, LatencySummary, Measurement, Metric, Series, SeriesSummary};
 pub use run::Param;
 pub use spec::Spec;
-pub use text::{did_you_mean, printable};
+pub use text::{did_you_mean, printable, shell_quote};
 pub use units::{Bytes, Nanos};
 
 /// Version of fsarena's own JSON results schema (`--output-format json`).

@@ -94,6 +94,11 @@ pub struct Measurement {
     /// `disk_util`): empty for targets without one (tmpfs, FUSE) and runs stored before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disk_util: Vec<DiskUtil>,
+    /// Time series sampled over the measured phase, by name (`ops_per_s`, a flowop's rate,
+    /// the page cache's size): one value per interval. Empty for workloads that keep none
+    /// and for runs stored before series were kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub series: BTreeMap<String, Series>,
     /// False when the workload stopped early (error or interrupt): the figures cover only
     /// what ran.
     pub complete: bool,
@@ -113,6 +118,8 @@ struct Stored {
     fio: Option<FioDetail>,
     #[serde(default)]
     disk_util: Vec<DiskUtil>,
+    #[serde(default)]
+    series: BTreeMap<String, Series>,
     /// Schema 1-3.
     #[serde(default)]
     jobs: Vec<JobResult>,
@@ -133,6 +140,7 @@ impl From<Stored> for Measurement {
             counters: s.counters,
             fio,
             disk_util: s.disk_util,
+            series: s.series,
             complete: s.complete,
         }
     }
@@ -209,7 +217,51 @@ impl Measurement {
         if let Some(theirs) = &other.fio {
             self.fio.get_or_insert_with(FioDetail::default).jobs.extend(theirs.jobs.iter().cloned());
         }
+        for (name, theirs) in &other.series {
+            match self.series.get_mut(name) {
+                Some(ours) => ours.add(theirs),
+                None => {
+                    self.series.insert(name.clone(), theirs.clone());
+                }
+            }
+        }
         self.complete = self.complete && other.complete;
+    }
+
+    /// Adds a series (replacing one of the same name).
+    pub fn add_series(&mut self, name: &str, series: Series) {
+        self.series.insert(name.to_string(), series);
+    }
+}
+
+/// Values sampled at a fixed interval from the start of the measured phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// The interval between samples, ns (1 s for per-second series).
+    pub interval_ns: u64,
+    /// The values' unit: `ops/s`, `MiB/s`, `bytes`.
+    pub unit: String,
+    /// One value per interval; the last may cover a partial interval.
+    pub values: Vec<f64>,
+}
+
+impl Series {
+    /// A per-second series of `values` in `unit`.
+    pub fn per_second(unit: &str, values: Vec<f64>) -> Self {
+        Self { interval_ns: 1_000_000_000, unit: unit.to_string(), values }
+    }
+
+    /// Adds `other` interval by interval (parts that ran side by side: their rates add),
+    /// keeping the shorter length (a part that ended early has no later samples). Series of
+    /// different intervals are left as they are.
+    pub fn add(&mut self, other: &Series) {
+        if self.interval_ns != other.interval_ns {
+            return;
+        }
+        self.values.truncate(other.values.len());
+        for (a, b) in self.values.iter_mut().zip(&other.values) {
+            *a += b;
+        }
     }
 }
 
@@ -244,6 +296,22 @@ fn histogram_figure(latency: &BTreeMap<String, LatencyHistogram>, name: &str) ->
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn series_merge_by_interval_and_old_records_have_none() {
+        let mut a = Measurement::default();
+        a.add_series("ops_per_s", Series::per_second("ops/s", vec![1.0, 2.0, 3.0]));
+        let mut b = Measurement::default();
+        b.add_series("ops_per_s", Series::per_second("ops/s", vec![10.0, 20.0]));
+        b.add_series("cache", Series::per_second("bytes", vec![5.0]));
+        a.merge(&b);
+        assert_eq!(a.series["ops_per_s"].values, [11.0, 22.0], "added, cut to the shorter");
+        assert_eq!(a.series["cache"].values, [5.0]);
+        let old: Measurement = serde_json::from_str(r#"{"metrics":[],"complete":true}"#).unwrap();
+        assert!(old.series.is_empty());
+        let back: Measurement = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        assert_eq!(back.series, a.series);
+    }
     use super::*;
 
     /// A measurement of `samples` on op `read`, with the metrics io derives from them.

@@ -5,6 +5,14 @@
 
 use std::borrow::Cow;
 
+/// `text` as one word for `sh`: in single quotes, each `'` written as `'\''`. Nothing inside
+/// single quotes is special to the shell, so a path holding spaces, `;`, `$(...)` or quotes
+/// stays one literal argument. Every placeholder fsarena substitutes into a shell command
+/// (`fuse:cmd=`'s `{mnt}`, `exec:cmd=`'s `{mnt}` and `{assets}`) goes through this.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 /// `text` with every control character (C0, DEL, C1), every bidirectional override and
 /// isolate (which reorder what a reader sees) and U+FEFF written as a visible escape:
 /// `\n`, `\t`, `\r`, `\x1b`, `\u{202e}`. Text without them is returned as it is.

@@ -9,6 +9,8 @@
 //!                "metrics": {"read_iops": {"unit", "better", "values": [..], "mean", "stdev",
 //!                                          "min", "max", "ci95": [lo, hi], "cv", "outliers"}},
 //!                "complete": true,
+//!                "counters": {"io.ops": [per repetition..]},
+//!                "series": {"ops_per_s": {"unit", "interval_ns", "values": [[per repetition..]]}},
 //!                "jobs": [..JobResults of the last repetition..]}]}}
 //! ```
 //!
@@ -67,6 +69,8 @@ fn result_object(entry: &ResultEntry) -> Value {
         },
         "metrics": metrics_object(entry),
         "complete": complete,
+        "counters": counters_object(entry),
+        "series": series_object(entry),
         "jobs": serde_json::to_value(jobs).unwrap_or(Value::Array(Vec::new())),
     })
 }
@@ -104,6 +108,45 @@ fn metrics_object(entry: &ResultEntry) -> Value {
     Value::Object(out)
 }
 
+/// `{name: [value per repetition]}`: a repetition without the counter gives 0 (it counted
+/// none).
+fn counters_object(entry: &ResultEntry) -> Value {
+    let mut names: Vec<&str> = Vec::new();
+    for m in &entry.measurements {
+        for name in m.counters.keys() {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    let out: Map<String, Value> = names
+        .into_iter()
+        .map(|n| {
+            (
+                n.to_string(),
+                json!(entry.measurements.iter().map(|m| m.counters.get(n).copied().unwrap_or(0)).collect::<Vec<_>>()),
+            )
+        })
+        .collect();
+    Value::Object(out)
+}
+
+/// `{name: {unit, interval_ns, values: [[..] per repetition]}}` of the time series kept.
+fn series_object(entry: &ResultEntry) -> Value {
+    let mut out = Map::new();
+    for m in &entry.measurements {
+        for (name, s) in &m.series {
+            let o = out
+                .entry(name.clone())
+                .or_insert_with(|| json!({"unit": s.unit, "interval_ns": s.interval_ns, "values": []}));
+            if let Some(values) = o["values"].as_array_mut() {
+                values.push(json!(s.values.iter().map(|&v| number(v)).collect::<Vec<_>>()));
+            }
+        }
+    }
+    Value::Object(out)
+}
+
 /// A float, or `null` where JSON has no number (NaN, infinity).
 fn number(v: f64) -> Value {
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
@@ -130,6 +173,8 @@ mod tests {
         };
         m.push("read_iops", "ops/s", Better::Higher, iops);
         m.push("read_lat_p99", "ns", Better::Lower, p99);
+        m.count("read_ios", iops as u64);
+        m.add_series("read_iops", fsarena_core::Series::per_second("ops/s", vec![iops, iops / 2.0]));
         m
     }
 
@@ -182,6 +227,18 @@ mod tests {
         assert_eq!(r["jobs"][0]["name"], "job-300");
         let back: Vec<JobResult> = serde_json::from_value(r["jobs"].clone()).unwrap();
         assert_eq!(back.len(), 1);
+    }
+
+    #[test]
+    fn counters_and_series_per_repetition() {
+        let v = parse(&report());
+        let r = &v["run"]["results"][0];
+        let n = r["metrics"]["read_iops"]["values"].as_array().unwrap().len();
+        assert_eq!(r["counters"]["read_ios"].as_array().unwrap().len(), n);
+        let s = &r["series"]["read_iops"];
+        assert_eq!((s["unit"].as_str(), s["interval_ns"].as_u64()), (Some("ops/s"), Some(1_000_000_000)));
+        assert_eq!(s["values"].as_array().unwrap().len(), n);
+        assert_eq!(s["values"][0].as_array().unwrap().len(), 2);
     }
 
     #[test]

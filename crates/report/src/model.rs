@@ -393,7 +393,47 @@ impl Group<'_> {
                 }));
             }
         }
+        charts.extend(self.series_charts(model));
         charts
+    }
+
+    /// A chart per time series the measurements keep (a workload's own rates first, then
+    /// memory: page cache, dirty pages, fsarena's RSS), from the last repetition of each.
+    fn series_charts(&self, model: &Model<'_>) -> Vec<Chart> {
+        let mut names: Vec<&str> = Vec::new();
+        for (_, e) in &self.entries {
+            for name in e.measurements.last().map(|m| m.series.keys()).into_iter().flatten() {
+                if !names.contains(&name.as_str()) {
+                    names.push(name);
+                }
+            }
+        }
+        names.sort_by_key(|n| (n.starts_with("mem."), *n));
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let unit = self
+                    .entries
+                    .iter()
+                    .find_map(|(_, e)| e.measurements.last()?.series.get(name).map(|s| s.unit.clone()))?;
+                let lines = self.lines(model, |e| {
+                    let Some(s) = e.measurements.last().and_then(|m| m.series.get(name)) else { return Vec::new() };
+                    let step = s.interval_ns as f64 / 1e9;
+                    s.values.iter().enumerate().map(|(i, &y)| Point { x: i as f64 * step, y, err: 0.0 }).collect()
+                });
+                (!lines.is_empty()).then(|| {
+                    Chart::Line(LineChart {
+                        kind: "timeseries",
+                        title: series_title(name),
+                        note: "last repetition".into(),
+                        x: XAxis::Seconds,
+                        unit,
+                        log_y: false,
+                        lines,
+                    })
+                })
+            })
+            .collect()
     }
 
     /// One line per series whose entry yields points; series without points are left out.
@@ -403,6 +443,17 @@ impl Group<'_> {
             .map(|(s, e)| Line { label: model.label(*s).to_string(), paint: model.paint(*s), points: points(e) })
             .filter(|l| !l.points.is_empty())
             .collect()
+    }
+}
+
+/// A series' chart title: memory series in words, others by their name.
+fn series_title(name: &str) -> String {
+    match name {
+        "mem.page_cache" => "page cache (system)".into(),
+        "mem.dirty" => "dirty pages (system)".into(),
+        "mem.writeback" => "pages under writeback (system)".into(),
+        "mem.tool_rss" => "fsarena's resident memory".into(),
+        other => format!("{other} per interval"),
     }
 }
 

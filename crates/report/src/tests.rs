@@ -99,6 +99,21 @@ fn two_targets_three_repetitions_chart_count() {
 }
 
 #[test]
+fn kept_series_get_a_time_chart_each_memory_last() {
+    let mut report = two_targets();
+    for (i, e) in report.results.iter_mut().enumerate() {
+        let m = e.measurements.last_mut().unwrap();
+        m.add_series("mem.page_cache", fsarena_core::Series::per_second("bytes", vec![1e6, 2e6 * (i + 1) as f64]));
+        m.add_series("ops_per_s", fsarena_core::Series::per_second("ops/s", vec![10.0, 20.0, 30.0]));
+    }
+    let html = html_report(&[report]);
+    assert_eq!(html.matches("data-chart=\"timeseries\"").count(), 3, "bandwidth, ops_per_s, page cache");
+    let ops = html.find("ops_per_s per interval").unwrap();
+    let cache = html.find("page cache (system)").unwrap();
+    assert!(ops < cache, "the workload's own series before memory");
+}
+
+#[test]
 fn nothing_is_fetched_or_run() {
     let html = html_report(&[two_targets()]);
     assert!(html.starts_with("<!DOCTYPE html>"));

@@ -40,8 +40,44 @@ impl CleanupReport {
 }
 
 /// Undoes what killed runs left in `workdir`, from their state files; touches nothing else.
-/// Err when the work directory is not one fsarena may trust (exit 2).
+/// Targets held by `fsarena up --detach` are left alone and named. Err when the work
+/// directory is not one fsarena may trust (exit 2).
 pub fn cleanup(workdir: &Path) -> Result<CleanupReport, InputError> {
+    clean(workdir, Which::Killed)
+}
+
+/// `fsarena down`: tears down the targets `fsarena up --detach` holds in `workdir` (only the
+/// run `run` when given), from their state files, and nothing else. Err when the work
+/// directory is not one fsarena may trust, or `run` is not a run id (exit 2).
+pub fn down(workdir: &Path, run: Option<&str>) -> Result<CleanupReport, InputError> {
+    let run = match run {
+        Some(r) => Some(RunId::parse(r).ok_or_else(|| {
+            InputError::new(format!("'{}' is not a run id: expected the id `fsarena up` printed", printable(r)))
+        })?),
+        None => None,
+    };
+    clean(workdir, Which::Held(run))
+}
+
+/// Which state files a clean-up undoes.
+enum Which {
+    /// Those of killed runs (not held).
+    Killed,
+    /// Those held by `fsarena up --detach`: every one, or one run's.
+    Held(Option<RunId>),
+}
+
+/// The held marker of run `run` in `dir`, when it is one fsarena made: a regular file owned by
+/// this user.
+fn held_marker(dir: &Path, run: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let path = dir.join(format!("{}{run}", crate::workdir::HELD_PREFIX));
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    let euid = rustix::process::geteuid().as_raw();
+    (meta.file_type().is_file() && meta.uid() == euid).then_some(path)
+}
+
+fn clean(workdir: &Path, which: Which) -> Result<CleanupReport, InputError> {
     let abs = Workdir::check(workdir)?;
     let mut report = CleanupReport { workdir: abs.clone(), ..Default::default() };
     if !abs.exists() {
@@ -71,6 +107,20 @@ pub fn cleanup(workdir: &Path) -> Result<CleanupReport, InputError> {
     for name in names {
         let path = abs.join(&name);
         let shown = printable(&path.to_string_lossy()).into_owned();
+        let run = name.trim_start_matches("state-").trim_end_matches(".jsonl");
+        let held = held_marker(&abs, run);
+        match (&which, &held) {
+            (Which::Killed, Some(_)) => {
+                report.warnings.push(format!(
+                    "left {shown} alone: its targets are held by `fsarena up --detach`; `fsarena down {}` tears them down",
+                    printable(run)
+                ));
+                continue;
+            }
+            (Which::Held(_), None) => continue,
+            (Which::Held(Some(want)), Some(_)) if want.as_str() != run => continue,
+            _ => {}
+        }
         let (header, resources, id) = match load(&abs, &name) {
             Ok(loaded) => loaded,
             Err(why) => {
@@ -87,6 +137,11 @@ pub fn cleanup(workdir: &Path) -> Result<CleanupReport, InputError> {
             None => {
                 if crate::safefs::remove_file_if(&path, id).is_err() {
                     report.warnings.push(format!("cannot remove {shown}"));
+                }
+                if let Some(marker) = held {
+                    if std::fs::remove_file(&marker).is_err() {
+                        report.warnings.push(format!("cannot remove {}", printable(&marker.to_string_lossy())));
+                    }
                 }
                 recorded_locks.extend(header.lock);
             }

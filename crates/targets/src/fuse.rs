@@ -14,12 +14,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `text` as one word for `sh`: in single quotes, each `'` written as `'\''`. Nothing inside
-/// single quotes is special to the shell, so a path holding spaces, `;`, `$(...)` or quotes
-/// stays one literal argument.
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
+pub use fsarena_core::shell_quote;
 
 /// `fuse2fs[:fs=ext4,size=,mkfs=,mount=]` and `fuse:cmd='... {mnt}'`.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@ pub mod disk;
 pub mod environment;
 mod fuse;
 mod kinds;
+pub mod memory;
 pub mod requirements;
 pub mod safefs;
 pub mod state;
@@ -16,7 +17,7 @@ pub mod sys;
 pub mod table;
 mod workdir;
 
-pub use cleanup::{cleanup, CleanupReport};
+pub use cleanup::{cleanup, down, CleanupReport};
 pub use common::{CommonOptions, ProvisionCtx, Provisioned};
 pub use device::DeviceTarget;
 pub use fuse::{shell_quote, FuseTarget};

@@ -17,6 +17,8 @@ use std::path::{Component, Path, PathBuf};
 
 /// The name of the lock file inside the work directory.
 pub(crate) const LOCK: &str = ".lock";
+/// The name prefix of a held run's marker (`held-RUNID`, see [`Workdir::hold`]).
+pub(crate) const HELD_PREFIX: &str = "held-";
 
 /// A run's unique id: 64 random bits as 16 lowercase hex digits. It names the state file and
 /// everything the run creates, so a later run (even one with the same PID in another PID
@@ -242,6 +244,20 @@ impl Workdir {
     pub(crate) fn simulate_kill(self) {
         drop(self.lock.file);
         std::mem::forget(self.ledger);
+    }
+
+    /// Keeps everything recorded in place for `fsarena down` (`fsarena up --detach`): marks
+    /// the run held with a `held-RUNID` file beside its state file, which `fsarena cleanup`
+    /// then leaves alone, and releases the lock without undoing anything. Returns the state
+    /// file.
+    pub fn hold(self) -> Result<PathBuf, TargetError> {
+        let marker = self.path.join(format!("{HELD_PREFIX}{}", self.run_id));
+        safefs::create_new_file(&marker)
+            .and_then(|(f, _)| f.sync_all())
+            .map_err(|e| TargetError(format!("cannot create {}: {e}", marker.display())))?;
+        let state = self.path.join(format!("state-{}.jsonl", self.run_id));
+        self.lock.release(&[]);
+        Ok(state)
     }
 
     /// Ends the run. When everything recorded was undone, the state file and the lock go

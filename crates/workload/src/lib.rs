@@ -1,17 +1,23 @@
 //! Workloads: what runs inside a target. Each returns a [`Measurement`]; none prints or
 //! stores anything.
 
+pub mod dbench;
 pub mod dd;
+pub mod exec;
+pub mod filebench;
 pub mod footprint;
 mod gate;
 pub mod io;
+pub mod kv;
 pub mod live;
 pub mod meta;
 pub mod names;
 pub mod options;
 pub mod phase;
 pub mod plain;
+pub mod postmark;
 pub mod registry;
+pub mod sqlite;
 pub mod tree;
 
 pub use footprint::{Footprint, MachineLimits};

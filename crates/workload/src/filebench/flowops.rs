@@ -1,0 +1,504 @@
+//! What one thread does: its flowop list in a loop, each flowop with filebench's semantics
+//! (`flowop_library.c`), timed as filebench times it (from just before the system call to
+//! just after; a pick of a file and an untimed re-open are outside).
+
+use super::control::{Events, Sem, Wake};
+use super::fileset::{Fileset, Want};
+use super::model::Mode;
+use super::vocabulary::{Flowop, Kind};
+use fsarena_core::LatencyHistogram;
+use rustix::fd::OwnedFd;
+use rustix::fs::{Mode as Perm, OFlags, SeekFrom};
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// Live totals of one flowop name over all threads (for limits and finishoncount).
+#[derive(Debug, Default)]
+pub struct Live {
+    /// Operations.
+    pub ops: AtomicU64,
+    /// Bytes.
+    pub bytes: AtomicU64,
+}
+
+/// What every thread shares.
+#[derive(Debug)]
+pub struct Shared<'a> {
+    /// The filesets.
+    pub filesets: &'a [Fileset],
+    /// Where they are.
+    pub root: &'a Path,
+    /// Per flowop name (slot), live.
+    pub live: &'a [Live],
+    /// I/O flowops over all threads: ops, bytes, reads + writes.
+    pub io_ops: AtomicU64,
+    /// Bytes of the I/O flowops.
+    pub io_bytes: AtomicU64,
+    /// Reads and writes.
+    pub io_rw: AtomicU64,
+    /// The event generator, when `eventgen` set a rate.
+    pub events: Option<&'a Events>,
+    /// Semaphores by semblock name: one per thread instance running it.
+    pub sems: &'a HashMap<String, Vec<Sem>>,
+    /// Block flowops by name.
+    pub blocks: &'a HashMap<String, Wake>,
+    /// The run is over (time, done, failure or Ctrl-C): every thread returns.
+    pub end: &'a AtomicBool,
+    /// When the run's time is up.
+    pub deadline: Instant,
+    /// `set mode quit`.
+    pub mode: Mode,
+}
+
+impl Shared<'_> {
+    /// True once the run is over.
+    pub fn over(&self) -> bool {
+        self.end.load(Relaxed) || Instant::now() >= self.deadline
+    }
+}
+
+/// One flowop name's figures on one thread.
+#[derive(Debug, Default, Clone)]
+pub struct Local {
+    /// Operations.
+    pub ops: u64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Latencies.
+    pub hist: LatencyHistogram,
+}
+
+/// Why a thread stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// Time is up, or another thread ended the run.
+    Over,
+    /// A finishoncount/finishonbytes was reached, or (firstdone) a fileset ran out.
+    Done,
+    /// `set mode quit alldone`: this thread found no file to work on and stops; the others go on.
+    Idle,
+    /// A flowop found no file (or directory) to work on; the message says which.
+    NoFile(String),
+    /// A system call failed.
+    Failed(String),
+}
+
+/// A flowop with its result slot and its target's.
+#[derive(Debug, Clone, Copy)]
+pub struct Step<'a> {
+    /// The flowop.
+    pub op: &'a Flowop,
+    /// Its slot in [`Shared::live`] and the thread's figures.
+    pub slot: usize,
+    /// The slot of its `target=` flowop.
+    pub target: Option<usize>,
+    /// A semblock's: which of its name's semaphores is this thread's.
+    pub sem: usize,
+}
+
+/// aiowrite and aiowait on io_uring; a child module, so that it works on the thread's state.
+#[path = "aio.rs"]
+pub(super) mod aio;
+
+#[derive(Debug)]
+struct OpenFile {
+    /// Shared with the asynchronous writes in flight on it, which keep it open.
+    fd: Rc<OwnedFd>,
+    set: usize,
+    entry: usize,
+}
+
+/// One thread's state.
+pub struct Worker<'a> {
+    sh: &'a Shared<'a>,
+    steps: Vec<Step<'a>>,
+    fds: HashMap<u32, OpenFile>,
+    buf: fsarena_engine::AlignedBuf,
+    rng: fastrand::Rng,
+    /// Per slot, this thread's figures.
+    pub figures: Vec<Local>,
+    /// Per step, a limit's last reading and bucket (filebench's fo_tputlast, fo_tputbucket).
+    limits: Vec<(u64, i64)>,
+    /// The io_uring ring of aiowrite, once the thread has issued one.
+    aio: Option<aio::Aio>,
+}
+
+impl std::fmt::Debug for Worker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("steps", &self.steps.len())
+            .field("open", &self.fds.len())
+            .finish_non_exhaustive()
+    }
+}
+
+type Outcome = Result<(), End>;
+
+/// The fileset a checked flowop picks from (the model guarantees one).
+fn set_of(op: &Flowop) -> usize {
+    op.fileset.unwrap_or(0)
+}
+
+impl<'a> Worker<'a> {
+    /// A thread running `steps`, with an I/O buffer of `buffer` bytes.
+    pub fn new(sh: &'a Shared<'a>, steps: Vec<Step<'a>>, slots: usize, buffer: usize, seed: u64) -> Self {
+        let n = steps.len();
+        Worker {
+            sh,
+            steps,
+            fds: HashMap::new(),
+            buf: fsarena_engine::AlignedBuf::new(buffer.max(4096), 4096),
+            rng: fastrand::Rng::with_seed(seed),
+            figures: vec![Local::default(); slots],
+            limits: vec![(0, 0); n],
+            aio: None,
+        }
+    }
+
+    /// Runs the list in a loop until the run is over; closes what it left open.
+    pub fn run(&mut self) -> End {
+        let mut end = 'run: loop {
+            for i in 0..self.steps.len() {
+                let step = self.steps[i];
+                for _ in 0..step.op.iters {
+                    if self.sh.over() {
+                        break 'run End::Over;
+                    }
+                    if let Err(e) = self.exec(i, step) {
+                        break 'run e;
+                    }
+                }
+            }
+        };
+        if let Err(e) = self.drain_aio() {
+            if matches!(end, End::Over | End::Done | End::Idle) {
+                end = End::Failed(e);
+            }
+        }
+        for (_, f) in self.fds.drain() {
+            self.sh.filesets[f.set].closed(f.entry);
+        }
+        end
+    }
+
+    fn record(&mut self, step: Step<'_>, t0: Instant, bytes: u64) {
+        let ns = t0.elapsed().as_nanos() as u64;
+        let f = &mut self.figures[step.slot];
+        f.ops += 1;
+        f.bytes += bytes;
+        f.hist.record(ns);
+        let live = &self.sh.live[step.slot];
+        live.ops.fetch_add(1, Relaxed);
+        live.bytes.fetch_add(bytes, Relaxed);
+        if step.op.kind.is_io() {
+            self.sh.io_ops.fetch_add(1, Relaxed);
+            self.sh.io_bytes.fetch_add(bytes, Relaxed);
+            if step.op.kind.reads() || step.op.kind.writes() {
+                self.sh.io_rw.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    fn fail(op: &Flowop, what: &str, e: impl std::fmt::Display) -> End {
+        End::Failed(format!("flowop {} ({} at line {}): {what}: {e}", op.name, op.kind.word(), op.line))
+    }
+
+    /// A pick found nothing: filebench's NORSC, whose meaning depends on the mode.
+    fn none_left(&self, op: &Flowop, want: Want) -> End {
+        if self.sh.over() {
+            return End::Over;
+        }
+        match self.sh.mode {
+            Mode::FirstDone => End::Done,
+            Mode::AllDone => End::Idle,
+            Mode::Timeout => End::NoFile(format!(
+                "flowop {} found no {} entry in fileset '{}': reduce the runtime, add entries ($nfiles), or set mode quit firstdone",
+                op.name,
+                if want == Want::Exists { "existing" } else { "missing" },
+                op.fileset_name.as_deref().unwrap_or("?")
+            )),
+        }
+    }
+
+    fn flags(&self, op: &Flowop, set: usize) -> OFlags {
+        let mut f = OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        f |= if self.sh.filesets[set].def.readonly { OFlags::RDONLY } else { OFlags::RDWR };
+        if op.dsync {
+            f |= OFlags::DSYNC;
+        }
+        if op.directio {
+            f |= OFlags::DIRECT;
+        }
+        f
+    }
+
+    /// Opens a file of the flowop's fileset into slot `fd`, timed when `step` is given.
+    fn open(&mut self, step: Step<'_>, fd: u32, create: bool, timed: bool) -> Outcome {
+        let op = step.op;
+        if self.fds.contains_key(&fd) {
+            return Err(Self::fail(op, "open", format!("fd {fd} is already open (closefile it first)")));
+        }
+        let Some(set) = op.fileset else {
+            return Err(Self::fail(op, "open", format!("fd {fd} is not open and the flowop names no fileset")));
+        };
+        let sh = self.sh;
+        let fs = &sh.filesets[set];
+        let want = if create { Want::Missing } else { Want::Exists };
+        let Some(entry) = fs.pick(want, &|| self.sh.over()) else { return Err(self.none_left(op, want)) };
+        let (path, _) = fs.entry(entry);
+        let path = self.sh.root.join(path);
+        let mut flags = self.flags(op, set);
+        if create {
+            flags |= OFlags::CREATE | OFlags::TRUNC;
+        }
+        let t0 = Instant::now();
+        let opened = rustix::fs::open(&path, flags, Perm::from_raw_mode(0o666));
+        match opened {
+            Ok(file) => {
+                if timed {
+                    self.record(step, t0, 0);
+                }
+                fs.release(entry, true, 1);
+                self.fds.insert(fd, OpenFile { fd: Rc::new(file), set, entry });
+                Ok(())
+            }
+            Err(e) => {
+                fs.release(entry, !create, 0);
+                Err(Self::fail(op, &format!("open {}", path.display()), e))
+            }
+        }
+    }
+
+    /// The open file of slot `fd`, opening one of the flowop's fileset if the slot is empty
+    /// (filebench's `flowoplib_filesetup`), or the next one with `opennext`.
+    fn file(&mut self, step: Step<'_>, fd: u32) -> Result<&OpenFile, End> {
+        if step.op.opennext {
+            if let Some(f) = self.fds.remove(&fd) {
+                self.sh.filesets[f.set].closed(f.entry);
+            }
+        }
+        if !self.fds.contains_key(&fd) {
+            self.open(step, fd, false, false)?;
+        }
+        self.fds.get(&fd).ok_or(End::Over)
+    }
+
+    fn exec(&mut self, i: usize, step: Step<'_>) -> Outcome {
+        let op = step.op;
+        match op.kind {
+            Kind::OpenFile => self.open(step, op.fd, false, true),
+            Kind::CreateFile => self.open(step, op.fd, true, true),
+            Kind::CloseFile => {
+                let f = self
+                    .fds
+                    .remove(&op.fd)
+                    .ok_or_else(|| Self::fail(op, "close", format!("fd {} is not open", op.fd)))?;
+                let t0 = Instant::now();
+                drop(f.fd);
+                self.record(step, t0, 0);
+                self.sh.filesets[f.set].closed(f.entry);
+                Ok(())
+            }
+            Kind::DeleteFile | Kind::StatFile | Kind::MakeDir | Kind::RemoveDir => self.entry_op(step),
+            Kind::Fsync => {
+                let f =
+                    self.fds.get(&op.fd).ok_or_else(|| Self::fail(op, "fsync", format!("fd {} is not open", op.fd)))?;
+                let t0 = Instant::now();
+                rustix::fs::fsync(&f.fd).map_err(|e| Self::fail(op, "fsync", e))?;
+                self.record(step, t0, 0);
+                Ok(())
+            }
+            Kind::FsyncSet => {
+                let t0 = Instant::now();
+                for f in self.fds.values().filter(|f| Some(f.set) == op.fileset) {
+                    rustix::fs::fsync(&f.fd).map_err(|e| Self::fail(op, "fsync", e))?;
+                }
+                self.record(step, t0, 0);
+                Ok(())
+            }
+            Kind::ListDir => {
+                let set = op.fileset.unwrap_or(0);
+                let Some(dir) = self.sh.filesets[set].next_dir() else { return Err(self.none_left(op, Want::Exists)) };
+                let path = self.sh.root.join(dir);
+                let t0 = Instant::now();
+                let mut bytes = 0;
+                for e in std::fs::read_dir(&path).map_err(|e| Self::fail(op, &format!("list {}", path.display()), e))? {
+                    bytes += e.map_err(|e| Self::fail(op, "readdir", e))?.file_name().len() as u64;
+                }
+                self.record(step, t0, bytes);
+                Ok(())
+            }
+            Kind::Read | Kind::Write | Kind::AppendFile | Kind::AppendFileRand => self.io(step),
+            Kind::ReadWholeFile | Kind::WriteWholeFile => self.whole(step),
+            Kind::AioWrite => self.aiowrite(step),
+            Kind::AioWait => self.aiowait(step),
+            _ => super::control::exec(self, i, step),
+        }
+    }
+
+    /// deletefile, statfile, makedir, removedir: on a picked entry, by path.
+    fn entry_op(&mut self, step: Step<'_>) -> Outcome {
+        let op = step.op;
+        let sh = self.sh;
+        // With fd=N on an open slot, filebench stats (fstat) or deletes that slot's file.
+        if let (Kind::StatFile | Kind::DeleteFile, Some(f)) = (op.kind, self.fds.get(&op.fd).filter(|_| op.fd > 0)) {
+            let (set, entry) = (f.set, f.entry);
+            let t0 = Instant::now();
+            if op.kind == Kind::StatFile {
+                rustix::fs::fstat(&f.fd).map_err(|e| Self::fail(op, "fstat", e))?;
+            } else {
+                let path = sh.root.join(sh.filesets[set].entry(entry).0);
+                std::fs::remove_file(&path).map_err(|e| Self::fail(op, &path.display().to_string(), e))?;
+                sh.filesets[set].release(entry, false, 0);
+            }
+            self.record(step, t0, 0);
+            return Ok(());
+        }
+        let fs = &sh.filesets[set_of(op)];
+        let want = if op.kind == Kind::MakeDir { Want::Missing } else { Want::Exists };
+        let Some(entry) = fs.pick(want, &|| self.sh.over()) else { return Err(self.none_left(op, want)) };
+        // filebench does not delete a file another thread has open: the pass is skipped.
+        if op.kind == Kind::DeleteFile && fs.open_count(entry) > 0 {
+            fs.release(entry, true, 0);
+            return Ok(());
+        }
+        let path = self.sh.root.join(fs.entry(entry).0);
+        let t0 = Instant::now();
+        let (done, exists) = match op.kind {
+            Kind::DeleteFile => (std::fs::remove_file(&path), false),
+            Kind::StatFile => (std::fs::metadata(&path).map(drop), true),
+            Kind::MakeDir => (std::fs::create_dir(&path), true),
+            _ => (std::fs::remove_dir(&path), false),
+        };
+        match done {
+            Ok(()) => {
+                self.record(step, t0, 0);
+                fs.release(entry, exists, 0);
+                Ok(())
+            }
+            Err(e) => {
+                fs.release(entry, want == Want::Exists, 0);
+                Err(Self::fail(op, &path.display().to_string(), e))
+            }
+        }
+    }
+
+    /// read, write, appendfile, appendfilerand: one I/O of iosize (appendfilerand: a random
+    /// size up to it), at a random offset within the working set or where the last ended.
+    fn io(&mut self, step: Step<'_>) -> Outcome {
+        let op = step.op;
+        let mut len = op.iosize;
+        if op.kind == Kind::AppendFileRand {
+            len = self.rng.u64(0..=op.iosize);
+            if len == 0 {
+                // filebench counts a zero-length append as an operation of no bytes.
+                self.record(step, Instant::now(), 0);
+                return Ok(());
+            }
+        }
+        let len = len.min(self.buf.as_slice().len() as u64) as usize;
+        let (set, entry) = {
+            let f = self.file(step, op.fd)?;
+            (f.set, f.entry)
+        };
+        let size = self.sh.filesets[set].entry(entry).1;
+        let wss = if op.workingset > 0 { op.workingset } else { size };
+        let offset = if op.random && matches!(op.kind, Kind::Read | Kind::Write) {
+            Some(self.random_offset(op, wss, len as u64)?)
+        } else {
+            None
+        };
+        let Some(f) = self.fds.get(&op.fd) else { return Err(End::Over) };
+        let t0 = Instant::now();
+        let done = match (op.kind, offset) {
+            (Kind::Read, Some(at)) => rustix::io::pread(&f.fd, &mut self.buf.as_mut_slice()[..len], at),
+            (Kind::Read, None) => rustix::io::read(&f.fd, &mut self.buf.as_mut_slice()[..len]),
+            (Kind::Write, Some(at)) => rustix::io::pwrite(&f.fd, &self.buf.as_slice()[..len], at),
+            (Kind::Write, None) => rustix::io::write(&f.fd, &self.buf.as_slice()[..len]),
+            _ => rustix::fs::seek(&f.fd, SeekFrom::End(0))
+                .and_then(|_| rustix::io::write(&f.fd, &self.buf.as_slice()[..len])),
+        };
+        let n = done.map_err(|e| Self::fail(op, op.kind.word(), e))?;
+        if n == 0 && op.kind == Kind::Read && offset.is_none() {
+            // At the end of the file a sequential reader starts again from the beginning.
+            rustix::fs::seek(&f.fd, SeekFrom::Start(0)).map_err(|e| Self::fail(op, "seek", e))?;
+        }
+        self.record(step, t0, n as u64);
+        Ok(())
+    }
+
+    /// A random offset for `len` bytes within the first `wss` bytes, a multiple of `len`.
+    fn random_offset(&mut self, op: &Flowop, wss: u64, len: u64) -> Result<u64, End> {
+        if len > wss {
+            return Err(Self::fail(op, "random I/O", format!("the file ({wss} bytes) is smaller than iosize ({len})")));
+        }
+        Ok(self.rng.u64(0..=(wss - len) / len) * len)
+    }
+
+    /// readwholefile and writewholefile: the whole file from offset 0 in iosize pieces, one
+    /// operation (writewholefile writes the size of srcfd's file, or of its own).
+    fn whole(&mut self, step: Step<'_>) -> Outcome {
+        let op = step.op;
+        let (set, entry) = {
+            let f = self.file(step, op.fd)?;
+            (f.set, f.entry)
+        };
+        let mut size = self.sh.filesets[set].entry(entry).1;
+        if let Some(src) = op.srcfd.and_then(|s| self.fds.get(&s)) {
+            size = self.sh.filesets[src.set].entry(src.entry).1;
+        }
+        let cap = self.buf.as_slice().len() as u64;
+        let piece = (if op.iosize == 0 { cap } else { op.iosize.min(cap) }) as usize;
+        let Some(f) = self.fds.get(&op.fd) else { return Err(End::Over) };
+        let t0 = Instant::now();
+        let mut at = 0u64;
+        if op.kind == Kind::ReadWholeFile {
+            loop {
+                let n = rustix::io::pread(&f.fd, &mut self.buf.as_mut_slice()[..piece], at)
+                    .map_err(|e| Self::fail(op, "read", e))?;
+                if n == 0 {
+                    break;
+                }
+                at += n as u64;
+            }
+        } else {
+            while at < size {
+                let n = (size - at).min(piece as u64) as usize;
+                at += rustix::io::pwrite(&f.fd, &self.buf.as_slice()[..n], at)
+                    .map_err(|e| Self::fail(op, "write", e))? as u64;
+            }
+        }
+        self.record(step, t0, at);
+        Ok(())
+    }
+
+    /// For the control flowops: the shared state.
+    pub(super) fn shared(&self) -> &'a Shared<'a> {
+        self.sh
+    }
+
+    /// For the control flowops: records an operation of `step` that started at `t0`.
+    pub(super) fn done(&mut self, step: Step<'_>, t0: Instant) {
+        self.record(step, t0, 0);
+    }
+
+    /// For the limits: step `i`'s last reading and bucket.
+    pub(super) fn limit(&mut self, i: usize) -> &mut (u64, i64) {
+        &mut self.limits[i]
+    }
+
+    /// Sleeps up to `d`, returning early when the run is over.
+    pub(super) fn sleep(&self, d: Duration) {
+        let until = Instant::now() + d;
+        while !self.sh.over() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(20)));
+        }
+    }
+}

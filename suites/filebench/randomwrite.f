@@ -1,0 +1,17 @@
+# fsarena built-in: randomwrite (random writes to one large file; filebench's defaults).
+set $dir=/tmp
+set $filesize=5g
+set $iosize=8k
+set $nthreads=1
+set $workingset=0
+set $directio=0
+
+define file name=largefile1,path=$dir,size=$filesize,prealloc,reuse,paralloc
+
+define process name=rand-write,instances=1
+{
+  thread name=rand-writethread,memsize=5m,instances=$nthreads
+  {
+    flowop write name=rand-write1,filename=largefile1,iosize=$iosize,random,workingset=$workingset,directio=$directio
+  }
+}

@@ -1,0 +1,144 @@
+//! The `filebench` workload end to end: personalities scaled down on real filesystems with
+//! filebench's breakdown and summary, a user's .f file run unchanged, bad files refused.
+
+use crate::util::{run, stderr, stdout, Scratch};
+
+/// The "Per-Operation Breakdown" lines of `text`: flowop name and ops, per block.
+fn breakdowns(text: &str) -> Vec<Vec<(String, u64)>> {
+    let mut out = Vec::new();
+    let mut cur: Option<Vec<(String, u64)>> = None;
+    for line in text.lines() {
+        if line.ends_with(": Per-Operation Breakdown") {
+            cur = Some(Vec::new());
+        } else if line.contains(": IO Summary: ") {
+            out.extend(cur.take());
+        } else if let Some(rows) = cur.as_mut() {
+            let mut words = line.split_whitespace();
+            let (Some(name), Some(ops)) = (words.next(), words.next()) else { continue };
+            let ops = ops.strip_suffix("ops").and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}"));
+            rows.push((name.to_string(), ops));
+        }
+    }
+    out
+}
+
+#[test]
+fn varmail_and_fileserver_on_tmpfs_and_ext4_print_filebenchs_breakdown() {
+    let out = run(&[
+        "run",
+        "--target",
+        "tmpfs:size=256m",
+        "--target",
+        "ext4:size=512m",
+        "--workload",
+        "filebench:name=varmail,nfiles=200,nthreads=2,runtime=2",
+        "--workload",
+        "filebench:name=fileserver,nfiles=200,nthreads=2,runtime=2",
+        "--no-store",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let blocks = breakdowns(&text);
+    assert_eq!(blocks.len(), 4, "two personalities on two targets: {text}");
+    let varmail = ["deletefile1", "createfile2", "appendfilerand2", "fsyncfile2", "readfile4", "closefile4"];
+    let fileserver = ["createfile1", "wrtfile1", "appendfilerand1", "readfile1", "deletefile1", "statfile1"];
+    for rows in &blocks {
+        let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+        let want = if names.contains(&"fsyncfile2") { &varmail } else { &fileserver };
+        for op in want {
+            let ops = rows.iter().find(|(n, _)| n == op).map(|r| r.1);
+            assert!(ops.unwrap_or(0) > 0, "{op}: {ops:?} in {rows:?}");
+        }
+        // filebench lists the last-defined flowop first.
+        assert!(names[0] == "closefile4" || names[0] == "statfile1", "{names:?}");
+    }
+    let summaries: Vec<&str> = text.lines().filter(|l| l.contains(": IO Summary: ")).collect();
+    assert_eq!(summaries.len(), 4, "{text}");
+    for s in summaries {
+        assert!(s.contains(" ops/s ") && s.contains(" rd/wr ") && s.ends_with("ms/op"), "{s}");
+    }
+    assert_eq!(text.matches("Latency percentiles (ms, fsarena):").count(), 4, "{text}");
+}
+
+#[test]
+fn oltp_scaled_down_on_tmpfs_runs_its_asynchronous_writes_through_io_uring() {
+    let out = run(&[
+        "run",
+        "--target",
+        "tmpfs:size=256m",
+        "--workload",
+        "filebench:name=oltp,nshadows=4,ndbwriters=2,runtime=3",
+        "--no-store",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let blocks = breakdowns(&text);
+    assert_eq!(blocks.len(), 1, "{text}");
+    let ops = |name: &str| blocks[0].iter().find(|(n, _)| n == name).map_or(0, |r| r.1);
+    for op in ["lg-write", "lg-aiowait", "dbwrite-a", "dbwr-aiowait", "shadowread", "shadow-post-lg"] {
+        assert!(ops(op) > 0, "{op}: {:?}", blocks[0]);
+    }
+    // dbwr issues 100 aiowrites per aiowait.
+    assert!(ops("dbwrite-a") >= 100 * ops("dbwr-aiowait"), "{:?}", blocks[0]);
+}
+
+#[test]
+fn a_users_file_runs_unchanged_and_leaves_nothing() {
+    let dir = Scratch::new("filebench-user");
+    let files = Scratch::new("filebench-user-files");
+    let f = files.path.join("mine.f");
+    // As a user writes one: comments, variables, a continued line, a gamma size, eventgen.
+    std::fs::write(
+        &f,
+        "# my own model\nset $dir=/tmp\nset $n=50\nset $size=cvar(type=cvar-gamma,parameters=mean:8192;gamma:1.5)\n\
+         eventgen rate=1000\n\
+         define fileset name=docs,path=$dir,size=$size,entries=$n,dirwidth=10,prealloc=100,readonly\n\
+         define process name=reader,instances=2\n{\n  thread name=t,memsize=1m,instances=1\n  {\n\
+             flowop openfile name=open,filesetname=docs,fd=1\n\
+             flowop readwholefile name=slurp,fd=1,\n         iosize=64k\n\
+             flowop closefile name=close,fd=1\n    flowop opslimit name=limit\n  }\n}\n\
+         echo \"loaded\"\nrun 2\n",
+    )
+    .expect("write");
+    let out =
+        run(&["run", "--target", &dir.spec(), "--workload", &format!("filebench:file={}", f.display()), "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = breakdowns(&stdout(&out));
+    assert_eq!(rows.len(), 1, "{}", stdout(&out));
+    let ops = |name: &str| rows[0].iter().find(|(n, _)| n == name).map_or(0, |r| r.1);
+    assert!(ops("slurp") > 0 && ops("open") > 0, "{rows:?}");
+    // eventgen at 1000 events a second caps the I/O flowops at about 2000 over 2 s.
+    assert!(ops("open") + ops("slurp") + ops("close") < 4000, "{rows:?}");
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}
+
+#[test]
+fn bad_files_exit_2_with_file_and_line_before_anything_is_created() {
+    let dir = Scratch::new("filebench-bad");
+    let files = Scratch::new("filebench-bad-files");
+    let f = files.path.join("bad.f");
+    std::fs::write(&f, "define fileset name=s,entries=10\ndefine process name=p\n{\nthread name=t\n{\nflowop rename name=r,filesetname=s\n}\n}\n")
+        .expect("write");
+    let seq = files.path.join("seq.f");
+    std::fs::write(&seq, "define fileset name=s,entries=10\ndefine process name=p\n{\nthread name=t\n{\nflowop aiowrite name=w,filesetname=s,iosize=2k\n}\n}\n")
+        .expect("write");
+    for (workload, want) in [
+        (format!("filebench:file={}", f.display()), format!("{}:6: rename: not a flowop", f.display())),
+        (format!("filebench:file={}", seq.display()), format!("{}:6: w: aiowrite needs random", seq.display())),
+        (
+            "filebench:name=varmail,nosuchvar=1".to_string(),
+            "'nosuchvar' is neither an option of filebench nor a variable".into(),
+        ),
+        ("personality:name=varmail,nfiles=100000000".to_string(), "".into()),
+    ] {
+        let out = run(&["run", "--target", &dir.spec(), "--workload", &workload, "--no-store"]);
+        if want.is_empty() {
+            // Too many files for the target: refused by the footprint check.
+            assert_eq!(out.status.code(), Some(2), "{workload}: {}", stderr(&out));
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{workload}: {}", stderr(&out));
+            assert!(stderr(&out).contains(&want), "{workload}: {}", stderr(&out));
+        }
+        assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+    }
+}
