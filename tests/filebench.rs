@@ -75,11 +75,15 @@ fn oltp_scaled_down_on_tmpfs_runs_its_asynchronous_writes_through_io_uring() {
     let blocks = breakdowns(&text);
     assert_eq!(blocks.len(), 1, "{text}");
     let ops = |name: &str| blocks[0].iter().find(|(n, _)| n == name).map_or(0, |r| r.1);
-    for op in ["lg-write", "lg-aiowait", "dbwrite-a", "dbwr-aiowait", "shadowread", "shadow-post-lg"] {
+    // lg's aiowait comes before its semblock, so a pass always reaches it. dbwr's comes after
+    // a semblock that waits for 1000 shadow posts, which a 3 s run on a busy machine may not
+    // give: its count is checked against the posts, not required.
+    for op in ["lg-write", "lg-aiowait", "dbwrite-a", "shadowread", "shadow-post-lg"] {
         assert!(ops(op) > 0, "{op}: {:?}", blocks[0]);
     }
-    // dbwr issues 100 aiowrites per aiowait.
-    assert!(ops("dbwrite-a") >= 100 * ops("dbwr-aiowait"), "{:?}", blocks[0]);
+    // dbwr issues 100 aiowrites (iters=100) per pass, and waits once per 1000 posts.
+    assert!(ops("dbwrite-a") >= 100 * ops("dbwr-aiowait").max(1), "{:?}", blocks[0]);
+    assert!(ops("dbwr-aiowait") <= ops("shadow-post-dbwr") / 1000 + 2, "{:?}", blocks[0]);
 }
 
 #[test]
