@@ -18,10 +18,61 @@ bench_scratch() {
 	cd "$RES"
 }
 
+# The mounts and loop devices a script made with bench_mount_* (and only those), undone at
+# exit newest first; IMGDIR, their scratch directory, goes after them.
+MOUNTS=() LOOPS=() IMGDIR=
+
+# bench_imgdir PARENT: IMGDIR, a scratch directory for images and mount points, made once
+# under PARENT.
+bench_imgdir() {
+	[[ -n $IMGDIR ]] || IMGDIR=$(mktemp -d "$1/fsarena-$BENCH-img.XXXXXX")
+}
+
+# bench_mount_tmpfs MNT SIZE: a tmpfs of SIZE mounted at MNT (made if missing), recorded.
+bench_mount_tmpfs() {
+	mkdir -p "$1"
+	mount -t tmpfs -o "size=$2" fsarena-bench "$1"
+	MOUNTS+=("$1")
+}
+
+# bench_mount_loop FS IMG SIZE MNT [MKFS_OPTION...]: a sparse image IMG of SIZE, a loop
+# device on it, mkfs.FS (ext4 or xfs) with the options given, mounted at MNT; the loop and
+# the mount recorded as they are made. Not in a subshell: MOUNTS and LOOPS must reach the trap.
+bench_mount_loop() {
+	local fs=$1 img=$2 size=$3 mnt=$4 loop
+	shift 4
+	truncate -s "$size" "$img"
+	loop=$(losetup --find --show "$img") || die "losetup failed for $img"
+	LOOPS+=("$loop")
+	case $fs in
+	ext4) mkfs.ext4 -q -F "$@" "$loop" >&2 ;;
+	xfs) mkfs.xfs -q -f "$@" "$loop" >&2 ;;
+	*) die "bench_mount_loop: no mkfs for '$fs'" ;;
+	esac
+	mkdir -p "$mnt"
+	mount "$loop" "$mnt"
+	MOUNTS+=("$mnt")
+}
+
+# Undoes what bench_mount_* recorded, newest first, then removes IMGDIR.
+bench_unmount_all() {
+	local i
+	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+		umount "${MOUNTS[$i]}" || log "WARNING: could not unmount ${MOUNTS[$i]}"
+	done
+	for ((i = ${#LOOPS[@]} - 1; i >= 0; i--)); do
+		losetup -d "${LOOPS[$i]}" || log "WARNING: could not detach ${LOOPS[$i]}"
+	done
+	MOUNTS=() LOOPS=()
+	[[ -n $IMGDIR && -d $IMGDIR ]] && rm -rf -- "$IMGDIR"
+	return 0
+}
+
 # A script that starts background processes defines bench_cleanup_extra to end them (by
-# their PIDs) before the directories go.
+# their PIDs) before the mounts and directories go.
 bench_cleanup() {
 	if declare -F bench_cleanup_extra >/dev/null; then bench_cleanup_extra; fi
+	bench_unmount_all
 	[[ -n ${WORK:-} && -d $WORK ]] && rm -rf -- "$WORK"
 	[[ -n ${RES:-} && -d $RES ]] && rm -rf -- "$RES"
 	return 0

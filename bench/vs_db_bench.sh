@@ -68,18 +68,6 @@ command -v python3 >/dev/null || die "python3 not found"
 
 # ---------------------------------------------------------------- scratch, loop, mount
 # Exactly the loop and mount made here are recorded, and only they are undone at exit.
-MOUNTS=() LOOPS=() IMGDIR=
-bench_cleanup_extra() {
-	local i
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[$i]}" || log "WARNING: could not unmount ${MOUNTS[$i]}"
-	done
-	for ((i = ${#LOOPS[@]} - 1; i >= 0; i--)); do
-		losetup -d "${LOOPS[$i]}" || log "WARNING: could not detach ${LOOPS[$i]}"
-	done
-	[[ -n $IMGDIR && -d $IMGDIR ]] && rm -rf -- "$IMGDIR"
-	return 0
-}
 bench_scratch "$PARENT" "fsarena-kv.XXXXXX"
 TSV=$RES/results.tsv
 : >"$TSV"
@@ -87,8 +75,8 @@ TSV=$RES/results.tsv
 # make_ext4: an image of its own, a loop on it, mkfs.ext4, mounted; left in MNT. Not in a
 # subshell: LOOPS and MOUNTS must reach the exit trap.
 make_ext4() {
-	local img loop mnt mib
-	IMGDIR=$(mktemp -d "$IMGPARENT/fsarena-kv-img.XXXXXX")
+	local img mnt mib
+	bench_imgdir "$IMGPARENT"
 	img=$IMGDIR/ext4.img mnt=$IMGDIR/ext4.mnt
 	# the largest database: num × threads × (16 + value) twice (log and tables), plus slack
 	local biggest=0 v t
@@ -96,14 +84,8 @@ make_ext4() {
 		((v * t > biggest)) && biggest=$((v * t))
 	done; done
 	mib=$(((NUM * (biggest + 16 * 8) * 3) / 1048576 + 1024))
-	truncate -s "${mib}M" "$img"
-	loop=$(losetup --find --show "$img") || die "losetup failed for $img"
-	LOOPS+=("$loop")
-	mkfs.ext4 -q -F "$loop" >&2
-	mkdir -p "$mnt"
-	mount "$loop" "$mnt"
-	MOUNTS+=("$mnt")
-	log "ext4: $img (${mib} MiB) on $loop mounted at $mnt"
+	bench_mount_loop ext4 "$img" "${mib}M" "$mnt"
+	log "ext4: $img (${mib} MiB) on ${LOOPS[-1]} mounted at $mnt"
 	MNT=$mnt
 }
 

@@ -66,34 +66,15 @@ read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:---repeat 1 --warmup 0 --no-store --
 
 # ---------------------------------------------------------------- scratch, loop, mount
 # Exactly the loop and mount made here are recorded, and only they are undone at exit.
-MOUNTS=() LOOPS=() IMGDIR=
-bench_cleanup_extra() {
-	local i
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[$i]}" || log "WARNING: could not unmount ${MOUNTS[$i]}"
-	done
-	for ((i = ${#LOOPS[@]} - 1; i >= 0; i--)); do
-		losetup -d "${LOOPS[$i]}" || log "WARNING: could not detach ${LOOPS[$i]}"
-	done
-	[[ -n $IMGDIR && -d $IMGDIR ]] && rm -rf -- "$IMGDIR"
-	return 0
-}
 bench_scratch "$PARENT" "fsarena-dbench.XXXXXX"
 
 # make_ext4: a 2 GiB image of its own, a loop on it, mkfs.ext4, mounted; left in MNT. Not in
 # a subshell: LOOPS and MOUNTS must reach the exit trap.
 make_ext4() {
-	local img loop
-	IMGDIR=$(mktemp -d "$IMGPARENT/fsarena-dbench-img.XXXXXX")
-	img=$IMGDIR/ext4.img MNT=$IMGDIR/ext4.mnt
-	truncate -s 2G "$img"
-	loop=$(losetup --find --show "$img") || die "losetup failed for $img"
-	LOOPS+=("$loop")
-	mkfs.ext4 -q -F "$loop" >&2
-	mkdir -p "$MNT"
-	mount "$loop" "$MNT"
-	MOUNTS+=("$MNT")
-	log "ext4: $img on $loop mounted at $MNT"
+	bench_imgdir "$IMGPARENT"
+	MNT=$IMGDIR/ext4.mnt
+	bench_mount_loop ext4 "$IMGDIR/ext4.img" 2G "$MNT"
+	log "ext4: $IMGDIR/ext4.img on ${LOOPS[-1]} mounted at $MNT"
 }
 
 # run_tool TOOL DIR OUT: one run in DIR (emptied first), its report in OUT.

@@ -77,17 +77,10 @@ size_mib() { local s=${1,,}; case $s in *g) echo $((${s%g} * 1024)) ;; *m) echo 
 
 # ---------------------------------------------------------------- scratch, loops, mounts
 # Exactly the loops and mounts made here are recorded, and only they are undone at exit.
-MOUNTS=() LOOPS=() BG_PIDS=() IMGDIR=
+BG_PIDS=()
 bench_cleanup_extra() {
 	local i
 	for i in "${BG_PIDS[@]}"; do kill "$i" 2>/dev/null || true; done
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[$i]}" || log "WARNING: could not unmount ${MOUNTS[$i]}"
-	done
-	for ((i = ${#LOOPS[@]} - 1; i >= 0; i--)); do
-		losetup -d "${LOOPS[$i]}" || log "WARNING: could not detach ${LOOPS[$i]}"
-	done
-	[[ -n $IMGDIR && -d $IMGDIR ]] && rm -rf -- "$IMGDIR"
 	return 0
 }
 bench_scratch "$PARENT" "fsarena-matrix.XXXXXX"
@@ -97,23 +90,14 @@ TSV=$RES/results.tsv
 # make_fs FS: an image of its own in IMGDIR, a loop on it, mkfs, mounted at IMGDIR/FS.mnt,
 # left in MNT. Not to be called in a subshell: LOOPS and MOUNTS must reach the exit trap.
 make_fs() {
-	local fs=$1 img loop mnt mib
-	[[ -n $IMGDIR ]] || IMGDIR=$(mktemp -d "$IMGPARENT/fsarena-matrix-img.XXXXXX")
+	local fs=$1 img mnt mib
+	bench_imgdir "$IMGPARENT"
 	img=$IMGDIR/$fs.img mnt=$IMGDIR/$fs.mnt
 	# fio's files and fsarena's (it lays out its own in a private subdirectory) plus slack
 	mib=$((2 * $(size_mib "$SIZE") + 512))
 	((mib >= 1024)) || mib=1024
-	truncate -s "${mib}M" "$img"
-	loop=$(losetup --find --show "$img") || die "losetup failed for $img"
-	LOOPS+=("$loop")
-	case $fs in
-	ext4) mkfs.ext4 -q -F "$loop" >&2 ;;
-	xfs) mkfs.xfs -q -f "$loop" >&2 ;;
-	esac
-	mkdir -p "$mnt"
-	mount "$loop" "$mnt"
-	MOUNTS+=("$mnt")
-	log "$fs: $img (${mib} MiB) on $loop mounted at $mnt"
+	bench_mount_loop "$fs" "$img" "${mib}M" "$mnt"
+	log "$fs: $img (${mib} MiB) on ${LOOPS[-1]} mounted at $mnt"
 	MNT=$mnt
 }
 

@@ -73,39 +73,16 @@ COMMANDS="set number $NUMBER; set transactions $TRANSACTIONS; set size $SIZE${EX
 
 # ---------------------------------------------------------------- scratch, loop, mounts
 # Exactly the loop and mounts made here are recorded, and only they are undone at exit.
-MOUNTS=() LOOPS=() IMGDIR=
-bench_cleanup_extra() {
-	local i
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[$i]}" || log "WARNING: could not unmount ${MOUNTS[$i]}"
-	done
-	for ((i = ${#LOOPS[@]} - 1; i >= 0; i--)); do
-		losetup -d "${LOOPS[$i]}" || log "WARNING: could not detach ${LOOPS[$i]}"
-	done
-	[[ -n $IMGDIR && -d $IMGDIR ]] && rm -rf -- "$IMGDIR"
-	return 0
-}
-IMGDIR=$(mktemp -d "$IMGPARENT/fsarena-postmark-img.XXXXXX")
+bench_imgdir "$IMGPARENT"
 bench_scratch "$IMGDIR" "work.XXXXXX"
 
 # make_fs FS: a tmpfs, or an ext4 on a loop device over an image of its own, mounted at
 # IMGDIR/FS.mnt and left in MNT. Not in a subshell: LOOPS and MOUNTS must reach the trap.
 make_fs() {
-	local fs=$1 mnt=$IMGDIR/$1.mnt loop
-	mkdir -p "$mnt"
+	local fs=$1 mnt=$IMGDIR/$1.mnt
 	case $fs in
-	tmpfs)
-		mount -t tmpfs -o size=2g fsarena-bench "$mnt"
-		MOUNTS+=("$mnt")
-		;;
-	ext4)
-		truncate -s 2G "$IMGDIR/ext4.img"
-		loop=$(losetup --find --show "$IMGDIR/ext4.img") || die "losetup failed"
-		LOOPS+=("$loop")
-		mkfs.ext4 -q -F "$loop" >&2
-		mount "$loop" "$mnt"
-		MOUNTS+=("$mnt")
-		;;
+	tmpfs) bench_mount_tmpfs "$mnt" 2g ;;
+	ext4) bench_mount_loop ext4 "$IMGDIR/ext4.img" 2G "$mnt" ;;
 	esac
 	log "$fs mounted at $mnt"
 	MNT=$mnt

@@ -75,41 +75,18 @@ WORKLOAD="sqlite:inserts=$INSERTS,journal_mode=$JOURNAL,synchronous=$SYNC,row_si
 
 # ---------------------------------------------------------------- scratch, loop, mounts
 # Exactly the loop and mounts made here are recorded, and only they are undone at exit.
-MOUNTS=() LOOPS=() IMGDIR=
-bench_cleanup_extra() {
-	local i
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTS[$i]}" || log "WARNING: could not unmount ${MOUNTS[$i]}"
-	done
-	for ((i = ${#LOOPS[@]} - 1; i >= 0; i--)); do
-		losetup -d "${LOOPS[$i]}" || log "WARNING: could not detach ${LOOPS[$i]}"
-	done
-	[[ -n $IMGDIR && -d $IMGDIR ]] && rm -rf -- "$IMGDIR"
-	return 0
-}
-IMGDIR=$(mktemp -d "$IMGPARENT/fsarena-sqlite3-img.XXXXXX")
+bench_imgdir "$IMGPARENT"
 bench_scratch "$IMGDIR" "work.XXXXXX"
 
 # make_fs FS: a tmpfs, or an ext4 on a loop device over an image of its own, mounted at
 # IMGDIR/FS.mnt and left in MNT. Not in a subshell: LOOPS and MOUNTS must reach the trap.
 make_fs() {
-	local fs=$1 mnt=$IMGDIR/$1.mnt loop
-	mkdir -p "$mnt"
+	local fs=$1 mnt=$IMGDIR/$1.mnt
 	case $fs in
-	tmpfs)
-		mount -t tmpfs -o size=1g fsarena-bench "$mnt"
-		MOUNTS+=("$mnt")
-		;;
-	ext4)
-		truncate -s 1G "$IMGDIR/ext4.img"
-		loop=$(losetup --find --show "$IMGDIR/ext4.img") || die "losetup failed"
-		LOOPS+=("$loop")
-		# Inode tables and journal written now: ext4's lazy init would otherwise write in
-		# the background during the first rounds and slow whichever tool runs then.
-		mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loop" >&2
-		mount "$loop" "$mnt"
-		MOUNTS+=("$mnt")
-		;;
+	tmpfs) bench_mount_tmpfs "$mnt" 1g ;;
+	# Inode tables and journal written now: ext4's lazy init would otherwise write in the
+	# background during the first rounds and slow whichever tool runs then.
+	ext4) bench_mount_loop ext4 "$IMGDIR/ext4.img" 1G "$mnt" -E lazy_itable_init=0,lazy_journal_init=0 ;;
 	esac
 	log "$fs mounted at $mnt"
 	MNT=$mnt
