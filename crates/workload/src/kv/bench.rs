@@ -43,6 +43,30 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
+/// db_bench's `Duration`: a benchmark loop ends after `max_ops` operations, or, when
+/// `seconds` is set, once that many whole seconds have passed, looked at every 1000
+/// operations (db_bench's ops_between_duration_checks).
+struct Duration {
+    seconds: u64,
+    max_ops: u64,
+    ops: u64,
+    start: Instant,
+}
+
+impl Duration {
+    /// The number of the next operation, `None` when the loop is done.
+    fn next(&mut self) -> Option<u64> {
+        let i = self.ops;
+        self.ops += 1;
+        let done = if self.seconds > 0 {
+            self.ops.is_multiple_of(1000) && self.start.elapsed().as_secs() >= self.seconds
+        } else {
+            self.ops > self.max_ops
+        };
+        (!done).then_some(i)
+    }
+}
+
 /// The generators of one thread.
 struct Thread<'a> {
     engine: &'a dyn Engine,
@@ -103,9 +127,16 @@ impl Thread<'_> {
         key_from_int(n, &mut self.key);
     }
 
-    fn write(&mut self, s: &mut ThreadStats, sequential: bool) -> Result<(), String> {
+    /// db_bench's `Duration` for `bench`: its count, or its seconds from now.
+    fn duration(&self, bench: Benchmark) -> Duration {
+        Duration { seconds: self.o.seconds(bench), max_ops: self.o.ops(bench), ops: 0, start: Instant::now() }
+    }
+
+    fn write(&mut self, s: &mut ThreadStats, bench: Benchmark) -> Result<(), String> {
         let len = self.o.value_size as usize;
-        for i in 0..self.o.num {
+        let sequential = bench == Benchmark::FillSeq;
+        let mut d = self.duration(bench);
+        while let Some(i) = d.next() {
             if self.stopped(i) {
                 break;
             }
@@ -122,7 +153,8 @@ impl Thread<'_> {
     }
 
     fn read_seq(&mut self, s: &mut ThreadStats) -> Result<(), String> {
-        let (engine, limit, stop, origin, timed) = (self.engine, self.o.num, self.stop, self.origin, self.o.histogram);
+        let (engine, limit, stop, origin, timed) =
+            (self.engine, self.o.ops(Benchmark::ReadSeq), self.stop, self.origin, self.o.histogram);
         let (clock, live, last) = (&self.clock, &mut self.live, &mut self.last);
         // Each entry's time runs from the end of the previous one: the iterator's step.
         engine.scan(&mut |n| {
@@ -142,9 +174,10 @@ impl Thread<'_> {
         })
     }
 
-    fn read_random(&mut self, s: &mut ThreadStats, until: Option<&AtomicBool>) -> Result<(), String> {
-        for i in 0..self.o.num {
-            if self.stopped(i) || until.is_some_and(|u| u.load(Ordering::Relaxed)) {
+    fn read_random(&mut self, s: &mut ThreadStats, bench: Benchmark) -> Result<(), String> {
+        let mut d = self.duration(bench);
+        while let Some(i) = d.next() {
+            if self.stopped(i) {
                 break;
             }
             self.random_key();
@@ -160,7 +193,8 @@ impl Thread<'_> {
     }
 
     fn seek_random(&mut self, s: &mut ThreadStats) -> Result<(), String> {
-        for i in 0..self.o.num {
+        let mut d = self.duration(Benchmark::SeekRandom);
+        while let Some(i) = d.next() {
             if self.stopped(i) {
                 break;
             }
@@ -177,7 +211,8 @@ impl Thread<'_> {
     }
 
     fn delete_random(&mut self, s: &mut ThreadStats) -> Result<(), String> {
-        for i in 0..self.o.num {
+        let mut d = self.duration(Benchmark::DeleteRandom);
+        while let Some(i) = d.next() {
             if self.stopped(i) {
                 break;
             }
@@ -234,6 +269,7 @@ pub fn run(
         let writer = background.then(|| {
             let (barrier, readers_done, mut t) = (&barrier, &readers_done, new_thread(threads as u64));
             scope.spawn(move || {
+                t.engine.begin_thread();
                 barrier.wait();
                 t.write_until(readers_done)
             })
@@ -242,13 +278,13 @@ pub fn run(
             .map(|i| {
                 let (barrier, mut t) = (&barrier, new_thread(i));
                 scope.spawn(move || {
+                    t.engine.begin_thread();
                     barrier.wait();
                     let mut s = t.stats();
                     let r = match bench {
-                        Benchmark::FillSeq => t.write(&mut s, true),
-                        Benchmark::FillRandom | Benchmark::Overwrite => t.write(&mut s, false),
+                        Benchmark::FillSeq | Benchmark::FillRandom | Benchmark::Overwrite => t.write(&mut s, bench),
                         Benchmark::ReadSeq => t.read_seq(&mut s),
-                        Benchmark::ReadRandom | Benchmark::ReadWhileWriting => t.read_random(&mut s, None),
+                        Benchmark::ReadRandom | Benchmark::ReadWhileWriting => t.read_random(&mut s, bench),
                         Benchmark::SeekRandom => t.seek_random(&mut s),
                         Benchmark::DeleteRandom => t.delete_random(&mut s),
                     };

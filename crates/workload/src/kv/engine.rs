@@ -18,6 +18,9 @@ pub trait Engine: Send + Sync {
     /// Positions an iterator at the first key >= `key`: `Some((exact, key_len + value_len))`,
     /// `None` past the end.
     fn seek(&self, key: &[u8]) -> Result<Option<(bool, usize)>, String>;
+    /// Called once by each benchmark thread before its first operation: per-thread engine
+    /// settings (RocksDB's perf level).
+    fn begin_thread(&self) {}
 }
 
 /// Opens (creating) the store of `kind` in `dir`.

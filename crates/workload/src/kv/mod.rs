@@ -145,12 +145,15 @@ impl Workload for KvWorkload {
     fn footprint(&self) -> Footprint {
         let o = &self.options;
         let entry = o.key_size + o.value_size;
-        // Every benchmark writes within keys 0..num, whatever the threads: the tables hold at
-        // most num entries, counted twice for compaction's copies, plus the logs of the two
-        // memtables (the one filling, the one flushing: max_write_buffer_number=2).
+        // Every benchmark writes within keys 0..num (fillseq: 0..writes), whatever the threads
+        // and the duration: the tables hold at most that many entries, counted twice for
+        // compaction's copies, plus the logs of the two memtables (the one filling, the one
+        // flushing: max_write_buffer_number=2).
         let writes =
             o.benchmarks.iter().any(|b| matches!(b, Benchmark::FillSeq | Benchmark::FillRandom | Benchmark::Overwrite));
-        let tables = if writes { o.num.saturating_mul(entry).saturating_mul(2) } else { 0 };
+        // fillseq with writes > num goes past key num-1.
+        let keys = o.num.max(o.writes.unwrap_or(0));
+        let tables = if writes { keys.saturating_mul(entry).saturating_mul(2) } else { 0 };
         let bytes = tables.saturating_add(o.write_buffer_size.saturating_mul(2));
         Footprint {
             source: format!("kv workload (num={}, value_size={}, threads={})", o.num, o.value_size, o.threads),

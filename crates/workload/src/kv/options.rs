@@ -141,6 +141,16 @@ pub struct KvOptions {
     pub benchmarks: Vec<Benchmark>,
     /// Keys per benchmark and thread (db_bench's `num`; reads and deletes too).
     pub num: u64,
+    /// Reads per benchmark and thread (readseq, readrandom, readwhilewriting, seekrandom);
+    /// `None`: num, as db_bench's reads=-1.
+    pub reads: Option<u64>,
+    /// Writes per fill benchmark and thread; `None`: num (db_bench's writes=-1, and 0 too).
+    pub writes: Option<u64>,
+    /// Deletes per deleterandom and thread; `None`: num.
+    pub deletes: Option<u64>,
+    /// Seconds the random-operation benchmarks run (fillrandom, overwrite, readrandom,
+    /// readwhilewriting, seekrandom, deleterandom), their counts then ignored; 0: counts rule.
+    pub duration: u64,
     /// Bytes per value.
     pub value_size: u64,
     /// Bytes per key.
@@ -178,6 +188,10 @@ impl Default for KvOptions {
         Self {
             benchmarks: vec![Benchmark::FillSeq, Benchmark::ReadRandom],
             num: 1_000_000,
+            reads: None,
+            writes: None,
+            deletes: None,
+            duration: 0,
             value_size: 100,
             key_size: 16,
             threads: 1,
@@ -210,6 +224,10 @@ pub static OPTIONS: &[OptionDef<KvOptions>] = &[
         0 => return Err(format!("'{v}' must be at least 1")),
         n => n,
     }),
+    kv!("reads", Text, Is("-1"), "reads per benchmark and thread by readseq, readrandom, readwhilewriting and seekrandom; -1: num, as db_bench", |o, v| o.reads = count_or_num(v)?),
+    kv!("writes", Text, Is("-1"), "writes per benchmark and thread by fillseq, fillrandom and overwrite; -1 (or 0): num, as db_bench", |o, v| o.writes = count_or_num(v)?.filter(|&n| n > 0)),
+    kv!("deletes", Text, Is("-1"), "deletes per thread by deleterandom; -1: num, as db_bench", |o, v| o.deletes = count_or_num(v)?),
+    kv!("duration", Count, Is("0"), "seconds each random-operation benchmark runs (fillrandom, overwrite, readrandom, readwhilewriting, seekrandom, deleterandom; not fillseq or readseq), checked every 1000 operations, counts then ignored; 0: the counts rule, as db_bench", |o, v| o.duration = whole(v)?),
     kv!("value_size", Size, Is("100"), "bytes per value, as db_bench's value_size", |o, v| o.value_size = match size(v)? {
         0 => return Err(format!("'{v}' must be larger than 0")),
         n if n > 64 << 20 => return Err(format!("'{v}' is larger than 64 MiB")),
@@ -252,6 +270,39 @@ pub static OPTIONS: &[OptionDef<KvOptions>] = &[
     kv!("histogram", Bool, Is("1"), "time every operation for the latency percentiles, as db_bench's --histogram=1 (db_bench's default is 0: no per-operation clock)", |o, v| o.histogram = boolean(v)?),
     kv!("keep", Bool, Is("0"), "keep the database after the run (fsarena's own)", |o, v| o.keep = boolean(v)?),
 ];
+
+/// db_bench's reads, writes and deletes: a count, or a negative number for "num".
+fn count_or_num(v: &str) -> Result<Option<u64>, String> {
+    match v.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Ok(None),
+        Ok(n) => Ok(Some(n.unsigned_abs())),
+        Err(_) => Err(format!("'{v}' is not a whole number (-1 for num)")),
+    }
+}
+
+impl KvOptions {
+    /// The operations one thread of `bench` does when `duration` does not rule: db_bench's
+    /// writes_, reads_ or deletes_.
+    pub fn ops(&self, bench: Benchmark) -> u64 {
+        match bench {
+            Benchmark::FillSeq | Benchmark::FillRandom | Benchmark::Overwrite => self.writes,
+            Benchmark::ReadSeq | Benchmark::ReadRandom | Benchmark::ReadWhileWriting | Benchmark::SeekRandom => {
+                self.reads
+            }
+            Benchmark::DeleteRandom => self.deletes,
+        }
+        .unwrap_or(self.num)
+    }
+
+    /// The seconds `bench` runs for, 0 when its count rules: db_bench applies `duration` to
+    /// the random-operation benchmarks only.
+    pub fn seconds(&self, bench: Benchmark) -> u64 {
+        match bench {
+            Benchmark::FillSeq | Benchmark::ReadSeq => 0,
+            _ => self.duration,
+        }
+    }
+}
 
 /// Checks what the options say together, and what the engine can do; `engine` is the one
 /// that runs. Errors name the option and the way out.

@@ -109,6 +109,35 @@ fn threads_each_do_num_and_readwhilewriting_reports_its_readers() {
     assert!(ms[1].counters["keys_found"] < 3000, "fillrandom repeats keys, so some are missing");
 }
 
+#[test]
+fn reads_writes_and_deletes_count_as_db_bench_and_duration_rules_the_random_ones() {
+    let ms = run("kv:engine=fjall,benchmarks='fillseq,readseq,readrandom,seekrandom,deleterandom',num=1000,writes=1500,reads=300,deletes=40,seed=3");
+    assert_eq!(ms[0].counters["keys_written"], 1500, "fillseq writes keys 0..writes");
+    assert_eq!(ms[1].counters["keys_read"], 300);
+    assert_eq!((ms[2].counters["keys_read"], ms[2].counters["keys_found"]), (300, 300), "keys drawn in 0..num");
+    assert_eq!(ms[3].counters["keys_read"], 300);
+    assert_eq!(ms[4].counters["keys_deleted"], 40);
+    // writes=0 and -1 both mean num, as db_bench's `writes_ == 0 ? num_ : writes_`.
+    for w in ["0", "-1"] {
+        let ms = run(&format!("kv:engine=fjall,benchmarks=fillrandom,num=700,writes={w}"));
+        assert_eq!(ms[0].counters["keys_written"], 700, "writes={w}");
+    }
+    // duration: readrandom runs past its count for a whole second; fillseq ignores it.
+    let ms = run("kv:engine=fjall,benchmarks='fillseq,readrandom',num=200,duration=1,seed=1");
+    assert_eq!(ms[0].counters["keys_written"], 200, "fillseq is not timed by duration");
+    let reads = ms[1].counters["keys_read"];
+    assert!(reads > 200 && reads % 1000 == 999, "read until the second passed, checked every 1000: {reads}");
+    assert!(ms[1].metric("elapsed").unwrap().value >= 1e9);
+}
+
+#[test]
+fn reads_writes_and_duration_refuse_what_is_not_a_number() {
+    for bad in ["reads=x", "writes=1.5", "deletes=2k", "duration=-1"] {
+        let e = workload(&format!("kv:{bad}")).unwrap_err().to_string();
+        assert!(e.contains("not a whole number"), "{bad}: {e}");
+    }
+}
+
 #[cfg(feature = "rocksdb")]
 #[test]
 fn rocksdb_runs_the_same_benchmarks_and_counts() {
