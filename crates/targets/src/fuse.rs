@@ -173,9 +173,16 @@ impl Target for FuseTarget {
                 // fuse2fs gets its arguments directly, not through a shell.
                 let mut args =
                     vec!["-f".to_string(), image.to_string_lossy().into_owned(), mnt.to_string_lossy().into_owned()];
+                // Other users may use the filesystem, as a kernel mount by root (a FUSE mount
+                // without allow_other refuses every other uid, so workloads acting as other
+                // users, posix's permission cases, would test FUSE, not fuse2fs), and the
+                // kernel checks permissions (fuse2fs 1.47.0 alone lets a user through a
+                // directory without search permission).
+                let mut options = "allow_other,default_permissions".to_string();
                 if !self.common.mount.is_empty() {
-                    args.extend(["-o".to_string(), self.common.mount.clone()]);
+                    options = format!("{options},{}", self.common.mount);
                 }
+                args.extend(["-o".to_string(), options]);
                 p.fact("fuse_command", format!("fuse2fs {}", args.join(" ")));
                 p.fact("fuse2fs_version", sys::tool_version("fuse2fs", "-V"));
                 self.spawn(&mut p, ctx, &mnt, "fuse2fs", &args)

@@ -167,7 +167,7 @@ const MOUNT: OptionDoc = OptionDoc::new(
     "mount",
     Text,
     Unset,
-    "extra mount options after the kernel's defaults, quoted: mount='noatime,data=writeback' (fuse2fs: passed as -o)",
+    "extra mount options after the kernel's defaults, quoted: mount='noatime,data=writeback' (fuse2fs: passed as -o after allow_other,default_permissions)",
 );
 const LOOP_DIO: OptionDoc = OptionDoc::new(
     "loop_dio",
