@@ -160,7 +160,7 @@ fn a_second_interrupt_still_tears_down() {
     let said = err.lines().filter(|l| l.contains("second interrupt")).count();
     assert_eq!(said, 1, "one 'second interrupt' line expected: {err}");
     let left = workdir_leftovers(&work, &[]);
-    assert!(left.is_empty(), "a double Ctrl-C left {left:?}");
+    assert!(left.is_empty(), "a double Ctrl-C left {left:?}; stderr: {err}");
 }
 
 #[test]
