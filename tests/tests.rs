@@ -23,6 +23,7 @@ mod io_runs;
 mod kv;
 mod latency;
 mod meta;
+mod posix;
 mod postmark;
 mod progress;
 mod reports;

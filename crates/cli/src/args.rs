@@ -187,7 +187,8 @@ pub struct CompareArgs {
     /// Compare every target of RUN_A against this target label.
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
-    /// Exit 1 when a significant regression is larger than PCT percent.
+    /// Exit 1 when a significant regression is larger than PCT percent, or when a posix
+    /// case newly fails.
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
     /// human or json.
@@ -282,6 +283,10 @@ pub struct RunArgs {
         hide_possible_values = true
     )]
     pub workloads: Vec<String>,
+    /// Only these syscall families of every posix workload, comma-separated (chmod,rename):
+    /// sets its `family=`. Refused without a posix workload.
+    #[arg(long, value_name = "FAMILIES")]
+    pub posix_family: Option<String>,
     /// human, json, fio-json, fio-json+ (alias json+) or csv. Machine-readable output goes to
     /// stdout alone.
     #[arg(
@@ -295,11 +300,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Measured repetitions of every workload on every target [default: 3, or the job file's
-    /// `repeat`]
+    /// `repeat`; 1 when every workload is a check such as posix]
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
     /// Discarded warm-up repetitions before the measured ones [default: 1, or the job file's
-    /// `warmup`]
+    /// `warmup`; 0 when every workload is a check such as posix]
     #[arg(long, value_name = "K")]
     pub warmup: Option<u32>,
     /// The results database (SQLite).

@@ -221,7 +221,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             .into())
         }
     };
-    if comparison.rows.is_empty() {
+    if comparison.rows.is_empty() && comparison.posix.is_empty() {
         return Err(InputError::new(
             "the runs share no result to compare (same target label, workload and part needed)",
         )
@@ -234,14 +234,22 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             "comparisons": comparison.rows,
             "only_in_a": comparison.only_in_a,
             "only_in_b": comparison.only_in_b,
+            "posix": comparison.posix,
         }))?)?;
     } else {
         let mut text = String::new();
         if args.baseline.is_none() {
             // Two runs: say which is which, by name where they have one.
             text.push_str(&format!("A = {}, B = {}\n", printable(&comparison.a), printable(&comparison.b)));
+        } else if !comparison.posix.is_empty() {
+            // The posix table's A and B columns.
+            text.push_str(&format!("A = {} (the baseline), B = the target of each row\n", printable(&comparison.a)));
         }
-        text.push_str(&render_rows(&comparison.rows));
+        if !comparison.rows.is_empty() {
+            text.push_str(&render_rows(&comparison.rows));
+        }
+        // Compliance results: pass counts and the cases that changed, no significance test.
+        text.push_str(&fsarena_report::posix_diff_text(&comparison.posix, args.baseline.as_deref()));
         print(text.as_bytes())?;
     }
     for (side, names) in [(&comparison.a, &comparison.only_in_a), (&comparison.b, &comparison.only_in_b)] {
@@ -258,6 +266,12 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     let regressed = args.fail_on_regression.and_then(|pct| {
         comparison.rows.iter().find(|r| r.verdict == AbVerdict::Worse && r.change_percent.abs() > pct).map(|r| (pct, r))
     });
+    // A case that passed and now fails is a regression whatever the threshold.
+    let newly_failing: usize = comparison.posix.iter().map(|d| d.newly_failing.len()).sum();
+    let cases_regressed = args.fail_on_regression.is_some() && newly_failing > 0;
+    if cases_regressed {
+        eprintln!("fsarena: regression: {newly_failing} posix case(s) newly failing");
+    }
     if let Some((pct, r)) = regressed {
         eprintln!(
             "fsarena: regression: {} {} on {} changed {:+.1}% (p={:.3}), beyond --fail-on-regression {pct}%",
@@ -269,7 +283,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         );
         return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if cases_regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The A/B rows as a Markdown-style table: target, result, metric, A and B means, change, the

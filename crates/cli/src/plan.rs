@@ -74,6 +74,13 @@ pub struct Step {
     pub points: usize,
 }
 
+/// Sets `key` of a sweep to the one value `value` (`--posix-family` over a job file's
+/// `family =`).
+fn set_key(keys: &mut Vec<(String, Vec<String>)>, key: &str, value: &str) {
+    keys.retain(|(k, _)| k != key);
+    keys.push((key.to_string(), vec![value.to_string()]));
+}
+
 /// Expands a workload spec's lists into steps, each point parsed and checked; the error names
 /// the point. `index` is the workload's place in the plan.
 fn sweep_steps(spec: &Spec, index: usize) -> Result<Vec<Step>, InputError> {
@@ -275,7 +282,12 @@ impl Plan {
             }
             for (i, table) in job.workload.iter().enumerate() {
                 let at = format!("{origin}: [[workload]] #{}", i + 1);
-                let sweep = table_to_sweep(table, &at)?;
+                let mut sweep = table_to_sweep(table, &at)?;
+                if sweep.kind == "posix" {
+                    if let Some(families) = &args.posix_family {
+                        set_key(&mut sweep.keys, "family", families);
+                    }
+                }
                 steps.extend(steps_of(&sweep, workload_count).map_err(|e| e.at(at))?);
                 workload_count += 1;
             }
@@ -299,12 +311,24 @@ impl Plan {
             workload_count += 1;
         }
         for w in &args.workloads {
-            let spec = Spec::parse(w).map_err(|e| e.at("--workload"))?;
+            let mut spec = Spec::parse(w).map_err(|e| e.at("--workload"))?;
+            if spec.kind == "posix" {
+                if let Some(families) = &args.posix_family {
+                    spec.params.retain(|(k, _)| k != "family");
+                    spec.params.push(("family".into(), families.clone()));
+                }
+            }
             // The origin names the spec, cut: the message itself quotes the bad value.
             steps.extend(sweep_steps(&spec, workload_count).map_err(|e| e.at(format!("--workload {}", cut(w))))?);
             workload_count += 1;
         }
         check_distinct(&steps)?;
+        if args.posix_family.is_some() && !steps.iter().any(|s| s.workload.kind() == "posix") {
+            return Err(InputError::new(
+                "--posix-family chooses the families of a posix workload: add --workload posix (or a [[workload]] of kind posix)",
+            )
+            .into());
+        }
         if let Some(f) = &args.output_format {
             format = Some(parse_format(f, "--output-format")?);
         }
@@ -348,8 +372,12 @@ impl Plan {
         }
         // The command line wins over the file, the file over the defaults.
         let origin = args.jobfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-        let repeat = args.repeat.or(file.as_ref().and_then(|f| f.repeat)).unwrap_or(DEFAULT_REPEAT);
-        let warmup = args.warmup.or(file.as_ref().and_then(|f| f.warmup)).unwrap_or(DEFAULT_WARMUP);
+        // Checks whose verdicts do not vary (posix) need no repetitions to average, nor a
+        // warm-up to discard: a plan of only those runs once unless told otherwise.
+        let deterministic = steps.iter().all(|s| s.workload.deterministic());
+        let (default_repeat, default_warmup) = if deterministic { (1, 0) } else { (DEFAULT_REPEAT, DEFAULT_WARMUP) };
+        let repeat = args.repeat.or(file.as_ref().and_then(|f| f.repeat)).unwrap_or(default_repeat);
+        let warmup = args.warmup.or(file.as_ref().and_then(|f| f.warmup)).unwrap_or(default_warmup);
         if repeat == 0 {
             let message = if args.repeat.is_some() { "--repeat 0" } else { "repeat = 0" };
             let error = InputError::new(format!("{message}: expected at least 1 measured repetition"));

@@ -99,6 +99,10 @@ pub struct Measurement {
     /// and for runs stored before series were kept.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub series: BTreeMap<String, Series>,
+    /// The named checks of a compliance workload (`posix`), one per case in the order run:
+    /// empty for performance workloads and runs stored before verdicts were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<Verdict>,
     /// False when the workload stopped early (error or interrupt): the figures cover only
     /// what ran.
     pub complete: bool,
@@ -120,6 +124,8 @@ struct Stored {
     disk_util: Vec<DiskUtil>,
     #[serde(default)]
     series: BTreeMap<String, Series>,
+    #[serde(default)]
+    verdicts: Vec<Verdict>,
     /// Schema 1-3.
     #[serde(default)]
     jobs: Vec<JobResult>,
@@ -141,6 +147,7 @@ impl From<Stored> for Measurement {
             fio,
             disk_util: s.disk_util,
             series: s.series,
+            verdicts: s.verdicts,
             complete: s.complete,
         }
     }
@@ -225,12 +232,81 @@ impl Measurement {
                 }
             }
         }
+        // A case checked on both sides (two hosts) keeps the worse outcome.
+        for theirs in &other.verdicts {
+            match self.verdicts.iter_mut().find(|v| v.case == theirs.case) {
+                Some(ours) if theirs.outcome.worse_than(ours.outcome) => *ours = theirs.clone(),
+                Some(_) => {}
+                None => self.verdicts.push(theirs.clone()),
+            }
+        }
         self.complete = self.complete && other.complete;
     }
 
     /// Adds a series (replacing one of the same name).
     pub fn add_series(&mut self, name: &str, series: Series) {
         self.series.insert(name.to_string(), series);
+    }
+}
+
+/// How one compliance case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The filesystem did what the standard says.
+    Pass,
+    /// It did something else: `expected` and `actual` say what.
+    Fail,
+    /// The filesystem cannot express the case (ACLs off, no immutable attribute): `actual`
+    /// says why. Not a pass, not hidden.
+    Unsupported,
+}
+
+impl Outcome {
+    /// Its name in tables and JSON: `pass`, `fail`, `unsupported`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Unsupported => "unsupported",
+        }
+    }
+
+    /// Fail is worse than unsupported, which is worse than pass.
+    pub fn worse_than(self, other: Outcome) -> bool {
+        let rank = |o| match o {
+            Outcome::Pass => 0,
+            Outcome::Unsupported => 1,
+            Outcome::Fail => 2,
+        };
+        rank(self) > rank(other)
+    }
+}
+
+/// One named check and its result: `rename.dir_over_nonempty_dir.ENOTEMPTY`, expected
+/// `ENOTEMPTY`, actual `EEXIST`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// `family.what.expectation`; the family is the part before the first dot.
+    pub case: String,
+    /// A check of access control (permissions, sticky directories, setuid clearing, ACLs,
+    /// symlink following), reported apart as well as in its family.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub security: bool,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// What the standard says should happen (empty for a pass).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub expected: String,
+    /// What happened (for unsupported: why the case cannot run; empty for a pass).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub actual: String,
+}
+
+impl Verdict {
+    /// The family: the case name up to its first dot (`rename`).
+    pub fn family(&self) -> &str {
+        self.case.split('.').next().unwrap_or(&self.case)
     }
 }
 

@@ -4,6 +4,7 @@
 //! named, never silently skipped.
 
 use crate::model::{is_count, metrics, same_result, Model};
+use crate::posix_text::{diff, entry_verdicts, is_posix, PosixDiff};
 use crate::{ResultEntry, RunReport};
 use fsarena_core::Better;
 use fsarena_stats::{verdict, welch, Verdict};
@@ -87,6 +88,38 @@ pub struct AbComparison {
     pub only_in_a: Vec<String>,
     /// Results only side B has.
     pub only_in_b: Vec<String>,
+    /// The compliance results (`posix`), per target and family: pass counts and the cases
+    /// newly failing or newly passing. Their counts get no significance verdict: a case
+    /// passes or it does not.
+    pub posix: Vec<PosixDiff>,
+}
+
+/// Every posix verdict of `target` in `run`, over its posix workloads and their families
+/// (matched by target only: two runs that chose different families or cases still compare
+/// the cases they share).
+fn posix_verdicts(run: &RunReport, target: &str) -> Vec<fsarena_core::Verdict> {
+    let mut out: Vec<fsarena_core::Verdict> = Vec::new();
+    for e in run.results.iter().filter(|e| is_posix(e) && e.target_label == target) {
+        for v in entry_verdicts(e) {
+            match out.iter_mut().find(|o| o.case == v.case) {
+                Some(o) if v.outcome.worse_than(o.outcome) => *o = v,
+                Some(_) => {}
+                None => out.push(v),
+            }
+        }
+    }
+    out
+}
+
+/// The targets of `run` with posix results, in order.
+fn posix_targets(run: &RunReport) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for e in run.results.iter().filter(|e| is_posix(e)) {
+        if !out.contains(&e.target_label.as_str()) {
+            out.push(&e.target_label);
+        }
+    }
+    out
 }
 
 /// Run B against run A, result by result on the same target.
@@ -99,8 +132,18 @@ pub fn compare_runs(a: &RunReport, b: &RunReport) -> AbComparison {
         rows: Vec::new(),
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
+        posix: Vec::new(),
     };
-    for group in &model.results {
+    let (ta, tb) = (posix_targets(a), posix_targets(b));
+    for t in &ta {
+        if tb.contains(t) {
+            out.posix.extend(diff(t, &posix_verdicts(a, t), &posix_verdicts(b, t)));
+        } else {
+            out.only_in_a.push(format!("{t} · posix"));
+        }
+    }
+    out.only_in_b.extend(tb.iter().filter(|t| !ta.contains(t)).map(|t| format!("{t} · posix")));
+    for group in model.results.iter().filter(|g| g.kind != crate::posix_text::KIND) {
         let side = |run: usize| -> Vec<&ResultEntry> {
             group.entries.iter().filter(|(s, _)| model.series[*s].run == run).map(|(_, e)| *e).collect()
         };
@@ -132,8 +175,17 @@ pub fn compare_targets(run: &RunReport, baseline: &str) -> Option<AbComparison> 
         rows: Vec::new(),
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
+        posix: Vec::new(),
     };
-    for group in &model.results {
+    let base_posix = posix_verdicts(run, baseline);
+    for t in posix_targets(run).into_iter().filter(|t| *t != baseline) {
+        if base_posix.is_empty() {
+            out.only_in_b.push(format!("{t} · posix"));
+        } else {
+            out.posix.extend(diff(t, &base_posix, &posix_verdicts(run, t)));
+        }
+    }
+    for group in model.results.iter().filter(|g| g.kind != crate::posix_text::KIND) {
         let base = group.entries.iter().map(|(_, e)| *e).find(|e| e.target_label == baseline);
         for (_, other) in group.entries.iter().filter(|(_, e)| e.target_label != baseline) {
             match base {
@@ -260,6 +312,53 @@ mod tests {
         assert_eq!(c.rows[1].verdict, AbVerdict::NotSignificant);
         assert_eq!(c.only_in_b, ["xfs · io:bs=4k · seqread"]);
         assert!(c.only_in_a.is_empty());
+    }
+
+    fn posix(target: &str, params: &[(&str, &str)], verdicts: &[(&str, fsarena_core::Outcome)]) -> ResultEntry {
+        ResultEntry {
+            target_label: target.into(),
+            workload_kind: "posix".into(),
+            workload_params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            part: Some("rmdir".into()),
+            measurements: vec![Measurement {
+                complete: true,
+                verdicts: verdicts
+                    .iter()
+                    .map(|(case, outcome)| fsarena_core::Verdict {
+                        case: case.to_string(),
+                        security: false,
+                        outcome: *outcome,
+                        expected: String::new(),
+                        actual: String::new(),
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn posix_results_list_changed_cases_not_significance() {
+        use fsarena_core::Outcome::{Fail, Pass};
+        let a = run("before", vec![posix("ext4", &[], &[("rmdir.a.removed", Pass), ("rmdir.b.EPERM", Fail)])]);
+        // Another case filter on B: the shared cases still compare.
+        let b = run(
+            "after",
+            vec![posix("ext4", &[("case", "rmdir.*")], &[("rmdir.a.removed", Fail), ("rmdir.b.EPERM", Pass)])],
+        );
+        let c = compare_runs(&a, &b);
+        assert!(c.rows.is_empty(), "no welch rows for case counts: {:?}", c.rows);
+        assert!(c.only_in_a.is_empty() && c.only_in_b.is_empty());
+        assert_eq!(c.posix.len(), 1);
+        assert_eq!(c.posix[0].newly_failing[0].case, "rmdir.a.removed");
+        assert_eq!(c.posix[0].newly_passing[0].case, "rmdir.b.EPERM");
+        let one = run(
+            "one",
+            vec![posix("tmpfs", &[], &[("rmdir.a.removed", Pass)]), posix("fuse", &[], &[("rmdir.a.removed", Fail)])],
+        );
+        let c = compare_targets(&one, "tmpfs").unwrap();
+        assert_eq!((c.posix[0].target.as_str(), c.posix[0].newly_failing.len()), ("fuse", 1));
     }
 
     #[test]

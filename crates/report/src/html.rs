@@ -104,6 +104,7 @@ pub fn html_report(runs: &[RunReport]) -> String {
             ab_section(&mut out, &compare_runs(a, b), i);
         }
     }
+    out.push_str(&crate::posix_markup::posix_html(runs));
     for (i, sweep) in model.sweeps.iter().enumerate() {
         let _ = writeln!(out, "<section id=\"sweep-{}\"><h2>{}</h2>", i + 1, escape::html(&sweep.title()));
         let _ = writeln!(
@@ -115,12 +116,14 @@ pub fn html_report(runs: &[RunReport]) -> String {
         chart_grid(&mut out, &sweep.charts(&model));
         out.push_str("</section>\n");
     }
-    if !model.common.is_empty() {
+    let common = crate::posix_text::common_without_posix(&model.common);
+    if !common.is_empty() {
         out.push_str("<section id=\"common\"><h2>Results</h2><p class=\"common\">Every result shares ");
-        let shared: Vec<String> = model.common.iter().map(|c| format!("<code>{}</code>", escape::html(c))).collect();
+        let shared: Vec<String> = common.iter().map(|c| format!("<code>{}</code>", escape::html(c))).collect();
         let _ = writeln!(out, "{}; each result below is named by what differs.</p></section>", shared.join("; "));
     }
-    for (i, group) in model.results.iter().enumerate() {
+    // Posix results are in their own section above: case counts have no mean ± CI to show.
+    for (i, group) in model.results.iter().enumerate().filter(|(_, g)| g.kind != crate::posix_text::KIND) {
         result_section(&mut out, &model, group, i + 1);
     }
     let _ = writeln!(
@@ -194,7 +197,10 @@ fn contents(out: &mut String, model: &Model<'_>) {
     for (i, sweep) in model.sweeps.iter().enumerate() {
         let _ = writeln!(out, "<li><a href=\"#sweep-{}\">{}</a></li>", i + 1, escape::html(&sweep.title()));
     }
-    for (i, g) in model.results.iter().enumerate() {
+    if model.results.iter().any(|g| g.kind == crate::posix_text::KIND) {
+        out.push_str("<li><a href=\"#posix\">POSIX compliance</a></li>\n");
+    }
+    for (i, g) in model.results.iter().enumerate().filter(|(_, g)| g.kind != crate::posix_text::KIND) {
         let _ = writeln!(out, "<li><a href=\"#result-{}\">{}</a></li>", i + 1, escape::html(&g.label()));
     }
     out.push_str("</ol></nav></section>\n");
@@ -341,9 +347,9 @@ fn result_section(out: &mut String, model: &Model<'_>, group: &Group<'_>, number
 /// result, and what only one run has.
 fn ab_section(out: &mut String, c: &AbComparison, number: usize) {
     let _ = writeln!(out, "<section id=\"ab-{number}\"><h2>A/B: {} → {}</h2>", escape::html(&c.a), escape::html(&c.b));
-    if c.rows.is_empty() {
+    if c.rows.is_empty() && c.posix.is_empty() {
         out.push_str("<p>The runs share no result (same target, workload and part) to compare.</p>\n");
-    } else {
+    } else if !c.rows.is_empty() {
         out.push_str("<div class=\"table-wrap\"><table class=\"ab\">\n<thead><tr><th>target</th><th>result</th><th>metric</th><th class=\"num\">A mean</th><th class=\"num\">B mean</th><th class=\"num\">change</th><th class=\"num\">95% CI of the change</th><th class=\"num\">p</th><th>verdict</th></tr></thead><tbody>\n");
         for r in &c.rows {
             let class = match r.verdict {
@@ -367,6 +373,7 @@ fn ab_section(out: &mut String, c: &AbComparison, number: usize) {
         }
         out.push_str("</tbody></table></div>\n<p class=\"note\">Change = (B − A) / A; its 95% confidence interval and p from Welch's t-test over the repetitions; better/worse where p &lt; 0.05 in the metric's direction, n.s. otherwise.</p>\n");
     }
+    out.push_str(&crate::posix_markup::diff_html(&c.posix));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {
         if !names.is_empty() {
             let list: Vec<String> = names.iter().map(|n| format!("<li>{}</li>", escape::html(n))).collect();

@@ -26,16 +26,32 @@ impl Exporter for Human {
         let mut out = String::new();
         environment_header(&mut out, report);
         for (i, entry) in report.results.iter().enumerate() {
-            if i > 0 {
+            let posix = crate::posix_text::is_posix(entry);
+            // A posix result is one line (its cases are in the table below); consecutive ones
+            // stay together.
+            if i > 0 && !(posix && crate::posix_text::is_posix(&report.results[i - 1])) {
                 out.push('\n');
             }
-            self.entry(&mut out, entry);
+            if posix {
+                crate::posix_text::entry_line(&mut out, entry);
+            } else {
+                self.entry(&mut out, entry);
+            }
         }
         // fio's "Disk stats (read/write):" block closes its output, after every group.
         out.push_str(&crate::fio_disk::disk_stats_text(&crate::fio_disk::report_disks(report)));
-        if report.results.len() > 1 {
+        // Compliance results have their own side-by-side table: a mean ± CI of case counts
+        // would say nothing.
+        let mut figures = report.clone();
+        figures.results.retain(|e| !crate::posix_text::is_posix(e));
+        if figures.results.len() > 1 {
             out.push('\n');
-            out.push_str(&comparison_table(report, self.color));
+            out.push_str(&comparison_table(&figures, self.color));
+        }
+        let posix = crate::posix_text::posix_text(std::slice::from_ref(report));
+        if !posix.is_empty() {
+            out.push('\n');
+            out.push_str(&posix);
         }
         Ok(out.into_bytes())
     }

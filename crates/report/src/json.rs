@@ -11,8 +11,13 @@
 //!                "complete": true,
 //!                "counters": {"io.ops": [per repetition..]},
 //!                "series": {"ops_per_s": {"unit", "interval_ns", "values": [[per repetition..]]}},
-//!                "jobs": [..JobResults of the last repetition..]}]}}
+//!                "jobs": [..JobResults of the last repetition..],
+//!                "verdicts": [{"case", "security", "outcome", "expected", "actual"}]}]}}
 //! ```
+//!
+//! `verdicts` only for a compliance workload (`posix`): one per case, its worst outcome over
+//! the repetitions (`pass`, `fail`, `unsupported`); `security` only when true, `expected` and
+//! `actual` only when not empty.
 //!
 //! Fields may be added; existing ones keep their meaning.
 
@@ -54,7 +59,7 @@ fn result_object(entry: &ResultEntry) -> Value {
     // An entry with no measurement ran nothing, so it is not complete.
     let complete = !entry.measurements.is_empty() && entry.measurements.iter().all(|m| m.complete);
     let jobs = entry.measurements.last().map(|m| m.jobs()).unwrap_or_default();
-    json!({
+    let mut object = json!({
         "target": {
             "label": entry.target_label,
             "kind": entry.target_kind,
@@ -72,7 +77,14 @@ fn result_object(entry: &ResultEntry) -> Value {
         "counters": counters_object(entry),
         "series": series_object(entry),
         "jobs": serde_json::to_value(jobs).unwrap_or(Value::Array(Vec::new())),
-    })
+    });
+    // A compliance result (posix) names its cases: each once, with its worst outcome over
+    // the repetitions.
+    let verdicts = crate::posix_text::entry_verdicts(entry);
+    if let (false, Some(o)) = (verdicts.is_empty(), object.as_object_mut()) {
+        o.insert("verdicts".into(), serde_json::to_value(verdicts).unwrap_or(Value::Array(Vec::new())));
+    }
+    object
 }
 
 /// `{name: {unit, better, values, mean, stdev, min, max, ci95}}`, in the order the metrics
@@ -263,6 +275,29 @@ mod tests {
         assert!((ci[1].as_f64().unwrap() - (200.0 + half)).abs() < 1e-6);
         assert!((iops["cv"].as_f64().unwrap() - 0.5).abs() < 1e-12);
         assert_eq!(iops["outliers"], json!([]));
+    }
+
+    #[test]
+    fn posix_results_carry_their_verdicts() {
+        let mut r = report();
+        let verdict = |outcome| fsarena_core::Verdict {
+            case: "rmdir.nonempty.ENOTEMPTY".into(),
+            security: false,
+            outcome,
+            expected: "ENOTEMPTY".into(),
+            actual: "EEXIST".into(),
+        };
+        r.results[0].workload_kind = "posix".into();
+        r.results[0].measurements[0].verdicts = vec![verdict(fsarena_core::Outcome::Pass)];
+        r.results[0].measurements[1].verdicts = vec![verdict(fsarena_core::Outcome::Fail)];
+        let v = parse(&r);
+        let verdicts = v["run"]["results"][0]["verdicts"].as_array().unwrap();
+        assert_eq!(verdicts.len(), 1);
+        assert_eq!(verdicts[0]["case"], "rmdir.nonempty.ENOTEMPTY");
+        assert_eq!(verdicts[0]["outcome"], "fail");
+        assert_eq!(verdicts[0]["actual"], "EEXIST");
+        assert!(verdicts[0].get("security").is_none());
+        assert!(parse(&report())["run"]["results"][0].get("verdicts").is_none());
     }
 
     #[test]

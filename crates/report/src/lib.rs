@@ -24,6 +24,8 @@ mod json;
 mod kv_text;
 mod markdown;
 mod model;
+mod posix_markup;
+mod posix_text;
 mod postmark_text;
 mod significance;
 mod sqlite_text;
@@ -44,6 +46,7 @@ pub use human::Human;
 pub use humanize::value as format_value;
 pub use json::Json;
 pub use markdown::{markdown_report, Markdown};
+pub use posix_text::{diff_text as posix_diff_text, entry_verdicts, CaseChange, PosixDiff};
 
 /// Why a report could not be produced.
 #[derive(Debug, thiserror::Error)]

@@ -59,6 +59,7 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             ab_section(&mut out, &compare_runs(a, b));
         }
     }
+    out.push_str(&crate::posix_markup::posix_markdown(runs));
     if !model.sweeps.is_empty() && charts {
         out.push_str("\n## Sweeps\n");
         for sweep in &model.sweeps {
@@ -66,10 +67,12 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             images(&mut out, &mut files, &sweep.charts(&model));
         }
     }
-    if !model.common.is_empty() {
-        let _ = writeln!(out, "\n## Results\n\nEvery result shares {}.", escape::markdown(&model.common.join("; ")));
+    let common = crate::posix_text::common_without_posix(&model.common);
+    if !common.is_empty() {
+        let _ = writeln!(out, "\n## Results\n\nEvery result shares {}.", escape::markdown(&common.join("; ")));
     }
-    for group in &model.results {
+    // Posix results are in their own section above: case counts have no mean ± CI to show.
+    for group in model.results.iter().filter(|g| g.kind != crate::posix_text::KIND) {
         result_section(&mut out, charts.then_some(&mut files), &model, group);
     }
     (out, files)
@@ -174,9 +177,9 @@ fn result_section(out: &mut String, files: Option<&mut Vec<(String, String)>>, m
 /// Run B against run A: one row per metric of each matching result, then what one run lacks.
 fn ab_section(out: &mut String, c: &AbComparison) {
     let _ = writeln!(out, "\n## A/B: {} → {}\n", escape::markdown(&c.a), escape::markdown(&c.b));
-    if c.rows.is_empty() {
+    if c.rows.is_empty() && c.posix.is_empty() {
         out.push_str("The runs share no result (same target, workload and part) to compare.\n");
-    } else {
+    } else if !c.rows.is_empty() {
         out.push_str("| target | result | metric | A mean | B mean | change | 95% CI of the change | p | verdict |\n|:---|:---|:---|---:|---:|---:|---:|---:|:---|\n");
         for r in &c.rows {
             let verdict = match r.verdict {
@@ -198,6 +201,7 @@ fn ab_section(out: &mut String, c: &AbComparison) {
             );
         }
     }
+    out.push_str(&crate::posix_markup::diff_markdown(&c.posix));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {
         if !names.is_empty() {
             let list: Vec<String> = names.iter().map(|n| escape::markdown(n)).collect();

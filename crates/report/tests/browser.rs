@@ -94,6 +94,25 @@ fn report() -> RunReport {
         single.point.clear();
         single.workload_params.push(("direct".into(), "1".into()));
         results.push(single);
+        // A compliance result: its own table, no chart; a hostile failure text stays text.
+        results.push(ResultEntry {
+            target_label: target.into(),
+            target_kind: kind.into(),
+            workload_kind: "posix".into(),
+            part: Some("rmdir".into()),
+            measurements: vec![Measurement {
+                complete: true,
+                verdicts: vec![fsarena_core::Verdict {
+                    case: "rmdir.nonempty_dir.ENOTEMPTY".into(),
+                    security: false,
+                    outcome: if kind == "xfs" { fsarena_core::Outcome::Fail } else { fsarena_core::Outcome::Pass },
+                    expected: "ENOTEMPTY".into(),
+                    actual: HOSTILE.into(),
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
     }
     RunReport {
         id: "1700000000-4242".into(),
@@ -205,6 +224,7 @@ fn report_renders_every_chart_in_chromium() {
     assert!(!dom.contains("<script>alert"), "the hostile label became an element");
     assert!(!dom.contains("<script"), "the report has no script at all");
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the hostile label is not shown as text");
+    assert!(dom.contains("<section id=\"posix\">") && dom.contains("rmdir.nonempty_dir.ENOTEMPTY"), "posix table");
 
     let shot = dir.join("report.png");
     let profile = tempfile::tempdir().unwrap();

@@ -63,6 +63,48 @@ fn a_stored_run_loads_back_equal() {
 }
 
 #[test]
+fn posix_verdicts_load_back_equal() {
+    use fsarena_core::{Outcome, Verdict};
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).unwrap();
+    let mut original = report("1795311954-22866", 1_795_311_954_108);
+    let entry = &mut original.results[0];
+    entry.workload_kind = "posix".into();
+    entry.part = Some("rmdir".into());
+    for m in &mut entry.measurements {
+        m.verdicts = vec![
+            Verdict {
+                case: "rmdir.empty_dir.removed".into(),
+                security: false,
+                outcome: Outcome::Pass,
+                expected: String::new(),
+                actual: String::new(),
+            },
+            Verdict {
+                case: "rmdir.sticky_other_owner.EPERM".into(),
+                security: true,
+                outcome: Outcome::Fail,
+                expected: "EPERM".into(),
+                actual: "success 'quoted' <b>".into(),
+            },
+            Verdict {
+                case: "rmdir.immutable.EPERM".into(),
+                security: true,
+                outcome: Outcome::Unsupported,
+                expected: String::new(),
+                actual: "no immutable attribute".into(),
+            },
+        ];
+    }
+    store.save(&original, Some(1_795_311_960_000)).unwrap();
+    drop(store);
+    let loaded = Store::open(&path).unwrap().load("1795311954-22866").unwrap();
+    assert_eq!(loaded, original);
+    assert_eq!(loaded.results[0].measurements[0].verdicts[1].outcome, Outcome::Fail);
+    assert!(loaded.results[1].measurements.iter().all(|m| m.verdicts.is_empty()));
+}
+
+#[test]
 fn save_stores_a_whole_run_and_remove_deletes_it_with_its_rows() {
     let (_dir, path) = temp_db();
     let mut store = Store::open(&path).unwrap();

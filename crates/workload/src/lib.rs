@@ -15,6 +15,7 @@ pub mod names;
 pub mod options;
 pub mod phase;
 pub mod plain;
+pub mod posix;
 pub mod postmark;
 pub mod registry;
 pub mod sqlite;
@@ -109,6 +110,12 @@ pub trait Workload: std::fmt::Debug {
     /// reporting groups), a `tree` run's loops. Empty (the default) for one unnamed result.
     fn parts(&self) -> Vec<String> {
         Vec::new()
+    }
+    /// True when its results do not vary from one repetition to the next (a compliance
+    /// check's verdicts): a plan of only such workloads defaults to one repetition and no
+    /// warm-up. False (the default) for every measurement of speed.
+    fn deterministic(&self) -> bool {
+        false
     }
     /// How long one run takes, when its options fix it (a time-based job's runtime and ramp),
     /// for the plan's estimated duration and the ETA; `None` (the default) when it depends on

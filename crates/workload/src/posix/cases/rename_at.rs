@@ -1,0 +1,488 @@
+//! rename(2), continued: renameat (names relative to directory descriptors), renameat2's
+//! RENAME_NOREPLACE and RENAME_EXCHANGE (Linux), and who may rename: write permission on both
+//! parents and search permission on every component (POSIX.1-2017 rename() EACCES), write
+//! permission on a directory moved to another parent (its `..` changes), sticky directories
+//! (only the owner of the entry or of the directory, or root), and the immutable and
+//! append-only attributes (EPERM, ioctl_iflags(2)).
+
+use super::rename::set_iflags;
+use super::{chmod, chown, mkdir, touch, write_file, Case};
+use crate::posix::check::{eq, err, err_any, moved, ok, stat, unsupported, Check, Mark, Miss};
+use crate::posix::ctx::{U1, U2};
+use rustix::fs::{IFlags, Mode, OFlags, RenameFlags, CWD};
+use rustix::io::Errno;
+
+/// The rename family: renameat, renameat2, permissions and attributes.
+pub static CASES: &[Case] = &[
+    Case {
+        name: "rename.renameat_dirfds.renamed",
+        security: false,
+        run: |_| {
+            mkdir("s", 0o755)?;
+            mkdir("t", 0o755)?;
+            touch("s/a", 0o644)?;
+            let a = stat("s/a")?;
+            let (s, t) = (dir_fd("s")?, dir_fd("t")?);
+            ok("renameat s:a t:b", rustix::fs::renameat(&s, "a", &t, "b"))?;
+            err("stat s/a after renameat", rustix::fs::stat("s/a"), Errno::NOENT)?;
+            eq("inode of t/b", stat("t/b")?.ino, a.ino)
+        },
+    },
+    Case {
+        name: "rename.renameat_file_as_dirfd.ENOTDIR",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            touch("a", 0o644)?;
+            let f = ok("open f", rustix::fs::open("f", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))?;
+            // rename(2): "oldpath is relative and olddirfd is a file descriptor referring to a
+            // file other than a directory".
+            err("renameat CWD:a f:b", rustix::fs::renameat(CWD, "a", &f, "b"), Errno::NOTDIR)
+        },
+    },
+    Case {
+        name: "rename.renameat_bad_dirfd.EBADF",
+        security: false,
+        run: |_| {
+            touch("a", 0o644)?;
+            err("renameat -1:a CWD:b", renameat_bad_old_dirfd("a", "b"), Errno::BADF)
+        },
+    },
+    Case {
+        name: "rename.noreplace_existing.EEXIST",
+        security: false,
+        run: |_| {
+            touch("a", 0o644)?;
+            touch("b", 0o644)?;
+            let (a, b) = (stat("a")?, stat("b")?);
+            flag_supported(
+                "RENAME_NOREPLACE",
+                err("renameat2 a b NOREPLACE", rename2("a", "b", RenameFlags::NOREPLACE), Errno::EXIST),
+            )?;
+            eq("inode of a", stat("a")?.ino, a.ino)?;
+            eq("inode of b", stat("b")?.ino, b.ino)
+        },
+    },
+    Case {
+        name: "rename.noreplace_free_name.renamed",
+        security: false,
+        run: |_| {
+            touch("a", 0o644)?;
+            let a = stat("a")?;
+            flag_supported(
+                "RENAME_NOREPLACE",
+                ok("renameat2 a b NOREPLACE", rename2("a", "b", RenameFlags::NOREPLACE)),
+            )?;
+            err("stat a after renameat2", rustix::fs::stat("a"), Errno::NOENT)?;
+            eq("inode of b", stat("b")?.ino, a.ino)
+        },
+    },
+    Case {
+        name: "rename.exchange_files.swapped",
+        security: false,
+        run: |_| {
+            write_file("a", b"aa")?;
+            write_file("b", b"bbb")?;
+            let (a, b) = (stat("a")?, stat("b")?);
+            flag_supported("RENAME_EXCHANGE", ok("renameat2 a b EXCHANGE", rename2("a", "b", RenameFlags::EXCHANGE)))?;
+            eq("inode at a", stat("a")?.ino, b.ino)?;
+            eq("inode at b", stat("b")?.ino, a.ino)?;
+            eq("size at a", stat("a")?.size, 3)
+        },
+    },
+    Case {
+        name: "rename.exchange_file_and_dir.swapped",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            mkdir("d", 0o755)?;
+            touch("d/x", 0o644)?;
+            let (f, d) = (stat("f")?, stat("d")?);
+            // rename(2): "Both pathnames must exist but may be of different types (e.g., one
+            // could be a non-empty directory and the other a symbolic link)".
+            flag_supported("RENAME_EXCHANGE", ok("renameat2 f d EXCHANGE", rename2("f", "d", RenameFlags::EXCHANGE)))?;
+            eq("inode at f", stat("f")?.ino, d.ino)?;
+            eq("inode at d", stat("d")?.ino, f.ino)?;
+            stat("f/x").map(drop)
+        },
+    },
+    Case {
+        name: "rename.exchange_dirs_across_parents.swapped",
+        security: false,
+        run: |_| {
+            mkdir("s", 0o755)?;
+            mkdir("t", 0o755)?;
+            mkdir("s/d", 0o755)?;
+            mkdir("t/e", 0o755)?;
+            let (s, t) = (stat("s")?, stat("t")?);
+            flag_supported(
+                "RENAME_EXCHANGE",
+                ok("renameat2 s/d t/e EXCHANGE", rename2("s/d", "t/e", RenameFlags::EXCHANGE)),
+            )?;
+            // Each directory's `..` follows it to its new parent; each parent keeps its count.
+            eq("inode of s/d/.. (s)", stat("s/d/..")?.ino, s.ino)?;
+            eq("inode of t/e/.. (t)", stat("t/e/..")?.ino, t.ino)?;
+            eq("link count of s", stat("s")?.nlink, s.nlink)?;
+            eq("link count of t", stat("t")?.nlink, t.nlink)
+        },
+    },
+    Case {
+        name: "rename.exchange_missing_target.ENOENT",
+        security: false,
+        run: |_| {
+            touch("a", 0o644)?;
+            flag_supported(
+                "RENAME_EXCHANGE",
+                err("renameat2 a nothing EXCHANGE", rename2("a", "nothing", RenameFlags::EXCHANGE), Errno::NOENT),
+            )?;
+            stat("a").map(drop)
+        },
+    },
+    Case {
+        name: "rename.exchange_missing_source.ENOENT",
+        security: false,
+        run: |_| {
+            touch("b", 0o644)?;
+            err("renameat2 nothing b EXCHANGE", rename2("nothing", "b", RenameFlags::EXCHANGE), Errno::NOENT)
+        },
+    },
+    Case {
+        name: "rename.noreplace_with_exchange.EINVAL",
+        security: false,
+        run: |_| {
+            touch("a", 0o644)?;
+            touch("b", 0o644)?;
+            let both = RenameFlags::NOREPLACE | RenameFlags::EXCHANGE;
+            err("renameat2 a b NOREPLACE|EXCHANGE", rename2("a", "b", both), Errno::INVAL)
+        },
+    },
+    Case {
+        name: "rename.unknown_flag.EINVAL",
+        security: false,
+        run: |_| {
+            touch("a", 0o644)?;
+            err("renameat2 a b 0x80", rename2("a", "b", RenameFlags::from_bits_retain(0x80)), Errno::INVAL)
+        },
+    },
+    Case {
+        name: "rename.owner_with_write_on_parents.renamed",
+        security: true,
+        run: |c| {
+            mkdir("s", 0o777)?;
+            mkdir("t", 0o777)?;
+            // The file itself is root's and read-only: renaming needs only the directories.
+            touch("s/f", 0o444)?;
+            c.as_user(U1, || ok("rename s/f t/f as uid 65534", rustix::fs::rename("s/f", "t/f")))
+        },
+    },
+    Case {
+        name: "rename.no_write_on_source_parent.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("s", 0o755)?;
+            mkdir("t", 0o777)?;
+            touch("s/f", 0o666)?;
+            chown("s/f", U1.uid, U1.gid)?;
+            c.as_user(U1, || {
+                err("rename s/f t/f as uid 65534 (s is root's 0755)", rustix::fs::rename("s/f", "t/f"), Errno::ACCESS)
+            })
+        },
+    },
+    Case {
+        name: "rename.no_write_on_target_parent.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("s", 0o777)?;
+            mkdir("t", 0o755)?;
+            touch("s/f", 0o666)?;
+            chown("s/f", U1.uid, U1.gid)?;
+            c.as_user(U1, || {
+                err("rename s/f t/f as uid 65534 (t is root's 0755)", rustix::fs::rename("s/f", "t/f"), Errno::ACCESS)
+            })
+        },
+    },
+    Case {
+        name: "rename.no_search_on_source_path.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("s", 0o777)?;
+            touch("s/f", 0o666)?;
+            chmod("s", 0o666)?;
+            c.as_user(U1, || {
+                err("rename s/f g as uid 65534 (s is 0666)", rustix::fs::rename("s/f", "g"), Errno::ACCESS)
+            })
+        },
+    },
+    Case {
+        name: "rename.no_search_on_target_path.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("t", 0o666)?;
+            touch("f", 0o666)?;
+            chown("f", U1.uid, U1.gid)?;
+            super::chmod(".", 0o777)?;
+            c.as_user(U1, || {
+                err("rename f t/f as uid 65534 (t is 0666)", rustix::fs::rename("f", "t/f"), Errno::ACCESS)
+            })
+        },
+    },
+    Case {
+        name: "rename.dir_without_write_to_other_parent.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("s", 0o777)?;
+            mkdir("t", 0o777)?;
+            mkdir("s/d", 0o555)?;
+            chown("s/d", U1.uid, U1.gid)?;
+            // rename(2): EACCES when "oldpath is a directory and does not allow write permission
+            // (needed to update the .. entry)"; POSIX: "write permission is required and is
+            // denied for a directory pointed to by the old or new arguments".
+            c.as_user(U1, || {
+                err("rename s/d t/d as uid 65534 (d is its own 0555)", rustix::fs::rename("s/d", "t/d"), Errno::ACCESS)
+            })
+        },
+    },
+    Case {
+        name: "rename.sticky_dir_others_entry.EPERM",
+        security: true,
+        run: |c| {
+            mkdir("d", 0o1777)?;
+            touch("d/f", 0o666)?;
+            chown("d/f", U2.uid, U2.gid)?;
+            // POSIX: EPERM or EACCES; Linux: EPERM (rename(2) lists both): both accepted.
+            c.as_user(U1, || {
+                err_any(
+                    "rename d/f d/g as uid 65534 (d sticky, f of uid 65533)",
+                    rustix::fs::rename("d/f", "d/g"),
+                    &[Errno::PERM, Errno::ACCESS],
+                )
+            })
+        },
+    },
+    Case {
+        name: "rename.sticky_dir_over_others_entry.EPERM",
+        security: true,
+        run: |c| {
+            mkdir("d", 0o1777)?;
+            touch("d/f", 0o666)?;
+            chown("d/f", U1.uid, U1.gid)?;
+            touch("d/g", 0o666)?;
+            chown("d/g", U2.uid, U2.gid)?;
+            c.as_user(U1, || {
+                err_any(
+                    "rename d/f over d/g as uid 65534 (d sticky, g of uid 65533)",
+                    rustix::fs::rename("d/f", "d/g"),
+                    &[Errno::PERM, Errno::ACCESS],
+                )
+            })?;
+            eq("owner of d/g", stat("d/g")?.uid, U2.uid)
+        },
+    },
+    Case {
+        name: "rename.sticky_dir_own_entry.renamed",
+        security: true,
+        run: |c| {
+            mkdir("d", 0o1777)?;
+            touch("d/f", 0o644)?;
+            chown("d/f", U1.uid, U1.gid)?;
+            c.as_user(U1, || ok("rename d/f d/g as its owner in a sticky directory", rustix::fs::rename("d/f", "d/g")))
+        },
+    },
+    Case {
+        name: "rename.sticky_dir_owner.renamed",
+        security: true,
+        run: |c| {
+            mkdir("d", 0o1777)?;
+            chown("d", U1.uid, U1.gid)?;
+            touch("d/f", 0o644)?;
+            chown("d/f", U2.uid, U2.gid)?;
+            c.as_user(U1, || ok("rename d/f d/g as the sticky directory's owner", rustix::fs::rename("d/f", "d/g")))
+        },
+    },
+    Case {
+        name: "rename.immutable_file.EPERM",
+        security: false,
+        run: |c| {
+            c.need_flags()?;
+            touch("f", 0o644)?;
+            set_iflags("f", IFlags::IMMUTABLE)?;
+            err("rename f g (f immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
+        },
+    },
+    Case {
+        name: "rename.append_only_file.EPERM",
+        security: false,
+        run: |c| {
+            c.need_flags()?;
+            touch("f", 0o644)?;
+            set_iflags("f", IFlags::APPEND)?;
+            err("rename f g (f append-only)", rustix::fs::rename("f", "g"), Errno::PERM)
+        },
+    },
+    Case {
+        name: "rename.over_immutable_file.EPERM",
+        security: false,
+        run: |c| {
+            c.need_flags()?;
+            touch("f", 0o644)?;
+            touch("g", 0o644)?;
+            set_iflags("g", IFlags::IMMUTABLE)?;
+            err("rename f over g (g immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
+        },
+    },
+    Case {
+        name: "rename.into_immutable_dir.EPERM",
+        security: false,
+        run: |c| {
+            c.need_flags()?;
+            touch("f", 0o644)?;
+            mkdir("d", 0o755)?;
+            set_iflags("d", IFlags::IMMUTABLE)?;
+            err("rename f d/f (d immutable)", rustix::fs::rename("f", "d/f"), Errno::PERM)
+        },
+    },
+    Case {
+        name: "rename.out_of_append_only_dir.EPERM",
+        security: false,
+        run: |c| {
+            c.need_flags()?;
+            mkdir("d", 0o755)?;
+            touch("d/f", 0o644)?;
+            set_iflags("d", IFlags::APPEND)?;
+            // An append-only directory takes new entries but loses none.
+            err("rename d/f g (d append-only)", rustix::fs::rename("d/f", "g"), Errno::PERM)
+        },
+    },
+    Case {
+        name: "rename.renameat_absolute_ignores_dirfd.renamed",
+        security: false,
+        run: |c| {
+            touch("f", 0o644)?;
+            touch("a", 0o644)?;
+            let f = ok("open f", rustix::fs::open("f", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))?;
+            // rename(2): "If oldpath is absolute, then olddirfd is ignored" (even a non-directory).
+            ok("renameat f:/abs/a f:/abs/b", rustix::fs::renameat(&f, c.path("a"), &f, c.path("b")))?;
+            stat("b").map(drop)
+        },
+    },
+    Case {
+        name: "rename.noreplace_over_empty_dir.EEXIST",
+        security: false,
+        run: |_| {
+            mkdir("d", 0o755)?;
+            mkdir("e", 0o755)?;
+            // An empty directory would be replaced by a plain rename; NOREPLACE refuses any.
+            flag_supported(
+                "RENAME_NOREPLACE",
+                err("renameat2 d e NOREPLACE", rename2("d", "e", RenameFlags::NOREPLACE), Errno::EXIST),
+            )
+        },
+    },
+    Case {
+        name: "rename.exchange_parent_times.updated",
+        security: false,
+        run: |c| {
+            mkdir("s", 0o755)?;
+            mkdir("t", 0o755)?;
+            touch("s/a", 0o644)?;
+            touch("t/b", 0o644)?;
+            let (s, t) = (stat("s")?, stat("t")?);
+            c.tick();
+            flag_supported(
+                "RENAME_EXCHANGE",
+                ok("renameat2 s/a t/b EXCHANGE", rename2("s/a", "t/b", RenameFlags::EXCHANGE)),
+            )?;
+            // Each parent has an entry replaced: as for rename, mtime and ctime are updated.
+            moved("parent s", s.times, stat("s")?.times, Mark::Any, Mark::Changed, Mark::Changed)?;
+            moved("parent t", t.times, stat("t")?.times, Mark::Any, Mark::Changed, Mark::Changed)
+        },
+    },
+    Case {
+        name: "rename.whiteout.created",
+        security: false,
+        run: |_| {
+            write_file("a", b"x")?;
+            let a = stat("a")?;
+            // rename(2): RENAME_WHITEOUT leaves at the old name "a character device with a
+            // {0,0} device number" (needs CAP_MKNOD: the runner is root).
+            flag_supported("RENAME_WHITEOUT", ok("renameat2 a b WHITEOUT", rename2("a", "b", RenameFlags::WHITEOUT)))?;
+            eq("inode of b", stat("b")?.ino, a.ino)?;
+            let w = stat("a")?;
+            eq("type and device at a", (w.kind(), w.rdev), (0o020_000, (0, 0)))
+        },
+    },
+    Case {
+        name: "rename.whiteout_unprivileged.created",
+        security: false,
+        run: |c| {
+            mkdir("d", 0o777)?;
+            touch("d/a", 0o666)?;
+            chown("d/a", U1.uid, U1.gid)?;
+            // rename(2) still says EPERM without CAP_MKNOD, but since Linux 5.8 ("vfs: allow
+            // unprivileged whiteout creation") the whiteout, a {0,0} character device that
+            // stands for nothing, needs no privilege (fs/namei.c, vfs_mknod): the kernel's
+            // behaviour is expected, the man page is out of date.
+            c.as_user(U1, || {
+                flag_supported(
+                    "RENAME_WHITEOUT",
+                    ok("renameat2 d/a d/b WHITEOUT as uid 65534", rename2("d/a", "d/b", RenameFlags::WHITEOUT)),
+                )
+            })?;
+            eq("type at d/a", stat("d/a")?.kind(), 0o020_000)
+        },
+    },
+    Case {
+        name: "rename.whiteout_with_exchange.EINVAL",
+        security: false,
+        run: |_| {
+            touch("a", 0o644)?;
+            touch("b", 0o644)?;
+            let both = RenameFlags::WHITEOUT | RenameFlags::EXCHANGE;
+            err("renameat2 a b WHITEOUT|EXCHANGE", rename2("a", "b", both), Errno::INVAL)
+        },
+    },
+];
+
+/// An O_DIRECTORY descriptor of `p`.
+fn dir_fd(p: &str) -> Result<std::os::fd::OwnedFd, Miss> {
+    ok(&format!("open {p}"), rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))
+}
+
+/// renameat2 relative to the working directory.
+fn rename2(old: &str, new: &str, flags: RenameFlags) -> rustix::io::Result<()> {
+    rustix::fs::renameat_with(CWD, old, CWD, new, flags)
+}
+
+/// A case's check of a renameat2 flag, made unsupported when the filesystem refuses the
+/// valid flag with EINVAL (rename(2): "The filesystem does not support one of the flags").
+fn flag_supported(flag: &str, r: Check) -> Check {
+    match r {
+        Err(Miss::Fail { actual, .. }) if actual == "EINVAL" => {
+            Err(unsupported(format!("renameat2 {flag}: EINVAL, the filesystem does not implement the flag")))
+        }
+        r => r,
+    }
+}
+
+/// renameat with an old directory descriptor that is not open (-1, not AT_FDCWD).
+fn renameat_bad_old_dirfd(old: &str, new: &str) -> rustix::io::Result<()> {
+    let (o, n) = (cstr(old)?, cstr(new)?);
+    // SAFETY: both names are NUL-terminated strings alive across the call; the kernel only
+    // reads them, and -1 is refused (EBADF) before any descriptor is used.
+    let r = unsafe { libc::renameat(-1, o.as_ptr(), libc::AT_FDCWD, n.as_ptr()) };
+    last_result(r)
+}
+
+/// `s` as a C string (EINVAL for an interior NUL, which cases never pass).
+pub(super) fn cstr(s: &str) -> rustix::io::Result<std::ffi::CString> {
+    std::ffi::CString::new(s).map_err(|_| Errno::INVAL)
+}
+
+/// A libc call's result: 0 is success, else the thread's errno.
+pub(super) fn last_result(r: libc::c_int) -> rustix::io::Result<()> {
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_io_error(&std::io::Error::last_os_error()).unwrap_or(Errno::IO))
+    }
+}

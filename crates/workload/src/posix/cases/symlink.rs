@@ -1,0 +1,505 @@
+//! symlink(2), symlinkat(2), readlink(2) and readlinkat(2): POSIX.1-2017 symlink() and
+//! readlink(), and the Linux man pages. A symlink keeps its target string byte for byte,
+//! whatever it names (nothing is resolved at creation); lstat reports its size as the
+//! target's length and, on Linux, mode 0777; the new link's times and the parent's mtime and
+//! ctime are marked for update. The security cases check that the AT_SYMLINK_NOFOLLOW forms
+//! act on the link, never on what it names. readlink and readlinkat are in
+//! symlink_readlink.rs.
+
+use super::mkfifo::{born, clock_before, setgid_dir, S_IFLNK, S_IFREG};
+use super::sys::{cstr, set_flag, sys, BAD_FD};
+use super::{mkdir, symlink, too_long_name, too_long_path, touch, Case};
+use crate::posix::check::{eq, err, err_any, fail, moved, ok, stat, times, unsupported, Check, Mark, Octal};
+use crate::posix::ctx::U1;
+use rustix::fs::{AtFlags, IFlags, Mode, OFlags, Timespec, Timestamps, CWD};
+use rustix::io::Errno;
+
+/// `symlink target p`, as the case calls it.
+fn ln(target: &str, p: &str) -> rustix::io::Result<()> {
+    rustix::fs::symlinkat(target, CWD, p)
+}
+
+/// The bytes of link `p` (readlink with a buffer large enough).
+pub(super) fn readlink(p: &str) -> rustix::io::Result<Vec<u8>> {
+    rustix::fs::readlinkat(CWD, p, Vec::new()).map(|s| s.into_bytes())
+}
+
+/// A target of `len` bytes made of short components (`t/t/...`), so that only its length
+/// matters.
+fn target_of(len: usize) -> String {
+    let mut t = "t/".repeat(len / 2 + 1);
+    t.truncate(len);
+    t
+}
+
+/// `symlink target l`, then the link must hold exactly `target` and lstat's size be its
+/// length.
+fn kept(target: &str) -> Check {
+    ok(&format!("symlink ({} bytes) l", target.len()), ln(target, "l"))?;
+    round_trip(target)
+}
+
+/// readlink l must give back `target`, and lstat's size be its length.
+fn round_trip(target: &str) -> Check {
+    let got = ok("readlink l", readlink("l"))?;
+    if got != target.as_bytes() {
+        return Err(fail("readlink l", format!("{target:?}"), format!("{:?}", String::from_utf8_lossy(&got))));
+    }
+    eq("lstat size of l (the target's length)", stat("l")?.size, target.len() as u64)
+}
+
+/// A chain `c1 -> c2 -> ... -> cN -> f` of `n` symlinks ending at the regular file `f`.
+fn chain(n: usize) -> Check {
+    touch("f", 0o644)?;
+    for i in 1..=n {
+        let next = if i == n { "f".to_string() } else { format!("c{}", i + 1) };
+        symlink(&next, &format!("c{i}"))?;
+    }
+    Ok(())
+}
+
+/// The symlink family.
+pub static CASES: &[Case] = &[
+    Case {
+        name: "symlink.new.created",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            ok("symlink f l", ln("f", "l"))?;
+            let s = stat("l")?;
+            eq("file type of l", Octal(s.kind()), Octal(S_IFLNK))?;
+            eq("link count of l", s.nlink, 1)?;
+            eq("lstat size of l", s.size, 1)?;
+            // The target is untouched: still a regular file with one link.
+            eq("file type of f", Octal(stat("f")?.kind()), Octal(S_IFREG))
+        },
+    },
+    Case {
+        name: "symlink.link_mode.is_0777",
+        security: false,
+        run: |_| {
+            // POSIX leaves a symlink's mode open; symlink(7): on Linux the permissions of a
+            // symbolic link are always 0777 (not masked by the umask) and never used.
+            ok("symlink f l", ln("f", "l"))?;
+            eq("mode of l", stat("l")?.perm(), Octal(0o777))
+        },
+    },
+    Case {
+        name: "symlink.owner_root.created",
+        security: false,
+        run: |_| {
+            ok("symlink f l", ln("f", "l"))?;
+            let s = stat("l")?;
+            eq("owner of l", (s.uid, s.gid), (0, 0))
+        },
+    },
+    Case {
+        name: "symlink.owner_user.created",
+        security: false,
+        run: |c| {
+            mkdir("d", 0o777)?;
+            c.as_user(U1, || ok("symlink f d/l as uid 65534", ln("f", "d/l")))?;
+            let s = stat("d/l")?;
+            eq("owner of d/l", (s.uid, s.gid), (U1.uid, U1.gid))
+        },
+    },
+    Case {
+        name: "symlink.setgid_parent_group.inherited",
+        security: false,
+        run: |_| {
+            setgid_dir()?;
+            ok("symlink f d/l", ln("f", "d/l"))?;
+            eq("group of d/l (d is set-group-ID, group 65533)", stat("d/l")?.gid, 65533)
+        },
+    },
+    Case {
+        name: "symlink.parent_times.updated",
+        security: false,
+        run: |c| {
+            mkdir("d", 0o755)?;
+            let before = times("d")?;
+            c.tick();
+            ok("symlink f d/l", ln("f", "d/l"))?;
+            moved("parent d", before, times("d")?, Mark::Any, Mark::Changed, Mark::Changed)
+        },
+    },
+    Case {
+        name: "symlink.new_link_times.updated",
+        security: false,
+        run: |c| {
+            let before = times(".")?;
+            c.tick();
+            let now = clock_before();
+            ok("symlink f l", ln("f", "l"))?;
+            born("new symlink l", before, now, times("l")?)
+        },
+    },
+    Case {
+        name: "symlink.dangling_target.created",
+        security: false,
+        run: |_| {
+            // Nothing is resolved at creation: the target need not exist.
+            ok("symlink nothing/at/all l", ln("nothing/at/all", "l"))?;
+            round_trip("nothing/at/all")
+        },
+    },
+    Case {
+        name: "symlink.target_bytes.kept",
+        security: false,
+        run: |_| {
+            // Slashes, dots, spaces and a trailing slash are content, not normalised.
+            kept("..//a/./b c/../\t~$x//")
+        },
+    },
+    Case { name: "symlink.absolute_target.kept", security: false, run: |_| kept("/nowhere/../etc//") },
+    Case {
+        name: "symlink.target_posix_max.kept",
+        security: false,
+        run: |_| {
+            // _POSIX_SYMLINK_MAX (255): every conforming filesystem keeps a target this long.
+            kept(&target_of(255))
+        },
+    },
+    Case {
+        name: "symlink.target_path_max_minus_one.kept",
+        security: false,
+        run: |_| {
+            // PATH_MAX - 1 bytes, the longest a path argument can be. POSIX lets a filesystem's
+            // {SYMLINK_MAX} be smaller (ENAMETOOLONG): that is a limit, not a fault, e.g. ext4
+            // keeps at most one block.
+            let t = target_of(4095);
+            match ln(&t, "l") {
+                Err(e) if e == Errno::NAMETOOLONG => {
+                    Err(unsupported("the filesystem's SYMLINK_MAX is below 4095 (symlink: ENAMETOOLONG)"))
+                }
+                r => ok("symlink (4095 bytes) l", r),
+            }?;
+            round_trip(&t)
+        },
+    },
+    Case {
+        name: "symlink.target_path_max.ENAMETOOLONG",
+        security: false,
+        run: |_| {
+            // 4096 bytes and the NUL do not fit PATH_MAX: refused before any filesystem sees it.
+            err("symlink (4096 bytes) l", ln(&target_of(4096), "l"), Errno::NAMETOOLONG)
+        },
+    },
+    Case {
+        name: "symlink.empty_target.ENOENT",
+        security: false,
+        run: |_| {
+            // symlink(2): ENOENT "target or linkpath is an empty string" (Linux; POSIX
+            // leaves an empty target to the implementation).
+            err("symlink \"\" l", ln("", "l"), Errno::NOENT)
+        },
+    },
+    Case {
+        name: "symlink.existing_file.EEXIST",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            err("symlink x f (a regular file)", ln("x", "f"), Errno::EXIST)
+        },
+    },
+    Case {
+        name: "symlink.existing_dir.EEXIST",
+        security: false,
+        run: |_| {
+            mkdir("d", 0o755)?;
+            err("symlink x d (a directory)", ln("x", "d"), Errno::EXIST)
+        },
+    },
+    Case {
+        name: "symlink.existing_dangling_symlink.EEXIST",
+        security: true,
+        run: |_| {
+            // A last symlink is never followed: its target is not created.
+            symlink("nothing", "l")?;
+            err("symlink x l (a dangling symlink)", ln("x", "l"), Errno::EXIST)?;
+            err("lstat nothing", rustix::fs::lstat("nothing"), Errno::NOENT)
+        },
+    },
+    Case {
+        name: "symlink.missing_parent.ENOENT",
+        security: false,
+        run: |_| err("symlink x nothing/l", ln("x", "nothing/l"), Errno::NOENT),
+    },
+    Case {
+        name: "symlink.empty_linkpath.ENOENT",
+        security: false,
+        run: |_| err("symlink x \"\"", ln("x", ""), Errno::NOENT),
+    },
+    Case {
+        name: "symlink.trailing_slash.ENOENT",
+        security: false,
+        run: |_| {
+            // POSIX 4.13: a trailing slash resolves only for a directory, errno left open; Linux
+            // answers ENOENT (fs/namei.c filename_create), other systems ENOTDIR.
+            err_any("symlink x l/", ln("x", "l/"), &[Errno::NOENT, Errno::NOTDIR])
+        },
+    },
+    Case {
+        name: "symlink.component_not_dir.ENOTDIR",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            err("symlink x f/l", ln("x", "f/l"), Errno::NOTDIR)
+        },
+    },
+    Case {
+        name: "symlink.path_too_long.ENAMETOOLONG",
+        security: false,
+        run: |_| err("symlink x PATH_MAX", ln("x", &too_long_path()), Errno::NAMETOOLONG),
+    },
+    Case {
+        name: "symlink.symlink_loop.ELOOP",
+        security: false,
+        run: |_| {
+            symlink("l2", "l1")?;
+            symlink("l1", "l2")?;
+            err("symlink x l1/l", ln("x", "l1/l"), Errno::LOOP)
+        },
+    },
+    Case {
+        name: "symlink.no_search_permission.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("d", 0o777)?;
+            mkdir("d/e", 0o777)?;
+            super::chmod("d", 0o666)?;
+            c.as_user(U1, || err("symlink x d/e/l as uid 65534 (d is 0666)", ln("x", "d/e/l"), Errno::ACCESS))
+        },
+    },
+    Case {
+        name: "symlink.no_write_permission.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("d", 0o755)?;
+            c.as_user(U1, || err("symlink x d/l as uid 65534 (d is root's 0755)", ln("x", "d/l"), Errno::ACCESS))
+        },
+    },
+    Case {
+        name: "symlink.symlinkat_dirfd.created",
+        security: false,
+        run: |_| {
+            mkdir("d", 0o755)?;
+            let dir = super::sys::open("d", OFlags::RDONLY | OFlags::DIRECTORY)?;
+            ok("symlinkat x (d) l", rustix::fs::symlinkat("x", &dir, "l"))?;
+            eq("file type of d/l", Octal(stat("d/l")?.kind()), Octal(S_IFLNK))
+        },
+    },
+    Case {
+        name: "symlink.symlinkat_file_fd.ENOTDIR",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            let file = super::sys::open("f", OFlags::RDONLY)?;
+            err("symlinkat x (fd of regular file f) l", rustix::fs::symlinkat("x", &file, "l"), Errno::NOTDIR)
+        },
+    },
+    Case {
+        name: "symlink.symlinkat_bad_fd.EBADF",
+        security: false,
+        run: |_| {
+            let (t, p) = (cstr("x"), cstr("l"));
+            // SAFETY: `t` and `p` are NUL-terminated strings alive across the call, which only
+            // reads them.
+            err(
+                "symlinkat x (-1) l",
+                sys(unsafe { libc::symlinkat(t.as_ptr(), BAD_FD, p.as_ptr()) }.into()),
+                Errno::BADF,
+            )
+        },
+    },
+    Case {
+        name: "symlink.statx_nofollow.link_itself",
+        security: true,
+        run: |_| {
+            touch("f", 0o644)?;
+            symlink("f", "l")?;
+            let target = stat("f")?;
+            let link = rustix::fs::statx(CWD, "l", AtFlags::SYMLINK_NOFOLLOW, rustix::fs::StatxFlags::BASIC_STATS);
+            let link = ok("statx l AT_SYMLINK_NOFOLLOW", link)?;
+            eq("statx l AT_SYMLINK_NOFOLLOW: file type", Octal(u32::from(link.stx_mode) & 0o170_000), Octal(S_IFLNK))?;
+            ensure_other_inode(link.stx_ino, target.ino)
+        },
+    },
+    Case {
+        name: "symlink.fchownat_nofollow.target_kept",
+        security: true,
+        run: |_| {
+            touch("f", 0o644)?;
+            symlink("f", "l")?;
+            let (u, g) = (rustix::fs::Uid::from_raw(U1.uid), rustix::fs::Gid::from_raw(U1.gid));
+            ok(
+                "fchownat l 65534:65534 AT_SYMLINK_NOFOLLOW",
+                rustix::fs::chownat(CWD, "l", Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW),
+            )?;
+            let (l, f) = (stat("l")?, stat("f")?);
+            eq("owner of l", (l.uid, l.gid), (U1.uid, U1.gid))?;
+            eq("owner of f (the target)", (f.uid, f.gid), (0, 0))
+        },
+    },
+    Case {
+        name: "symlink.utimensat_nofollow.target_kept",
+        security: true,
+        run: |_| {
+            touch("f", 0o644)?;
+            symlink("f", "l")?;
+            let before = times("f")?;
+            let t = Timespec { tv_sec: 1_000_000_000, tv_nsec: 0 };
+            let ts = Timestamps { last_access: t, last_modification: t };
+            ok("utimensat l AT_SYMLINK_NOFOLLOW", rustix::fs::utimensat(CWD, "l", &ts, AtFlags::SYMLINK_NOFOLLOW))?;
+            eq("mtime of l", times("l")?.mtime, 1_000_000_000_000_000_000)?;
+            moved("target f", before, times("f")?, Mark::Same, Mark::Same, Mark::Same)
+        },
+    },
+    Case {
+        name: "symlink.linkat_nofollow.link_itself",
+        security: true,
+        run: |_| {
+            // linkat(2): without AT_SYMLINK_FOLLOW, Linux links the symlink itself (POSIX
+            // leaves link()'s choice open, but linkat's flag says which).
+            touch("f", 0o644)?;
+            symlink("f", "l")?;
+            ok("linkat l h (no AT_SYMLINK_FOLLOW)", rustix::fs::linkat(CWD, "l", CWD, "h", AtFlags::empty()))?;
+            let (h, l) = (stat("h")?, stat("l")?);
+            eq("inode of h (the link's)", h.ino, l.ino)?;
+            eq("link count of f (the target)", stat("f")?.nlink, 1)
+        },
+    },
+    Case {
+        name: "symlink.linkat_follow.target",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            symlink("f", "l")?;
+            ok("linkat l h AT_SYMLINK_FOLLOW", rustix::fs::linkat(CWD, "l", CWD, "h", AtFlags::SYMLINK_FOLLOW))?;
+            eq("inode of h (the target's)", stat("h")?.ino, stat("f")?.ino)
+        },
+    },
+    Case {
+        name: "symlink.chown_dangling.ENOENT",
+        security: false,
+        run: |_| {
+            // chown follows a last symlink: a dangling one names nothing.
+            symlink("nothing", "l")?;
+            let r = rustix::fs::chown("l", Some(rustix::fs::Uid::from_raw(U1.uid)), None);
+            err("chown l (dangling) 65534", r, Errno::NOENT)
+        },
+    },
+    Case {
+        name: "symlink.lchown_dangling.changed",
+        security: false,
+        run: |_| {
+            symlink("nothing", "l")?;
+            let (u, g) = (rustix::fs::Uid::from_raw(U1.uid), rustix::fs::Gid::from_raw(U1.gid));
+            ok(
+                "lchown l (dangling) 65534:65534",
+                rustix::fs::chownat(CWD, "l", Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW),
+            )?;
+            eq("owner of l", stat("l")?.uid, U1.uid)
+        },
+    },
+    Case {
+        name: "symlink.umask_ignored.is_0777",
+        security: false,
+        run: |_| {
+            // The umask does not apply either (symlink(7)).
+            let old = rustix::process::umask(Mode::from_raw_mode(0o777));
+            let r = ln("x", "l");
+            rustix::process::umask(old);
+            ok("symlink x l under umask 0777", r)?;
+            eq("mode of l", stat("l")?.perm(), Octal(0o777))
+        },
+    },
+    Case {
+        name: "symlink.immutable_parent.EPERM",
+        security: true,
+        run: |c| {
+            c.need_flags()?;
+            mkdir("d", 0o755)?;
+            set_flag("d", IFlags::IMMUTABLE)?;
+            err("symlink x d/l (d immutable)", ln("x", "d/l"), Errno::PERM)
+        },
+    },
+    Case {
+        name: "symlink.append_only_parent.created",
+        security: false,
+        run: |c| {
+            c.need_flags()?;
+            mkdir("d", 0o755)?;
+            set_flag("d", IFlags::APPEND)?;
+            ok("symlink x d/l (d append-only)", ln("x", "d/l"))
+        },
+    },
+    Case {
+        name: "symlink.dot.EEXIST",
+        security: false,
+        run: |_| {
+            mkdir("d", 0o755)?;
+            err("symlink x d/.", ln("x", "d/."), Errno::EXIST)
+        },
+    },
+    Case {
+        name: "symlink.target_times.kept",
+        security: false,
+        run: |c| {
+            // Creating a link names the target without touching it.
+            touch("f", 0o644)?;
+            let before = times("f")?;
+            c.tick();
+            ok("symlink f l", ln("f", "l"))?;
+            moved("target f", before, times("f")?, Mark::Same, Mark::Same, Mark::Same)
+        },
+    },
+    Case {
+        name: "symlink.trailing_slash.followed",
+        security: false,
+        run: |_| {
+            // POSIX 4.13: a trailing slash makes the last symlink resolve, even for calls
+            // that do not follow it (lstat "l/" is the directory).
+            mkdir("d", 0o755)?;
+            symlink("d", "l")?;
+            eq("file type of l/ (not following)", Octal(stat("l/")?.kind()), Octal(0o040_000))
+        },
+    },
+    Case {
+        name: "symlink.chain_posix_min.followed",
+        security: false,
+        run: |_| {
+            // {SYMLOOP_MAX} is at least _POSIX_SYMLOOP_MAX (8): a chain of 8 resolves.
+            chain(8)?;
+            ok("open c1 (8 links to f)", rustix::fs::open("c1", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))
+                .map(drop)
+        },
+    },
+    Case {
+        name: "symlink.chain_over_linux_max.ELOOP",
+        security: false,
+        run: |_| {
+            // path_resolution(7): Linux follows at most 40 symlinks in one lookup.
+            chain(41)?;
+            err(
+                "open c1 (41 links to f)",
+                rustix::fs::open("c1", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()),
+                Errno::LOOP,
+            )
+        },
+    },
+    // Last: fuse2fs (1.47) answers a create of a name longer than NAME_MAX with ENOENT and
+    // leaves the directory unreadable (EIO), so that later cases in it would not run.
+    Case {
+        name: "symlink.name_too_long.ENAMETOOLONG",
+        security: false,
+        run: |c| err("symlink x NAME_MAX+1", ln("x", &too_long_name(c)), Errno::NAMETOOLONG),
+    },
+];
+
+/// A symlink is an inode of its own: not the target's.
+fn ensure_other_inode(link: u64, target: u64) -> Check {
+    crate::posix::check::ensure("inode of l (AT_SYMLINK_NOFOLLOW)", link != target, "the link's own inode", || {
+        format!("the target's inode {target}")
+    })
+}

@@ -1,0 +1,157 @@
+//! readlink(2) and readlinkat(2), the symlink family's reading half: POSIX.1-2017 readlink()
+//! and the Linux man page. The link's bytes come back exactly, without a terminating NUL,
+//! truncated to the buffer; a buffer of size 0 and a path that is not a symlink are EINVAL;
+//! every component before the last is followed, the last never; and the path errors.
+
+use super::symlink::readlink;
+use super::sys::{cstr, sys, BAD_FD};
+use super::{mkdir, symlink, too_long_name, too_long_path, touch, Case};
+use crate::posix::check::{eq, err, ok};
+use crate::posix::ctx::U1;
+use rustix::fs::{OFlags, CWD};
+use rustix::io::Errno;
+
+/// The symlink family: readlink and readlinkat.
+pub static CASES: &[Case] = &[
+    Case {
+        name: "symlink.readlink_no_nul.returned",
+        security: false,
+        run: |_| {
+            // readlink(2) "does not append a terminating null byte": the byte after the
+            // target keeps what the caller left there.
+            symlink("abcdef", "l")?;
+            let mut buf = [0xAAu8; 16];
+            let n = ok("readlink l (16-byte buffer)", rustix::fs::readlinkat_raw(CWD, "l", &mut buf[..]))?;
+            eq("readlink l: bytes returned", n, 6)?;
+            eq("readlink l: contents", &buf[..7], b"abcdef\xAA".as_slice())
+        },
+    },
+    Case {
+        name: "symlink.readlink_short_buffer.truncated",
+        security: false,
+        run: |_| {
+            // POSIX: a buffer smaller than the link: "the contents ... are truncated" (Linux
+            // returns the buffer's size and no error).
+            symlink("abcdef", "l")?;
+            let mut buf = [0xAAu8; 8];
+            let n = ok("readlink l (3-byte buffer)", rustix::fs::readlinkat_raw(CWD, "l", &mut buf[..3]))?;
+            eq("readlink l: bytes returned", n, 3)?;
+            eq("readlink l: contents", &buf[..4], b"abc\xAA".as_slice())
+        },
+    },
+    Case {
+        name: "symlink.readlink_zero_buffer.EINVAL",
+        security: false,
+        run: |_| {
+            // readlink(2): EINVAL "bufsiz is not positive".
+            symlink("abcdef", "l")?;
+            let mut buf = [0u8; 0];
+            err("readlink l (0-byte buffer)", rustix::fs::readlinkat_raw(CWD, "l", &mut buf[..]), Errno::INVAL)
+        },
+    },
+    Case {
+        name: "symlink.readlink_regular_file.EINVAL",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            err("readlink f (a regular file)", readlink("f"), Errno::INVAL)
+        },
+    },
+    Case {
+        name: "symlink.readlink_dir.EINVAL",
+        security: false,
+        run: |_| {
+            mkdir("d", 0o755)?;
+            err("readlink d (a directory)", readlink("d"), Errno::INVAL)
+        },
+    },
+    Case {
+        name: "symlink.readlink_through_symlink.kept",
+        security: false,
+        run: |_| {
+            // Only the last component is read, not followed; those before it are followed.
+            mkdir("d", 0o755)?;
+            symlink("d", "dl")?;
+            symlink("abc", "d/l")?;
+            let got = ok("readlink dl/l", readlink("dl/l"))?;
+            eq("readlink dl/l", got.as_slice(), b"abc".as_slice())
+        },
+    },
+    Case {
+        name: "symlink.readlink_missing.ENOENT",
+        security: false,
+        run: |_| err("readlink nothing", readlink("nothing"), Errno::NOENT),
+    },
+    Case {
+        name: "symlink.readlink_component_not_dir.ENOTDIR",
+        security: false,
+        run: |_| {
+            touch("f", 0o644)?;
+            err("readlink f/l", readlink("f/l"), Errno::NOTDIR)
+        },
+    },
+    Case {
+        name: "symlink.readlink_symlink_loop.ELOOP",
+        security: false,
+        run: |_| {
+            symlink("l2", "l1")?;
+            symlink("l1", "l2")?;
+            err("readlink l1/l", readlink("l1/l"), Errno::LOOP)
+        },
+    },
+    Case {
+        name: "symlink.readlink_name_too_long.ENAMETOOLONG",
+        security: false,
+        run: |c| err("readlink NAME_MAX+1", readlink(&too_long_name(c)), Errno::NAMETOOLONG),
+    },
+    Case {
+        name: "symlink.readlink_path_too_long.ENAMETOOLONG",
+        security: false,
+        run: |_| err("readlink PATH_MAX", readlink(&too_long_path()), Errno::NAMETOOLONG),
+    },
+    Case {
+        name: "symlink.readlink_no_search_permission.EACCES",
+        security: true,
+        run: |c| {
+            mkdir("d", 0o755)?;
+            symlink("secret", "d/l")?;
+            super::chmod("d", 0o644)?;
+            c.as_user(U1, || err("readlink d/l as uid 65534 (d is 0644)", readlink("d/l"), Errno::ACCESS))
+        },
+    },
+    Case {
+        name: "symlink.readlinkat_dirfd.kept",
+        security: false,
+        run: |_| {
+            mkdir("d", 0o755)?;
+            symlink("abc", "d/l")?;
+            let dir = super::sys::open("d", OFlags::RDONLY | OFlags::DIRECTORY)?;
+            let got = ok("readlinkat (d) l", rustix::fs::readlinkat(&dir, "l", Vec::new()))?;
+            eq("readlinkat (d) l", got.as_bytes(), b"abc".as_slice())
+        },
+    },
+    Case {
+        name: "symlink.readlinkat_empty_path.kept",
+        security: false,
+        run: |_| {
+            // readlink(2): an empty path with a descriptor of the link itself (O_PATH |
+            // O_NOFOLLOW) reads that link (Linux 2.6.39).
+            symlink("abc", "l")?;
+            let fd = super::sys::open("l", OFlags::PATH | OFlags::NOFOLLOW)?;
+            let got = ok("readlinkat (l, O_PATH) \"\"", rustix::fs::readlinkat(&fd, "", Vec::new()))?;
+            eq("readlinkat (l, O_PATH) \"\"", got.as_bytes(), b"abc".as_slice())
+        },
+    },
+    Case {
+        name: "symlink.readlinkat_bad_fd.EBADF",
+        security: false,
+        run: |_| {
+            let p = cstr("l");
+            let mut buf = [0u8; 16];
+            // SAFETY: `p` is a NUL-terminated string and `buf` a writable buffer of the length
+            // passed, both alive across the call.
+            let r = unsafe { libc::readlinkat(BAD_FD, p.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+            err("readlinkat (-1) l", sys(r as libc::c_long), Errno::BADF)
+        },
+    },
+];

@@ -1,0 +1,41 @@
+//! Small helpers many families share: raw calls through libc where rustix checks arguments
+//! itself instead of asking the kernel (bad descriptors, flags it refuses), and the immutable
+//! and append-only attributes.
+
+use crate::posix::check::{ok, Miss};
+use crate::posix::ctx::broken;
+use rustix::fs::{IFlags, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+
+/// A descriptor number no process has open (`-1`): EBADF for the f* and *at forms.
+pub(super) const BAD_FD: libc::c_int = -1;
+
+/// The errno of a raw libc call's result (`-1` and errno, anything else success).
+pub(super) fn sys(r: libc::c_long) -> rustix::io::Result<()> {
+    if r == -1 {
+        Err(Errno::from_raw_os_error(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)))
+    } else {
+        Ok(())
+    }
+}
+
+/// `p` as a C string (cases use plain ASCII names).
+pub(super) fn cstr(p: &str) -> CString {
+    CString::new(p).unwrap_or_default()
+}
+
+/// Opens `p` with `flags` (plus O_CLOEXEC), a failure of the setup when it cannot.
+pub(super) fn open(p: &str, flags: OFlags) -> Result<OwnedFd, Miss> {
+    rustix::fs::open(p, flags | OFlags::CLOEXEC, Mode::empty()).map_err(|e| broken(&format!("open {p}"), e))
+}
+
+/// Adds `flag` (immutable or append-only) to `p`'s attributes through FS_IOC_SETFLAGS; the
+/// case has called `need_flags()` first. The runner's cleanup clears them.
+pub(super) fn set_flag(p: &str, flag: IFlags) -> Result<(), Miss> {
+    let fd = open(p, OFlags::RDONLY | OFlags::NONBLOCK)?;
+    let what = format!("FS_IOC_SETFLAGS {p}");
+    let old = ok(&what, rustix::fs::ioctl_getflags(&fd))?;
+    ok(&what, rustix::fs::ioctl_setflags(&fd, old | flag))
+}
