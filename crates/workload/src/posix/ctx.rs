@@ -55,6 +55,22 @@ pub struct Probes {
     other_mount: OnceLock<Option<PathBuf>>,
 }
 
+impl Probes {
+    /// How many cases run at once on the filesystem under `root`: one (in order, as written)
+    /// where timestamps are finer than a second; eight where they are whole seconds (fuse2fs),
+    /// since there every case that checks a time change waits for the next second, and one
+    /// after the other they took about a minute. Cases share nothing but the probes: each has
+    /// its own directory, thread, credentials, umask and working directory.
+    pub fn lanes(&self, root: &Path) -> usize {
+        let g = *self.granularity.get_or_init(|| granularity(root));
+        if g >= Duration::from_secs(1) {
+            8
+        } else {
+            1
+        }
+    }
+}
+
 /// One case's surroundings.
 #[derive(Debug)]
 pub struct Ctx<'a> {

@@ -144,8 +144,9 @@ impl Workload for PosixWorkload {
     fn footprint(&self) -> Footprint {
         Footprint {
             source: "posix workload".into(),
-            // The runner, a case's thread, and the thread of another user inside it.
-            threads: 3,
+            // Per lane (ctx::Probes::lanes, at most 8): the lane, a case's thread, and the
+            // thread of another user inside it; and the runner.
+            threads: 8 * 3 + 1,
             buffer_bytes: 1 << 20,
             // A case makes a few files of a few KiB (fallocate and truncate the largest).
             bytes_on_target: 16 << 20,
@@ -168,28 +169,28 @@ impl Workload for PosixWorkload {
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         let probes = ctx::Probes::default();
+        let lanes = probes.lanes(env.root);
         let mut leftovers = Leftovers::default();
         let mut done = Vec::new();
-        let mut n = 0u64;
+        let mut n = 0usize;
         for (family, cases) in &self.plan {
             (env.progress)(&format!("posix: {family} ({} cases)", cases.len()));
             let started = Instant::now();
             let mut m = Measurement { complete: true, ..Measurement::default() };
-            for case in cases {
-                if env.stop.load(Ordering::Relaxed) {
-                    m.complete = false;
-                    break;
-                }
-                n += 1;
-                let dir = env.root.join(format!("p{n}"));
-                let verdict = match run_case(case, &dir, &probes) {
-                    Ok(v) => {
+            let results = run_cases(cases, n, lanes, env, &probes);
+            n += cases.len();
+            for (i, r) in results.into_iter().enumerate() {
+                let dir = env.root.join(format!("p{}", n - cases.len() + i + 1));
+                match r {
+                    // Not run: interrupted.
+                    None => m.complete = false,
+                    Some(Ok(v)) => {
                         if dir.exists() {
                             leftovers.0.push(dir);
                         }
-                        v
+                        m.verdicts.push(v);
                     }
-                    Err(message) => {
+                    Some(Err(message)) => {
                         done.push(figures(m, started));
                         let message = match leftovers.retry() {
                             Some(more) => format!("{message}; {more}"),
@@ -197,9 +198,7 @@ impl Workload for PosixWorkload {
                         };
                         return Err(WorkloadError { message, partial: done });
                     }
-                };
-                env.live.add(1, 0);
-                m.verdicts.push(verdict);
+                }
             }
             done.push(figures(m, started));
             if env.stop.load(Ordering::Relaxed) {
@@ -211,6 +210,40 @@ impl Workload for PosixWorkload {
         }
         Ok(done)
     }
+}
+
+/// Runs `cases` (numbered from `first + 1` for their directories) in `lanes` threads at once,
+/// each taking the next case; the results in the cases' order, `None` for a case not started
+/// (interrupted, or after a case's setup error).
+fn run_cases(
+    cases: &[&'static Case],
+    first: usize,
+    lanes: usize,
+    env: &RunEnv<'_>,
+    probes: &ctx::Probes,
+) -> Vec<Option<Result<Verdict, String>>> {
+    let slots: Vec<std::sync::Mutex<Option<Result<Verdict, String>>>> =
+        cases.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..lanes.clamp(1, cases.len().max(1)) {
+            s.spawn(|| loop {
+                if env.stop.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let r = run_case(case, &env.root.join(format!("p{}", first + i + 1)), probes);
+                failed.fetch_or(r.is_err(), Ordering::Relaxed);
+                env.live.add(1, 0);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    slots.into_iter().map(|m| m.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)).collect()
 }
 
 /// The metrics of one family from its verdicts.
