@@ -6,7 +6,7 @@
 # missing.
 set -euo pipefail
 
-packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools)
+packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,6 +16,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
+    # The glusterfs target starts a glusterd of its own and refuses to run beside one it did
+    # not start: when this install just brought glusterfs-server onto a systemd machine, which
+    # starts its service, stop and disable that service again (never one installed before).
+    if [[ " ${missing[*]} " == *" glusterfs-server "* ]] && [ -d /run/systemd/system ]; then
+        systemctl disable --now glusterd.service >/dev/null 2>&1 || true
+    fi
 fi
 
 if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then

@@ -16,6 +16,7 @@ mod filebench;
 mod fio_corpus;
 mod fio_crosscheck;
 mod fio_tools;
+mod glusterfs;
 mod help;
 mod hold;
 mod hostile;

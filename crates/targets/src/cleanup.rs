@@ -256,6 +256,28 @@ fn confined(resource: &Resource, dir: &Path, run: &RunId) -> Result<(), String> 
             }
         }
         Resource::Process { .. } => Ok(()),
+        Resource::Outside { path, .. } => {
+            let allowed = crate::gluster::OUTSIDE_ROOTS.iter().any(|root| path.starts_with(root));
+            if is_plain_absolute(path) && allowed {
+                Ok(())
+            } else {
+                Err(format!("{} is not in a directory GlusterFS writes to", printable(&path.to_string_lossy())))
+            }
+        }
+        Resource::GlusterVolume { name, socket, log, .. } => {
+            let ours = format!("fsarena-{run}-");
+            let named =
+                name.strip_prefix(&ours).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if !named {
+                return Err(format!("{} is not a volume name run {run} makes", printable(name)));
+            }
+            inside(log)?;
+            // The socket lies in the run's glusterd directory, RUNID-glusterd-N/.
+            match socket.parent() {
+                Some(parent) if socket.file_name().is_some_and(|n| n == "glusterd.socket") => inside(parent),
+                _ => Err(format!("{} is not a glusterd socket run {run} makes", printable(&socket.to_string_lossy()))),
+            }
+        }
     }
 }
 

@@ -93,12 +93,21 @@ pub struct Provisioned {
     ledger: LedgerHandle,
     /// A daemon's stderr, shown when a run fails.
     pub log: Option<PathBuf>,
+    /// Every client's mount of a shared filesystem, `root` first (empty: just `root`).
+    pub clients: Vec<PathBuf>,
 }
 
 impl Provisioned {
     /// Starts provisioning in `ctx`'s work directory.
     pub fn new(ctx: &ProvisionCtx<'_>) -> Self {
-        Self { root: PathBuf::new(), info: Vec::new(), resources: Vec::new(), ledger: ctx.workdir.ledger(), log: None }
+        Self {
+            root: PathBuf::new(),
+            info: Vec::new(),
+            resources: Vec::new(),
+            ledger: ctx.workdir.ledger(),
+            log: None,
+            clients: Vec::new(),
+        }
     }
 
     /// Records `resource`, which fsarena has just created, in the state file, and remembers
@@ -184,6 +193,13 @@ impl Provisioned {
 impl Mounted for Provisioned {
     fn root(&self) -> &Path {
         &self.root
+    }
+    fn client_roots(&self) -> Vec<PathBuf> {
+        if self.clients.is_empty() {
+            vec![self.root.clone()]
+        } else {
+            self.clients.clone()
+        }
     }
     fn info(&self) -> Vec<(String, String)> {
         // Where the workloads ran: fio-json shows it as the `directory=` actually used.

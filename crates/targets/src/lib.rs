@@ -8,6 +8,7 @@ mod device;
 pub mod disk;
 pub mod environment;
 mod fuse;
+mod gluster;
 mod kinds;
 pub mod memory;
 pub mod requirements;
@@ -21,13 +22,14 @@ pub use cleanup::{cleanup, down, CleanupReport};
 pub use common::{CommonOptions, ProvisionCtx, Provisioned};
 pub use device::DeviceTarget;
 pub use fuse::{shell_quote, FuseTarget};
+pub use gluster::GlusterTarget;
 pub use kinds::{DirTarget, LoopTarget, TmpfsTarget};
 pub use requirements::Requirement;
 pub use state::{Resource, UndoMode};
 pub use table::{parse, Filesystem, Kind, FILESYSTEMS, TARGET_KINDS};
 pub use workdir::{Emergency, RunId, Workdir};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The default work directory for images and mount points.
 pub const DEFAULT_WORKDIR: &str = "/var/tmp/fsarena";
@@ -71,6 +73,12 @@ pub trait Target: std::fmt::Debug + Send + Sync {
 pub trait Mounted: std::fmt::Debug {
     /// The directory workloads work in.
     fn root(&self) -> &Path;
+    /// Every client's view of the same filesystem, the first being [`Mounted::root`]: a
+    /// shared filesystem mounted once per client (`glusterfs:clients=N`), each mount with its
+    /// own client process and caches; one for every other kind.
+    fn client_roots(&self) -> Vec<PathBuf> {
+        vec![self.root().to_path_buf()]
+    }
     /// Facts to show beside the numbers: mkfs command and version, image, loop device, mount
     /// options as the kernel shows them, FUSE command and PID; last, `root`: the directory
     /// workloads ran in.

@@ -49,3 +49,11 @@ pub const LOSETUP: Requirement = Requirement::Tool { program: "losetup", package
 pub const FUSERMOUNT: Requirement = Requirement::Tool { program: "fusermount3", package: "fuse3" };
 /// fuse2fs, from `fuse2fs`.
 pub const FUSE2FS: Requirement = Requirement::Tool { program: "fuse2fs", package: "fuse2fs" };
+/// glusterd, from `glusterfs-server` (which brings the CLI and the client).
+pub const GLUSTERD: Requirement = Requirement::Tool { program: "glusterd", package: "glusterfs-server" };
+/// The gluster CLI, from `glusterfs-cli`.
+pub const GLUSTER: Requirement = Requirement::Tool { program: "gluster", package: "glusterfs-cli" };
+/// The FUSE client's mount helper, from `glusterfs-client`.
+pub const MOUNT_GLUSTERFS: Requirement = Requirement::Tool { program: "mount.glusterfs", package: "glusterfs-client" };
+/// hostname (for `hostname -I`), from `hostname`.
+pub const HOSTNAME: Requirement = Requirement::Tool { program: "hostname", package: "hostname" };

@@ -80,6 +80,32 @@ pub enum Resource {
         /// Its start time, so that a later process reusing the PID is never touched.
         start_time: u64,
     },
+    /// A file or directory that a daemon fsarena started created outside the work directory
+    /// (GlusterFS's logs and sockets under /var/log/glusterfs and /run/gluster, which it does
+    /// not let us redirect), found new right after that start: removed while still that
+    /// object; a directory only when empty.
+    Outside {
+        /// Where.
+        path: PathBuf,
+        /// Device and inode.
+        id: Identity,
+        /// A directory (removed only when empty).
+        dir: bool,
+    },
+    /// A GlusterFS volume fsarena created (`started: false`, undone by `volume delete`) or
+    /// started (`started: true`, undone by `volume stop force`), through the glusterd that
+    /// fsarena started and that listens on `socket`. When that glusterd no longer answers,
+    /// there is nothing to undo: its volumes live in its working directory, removed with it.
+    GlusterVolume {
+        /// The volume name, `fsarena-RUNID-N`.
+        name: String,
+        /// fsarena's glusterd's CLI socket, in the work directory.
+        socket: PathBuf,
+        /// The CLI's log file, in the work directory.
+        log: PathBuf,
+        /// Started (else created).
+        started: bool,
+    },
     /// A `dir:` target's scratch directory `fsarena-RUNID-N` in the user's directory, where
     /// workloads write. A teardown removes it only if empty (files kept with keep=1 stay);
     /// `cleanup` after a killed run removes it with everything in it.
@@ -148,6 +174,15 @@ impl Resource {
                 Err(e) => Err(io_error("remove", path, e)),
             },
             Resource::Dir { path, id, recursive } => remove_dir(path, *id, *recursive),
+            Resource::Outside { path, id, dir: true } => remove_dir(path, *id, false),
+            Resource::Outside { path, id, dir: false } => match safefs::remove_file_if(path, *id) {
+                Ok(true) => Ok(Some(format!("removed {}", path.display()))),
+                Ok(false) => Ok(None),
+                Err(e) => Err(io_error("remove", path, e)),
+            },
+            Resource::GlusterVolume { name, socket, log, started } => {
+                Ok(crate::gluster::undo_volume(name, socket, log, *started))
+            }
             Resource::Scratch { path, id } => remove_dir(path, *id, mode != UndoMode::Teardown),
         }
     }
@@ -173,26 +208,34 @@ pub struct UndoReport {
     pub error: Option<TargetError>,
 }
 
-/// Undoes `resources` (in the order they were created): mounts first, newest first, so that
-/// a FUSE daemon is unmounted before it is ended; then everything else, newest first. The
-/// first failure stops it: what was created earlier (the loop device and image below a busy
-/// mount, the mount point) stays recorded for `fsarena cleanup`, never pulled from under it.
+/// Undoes `resources` (in the order they were created), newest first, in stretches that
+/// each start at a process: within a stretch, its mounts first, newest first, so that a FUSE
+/// daemon is unmounted before it is ended; then the rest, newest first, the process last.
+/// Mounts made before a process stay until it is ended (a GlusterFS brick filesystem is
+/// busy until the brick daemons and glusterd are gone). The first failure stops it: what was
+/// created earlier (the loop device and image below a busy mount, the mount point) stays
+/// recorded for `fsarena cleanup`, never pulled from under it.
 pub fn undo_all(resources: &[Resource], mode: UndoMode) -> UndoReport {
     let mut report = UndoReport::default();
-    let is_mount = |r: &Resource| matches!(r, Resource::Mount { .. });
-    let mounts = resources.iter().enumerate().rev().filter(|(_, r)| is_mount(r));
-    let others = resources.iter().enumerate().rev().filter(|(_, r)| !is_mount(r));
-    for (i, r) in mounts.chain(others) {
-        match r.undo(mode) {
-            Ok(what) => {
-                report.done.extend(what);
-                report.undone.push(i);
-            }
-            Err(e) => {
-                report.error = Some(e);
-                break;
+    let is_mount = |i: &usize| matches!(resources[*i], Resource::Mount { .. });
+    let mut end = resources.len();
+    while end > 0 {
+        let start = resources[..end].iter().rposition(|r| matches!(r, Resource::Process { .. })).unwrap_or(0);
+        let mounts = (start..end).rev().filter(is_mount);
+        let others = (start..end).rev().filter(|i| !is_mount(i));
+        for i in mounts.chain(others) {
+            match resources[i].undo(mode) {
+                Ok(what) => {
+                    report.done.extend(what);
+                    report.undone.push(i);
+                }
+                Err(e) => {
+                    report.error = Some(e);
+                    return report;
+                }
             }
         }
+        end = start;
     }
     report
 }
@@ -301,6 +344,22 @@ mod tests {
         assert!(serde_json::from_str::<Resource>(r#"{"resource":"file","path":"/w/x"}"#).is_err());
         assert!(serde_json::from_str::<Resource>(r#"{"resource":"file","path":"/w/x","id":{"dev":1,"ino":2},"x":1}"#)
             .is_err());
+    }
+
+    #[test]
+    fn mounts_made_before_a_process_are_undone_after_it() {
+        let id = Identity { dev: 1, ino: 2 };
+        let mount = |p: &str| Resource::Mount { path: PathBuf::from(p), mount_id: u64::MAX, fuse: false };
+        // A brick mount, glusterd, a file, a client mount: the client first, the brick last.
+        let resources = [
+            mount("/nonexistent/brick"),
+            Resource::Process { pid: std::process::id(), start_time: 1 },
+            Resource::File { path: "/nonexistent/f".into(), id },
+            mount("/nonexistent/client"),
+        ];
+        let report = undo_all(&resources, UndoMode::Cleanup);
+        assert!(report.error.is_none(), "{report:?}");
+        assert_eq!(report.undone, [3, 2, 1, 0]);
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! `fsarena targets`, the requirements and mkfs's arguments all read these tables, so a new
 //! kind is one row here and one module, and nothing falls back to a default kind.
 
-use crate::requirements::{Requirement, FUSE2FS, FUSERMOUNT, LOSETUP};
-use crate::{DeviceTarget, DirTarget, FuseTarget, LoopTarget, Target, TmpfsTarget};
+use crate::requirements::{Requirement, FUSE2FS, FUSERMOUNT, GLUSTER, GLUSTERD, HOSTNAME, LOSETUP, MOUNT_GLUSTERFS};
+use crate::{DeviceTarget, DirTarget, FuseTarget, GlusterTarget, LoopTarget, Target, TmpfsTarget};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::OptionDoc;
-use fsarena_core::option::ValueKind::{Bool, Choice, CommandLine, Size, Text, Time};
+use fsarena_core::option::ValueKind::{Bool, Choice, CommandLine, Count, Size, Text, Time};
 use fsarena_core::{InputError, Spec};
 
 const MIB: u64 = 1 << 20;
@@ -124,6 +124,8 @@ pub enum Needs {
     Nothing,
     /// A block device: root (the filesystem's own needs depend on `fs=`).
     Device,
+    /// A GlusterFS volume: loop-backed xfs bricks, glusterd, the CLI, FUSE clients.
+    Gluster,
 }
 
 impl Needs {
@@ -142,6 +144,20 @@ impl Needs {
             Needs::Fuse => fuse.to_vec(),
             Needs::Nothing => Vec::new(),
             Needs::Device => vec![Requirement::Root],
+            Needs::Gluster => {
+                let mut r = fuse.to_vec();
+                // FILESYSTEMS[3] is xfs, the bricks' filesystem.
+                r.extend([
+                    Requirement::KernelFs("xfs"),
+                    FILESYSTEMS[3].mkfs_requirement(),
+                    LOSETUP,
+                    GLUSTERD,
+                    GLUSTER,
+                    MOUNT_GLUSTERFS,
+                    HOSTNAME,
+                ]);
+                r
+            }
         }
     }
 }
@@ -199,6 +215,35 @@ const DIR_PATH: OptionDoc = OptionDoc::new(
 );
 const DEVICE_PATH: OptionDoc = OptionDoc::new("path", Text, Unset, "the block device, e.g. /dev/nvme0n1 (required)");
 
+const BRICKS: OptionDoc = OptionDoc::new(
+    "bricks",
+    Count,
+    Derived("replica= or disperse=, else 1"),
+    "the number of bricks, each a sparse image with xfs on a loop device",
+);
+const REPLICA: OptionDoc =
+    OptionDoc::new("replica", Count, Unset, "keep every file on this many bricks (at least 2, dividing bricks=)");
+const DISPERSE: OptionDoc = OptionDoc::new(
+    "disperse",
+    Count,
+    Unset,
+    "erasure-code each file over this many bricks (at least 3; bricks= a multiple of it)",
+);
+const REDUNDANCY: OptionDoc = OptionDoc::new(
+    "redundancy",
+    Count,
+    Is("1"),
+    "with disperse=: bricks that may be lost, less than half of disperse=",
+);
+const BRICK_SIZE: OptionDoc =
+    OptionDoc::new("size", Size, Is("1g"), "size of each brick's image (sparse); at least 300m, mkfs.xfs's minimum");
+const CLIENTS: OptionDoc = OptionDoc::new(
+    "clients",
+    Count,
+    Is("1"),
+    "FUSE mounts of the volume, each its own glusterfs client process with its own caches; workloads run on the first",
+);
+
 const LOOP_KEYS: &[OptionDoc] = &[IMAGE_SIZE, MKFS, MOUNT, LOOP_DIO, LABEL];
 
 /// Parses a spec of one kind: the spec, the text as given, and `--force`.
@@ -230,6 +275,9 @@ fn parse_fuse(spec: &Spec, text: &str, _force: bool) -> Result<Box<dyn Target>, 
 fn parse_dir(spec: &Spec, text: &str, _force: bool) -> Result<Box<dyn Target>, InputError> {
     Ok(Box::new(DirTarget::from_spec(spec, text)?))
 }
+fn parse_gluster(spec: &Spec, text: &str, _force: bool) -> Result<Box<dyn Target>, InputError> {
+    Ok(Box::new(GlusterTarget::from_spec(spec, text)?))
+}
 fn parse_device(spec: &Spec, text: &str, force: bool) -> Result<Box<dyn Target>, InputError> {
     Ok(Box::new(DeviceTarget::from_spec(spec, text, force)?))
 }
@@ -245,7 +293,7 @@ const fn on_loop(fs: &'static Filesystem) -> Kind {
 }
 
 /// Every target kind, in the order `fsarena targets` lists them.
-pub const TARGET_KINDS: [Kind; 12] = [
+pub const TARGET_KINDS: [Kind; 13] = [
     on_loop(&FILESYSTEMS[0]),
     on_loop(&FILESYSTEMS[1]),
     on_loop(&FILESYSTEMS[2]),
@@ -287,6 +335,14 @@ pub const TARGET_KINDS: [Kind; 12] = [
         needs: Needs::Device,
         keys: &[DEVICE_PATH, DEVICE_FS, MKFS, MOUNT, LABEL],
         parse: parse_device,
+    },
+    Kind {
+        name: "glusterfs",
+        summary:
+            "a GlusterFS volume on loop-backed xfs bricks, with fsarena's own glusterd and one FUSE mount per client",
+        needs: Needs::Gluster,
+        keys: &[BRICKS, REPLICA, DISPERSE, REDUNDANCY, BRICK_SIZE, CLIENTS, LABEL],
+        parse: parse_gluster,
     },
 ];
 

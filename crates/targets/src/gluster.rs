@@ -1,0 +1,495 @@
+//! `glusterfs`: a GlusterFS volume on this host. Each brick is a sparse image in the work
+//! directory on a loop device with xfs (the brick filesystem Gluster recommends); fsarena
+//! starts its own `glusterd` in the foreground with its working and run directories and its
+//! CLI socket in the work directory, creates and starts the volume, and mounts it `clients=`
+//! times, each mount its own `glusterfs` client process with its own caches.
+//!
+//! glusterd, the bricks and the clients also write under /var/log/glusterfs and
+//! /var/run/gluster where no option redirects them (brick logs, brick sockets, the command
+//! history): those are found new right after each step and recorded as [`Resource::Outside`].
+//! Only one glusterd can run on a host (port 24007), so a glusterd fsarena did not start is
+//! refused, never touched.
+
+use crate::common::{CommonOptions, ProvisionCtx, Provisioned};
+use crate::kinds::{check_minimum, create_image, make_filesystem, mount, workdir_facts};
+use crate::requirements::Requirement;
+use crate::safefs;
+use crate::state::Resource;
+use crate::table::{filesystem, Needs};
+use crate::{sys, Mounted, Target, TargetError};
+use fsarena_core::{InputError, Spec};
+use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The directories GlusterFS writes to outside the work directory; fsarena records and removes
+/// there only what appeared after it started its own glusterd.
+pub(crate) const OUTSIDE_ROOTS: [&str; 3] = ["/var/log/glusterfs", "/var/run/gluster", "/var/lib/glusterd"];
+
+/// glusterd's CLI socket when nobody redirects it: alive means someone else's glusterd.
+const DEFAULT_SOCKET: &str = "/var/run/glusterd.socket";
+/// glusterd's management port.
+const GLUSTERD_PORT: u16 = 24007;
+/// Default brick size: sparse, so only what the workload writes takes space.
+const DEFAULT_BRICK_SIZE: u64 = 1 << 30;
+/// How long glusterd may take to answer, and the CLI to finish one command.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How the bricks make up the volume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Files spread over the bricks.
+    Distribute,
+    /// Every file on `n` bricks.
+    Replica(u32),
+    /// Erasure-coded over `n` bricks, surviving the loss of `redundancy`.
+    Disperse(u32, u32),
+}
+
+/// `glusterfs[:bricks=,replica=|disperse=,redundancy=,size=,clients=,label=]`.
+#[derive(Debug, Clone)]
+pub struct GlusterTarget {
+    common: CommonOptions,
+    bricks: u32,
+    layout: Layout,
+    clients: u32,
+}
+
+fn count(spec: &Spec, key: &str) -> Result<Option<u32>, InputError> {
+    spec.get(key)
+        .map(|v| {
+            v.parse::<u32>()
+                .map_err(|_| InputError::new(format!("glusterfs: {key}={v}: expected a whole number such as 2")))
+        })
+        .transpose()
+}
+
+impl GlusterTarget {
+    /// From the spec; refuses layouts Gluster would refuse, before anything is created.
+    pub fn from_spec(spec: &Spec, text: &str) -> Result<Self, InputError> {
+        let keys = ["bricks", "replica", "disperse", "redundancy", "size", "clients"];
+        let mut common = CommonOptions::parse(spec, text, &keys)?;
+        if spec.get("size").is_none() {
+            common.size = DEFAULT_BRICK_SIZE;
+        }
+        let xfs = filesystem("xfs").ok_or_else(|| InputError::new("xfs is not in the filesystem table"))?;
+        check_minimum("glusterfs", xfs, common.size, "size= (per brick) ")?;
+        let replica = count(spec, "replica")?;
+        let disperse = count(spec, "disperse")?;
+        let redundancy = count(spec, "redundancy")?;
+        let bricks = count(spec, "bricks")?.or(replica).or(disperse).unwrap_or(1);
+        let err = |m: String| Err(InputError::new(format!("glusterfs: {m}")));
+        if bricks == 0 || bricks > 64 {
+            return err(format!("bricks={bricks}: expected 1 to 64"));
+        }
+        let layout = match (replica, disperse, redundancy) {
+            (Some(_), Some(_), _) => return err("replica= and disperse= exclude each other".into()),
+            (Some(_), None, Some(_)) | (None, None, Some(_)) => {
+                return err("redundancy= goes with disperse=".into());
+            }
+            (Some(r), None, None) if r < 2 => return err(format!("replica={r}: expected 2 or more")),
+            (Some(r), None, None) if bricks % r != 0 => {
+                return err(format!("replica={r} does not divide bricks={bricks}: expected a multiple of {r}"));
+            }
+            (Some(r), None, None) => Layout::Replica(r),
+            (None, Some(d), _) if d < 3 => return err(format!("disperse={d}: expected 3 or more")),
+            (None, Some(d), _) if bricks < d || bricks % d != 0 => {
+                return err(format!("disperse={d} needs a multiple of {d} bricks, not bricks={bricks}"));
+            }
+            (None, Some(d), r) => {
+                let r = r.unwrap_or(1);
+                if r == 0 || 2 * r >= d {
+                    return err(format!("disperse={d},redundancy={r}: expected 1 to {}", (d - 1) / 2));
+                }
+                Layout::Disperse(d, r)
+            }
+            (None, None, None) => Layout::Distribute,
+        };
+        let clients = count(spec, "clients")?.unwrap_or(1);
+        if clients == 0 || clients > 64 {
+            return err(format!("clients={clients}: expected 1 to 64"));
+        }
+        Ok(Self { common, bricks, layout, clients })
+    }
+
+    /// The `volume create` words between the name and the bricks.
+    fn layout_args(&self) -> Vec<String> {
+        match self.layout {
+            Layout::Distribute => Vec::new(),
+            Layout::Replica(r) => vec!["replica".into(), r.to_string()],
+            Layout::Disperse(d, r) => vec!["disperse".into(), d.to_string(), "redundancy".into(), r.to_string()],
+        }
+    }
+}
+
+impl Target for GlusterTarget {
+    fn label(&self) -> &str {
+        &self.common.label
+    }
+    fn kind(&self) -> &str {
+        "glusterfs"
+    }
+    fn options(&self) -> Vec<(String, String)> {
+        self.common.params.clone()
+    }
+    fn requirements(&self) -> Vec<Requirement> {
+        Needs::Gluster.requirements()
+    }
+    fn image_bytes(&self) -> u64 {
+        self.common.size * u64::from(self.bricks)
+    }
+    fn capacity_bytes(&self) -> Option<u64> {
+        let b = u64::from(self.bricks);
+        let data_bricks = match self.layout {
+            Layout::Distribute => b,
+            Layout::Replica(r) => b / u64::from(r),
+            Layout::Disperse(d, r) => b / u64::from(d) * u64::from(d - r),
+        };
+        Some(self.common.size * data_bricks)
+    }
+    fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
+        refuse_foreign_glusterd()?;
+        let mut p = Provisioned::new(ctx);
+        let built = self.build(&mut p, ctx);
+        p.finish(built)
+    }
+}
+
+/// Refuses when a glusterd fsarena did not start is running: there can be only one per host.
+fn refuse_foreign_glusterd() -> Result<(), TargetError> {
+    if std::os::unix::net::UnixStream::connect(DEFAULT_SOCKET).is_ok() {
+        return Err(TargetError(format!(
+            "a glusterd is already running on this host ({DEFAULT_SOCKET} answers); fsarena starts its own and never touches another: stop it first"
+        )));
+    }
+    if port_listening(GLUSTERD_PORT) {
+        return Err(TargetError(format!(
+            "port {GLUSTERD_PORT} is in use (a glusterd already running?); fsarena starts its own glusterd there and never touches another: stop it first"
+        )));
+    }
+    Ok(())
+}
+
+/// Something listens on TCP `port` (IPv4 or IPv6), from /proc/net/tcp{,6}.
+fn port_listening(port: u16) -> bool {
+    let hex = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).unwrap_or_default().lines().skip(1).any(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            // local_address rem_address st: 0A is LISTEN.
+            fields.len() > 3 && fields[1].ends_with(&hex) && fields[3] == "0A"
+        })
+    })
+}
+
+/// The host's first address: bricks refuse localhost.
+fn host_ip() -> Result<String, TargetError> {
+    let out = sys::run("hostname", &["-I"])?;
+    out.split_whitespace()
+        .next()
+        .map(str::to_string)
+        .ok_or_else(|| TargetError("hostname -I shows no address; GlusterFS bricks need one (not 127.0.0.1)".into()))
+}
+
+/// Runs the gluster CLI against fsarena's glusterd.
+fn cli(socket: &Path, log: &Path, args: &[&str]) -> Result<String, TargetError> {
+    let sock = format!("--glusterd-sock={}", socket.display());
+    let log = format!("--log-file={}", log.display());
+    let timeout = format!("--timeout={}", TIMEOUT.as_secs());
+    let mut all = vec!["--mode=script", sock.as_str(), log.as_str(), timeout.as_str()];
+    all.extend_from_slice(args);
+    sys::run("gluster", &all)
+}
+
+/// Undoes a recorded volume: `volume stop NAME force` or `volume delete NAME`. A glusterd that
+/// no longer answers leaves nothing to undo (the volume lived in its working directory; its
+/// processes are recorded on their own), so that is not an error.
+pub(crate) fn undo_volume(name: &str, socket: &Path, log: &Path, started: bool) -> Option<String> {
+    if std::os::unix::net::UnixStream::connect(socket).is_err() {
+        return None;
+    }
+    let (args, done) = if started {
+        (["volume", "stop", name, "force"], "stopped")
+    } else {
+        (["volume", "delete", name, ""], "deleted")
+    };
+    let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
+    cli(socket, log, &args).ok().map(|_| format!("{done} GlusterFS volume {name}"))
+}
+
+/// Everything under [`OUTSIDE_ROOTS`] (the roots included), not following symlinks.
+fn outside_snapshot() -> BTreeSet<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut BTreeSet<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            out.insert(path.clone());
+            if is_dir && depth < 8 {
+                walk(&path, depth + 1, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for root in OUTSIDE_ROOTS {
+        let root = Path::new(root);
+        if std::fs::symlink_metadata(root).is_ok() {
+            out.insert(root.to_path_buf());
+            walk(root, 0, &mut out);
+        }
+    }
+    out
+}
+
+/// Records what appeared under [`OUTSIDE_ROOTS`] since `known`, parents before children
+/// (so undone children first), and adds it to `known`.
+fn record_outside(p: &mut Provisioned, known: &mut BTreeSet<PathBuf>) -> Result<(), TargetError> {
+    for path in outside_snapshot() {
+        if known.contains(&path) {
+            continue;
+        }
+        if let (Ok(id), Ok(meta)) = (safefs::Identity::of_path(&path), std::fs::symlink_metadata(&path)) {
+            p.add(Resource::Outside { path: path.clone(), id, dir: meta.is_dir() })?;
+        }
+        known.insert(path);
+    }
+    Ok(())
+}
+
+/// Records every live GlusterFS process glusterd started for us: those with a pidfile under
+/// our run directory `run` whose command line names it.
+fn record_daemons(p: &mut Provisioned, run: &Path, known: &mut BTreeSet<u32>) -> Result<(), TargetError> {
+    fn pidfiles(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                pidfiles(&path, out);
+            } else if path.extension().is_some_and(|x| x == "pid") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    pidfiles(run, &mut files);
+    files.sort();
+    for file in files {
+        let Some(pid) = std::fs::read_to_string(&file).ok().and_then(|s| s.trim().parse::<u32>().ok()) else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let ours = String::from_utf8_lossy(&cmdline).contains(&*run.to_string_lossy());
+        if !ours || known.contains(&pid) {
+            continue;
+        }
+        if let Some(start_time) = sys::process_start_time(pid) {
+            p.add(Resource::Process { pid, start_time })?;
+            known.insert(pid);
+        }
+    }
+    Ok(())
+}
+
+/// Starts glusterd in the foreground, in a process group of its own, and records it; returns
+/// when its CLI socket answers.
+fn start_glusterd(p: &mut Provisioned, dir: &Path, log: &Path, socket: &Path) -> Result<u32, TargetError> {
+    let lib = dir.join("lib");
+    let run = dir.join("run");
+    for d in [&lib, &run] {
+        std::fs::create_dir(d).map_err(|e| TargetError(format!("cannot create {}: {e}", d.display())))?;
+    }
+    let out = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log)
+        .map_err(|e| TargetError(format!("cannot open {}: {e}", log.display())))?;
+    let err = out.try_clone().map_err(|e| TargetError(e.to_string()))?;
+    let mut child = Command::new("glusterd")
+        .arg("-N")
+        .arg("-p")
+        .arg(dir.join("glusterd.pid"))
+        .arg("-l")
+        .arg(log)
+        .arg("--xlator-option")
+        .arg(format!("management.working-directory={}", lib.display()))
+        .arg("--xlator-option")
+        .arg(format!("management.run-directory={}", run.display()))
+        .arg("--xlator-option")
+        .arg(format!("management.glusterd-sockfile={}", socket.display()))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| TargetError(format!("cannot start glusterd: {e}")))?;
+    let pid = child.id();
+    // Until it is reaped, the child's /proc entry stays, so its start time is readable.
+    let start_time = sys::process_start_time(pid).unwrap_or(0);
+    p.add(Resource::Process { pid, start_time })?;
+    let deadline = Instant::now() + TIMEOUT;
+    let probe = dir.join("probe.log");
+    loop {
+        if std::os::unix::net::UnixStream::connect(socket).is_ok() && cli(socket, &probe, &["volume", "list"]).is_ok() {
+            // The child is reaped by teardown's kill; do not leave it a zombie meanwhile.
+            std::thread::spawn(move || child.wait());
+            return Ok(pid);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(TargetError(format!("glusterd exited ({status}) before answering on {}", socket.display())));
+        }
+        if Instant::now() > deadline {
+            return Err(TargetError(format!("glusterd did not answer on {} within {TIMEOUT:?}", socket.display())));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl GlusterTarget {
+    fn build(&self, p: &mut Provisioned, ctx: &ProvisionCtx<'_>) -> Result<(), TargetError> {
+        let n = ctx.index;
+        let name = format!("fsarena-{}-{n}", ctx.workdir.run_id());
+        let work = ctx.workdir.path().to_string_lossy();
+        // Brick paths go into `IP:/path` words and glusterd's option strings unquoted.
+        if !work.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-".contains(&b)) {
+            return Err(TargetError(format!(
+                "glusterfs: the work directory {work} has characters GlusterFS brick paths cannot hold: use a --workdir of letters, digits, '/', '.', '_' and '-'"
+            )));
+        }
+        let ip = host_ip()?;
+        p.fact("kind", "glusterfs");
+        p.fact("glusterfs_version", sys::tool_version("glusterfs", "--version"));
+        workdir_facts(p, ctx.workdir.path());
+        let xfs = filesystem("xfs").ok_or_else(|| TargetError("xfs is not in the filesystem table".into()))?;
+        let mut bricks = Vec::new();
+        for b in 1..=self.bricks {
+            let mnt = p.make_dir(ctx.path(&format!("gluster-{n}-brick{b}")), false)?;
+            let image = create_image(p, ctx.path(&format!("gluster-{n}-brick{b}.img")), self.common.size)?;
+            let image_id = safefs::Identity::of_path(&image).map_err(|e| TargetError(e.to_string()))?;
+            // 512-byte inodes keep Gluster's extended attributes inside the inode.
+            make_filesystem(p, xfs, &["-i".into(), "size=512".into()], &image)?;
+            let image_s = image.to_string_lossy();
+            let dev = sys::run("losetup", &["--find", "--show", "--direct-io=on", &image_s])?;
+            p.add(Resource::Loop { device: PathBuf::from(&dev), image: image.clone(), image_id })?;
+            mount(p, "xfs", &dev, "", &mnt)?;
+            // A directory below the mount point, so that an unmounted brick is never written.
+            let brick = mnt.join("brick");
+            std::fs::create_dir(&brick).map_err(|e| TargetError(format!("cannot create {}: {e}", brick.display())))?;
+            p.fact(&format!("brick{b}"), format!("{ip}:{} (xfs on {dev}, image {})", brick.display(), image.display()));
+            bricks.push(format!("{ip}:{}", brick.display()));
+        }
+        let dir = p.make_dir(ctx.path(&format!("glusterd-{n}")), true)?;
+        let socket = dir.join("glusterd.socket");
+        if socket.as_os_str().len() > 100 {
+            return Err(TargetError(format!(
+                "{} is too long for a socket path: use a shorter --workdir",
+                socket.display()
+            )));
+        }
+        let (_, log) = p.make_file(ctx.path(&format!("glusterd-{n}.log")))?;
+        let (_, cli_log) = p.make_file(ctx.path(&format!("gluster-cli-{n}.log")))?;
+        p.log = Some(log.clone());
+        let mut outside = outside_snapshot();
+        let pid = start_glusterd(p, &dir, &log, &socket)?;
+        p.fact("glusterd_pid", pid.to_string());
+        p.fact("glusterd_log", log.display().to_string());
+        record_outside(p, &mut outside)?;
+        let mut args: Vec<&str> = vec!["volume", "create", &name];
+        let layout = self.layout_args();
+        args.extend(layout.iter().map(String::as_str));
+        args.extend(bricks.iter().map(String::as_str));
+        args.push("force");
+        cli(&socket, &cli_log, &args)?;
+        let volume = |started| Resource::GlusterVolume {
+            name: name.clone(),
+            socket: socket.clone(),
+            log: cli_log.clone(),
+            started,
+        };
+        p.add(volume(false))?;
+        let started = cli(&socket, &cli_log, &["volume", "start", &name]);
+        // Whatever a start that failed half way left, too. The start is recorded after the
+        // daemons, so that teardown stops the volume (the bricks exit cleanly) before it
+        // ends whichever are still running.
+        let mut daemons = BTreeSet::new();
+        record_daemons(p, &dir.join("run"), &mut daemons)?;
+        record_outside(p, &mut outside)?;
+        p.add(volume(true))?;
+        started?;
+        let info = cli(&socket, &cli_log, &["volume", "info", &name])?;
+        p.fact("volume", name.clone());
+        let mut options = Vec::new();
+        let mut in_options = false;
+        for line in info.lines().map(str::trim) {
+            if let Some(t) = line.strip_prefix("Type:") {
+                p.fact("volume_type", t.trim());
+            } else if let Some(t) = line.strip_prefix("Number of Bricks:") {
+                p.fact("volume_bricks", t.trim());
+            } else if line.starts_with("Options Reconfigured:") {
+                in_options = true;
+            } else if in_options && line.contains(": ") {
+                options.push(line.replacen(": ", "=", 1));
+            }
+        }
+        p.fact("volume_options", options.join(","));
+        p.fact("host_ip", ip.clone());
+        let source = format!("{ip}:/{name}");
+        for k in 1..=self.clients {
+            let mnt = p.make_dir(ctx.path(&format!("gluster-{n}-client{k}")), false)?;
+            let (_, clog) = p.make_file(ctx.path(&format!("gluster-{n}-client{k}.log")))?;
+            mount(p, "glusterfs", &source, &format!("log-file={}", clog.display()), &mnt)?;
+            p.fact(&format!("client{k}"), mnt.display().to_string());
+            p.clients.push(mnt);
+        }
+        p.fact("clients", self.clients.to_string());
+        record_daemons(p, &dir.join("run"), &mut daemons)?;
+        record_outside(p, &mut outside)?;
+        p.root = p.clients.first().cloned().unwrap_or_default();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<GlusterTarget, InputError> {
+        GlusterTarget::from_spec(&Spec::parse(text).map_err(|e| InputError::new(e.to_string()))?, text)
+    }
+
+    #[test]
+    fn layouts_gluster_would_refuse_are_refused_when_parsed() {
+        for (text, bricks, layout) in [
+            ("glusterfs", 1, Layout::Distribute),
+            ("glusterfs:bricks=3", 3, Layout::Distribute),
+            ("glusterfs:replica=2", 2, Layout::Replica(2)),
+            ("glusterfs:bricks=4,replica=2", 4, Layout::Replica(2)),
+            ("glusterfs:disperse=3", 3, Layout::Disperse(3, 1)),
+            ("glusterfs:bricks=6,disperse=3,redundancy=1", 6, Layout::Disperse(3, 1)),
+        ] {
+            let t = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!((t.bricks, t.layout), (bricks, layout), "{text}");
+        }
+        for (text, why) in [
+            ("glusterfs:bricks=3,replica=2", "does not divide"),
+            ("glusterfs:bricks=2,disperse=3", "needs a multiple"),
+            ("glusterfs:disperse=3,redundancy=2", "expected 1 to 1"),
+            ("glusterfs:replica=2,disperse=3", "exclude"),
+            ("glusterfs:redundancy=1", "goes with disperse"),
+            ("glusterfs:clients=0", "clients=0"),
+            ("glusterfs:bricks=0", "bricks=0"),
+            ("glusterfs:replica=1", "replica=1"),
+            ("glusterfs:size=100m", "at least"),
+            ("glusterfs:clients=two", "whole number"),
+        ] {
+            let e = parse(text).err().unwrap_or_else(|| panic!("{text} was accepted")).to_string();
+            assert!(e.contains(why) && !e.contains('\n'), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn capacity_counts_data_bricks_only() {
+        let cap = |t: &str| parse(t).ok().and_then(|t| t.capacity_bytes());
+        assert_eq!(cap("glusterfs:bricks=2,size=1g"), Some(2 << 30));
+        assert_eq!(cap("glusterfs:bricks=4,replica=2,size=1g"), Some(2 << 30));
+        assert_eq!(cap("glusterfs:disperse=3,size=1g"), Some(2 << 30));
+    }
+}
