@@ -7,6 +7,7 @@
 //! when not open for writing, ESPIPE on a pipe, ENODEV on other than a regular file), the
 //! arguments' (EINVAL, EFBIG past the largest size) and the inode flags' (EPERM).
 
+use super::sys::{open, read_file};
 use super::{touch, write_file, Case};
 use crate::posix::check::{
     ensure, eq, err, err_any, fail, moved, name, ok, stat, times, unsupported, Check, Mark, Miss,
@@ -20,16 +21,6 @@ use rustix::io::Errno;
 const MIB: u64 = 1 << 20;
 /// 64 KiB: the data most cases write first (a multiple of every block size).
 const DATA: usize = 64 << 10;
-
-/// `open p flags`.
-fn open(p: &str, flags: OFlags) -> Result<OwnedFd, Miss> {
-    ok(&format!("open {p}"), rustix::fs::open(p, flags | OFlags::CLOEXEC, Mode::empty()))
-}
-
-/// `p` read whole.
-fn read(p: &str) -> Result<Vec<u8>, Miss> {
-    std::fs::read(p).map_err(|e| fail(&format!("read {p}"), "success", name(super::io_errno(&e))))
-}
 
 /// A file `f` of [`DATA`] bytes of 0xaa, flushed (so its blocks are allocated and counted),
 /// opened read-write.
@@ -87,7 +78,7 @@ pub static CASES: &[Case] = &[
             touch("f", 0o644)?;
             let fd = open("f", OFlags::RDWR)?;
             ok("fallocate f 0 1MiB", rustix::fs::fallocate(&fd, F::empty(), 0, MIB))?;
-            all_are("contents of f", &read("f")?, 0, MIB as usize, 0)
+            all_are("contents of f", &read_file("f")?, 0, MIB as usize, 0)
         },
     },
     // Growing the size changes the file (POSIX posix_fallocate(): "If the size of the file
@@ -112,7 +103,7 @@ pub static CASES: &[Case] = &[
             let fd = data_file()?;
             ok("fallocate f 4KiB 16KiB", rustix::fs::fallocate(&fd, F::empty(), 4096, 16384))?;
             eq("size of f", stat("f")?.size, DATA as u64)?;
-            all_are("contents of f", &read("f")?, 0, DATA, 0xaa)
+            all_are("contents of f", &read_file("f")?, 0, DATA, 0xaa)
         },
     },
     Case {
@@ -121,7 +112,7 @@ pub static CASES: &[Case] = &[
         run: |_| {
             let fd = data_file()?;
             ok("fallocate f 32KiB 1MiB", rustix::fs::fallocate(&fd, F::empty(), 32 << 10, MIB))?;
-            let b = read("f")?;
+            let b = read_file("f")?;
             eq("size of f", b.len() as u64, (32 << 10) + MIB)?;
             all_are("the old data of f", &b, 0, DATA, 0xaa)?;
             all_are("the allocated tail of f", &b, DATA, b.len(), 0)
@@ -150,7 +141,7 @@ pub static CASES: &[Case] = &[
             let fd = data_file()?;
             let r = optional(F::PUNCH_HOLE | F::KEEP_SIZE, "fallocate PUNCH_HOLE", &fd, 16384, 16384)?;
             ok("fallocate f PUNCH_HOLE|KEEP_SIZE 16KiB 16KiB", r)?;
-            let b = read("f")?;
+            let b = read_file("f")?;
             eq("size of f", b.len(), DATA)?;
             all_are("the hole", &b, 16384, 32768, 0)?;
             all_are("before the hole", &b, 0, 16384, 0xaa)?;
@@ -207,7 +198,7 @@ pub static CASES: &[Case] = &[
                 "fallocate f ZERO_RANGE 16KiB 16KiB",
                 optional(F::ZERO_RANGE, "fallocate ZERO_RANGE", &fd, 16384, 16384)?,
             )?;
-            let b = read("f")?;
+            let b = read_file("f")?;
             eq("size of f", b.len(), DATA)?;
             all_are("the zeroed range", &b, 16384, 32768, 0)?;
             all_are("after the zeroed range", &b, 32768, DATA, 0xaa)
@@ -235,7 +226,7 @@ pub static CASES: &[Case] = &[
                 "fallocate f COLLAPSE_RANGE 0 16KiB",
                 optional(F::COLLAPSE_RANGE, "fallocate COLLAPSE_RANGE", &fd, 0, 16384)?,
             )?;
-            let b = read("f")?;
+            let b = read_file("f")?;
             eq("size of f", b.len(), DATA - 16384)?;
             all_are("the range moved down", &b, 0, 16384, 0xbb)
         },
@@ -249,7 +240,7 @@ pub static CASES: &[Case] = &[
                 "fallocate f INSERT_RANGE 0 16KiB",
                 optional(F::INSERT_RANGE, "fallocate INSERT_RANGE", &fd, 0, 16384)?,
             )?;
-            let b = read("f")?;
+            let b = read_file("f")?;
             eq("size of f", b.len(), DATA + 16384)?;
             all_are("the inserted hole", &b, 0, 16384, 0)?;
             all_are("the data moved up", &b, 16384, DATA + 16384, 0xaa)

@@ -7,10 +7,11 @@
 //! clearing are in open_access.rs; O_TMPFILE, FIFOs and sockets in open_special.rs.
 
 use super::mkfifo::{born, clock_before, setgid_dir, S_IFLNK, S_IFREG};
+use super::sys::read_file;
 use super::sys::{cstr, sys, BAD_FD};
-use super::{io_errno, mkdir, symlink, too_long_name, too_long_path, touch, write_file, Case};
-use crate::posix::check::{eq, err, moved, ok, stat, times, Check, Mark, Miss, Octal};
-use crate::posix::ctx::{broken, U1};
+use super::{mkdir, symlink, too_long_name, too_long_path, touch, write_file, Case};
+use crate::posix::check::{eq, err, moved, ok, stat, times, Check, Mark, Octal};
+use crate::posix::ctx::U1;
 use rustix::fs::{Mode, OFlags, SeekFrom, CWD};
 use rustix::io::Errno;
 use std::os::fd::OwnedFd;
@@ -18,11 +19,6 @@ use std::os::fd::OwnedFd;
 /// `open(p, flags | O_CLOEXEC, mode)`, as the case calls it.
 pub(super) fn open(p: &str, flags: OFlags, mode: u32) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat(CWD, p, flags | OFlags::CLOEXEC, Mode::from_raw_mode(mode))
-}
-
-/// The contents of `p` (setup or check: a failure names the errno).
-pub(super) fn contents(p: &str) -> Result<Vec<u8>, Miss> {
-    std::fs::read(p).map_err(|e| broken(&format!("read {p}"), io_errno(&e)))
 }
 
 /// `write(fd, data)` must write all of `data`.
@@ -132,7 +128,7 @@ pub static CASES: &[Case] = &[
             c.tick();
             ok("open f O_CREAT|O_WRONLY 0777 (f exists)", open("f", OFlags::CREATE | OFlags::WRONLY, 0o777))?;
             eq("mode of f", stat("f")?.perm(), Octal(0o600))?;
-            eq("contents of f", contents("f")?, b"data".to_vec())?;
+            eq("contents of f", read_file("f")?, b"data".to_vec())?;
             moved("parent .", before, times(".")?, Mark::Any, Mark::Same, Mark::Same)
         },
     },
@@ -249,7 +245,7 @@ pub static CASES: &[Case] = &[
             ok("lseek f 0", rustix::fs::seek(&fd, SeekFrom::Start(0)))?;
             write_all("write xy", &fd, b"xy")?;
             eq("offset after the write", ok("lseek f +0", rustix::fs::seek(&fd, SeekFrom::Current(0)))?, 5)?;
-            eq("contents of f", contents("f")?, b"abcxy".to_vec())
+            eq("contents of f", read_file("f")?, b"abcxy".to_vec())
         },
     },
     Case {
@@ -263,7 +259,7 @@ pub static CASES: &[Case] = &[
             write_all("write a 1", &a, b"1")?;
             write_all("write b 22", &b, b"22")?;
             write_all("write a 333", &a, b"333")?;
-            eq("contents of f", contents("f")?, b"122333".to_vec())
+            eq("contents of f", read_file("f")?, b"122333".to_vec())
         },
     },
     Case {

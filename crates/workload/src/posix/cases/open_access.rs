@@ -7,7 +7,8 @@
 //! descriptor only does what its access mode allows.
 
 use super::mkfifo::setgid_dir;
-use super::open::{contents, open, write_all};
+use super::open::{open, write_all};
+use super::sys::read_file;
 use super::sys::set_flag;
 use super::{chown, mkdir, touch, write_file, Case};
 use crate::posix::check::{eq, err, ok, stat, Check, Octal};
@@ -96,7 +97,7 @@ pub static CASES: &[Case] = &[
             // for write permission (fs/open.c build_open_flags: MAY_WRITE), and the data stays.
             owned_file(0, 0, 0o644)?;
             refused(c, "f", OFlags::RDONLY | OFlags::TRUNC, "f is root's 0644")?;
-            eq("contents of f", contents("f")?, b"data".to_vec())
+            eq("contents of f", read_file("f")?, b"data".to_vec())
         },
     },
     Case {
@@ -285,7 +286,7 @@ pub static CASES: &[Case] = &[
             set_flag("f", IFlags::APPEND)?;
             let fd = ok("open f O_WRONLY|O_APPEND (append-only)", open("f", OFlags::WRONLY | OFlags::APPEND, 0))?;
             write_all("write f", &fd, b"+")?;
-            eq("contents of f", contents("f")?, b"data+".to_vec())
+            eq("contents of f", read_file("f")?, b"data+".to_vec())
         },
     },
     Case {
@@ -297,7 +298,7 @@ pub static CASES: &[Case] = &[
             set_flag("f", IFlags::APPEND)?;
             let r = open("f", OFlags::WRONLY | OFlags::APPEND | OFlags::TRUNC, 0);
             err("open f O_WRONLY|O_APPEND|O_TRUNC (append-only)", r, Errno::PERM)?;
-            eq("contents of f", contents("f")?, b"data".to_vec())
+            eq("contents of f", read_file("f")?, b"data".to_vec())
         },
     },
     Case {

@@ -5,7 +5,8 @@
 //! POSIX.1-2017 open() and the Linux man pages; the rest of the family is in open.rs.
 
 use super::mkfifo::S_IFREG;
-use super::open::{contents, open, write_all};
+use super::open::{open, write_all};
+use super::sys::read_file;
 use super::{io_errno, mkdir, symlink, touch, Case};
 use crate::posix::check::{eq, err, ok, stat, Miss, Octal};
 use crate::posix::ctx::maybe_unsupported;
@@ -117,7 +118,7 @@ pub static CASES: &[Case] = &[
             write_all("write (O_TMPFILE)", &fd, b"kept")?;
             ok("linkat /proc/self/fd/N t AT_SYMLINK_FOLLOW", link_fd(&fd, "t"))?;
             eq("link count of t", stat("t")?.nlink, 1)?;
-            eq("contents of t", contents("t")?, b"kept".to_vec())
+            eq("contents of t", read_file("t")?, b"kept".to_vec())
         },
     },
     Case {

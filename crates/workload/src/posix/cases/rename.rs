@@ -10,7 +10,7 @@
 //! and the immutable/append-only attributes are in rename_at.rs.
 
 use super::{chown, mkdir, symlink, too_long_name, too_long_path, touch, write_file, Case};
-use crate::posix::check::{ensure, eq, err, err_any, moved, ok, stat, unsupported, Check, Mark, Miss, Stat};
+use crate::posix::check::{eq, err, err_any, moved, ok, stat, unsupported, Check, Mark, Miss, Stat};
 use crate::posix::ctx::{Ctx, U2};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
@@ -511,15 +511,4 @@ pub(super) fn read_all(fd: &OwnedFd) -> Result<Vec<u8>, Miss> {
         }
         out.extend_from_slice(&buf[..n]);
     }
-}
-
-/// Sets `add` among the inode flags of `p` (FS_IOC_SETFLAGS: immutable, append-only), after
-/// `ctx.need_flags()?` said the filesystem has them; the runner's cleanup clears them.
-pub(super) fn set_iflags(p: &str, add: rustix::fs::IFlags) -> Check {
-    let what = format!("chattr {p}");
-    let fd = ok(&what, rustix::fs::open(p, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()))?;
-    let flags = ok(&what, rustix::fs::ioctl_getflags(&fd))?;
-    ok(&what, rustix::fs::ioctl_setflags(&fd, flags | add))?;
-    let now = ok(&what, rustix::fs::ioctl_getflags(&fd))?;
-    ensure(&what, now.contains(add), "the flags set", || format!("{now:?}"))
 }

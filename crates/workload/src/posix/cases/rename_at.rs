@@ -5,7 +5,7 @@
 //! (only the owner of the entry or of the directory, or root), and the immutable and
 //! append-only attributes (EPERM, ioctl_iflags(2)).
 
-use super::rename::set_iflags;
+use super::sys::{cstr, set_flag, sys_int};
 use super::{chmod, chown, mkdir, touch, write_file, Case};
 use crate::posix::check::{eq, err, err_any, moved, ok, stat, unsupported, Check, Mark, Miss};
 use crate::posix::ctx::{U1, U2};
@@ -305,7 +305,7 @@ pub static CASES: &[Case] = &[
         run: |c| {
             c.need_flags()?;
             touch("f", 0o644)?;
-            set_iflags("f", IFlags::IMMUTABLE)?;
+            set_flag("f", IFlags::IMMUTABLE)?;
             err("rename f g (f immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
         },
     },
@@ -315,7 +315,7 @@ pub static CASES: &[Case] = &[
         run: |c| {
             c.need_flags()?;
             touch("f", 0o644)?;
-            set_iflags("f", IFlags::APPEND)?;
+            set_flag("f", IFlags::APPEND)?;
             err("rename f g (f append-only)", rustix::fs::rename("f", "g"), Errno::PERM)
         },
     },
@@ -326,7 +326,7 @@ pub static CASES: &[Case] = &[
             c.need_flags()?;
             touch("f", 0o644)?;
             touch("g", 0o644)?;
-            set_iflags("g", IFlags::IMMUTABLE)?;
+            set_flag("g", IFlags::IMMUTABLE)?;
             err("rename f over g (g immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
         },
     },
@@ -337,7 +337,7 @@ pub static CASES: &[Case] = &[
             c.need_flags()?;
             touch("f", 0o644)?;
             mkdir("d", 0o755)?;
-            set_iflags("d", IFlags::IMMUTABLE)?;
+            set_flag("d", IFlags::IMMUTABLE)?;
             err("rename f d/f (d immutable)", rustix::fs::rename("f", "d/f"), Errno::PERM)
         },
     },
@@ -348,7 +348,7 @@ pub static CASES: &[Case] = &[
             c.need_flags()?;
             mkdir("d", 0o755)?;
             touch("d/f", 0o644)?;
-            set_iflags("d", IFlags::APPEND)?;
+            set_flag("d", IFlags::APPEND)?;
             // An append-only directory takes new entries but loses none.
             err("rename d/f g (d append-only)", rustix::fs::rename("d/f", "g"), Errno::PERM)
         },
@@ -466,23 +466,9 @@ fn flag_supported(flag: &str, r: Check) -> Check {
 
 /// renameat with an old directory descriptor that is not open (-1, not AT_FDCWD).
 fn renameat_bad_old_dirfd(old: &str, new: &str) -> rustix::io::Result<()> {
-    let (o, n) = (cstr(old)?, cstr(new)?);
+    let (o, n) = (cstr(old), cstr(new));
     // SAFETY: both names are NUL-terminated strings alive across the call; the kernel only
     // reads them, and -1 is refused (EBADF) before any descriptor is used.
     let r = unsafe { libc::renameat(-1, o.as_ptr(), libc::AT_FDCWD, n.as_ptr()) };
-    last_result(r)
-}
-
-/// `s` as a C string (EINVAL for an interior NUL, which cases never pass).
-pub(super) fn cstr(s: &str) -> rustix::io::Result<std::ffi::CString> {
-    std::ffi::CString::new(s).map_err(|_| Errno::INVAL)
-}
-
-/// A libc call's result: 0 is success, else the thread's errno.
-pub(super) fn last_result(r: libc::c_int) -> rustix::io::Result<()> {
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(Errno::from_io_error(&std::io::Error::last_os_error()).unwrap_or(Errno::IO))
-    }
+    sys_int(r)
 }

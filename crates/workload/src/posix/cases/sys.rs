@@ -21,9 +21,19 @@ pub(super) fn sys(r: libc::c_long) -> rustix::io::Result<()> {
     }
 }
 
+/// [`sys`] for a libc call returning `int`.
+pub(super) fn sys_int(r: libc::c_int) -> rustix::io::Result<()> {
+    sys(r.into())
+}
+
 /// `p` as a C string (cases use plain ASCII names).
 pub(super) fn cstr(p: &str) -> CString {
     CString::new(p).unwrap_or_default()
+}
+
+/// The contents of `p` (setup or check: a failure names the errno).
+pub(super) fn read_file(p: &str) -> Result<Vec<u8>, Miss> {
+    std::fs::read(p).map_err(|e| broken(&format!("read {p}"), super::io_errno(&e)))
 }
 
 /// Opens `p` with `flags` (plus O_CLOEXEC), a failure of the setup when it cannot.

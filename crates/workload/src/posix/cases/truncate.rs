@@ -7,14 +7,15 @@
 //! negative length (EINVAL), a length past the maximum file size (EFBIG), a directory,
 //! immutable and append-only files (EPERM), and the path errors.
 
-use super::rename::{read_all, set_iflags};
-use super::rename_at::{cstr, last_result};
+use super::rename::read_all;
+use super::sys::set_flag;
+use super::sys::{cstr, open, sys_int};
 use super::{chmod, chown, mkdir, symlink, too_long_name, too_long_path, touch, write_file, Case};
 use crate::posix::check::{eq, err, err_any, moved, ok, stat, unsupported, Mark, Miss, Octal};
 use crate::posix::ctx::{U1, U2};
 use rustix::fs::{IFlags, Mode, OFlags, SeekFrom};
 use rustix::io::Errno;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 
 /// The truncate family.
 pub static CASES: &[Case] = &[
@@ -226,7 +227,7 @@ pub static CASES: &[Case] = &[
             write_file("f", b"abc")?;
             let fd = open("f", OFlags::WRONLY)?;
             // SAFETY: ftruncate on a descriptor this case owns; no memory is passed.
-            let r = last_result(unsafe { libc::ftruncate(fd.as_raw_fd(), -1) });
+            let r = sys_int(unsafe { libc::ftruncate(fd.as_raw_fd(), -1) });
             err("ftruncate f -1", r, Errno::INVAL)
         },
     },
@@ -284,7 +285,7 @@ pub static CASES: &[Case] = &[
         security: false,
         run: |_| {
             // SAFETY: no memory is passed; -1 is never an open descriptor.
-            err("ftruncate -1 0", last_result(unsafe { libc::ftruncate(-1, 0) }), Errno::BADF)
+            err("ftruncate -1 0", sys_int(unsafe { libc::ftruncate(-1, 0) }), Errno::BADF)
         },
     },
     Case {
@@ -425,7 +426,7 @@ pub static CASES: &[Case] = &[
         run: |c| {
             c.need_flags()?;
             write_file("f", b"abc")?;
-            set_iflags("f", IFlags::IMMUTABLE)?;
+            set_flag("f", IFlags::IMMUTABLE)?;
             err("truncate f 0 (immutable)", truncate("f", 0), Errno::PERM)?;
             eq("size of f", stat("f")?.size, 3)
         },
@@ -436,7 +437,7 @@ pub static CASES: &[Case] = &[
         run: |c| {
             c.need_flags()?;
             write_file("f", b"abc")?;
-            set_iflags("f", IFlags::APPEND)?;
+            set_flag("f", IFlags::APPEND)?;
             // Append-only data can only grow at the end: cutting it is refused (fs/open.c).
             err("truncate f 0 (append-only)", truncate("f", 0), Errno::PERM)?;
             eq("size of f", stat("f")?.size, 3)
@@ -448,7 +449,7 @@ pub static CASES: &[Case] = &[
         run: |c| {
             c.need_flags()?;
             write_file("f", b"abc")?;
-            set_iflags("f", IFlags::APPEND)?;
+            set_flag("f", IFlags::APPEND)?;
             let fd = open("f", OFlags::WRONLY | OFlags::APPEND)?;
             err("ftruncate f 0 (append-only)", rustix::fs::ftruncate(&fd, 0), Errno::PERM)
         },
@@ -512,14 +513,9 @@ pub static CASES: &[Case] = &[
 
 /// truncate(2) of `p` (relative to the case's directory) to `len`, which may be negative.
 fn truncate(p: &str, len: i64) -> rustix::io::Result<()> {
-    let name = cstr(p)?;
+    let name = cstr(p);
     // SAFETY: a NUL-terminated path alive across the call, only read by the kernel.
-    last_result(unsafe { libc::truncate(name.as_ptr(), len) })
-}
-
-/// Opens `p` with `flags` (plus O_CLOEXEC).
-fn open(p: &str, flags: OFlags) -> Result<OwnedFd, Miss> {
-    ok(&format!("open {p}"), rustix::fs::open(p, flags | OFlags::CLOEXEC, Mode::empty()))
+    sys_int(unsafe { libc::truncate(name.as_ptr(), len) })
 }
 
 /// The whole content of `p` must be `want` (compared by length and first differing byte, not

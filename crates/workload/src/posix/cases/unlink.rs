@@ -7,14 +7,14 @@
 //! of the file or of the directory, or root) and for immutable/append-only files and
 //! directories (EPERM).
 
-use super::rename::{read_all, set_iflags};
-use super::rename_at::{cstr, last_result};
+use super::rename::read_all;
+use super::sys::set_flag;
+use super::sys::{cstr, open, sys_int};
 use super::{chmod, chown, mkdir, symlink, too_long_name, too_long_path, touch, write_file, Case};
-use crate::posix::check::{eq, err, err_any, moved, ok, stat, Mark, Miss};
+use crate::posix::check::{eq, err, err_any, moved, ok, stat, Mark};
 use crate::posix::ctx::{U1, U2};
 use rustix::fs::{AtFlags, IFlags, Mode, OFlags, CWD};
 use rustix::io::Errno;
-use std::os::fd::OwnedFd;
 
 /// The unlink family.
 pub static CASES: &[Case] = &[
@@ -393,7 +393,7 @@ pub static CASES: &[Case] = &[
         run: |c| {
             c.need_flags()?;
             touch("f", 0o644)?;
-            set_iflags("f", IFlags::IMMUTABLE)?;
+            set_flag("f", IFlags::IMMUTABLE)?;
             // unlink(2): "The file to be unlinked is marked immutable or append-only".
             err("unlink f (immutable)", rustix::fs::unlink("f"), Errno::PERM)
         },
@@ -404,7 +404,7 @@ pub static CASES: &[Case] = &[
         run: |c| {
             c.need_flags()?;
             touch("f", 0o644)?;
-            set_iflags("f", IFlags::APPEND)?;
+            set_flag("f", IFlags::APPEND)?;
             err("unlink f (append-only)", rustix::fs::unlink("f"), Errno::PERM)
         },
     },
@@ -415,7 +415,7 @@ pub static CASES: &[Case] = &[
             c.need_flags()?;
             mkdir("d", 0o755)?;
             touch("d/f", 0o644)?;
-            set_iflags("d", IFlags::IMMUTABLE)?;
+            set_flag("d", IFlags::IMMUTABLE)?;
             err("unlink d/f (d immutable)", rustix::fs::unlink("d/f"), Errno::PERM)
         },
     },
@@ -426,7 +426,7 @@ pub static CASES: &[Case] = &[
             c.need_flags()?;
             mkdir("d", 0o755)?;
             touch("d/f", 0o644)?;
-            set_iflags("d", IFlags::APPEND)?;
+            set_flag("d", IFlags::APPEND)?;
             // An append-only directory takes new entries but loses none.
             err("unlink d/f (d append-only)", rustix::fs::unlink("d/f"), Errno::PERM)
         },
@@ -468,15 +468,10 @@ pub static CASES: &[Case] = &[
     },
 ];
 
-/// Opens `p` with `flags` (plus O_CLOEXEC).
-fn open(p: &str, flags: OFlags) -> Result<OwnedFd, Miss> {
-    ok(&format!("open {p}"), rustix::fs::open(p, flags | OFlags::CLOEXEC, Mode::empty()))
-}
-
 /// unlinkat with a directory descriptor that is not open (-1, not AT_FDCWD).
 fn unlinkat_bad_dirfd(p: &str) -> rustix::io::Result<()> {
-    let name = cstr(p)?;
+    let name = cstr(p);
     // SAFETY: a NUL-terminated name alive across the call, only read by the kernel; the
     // descriptor -1 is refused (EBADF) before any use.
-    last_result(unsafe { libc::unlinkat(-1, name.as_ptr(), 0) })
+    sys_int(unsafe { libc::unlinkat(-1, name.as_ptr(), 0) })
 }

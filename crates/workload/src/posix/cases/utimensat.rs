@@ -5,6 +5,7 @@
 //! both needs ownership or write permission (EACCES); `AT_SYMLINK_NOFOLLOW` acts on the link
 //! itself. futimens is the same call on an open descriptor (`utimensat(fd, NULL, ..)`).
 
+use super::sys::set_flag;
 use super::{chmod, chown, mkdir, symlink, too_long_name, too_long_path, touch, Case};
 use crate::posix::check::{ensure, eq, err, err_any, moved, ok, times, Check, Mark, Miss};
 use crate::posix::ctx::{broken, Ctx, U1};
@@ -37,13 +38,6 @@ fn utimens(p: &str, t: &Timestamps, flags: AtFlags) -> rustix::io::Result<()> {
 /// Setup: gives `p` old explicit times, so a later UTIME_NOW visibly moves them.
 fn age(p: &str) -> Result<(), Miss> {
     utimens(p, &ts(T1, T1), AtFlags::SYMLINK_NOFOLLOW).map_err(|e| broken(&format!("utimensat {p} (setup)"), e))
-}
-
-/// Setup: sets the inode flag `flag` (immutable or append-only) on `p`.
-fn set_flag(p: &str, flag: IFlags) -> Result<(), Miss> {
-    let fd = ok(&format!("open {p}"), rustix::fs::open(p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))?;
-    let old = ok(&format!("FS_IOC_GETFLAGS {p}"), rustix::fs::ioctl_getflags(&fd))?;
-    ok(&format!("FS_IOC_SETFLAGS {p}"), rustix::fs::ioctl_setflags(&fd, old | flag))
 }
 
 /// Explicit times on `f` read back exactly (`T1`, `T2`): the whole part, and the sub-second
