@@ -10,8 +10,11 @@ mod commands;
 mod help;
 mod hold;
 mod man;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod plan;
 mod progress;
+mod ranks;
 mod record;
 mod runner;
 mod warnings;
@@ -36,10 +39,10 @@ where
         Err(e) => return usage_error(&e),
     };
     let outcome = match cli.command {
-        args::Command::Run(run) => {
-            plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p, run.progress.mode()))
+        args::Command::Run(run) => run_plan(&run),
+        args::Command::Demo(demo) => {
+            plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode(), &ranks::Alone))
         }
-        args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode())),
         args::Command::Results(r) => commands::results(&r),
         args::Command::Compare(c) => commands::compare(&c),
         args::Command::Report(r) => commands::report(&r),
@@ -65,6 +68,18 @@ where
             eprintln!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
             ExitCode::from(1)
         }
+    }
+}
+
+/// `fsarena run`: validate, then run, on this process alone or, with `--mpi`, on every rank
+/// of the MPI job (which ends when the ranks are dropped, after the run).
+fn run_plan(run: &args::RunArgs) -> Result<ExitCode, plan::Failure> {
+    let ranks = ranks::open(run.mpi)?;
+    match plan::Plan::from_run_args(run) {
+        Ok(plan) => runner::execute(&plan, run.progress.mode(), ranks.as_ref()),
+        // Every rank validated the same plan and found the same fault: rank 0 says it.
+        Err(plan::Failure::BadInput(_)) if ranks.rank() != 0 => Ok(ExitCode::from(2)),
+        Err(e) => Err(e),
     }
 }
 
