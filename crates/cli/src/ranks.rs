@@ -219,3 +219,71 @@ pub fn rank_root(ranks: &dyn Ranks, roots: &[std::path::PathBuf]) -> std::path::
         client.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fsarena_core::LatencyHistogram;
+
+    /// Rank 0 of a job whose other ranks' messages are given: the collectives without MPI.
+    struct Leader {
+        others: Vec<Vec<u8>>,
+    }
+
+    impl Ranks for Leader {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            1 + self.others.len()
+        }
+        fn barrier(&self) {}
+        fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+            Some(std::iter::once(bytes.to_vec()).chain(self.others.iter().cloned()).collect())
+        }
+        fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8> {
+            bytes
+        }
+        fn abort(&self, code: i32) -> ! {
+            panic!("abort({code})")
+        }
+    }
+
+    fn measured(samples: &[u64], error: Option<&str>) -> (Measurement, Vec<u8>) {
+        let mut m = Measurement { complete: true, ..Measurement::default() };
+        m.add_latency("write", &LatencyHistogram::of(samples.iter().copied()));
+        m.count("write_ios", samples.len() as u64);
+        let round = Round { wire: WIRE, measurements: vec![m.clone()], error: error.map(String::from) };
+        (m, serde_json::to_vec(&round).unwrap_or_default())
+    }
+
+    #[test]
+    fn the_merged_histogram_is_the_one_of_all_samples() {
+        let (ours, _) = measured(&[1_000, 2_000, 3_000], None);
+        let (_, theirs) = measured(&[10_000, 20_000], None);
+        let leader = Leader { others: vec![theirs] };
+        let hosts = vec!["a".to_string(), "b".to_string()];
+        let (merged, error) = merge_round(&leader, &hosts, vec![ours], None).unwrap_or_default();
+        assert_eq!(error, None);
+        let all = LatencyHistogram::of([1_000, 2_000, 3_000, 10_000, 20_000]);
+        assert_eq!(merged[0].latency.get("write"), Some(&all));
+        assert_eq!(merged[0].counters.get("write_ios"), Some(&5));
+    }
+
+    #[test]
+    fn a_rank_error_names_rank_and_host() {
+        let (ours, _) = measured(&[1_000], None);
+        let (_, theirs) = measured(&[1_000], Some("No space left on device"));
+        let leader = Leader { others: vec![theirs] };
+        let hosts = vec!["a".to_string(), "b".to_string()];
+        let (_, error) = merge_round(&leader, &hosts, vec![ours], None).unwrap_or_default();
+        assert_eq!(error.as_deref(), Some("rank 1 on b: No space left on device"));
+    }
+
+    #[test]
+    fn any_is_true_everywhere_when_true_anywhere() {
+        assert!(Leader { others: vec![vec![1]] }.any(false));
+        assert!(!Leader { others: vec![vec![0]] }.any(false));
+        assert!(Alone.any(true) && !Alone.any(false));
+    }
+}
