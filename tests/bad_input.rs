@@ -267,4 +267,12 @@ fn mpi_without_the_feature_says_how_to_build_it() {
         assert!(stderr(&out).contains(needed), "{}", stderr(&out));
     }
     assert!(dir.leftovers().is_empty());
+    // Under mpirun every rank finds it: only rank 0 says it.
+    let quiet = crate::util::fsarena()
+        .args(["run", "--mpi", "--target", &dir.spec(), "--workload", "io:rw=write,size=1m", "--no-store"])
+        .env("OMPI_COMM_WORLD_RANK", "1")
+        .output()
+        .unwrap();
+    assert_eq!(quiet.status.code(), Some(2));
+    assert_eq!(stderr(&quiet), "");
 }

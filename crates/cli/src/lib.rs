@@ -34,8 +34,12 @@ where
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     let _ = ARGS.set(args.iter().map(|a| a.to_string_lossy().into_owned()).collect());
+    // Every rank of an MPI job finds the same bad input: rank 0 alone says it, also in a
+    // build without MPI and before MPI starts.
+    let silent = args.iter().any(|a| a == "--mpi") && ranks::launcher_rank().is_some_and(|r| r != 0);
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
+        Err(e) if silent => return ExitCode::from(if e.use_stderr() { 2 } else { 0 }),
         Err(e) => return usage_error(&e),
     };
     let outcome = match cli.command {
@@ -56,6 +60,7 @@ where
     };
     match outcome {
         Ok(code) => code,
+        Err(plan::Failure::BadInput(_)) if silent => ExitCode::from(2),
         Err(plan::Failure::BadInput(e)) => {
             // A job file's problems come one per line, each said as fsarena's.
             for line in e.to_string().lines() {

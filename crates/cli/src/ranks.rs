@@ -94,6 +94,14 @@ pub fn open(mpi: bool) -> Result<Box<dyn Ranks>, Failure> {
     }
 }
 
+/// The rank the launcher gave this process (OpenMPI's mpirun, PMIx, Slurm's srun), read from
+/// its environment before MPI starts; None outside a launcher.
+pub fn launcher_rank() -> Option<usize> {
+    ["OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
+}
+
 /// What one rank says about itself at the start: its host and its machine's facts.
 #[derive(Debug, Serialize, Deserialize)]
 struct Hello {
