@@ -255,3 +255,24 @@ fn hostile_job_files_exit_2_without_echoing_them() {
     let out = run(&["run", "--target", &t, "--fio", &at("bom.fio"), "--dry-run"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// A build without the `mpi` feature answers `--mpi` with exit 2 and how to get one.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn mpi_without_the_feature_says_how_to_build_it() {
+    let dir = Scratch::new("mpi-plain");
+    let out = run(&["run", "--mpi", "--target", &dir.spec(), "--workload", "io:rw=write,size=1m", "--no-store"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    for needed in ["--features mpi", "libopenmpi-dev", "libclang-dev"] {
+        assert!(stderr(&out).contains(needed), "{}", stderr(&out));
+    }
+    assert!(dir.leftovers().is_empty());
+    // Under mpirun every rank finds it: only rank 0 says it.
+    let quiet = crate::util::fsarena()
+        .args(["run", "--mpi", "--target", &dir.spec(), "--workload", "io:rw=write,size=1m", "--no-store"])
+        .env("OMPI_COMM_WORLD_RANK", "1")
+        .output()
+        .unwrap();
+    assert_eq!(quiet.status.code(), Some(2));
+    assert_eq!(stderr(&quiet), "");
+}

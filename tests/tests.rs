@@ -24,6 +24,8 @@ mod io_runs;
 mod kv;
 mod latency;
 mod meta;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod posix;
 mod postmark;
 mod progress;

@@ -333,6 +333,11 @@ pub struct RunArgs {
     /// Keep the page cache between workloads (by default: sync, then drop caches when root).
     #[arg(long)]
     pub no_drop_caches: bool,
+    /// Run as one rank of an MPI job (`mpirun -np N fsarena run --mpi ...`): rank 0
+    /// provisions, every rank runs the workloads in its own directory rank-K, rank 0 merges
+    /// the measurements, prints and stores. Needs a build with `--features mpi`.
+    #[arg(long)]
+    pub mpi: bool,
     /// How progress shows on stderr (-q, --log).
     #[command(flatten)]
     pub progress: ProgressArgs,

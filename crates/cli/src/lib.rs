@@ -10,8 +10,11 @@ mod commands;
 mod help;
 mod hold;
 mod man;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod plan;
 mod progress;
+mod ranks;
 mod record;
 mod runner;
 mod warnings;
@@ -31,15 +34,19 @@ where
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     let _ = ARGS.set(args.iter().map(|a| a.to_string_lossy().into_owned()).collect());
+    // Every rank of an MPI job finds the same bad input: rank 0 alone says it, also in a
+    // build without MPI and before MPI starts.
+    let silent = args.iter().any(|a| a == "--mpi") && ranks::launcher_rank().is_some_and(|r| r != 0);
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
+        Err(e) if silent => return ExitCode::from(if e.use_stderr() { 2 } else { 0 }),
         Err(e) => return usage_error(&e),
     };
     let outcome = match cli.command {
-        args::Command::Run(run) => {
-            plan::Plan::from_run_args(&run).and_then(|p| runner::execute(&p, run.progress.mode()))
+        args::Command::Run(run) => run_plan(&run),
+        args::Command::Demo(demo) => {
+            plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode(), &ranks::Alone))
         }
-        args::Command::Demo(demo) => plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode())),
         args::Command::Results(r) => commands::results(&r),
         args::Command::Compare(c) => commands::compare(&c),
         args::Command::Report(r) => commands::report(&r),
@@ -53,6 +60,7 @@ where
     };
     match outcome {
         Ok(code) => code,
+        Err(plan::Failure::BadInput(_)) if silent => ExitCode::from(2),
         Err(plan::Failure::BadInput(e)) => {
             // A job file's problems come one per line, each said as fsarena's.
             for line in e.to_string().lines() {
@@ -65,6 +73,18 @@ where
             eprintln!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
             ExitCode::from(1)
         }
+    }
+}
+
+/// `fsarena run`: validate, then run, on this process alone or, with `--mpi`, on every rank
+/// of the MPI job (which ends when the ranks are dropped, after the run).
+fn run_plan(run: &args::RunArgs) -> Result<ExitCode, plan::Failure> {
+    let ranks = ranks::open(run.mpi)?;
+    match plan::Plan::from_run_args(run) {
+        Ok(plan) => runner::execute(&plan, run.progress.mode(), ranks.as_ref()),
+        // Every rank validated the same plan and found the same fault: rank 0 says it.
+        Err(plan::Failure::BadInput(_)) if ranks.rank() != 0 => Ok(ExitCode::from(2)),
+        Err(e) => Err(e),
     }
 }
 

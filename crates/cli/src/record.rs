@@ -25,11 +25,12 @@ impl Recorder {
     /// Opens the store for writing. A database that must not or cannot be written (another
     /// program's file, a newer or damaged one, a read-only one) is bad input: exit 2, before
     /// anything runs. Nothing of the run is written yet.
-    pub fn open(plan: &Plan, report: &RunReport) -> Result<Self, Failure> {
+    /// Only the `leader` (rank 0 under MPI) stores; the other ranks' recorders keep nothing.
+    pub fn open(plan: &Plan, report: &RunReport, leader: bool) -> Result<Self, Failure> {
         let head = RunReport { results: Vec::new(), ..report.clone() };
         let store = match &plan.db {
-            Some(path) => Some(Store::open(path).map_err(|e| InputError::new(e.to_string()).at("--db"))?),
-            None => None,
+            Some(path) if leader => Some(Store::open(path).map_err(|e| InputError::new(e.to_string()).at("--db"))?),
+            _ => None,
         };
         Ok(Self { store, head, failed: None })
     }

@@ -3,6 +3,7 @@
 
 use crate::plan::{Failure, Plan};
 use crate::progress::{Mode, Position, Progress, Schedule};
+use crate::ranks::Ranks;
 use anyhow::anyhow;
 use fsarena_report::{ResultEntry, RunReport};
 use fsarena_target::{ProvisionCtx, Workdir};
@@ -14,17 +15,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Runs `plan` and prints its report, showing progress as `mode` says; the exit code says
 /// how it went.
-pub fn execute(plan: &Plan, mode: Mode) -> Result<ExitCode, Failure> {
+/// Under MPI every rank calls it; rank 0 alone provisions, prints and stores.
+pub fn execute(plan: &Plan, mode: Mode, ranks: &dyn Ranks) -> Result<ExitCode, Failure> {
     if plan.dry_run {
+        if ranks.rank() != 0 {
+            return Ok(ExitCode::SUCCESS);
+        }
         return print_plan(plan).map(|()| ExitCode::SUCCESS);
     }
+    // The other ranks print nothing but errors: rank 0 speaks for the run.
+    let mode = if ranks.rank() == 0 { mode } else { Mode::Quiet };
     let schedule = schedule(plan);
     let total = schedule.total();
     // Labels, job names and paths are user text: Progress shows them inert, never as terminal
     // controls.
     let progress = Progress::new(mode, schedule);
     let size = crate::progress::plan_line(plan.steps.len(), plan.targets.len(), plan.warmup, plan.repeat, total);
-    let outcome = run(plan, &progress, &size);
+    let outcome = run(plan, &progress, &size, ranks);
     // On every way out, the failures included: no live line left drawing over the error
     // message, and the warnings said (once: a no-op when the run printed them).
     progress.print_warnings();
@@ -33,20 +40,27 @@ pub fn execute(plan: &Plan, mode: Mode) -> Result<ExitCode, Failure> {
 
 /// Provisions, runs and tears down every target, then stores and prints the report; `size`
 /// is the line announcing the plan's size and duration, said once the run can start.
-fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure> {
+fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Result<ExitCode, Failure> {
+    let leader = ranks.rank() == 0;
     let rounds = plan.warmup + plan.repeat;
     let stop = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
     let emergency = Arc::new(OnceLock::new());
-    watch_signals(&stop, &signal, &emergency, progress)?;
+    // Under mpirun a signal means the job is ending (a rank failed or was killed, or the job
+    // was stopped): mpirun follows its SIGTERM with SIGKILL a second later, and the ranks can
+    // no longer meet at a barrier, so the first signal already tears down at once.
+    watch_signals(&stop, &signal, &emergency, progress, ranks.size() > 1)?;
     // One random id names the run in the store and everything it creates (never the PID,
     // which another run in another PID namespace may have too).
     let run_id = fsarena_target::RunId::generate().map_err(|e| Failure::Run(e.into()))?;
     let started = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    // Every rank's host and machine, gathered on rank 0 (the run's environment there).
+    let (environment, hosts) = crate::ranks::environments(ranks);
+    let spread = hosts.iter().any(|h| Some(h) != hosts.first());
     let mut report = RunReport {
         id: run_id.to_string(),
         started_unix_ms: started.as_millis() as u64,
-        environment: fsarena_target::environment::machine(),
+        environment,
         global_options: plan.steps.iter().flat_map(|s| s.workload.global_options()).collect(),
         results: Vec::new(),
         plan: plan.text.clone(),
@@ -56,9 +70,22 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
         failure: None,
     };
     let events = |text: &str| progress.event(text);
-    let mut store = crate::record::Recorder::open(plan, &report)?;
-    let workdir = Workdir::open(&plan.workdir, &run_id).map_err(|e| Failure::Run(e.into()))?;
-    let _ = emergency.set(workdir.emergency());
+    // Rank 0 stores and provisions; the other ranks only run workloads on what it made.
+    let opened = crate::record::Recorder::open(plan, &report, leader).and_then(|store| {
+        let workdir = match leader {
+            true => Some(Workdir::open(&plan.workdir, &run_id).map_err(|e| Failure::Run(e.into()))?),
+            false => None,
+        };
+        Ok((store, workdir))
+    });
+    // A store or work directory rank 0 cannot open ends every rank (rank 0 says why).
+    if ranks.any(opened.is_err()) && opened.is_ok() {
+        return Ok(ExitCode::FAILURE);
+    }
+    let (mut store, workdir) = opened?;
+    if let Some(workdir) = &workdir {
+        let _ = emergency.set(workdir.emergency());
+    }
     progress.event(size);
     let mut failure: Option<String> = None;
     let mut cache = CacheControl { enabled: plan.drop_caches, warned: false };
@@ -72,16 +99,39 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
     };
     'targets: for (index, target) in plan.targets.iter().enumerate() {
         progress.event(&format!("provisioning {}", target.label()));
-        let ctx = ProvisionCtx { workdir: &workdir, index };
-        let mounted = match target.provision(&ctx) {
-            Ok(m) => m,
+        let mounted = match &workdir {
+            // Rank 0 provisions on its own host: ranks elsewhere would not see that mount.
+            Some(_) if spread && target.kind() != "dir" => {
+                failure = Some(format!(
+                    "{}: the ranks run on several hosts ({}), and a target fsarena provisions is made on rank 0's host only: use dir:path=... with the shared filesystem mounted at that path on every host",
+                    target.label(),
+                    hosts.join(", ")
+                ));
+                None
+            }
+            Some(workdir) => match target.provision(&ProvisionCtx { workdir, index }) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    failure = Some(format!("{}: {e}", target.label()));
+                    None
+                }
+            },
+            None => None,
+        };
+        let offered = leader.then(|| match (&mounted, &failure) {
+            (Some(m), _) => Ok(m.client_roots()),
+            (None, failure) => Err(failure.clone().unwrap_or_default()),
+        });
+        let root = match crate::ranks::share_roots(ranks, offered) {
+            Ok(roots) => crate::ranks::rank_root(ranks, &roots),
             Err(e) => {
-                failure = Some(format!("{}: {e}", target.label()));
+                failure.get_or_insert(e);
                 break;
             }
         };
         for step in &plan.steps {
-            if stop.load(Ordering::Relaxed) {
+            // Collective, as every decision that ends a loop: the ranks stay in step.
+            if ranks.any(stop.load(Ordering::Relaxed)) {
                 break;
             }
             let workload = &step.workload;
@@ -91,7 +141,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                 target_label: target.label().to_string(),
                 target_kind: target.kind().to_string(),
                 target_options: target.options(),
-                target_info: mounted.info(),
+                target_info: mounted.as_ref().map(|m| m.info()).unwrap_or_default(),
                 workload_kind: workload.kind().to_string(),
                 workload_params: workload.params(),
                 point: step.point.clone(),
@@ -120,7 +170,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                 repeat: plan.repeat,
             };
             for round in 0..rounds {
-                if stop.load(Ordering::Relaxed) {
+                if ranks.any(stop.load(Ordering::Relaxed)) {
                     break;
                 }
                 position.round = round;
@@ -132,7 +182,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                 // The files stay between rounds (a read job's layout is reused) and go after
                 // the last one.
                 let env = RunEnv {
-                    root: mounted.root(),
+                    root: &root,
                     stop: &stop,
                     progress: &events,
                     keep_files: round + 1 < rounds,
@@ -140,10 +190,21 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                     live: progress.live(),
                 };
                 // fio's disk_util: the block devices under the target, read around the run.
-                let disks = fsarena_target::disk::DiskSampler::start(mounted.root());
+                let disks = fsarena_target::disk::DiskSampler::start(&root);
                 // Page cache, dirty pages and fsarena's own memory, once a second.
                 let memory = fsarena_target::memory::MemorySampler::start();
-                let (mut measurements, error) = match workload.run(&env) {
+                // Under MPI the phase starts and ends on every rank together (the rates are
+                // then over one shared span, as mdtest's).
+                ranks.barrier();
+                let outcome = match ranks.distributed().then(|| std::fs::create_dir_all(&root)) {
+                    Some(Err(e)) => Err(fsarena_workload::WorkloadError {
+                        message: format!("{}: {e}", root.display()),
+                        partial: Vec::new(),
+                    }),
+                    _ => workload.run(&env),
+                };
+                ranks.barrier();
+                let (mut measurements, error) = match outcome {
                     Ok(m) => (m, None),
                     Err(e) => (e.partial, Some(e.message)),
                 };
@@ -156,6 +217,17 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                     }
                 }
                 progress.end_round();
+                // Rank 0 gets every rank's measurements merged, one per part; the others
+                // only learn whether to go on.
+                let merged = crate::ranks::merge_round(ranks, &hosts, measurements, error);
+                let failed = ranks.any(merged.as_ref().is_some_and(|(_, e)| e.is_some()));
+                let Some((measurements, error)) = merged else {
+                    if failed {
+                        failure.get_or_insert_with(|| "another rank failed".into());
+                        break;
+                    }
+                    continue;
+                };
                 if measured || error.is_some() {
                     for (i, (m, entry)) in measurements.into_iter().zip(entries.iter_mut()).enumerate() {
                         store.add_measurement(first_position + i, entry, entry.measurements.len(), &m);
@@ -164,12 +236,18 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                 }
                 if let Some(message) = error {
                     let mut message = format!("{}: {message}", target.label());
-                    if let Some(log) = mounted.diagnostics() {
+                    if let Some(log) = mounted.as_ref().and_then(|m| m.diagnostics()) {
                         message.push_str(&format!("; FUSE daemon said: {log}"));
                     }
                     failure = Some(message);
                     break;
                 }
+            }
+            if ranks.distributed() {
+                // The rank's own directory goes after the step, as the workload's files did
+                // (kept if not empty); before rank 0's teardown, which every rank reaches
+                // only after this.
+                let _ = std::fs::remove_dir(&root);
             }
             for entry in &entries {
                 if let Some(unstable) = crate::warnings::unstable(entry) {
@@ -181,14 +259,24 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                 break;
             }
         }
-        let teardown = mounted.teardown();
-        if let Err(e) = teardown {
-            failure.get_or_insert(format!("teardown of {}: {e}", target.label()));
+        if let Some(mounted) = mounted {
+            if let Err(e) = mounted.teardown() {
+                failure.get_or_insert(format!("teardown of {}: {e}", target.label()));
+            }
         }
-        if failure.is_some() || stop.load(Ordering::Relaxed) {
+        // A teardown that failed on rank 0 ends the run on every rank.
+        let ending = failure.is_some() || stop.load(Ordering::Relaxed);
+        if ranks.any(ending) {
+            if !ending {
+                failure = Some("another rank stopped".into());
+            }
             break 'targets;
         }
     }
+    let Some(workdir) = workdir else {
+        // Not rank 0: rank 0 reports the run and names the rank that failed.
+        return Ok(if failure.is_some() { ExitCode::FAILURE } else { ExitCode::SUCCESS });
+    };
     let workdir_path = workdir.path().to_path_buf();
     if let Some(state) = workdir.close() {
         // Something could not be undone (a busy mount): everything below it stays recorded.
@@ -318,12 +406,14 @@ impl CacheControl {
 /// The first SIGINT or SIGTERM stops the workloads; the runner then tears down as usual and
 /// exits 128+signal. A second one does not wait for the workloads any longer: it removes the
 /// live line, tears down at once, from this thread, and exits. Teardown is never skipped:
-/// there is no exit without it.
+/// there is no exit without it. With `urgent` (an MPI job of several ranks) the first signal
+/// is treated as the second.
 fn watch_signals(
     stop: &Arc<AtomicBool>,
     signal: &Arc<AtomicUsize>,
     emergency: &Arc<OnceLock<fsarena_target::Emergency>>,
     progress: &Progress,
+    urgent: bool,
 ) -> Result<(), Failure> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| Failure::Run(e.into()))?;
@@ -335,7 +425,7 @@ fn watch_signals(
             for (count, sig) in signals.forever().enumerate() {
                 signal.store(sig as usize, Ordering::SeqCst);
                 stop.store(true, Ordering::SeqCst);
-                if count == 0 {
+                if count == 0 && !urgent {
                     progress.event(
                         "interrupted: stopping the workloads, then tearing down (interrupt again to tear down at once)",
                     );
@@ -343,7 +433,17 @@ fn watch_signals(
                 }
                 // This thread's lines would be drawn over by the live line's tick: remove it.
                 progress.finish();
-                eprintln!("fsarena: second interrupt: tearing down now");
+                if urgent {
+                    // Rank 0 alone has something to tear down; the others just go.
+                    if emergency.get().is_some() {
+                        eprintln!(
+                            "fsarena: rank 0 on {}: signal {sig}: the MPI job is ending (a rank failed or was stopped): tearing down now",
+                            crate::ranks::host_name()
+                        );
+                    }
+                } else {
+                    eprintln!("fsarena: second interrupt: tearing down now");
+                }
                 let code = 128 + sig;
                 match emergency.get() {
                     // Nothing was created yet.

@@ -1,0 +1,144 @@
+//! `fsarena run --mpi` under OpenMPI's mpirun, two ranks on this machine against a `dir:`
+//! target (issue 14). Compiled only with the `mpi` feature (`cargo test --features mpi`):
+//! the plain build's tests need no MPI.
+
+use crate::util::{json, stderr, stdout, Scratch, TempDir};
+use std::process::{Command, Output};
+
+/// `mpirun -np RANKS fsarena ARGS` as root (mpirun refuses root without
+/// --allow-run-as-root), with a work directory of its own unless ARGS give one.
+fn mpirun(ranks: usize, args: &[&str], scratch: &TempDir) -> Output {
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "-np", &ranks.to_string()]);
+    // Two ranks on a two-core machine are fine; more would need --oversubscribe.
+    c.arg(env!("CARGO_BIN_EXE_fsarena"));
+    c.args(args);
+    if !args.contains(&"--workdir") {
+        c.args(["--workdir", &format!("{}/work", scratch.0)]);
+    }
+    c.env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here");
+    c.output().expect("mpirun runs")
+}
+
+/// Two ranks writing 8 MiB each: one result whose counters are twice one rank's, printed
+/// once, and one stored run that records both ranks' hosts.
+#[test]
+fn two_ranks_merge_exactly_and_store_one_run() {
+    crate::util::require("mpirun");
+    let dir = Scratch::new("mpi-dir");
+    let scratch = TempDir::new();
+    std::fs::create_dir_all(&scratch.0).unwrap();
+    let db = format!("{}/results.db", scratch.0);
+    let target = dir.spec();
+    let workload = "io:rw=write,bs=64k,size=8m";
+    let one = crate::util::run(&[
+        "run",
+        "--target",
+        &target,
+        "--workload",
+        workload,
+        "--no-store",
+        "--output-format",
+        "json",
+    ]);
+    assert!(one.status.success(), "{}", stderr(&one));
+    let both = mpirun(
+        2,
+        &[
+            "run",
+            "--mpi",
+            "--target",
+            &target,
+            "--workload",
+            workload,
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--db",
+            &db,
+            "--output-format",
+            "json",
+        ],
+        &scratch,
+    );
+    assert!(both.status.success(), "stdout: {}\nstderr: {}", stdout(&both), stderr(&both));
+    // One JSON document: rank 1 printed nothing on stdout.
+    let merged = json(&both);
+    let single = json(&one);
+    let (merged, single) = (&merged["run"]["results"][0], &single["run"]["results"][0]);
+    assert_eq!(merged["counters"]["write_bytes"][0], 16 << 20, "{merged}");
+    let counters = single["counters"].as_object().unwrap();
+    assert!(!counters.is_empty());
+    for (name, values) in counters {
+        let one_rank = values[0].as_u64().unwrap();
+        assert_eq!(merged["counters"][name][0].as_u64(), Some(2 * one_rank), "counter {name}: {merged}");
+    }
+    // Each rank worked in its own directory, removed with its files.
+    assert!(dir.leftovers().is_empty(), "{:?}", dir.leftovers());
+    let shown = crate::util::fsarena()
+        .args(["results", "show", "last", "--db", &db, "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let environment = &json(&shown)["run"]["environment"];
+    assert_eq!(environment["mpi_ranks"], "2", "{environment}");
+    for rank in ["rank.0", "rank.1"] {
+        let facts = environment[rank].as_str().unwrap_or_else(|| panic!("{rank} missing: {environment}"));
+        assert!(facts.starts_with("host=") && facts.contains("kernel=Linux"), "{facts}");
+    }
+    let listed =
+        crate::util::fsarena().args(["results", "list", "--db", &db, "--output-format", "json"]).output().unwrap();
+    assert_eq!(json(&listed)["runs"].as_array().map(Vec::len), Some(1), "{}", stdout(&listed));
+}
+
+/// Bad input fails every rank with exit 2 before anything exists, said once.
+#[test]
+fn bad_input_is_said_once() {
+    crate::util::require("mpirun");
+    let dir = Scratch::new("mpi-bad");
+    let scratch = TempDir::new();
+    let out =
+        mpirun(2, &["run", "--mpi", "--target", &dir.spec(), "--workload", "io:rw=sideways", "--no-store"], &scratch);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out).lines().filter(|l| l.contains("sideways")).count();
+    assert_eq!(said, 1, "{}", stderr(&out));
+}
+
+/// A rank whose workload fails stops every rank; rank 0 names the rank and its host, and
+/// exits 1; nothing is left in the target.
+#[test]
+fn a_failing_rank_fails_the_run_and_is_named() {
+    crate::util::require("mpirun");
+    let dir = Scratch::new("mpi-fail");
+    let scratch = TempDir::new();
+    // Fails in rank 1's directory only.
+    let workload = "exec:cmd='case $FSARENA_MNT in *rank-1*) exit 3;; esac'";
+    let out = mpirun(2, &["run", "--mpi", "--target", &dir.spec(), "--workload", workload, "--no-store"], &scratch);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    assert!(stderr(&out).contains(&format!("rank 1 on {host}: exec")), "{}", stderr(&out));
+    assert!(dir.leftovers().is_empty(), "{:?}", dir.leftovers());
+}
+
+/// A rank killed mid-run: mpirun ends the job, rank 0 tears down on its signal and nothing
+/// stays mounted; mpirun names the rank.
+#[test]
+fn a_killed_rank_leaves_nothing_mounted() {
+    crate::util::require("mpirun");
+    let scratch = TempDir::new();
+    let workdir = format!("{}/work", scratch.0);
+    // Rank 1 kills itself (the shell's parent); rank 0 waits outside the mount, so that only
+    // fsarena's teardown decides what stays mounted.
+    let workload = "exec:cmd='case $FSARENA_MNT in *rank-1*) kill -9 $PPID;; *) cd / && exec sleep 3;; esac'";
+    let out = mpirun(
+        2,
+        &["run", "--mpi", "--target", "tmpfs:size=16m", "--workload", workload, "--no-store", "--workdir", &workdir],
+        &scratch,
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("rank 1") && said.contains("tearing down now"), "{said}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&workdir), "left mounted: {said}");
+}
