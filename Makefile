@@ -4,7 +4,8 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 # The `kv` workload's RocksDB engine links Debian's librocksdb (installed by deps), found here.
 export ROCKSDB_LIB_DIR ?= /usr/lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-FEATURES ?= --features fsarena-cli/rocksdb
+# `--mpi` (mpirun) needs OpenMPI's library (installed by deps), through the `mpi` feature.
+FEATURES ?= --features fsarena-cli/rocksdb,fsarena-cli/mpi
 
 .PHONY: demo test build lint bench deps
 
@@ -23,6 +24,8 @@ demo: build
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked $(FEATURES) -- -D warnings
+	@# The build without the optional features (no RocksDB, no MPI) must stay whole too.
+	$(CARGO) clippy -p fsarena-cli --all-targets --locked -- -D warnings
 	@mkdir -p target
 	set -o pipefail; $(CARGO) test --workspace --locked $(FEATURES) 2>&1 | tee target/test.log
 	@# One closing line for the whole suite (the last cargo line is the doc-tests' "0 passed").

@@ -2,11 +2,11 @@
 # Installs what fsarena needs on Debian or Ubuntu, as root: build tools, the Rust toolchain
 # (rustup, when cargo is missing), the mkfs tools and FUSE programs of the targets, and the
 # reference tools the tests and benchmarks run beside fsarena (fio, postmark, dbench, db_bench,
-# sqlite3), and Debian's RocksDB library the `kv` workload links to. Installs only what is
-# missing.
+# sqlite3), Debian's RocksDB library the `kv` workload links to, GlusterFS for the glusterfs
+# target and OpenMPI for `run --mpi`. Installs only what is missing.
 set -euo pipefail
 
-packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname)
+packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
