@@ -133,6 +133,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str) -> Result<ExitCode, Failure
                 // the last one.
                 let env = RunEnv {
                     root: mounted.root(),
+                    client_roots: mounted.client_roots(),
                     stop: &stop,
                     progress: &events,
                     keep_files: round + 1 < rounds,
