@@ -133,7 +133,12 @@ impl Workload for IoWorkload {
                     o.ioengine,
                     o.iodepth
                 ));
-                lines.push(format!("  {}", options::fio_words(o).join(" ")));
+                let mut words = options::fio_words(o);
+                // fsarena's own, said only where it changes what runs (fio has one client).
+                if o.clients > 1 {
+                    words.push(format!("clients={} ({} clones in all)", o.clients, o.clones()));
+                }
+                lines.push(format!("  {}", words.join(" ")));
             }
         }
         lines
