@@ -4,7 +4,7 @@
 //! no mount, loop device, file or process of the run, and nothing new under
 //! /var/log/glusterfs or /var/run/gluster. Run as root.
 
-use crate::util::{fsarena, json, require, run, stderr, stdout, TestWorkdir};
+use crate::util::{fsarena, json, require, run, stderr, stdout, Scratch, TestWorkdir};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Stdio;
@@ -215,4 +215,83 @@ fn cleanup_undoes_a_sigkilled_glusterfs_run() {
     let err = stderr(&out);
     assert!(err.contains("deleted GlusterFS volume") && err.contains("ended process"), "{err}");
     nothing_left(&wd, &before);
+}
+
+#[test]
+fn a_clients_by_numjobs_sweep_on_two_clients_sums_exactly_and_prints_the_matrix() {
+    let _turn = one_at_a_time();
+    let before = outside();
+    let wd = TestWorkdir::new("gluster-matrix");
+    let store = Scratch::under("/tmp", "gluster-matrix-db");
+    let db = store.path.join("results.db").display().to_string();
+    let out = run(&[
+        "run",
+        "--workdir",
+        &wd.arg(),
+        "--db",
+        &db,
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--target",
+        "glusterfs:clients=2,size=300m",
+        "--workload",
+        "io:rw=read,bs=128k,size=2m,numjobs='1,2',clients='1,2'",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The terminal's table: rows clients, columns processes.
+    let text = stdout(&out);
+    let table = text.split("clients × processes · ").nth(1).unwrap_or_else(|| panic!("no matrix in:\n{text}"));
+    let lines: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(lines.len(), 4, "header, rule and two rows:\n{table}");
+    assert!(lines[0].contains("numjobs=1") && lines[0].contains("numjobs=2"), "{table}");
+    assert!(lines[2].starts_with("| clients=1") && lines[3].starts_with("| clients=2"), "{table}");
+    assert!(lines[2].contains("/s") && !lines[2].contains("fairness"), "one client has no fairness: {table}");
+    assert!(lines[3].contains("fairness"), "{table}");
+
+    let show = run(&["results", "show", "last", "--db", &db, "--output-format", "json"]);
+    let v = json(&show);
+    let results = v["run"]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "{v}");
+    for r in results {
+        let point = &r["workload"]["point"];
+        let clients = point["clients"]["number"].as_f64().unwrap() as u64;
+        let numjobs = point["numjobs"]["number"].as_f64().unwrap() as u64;
+        let counters = &r["counters"];
+        let total = counters["read_bytes"][0].as_u64().unwrap();
+        // Every clone reads its whole 2 MiB file: the aggregate is exact, not averaged.
+        assert_eq!(total, clients * numjobs * (2 << 20), "{r}");
+        if clients == 2 {
+            let per: Vec<u64> =
+                (1..=2).map(|k| counters[format!("client{k}.read_bytes")][0].as_u64().unwrap()).collect();
+            assert_eq!(per, vec![numjobs * (2 << 20); 2], "{r}");
+            assert_eq!(per.iter().sum::<u64>(), total);
+            let fairness = r["metrics"]["client_fairness"]["mean"].as_f64().unwrap();
+            assert!(fairness > 0.0 && fairness <= 1.0, "{r}");
+        } else {
+            assert!(counters.get("client1.read_bytes").is_none(), "{r}");
+        }
+    }
+    let md = stdout(&run(&["results", "export", "last", "--db", &db, "--format", "md"]));
+    assert!(md.contains("## Clients × processes") && md.contains("| clients=2 |"), "{md}");
+    let html = store.path.join("report.html");
+    let out = run(&["report", "last", "--db", &db, "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("<table class=\"matrix\">") && html.contains("<th>clients=2</th>"), "{html}");
+    nothing_left(&wd, &before);
+}
+
+#[test]
+fn more_clients_than_the_target_mounts_are_refused_exit_2() {
+    for (target, clients) in [("tmpfs:size=64m", "2"), ("glusterfs:clients=2", "'1,4'")] {
+        let wd = TestWorkdir::new("clients-refuse");
+        let workload = format!("io:size=1m,clients={clients}");
+        let out = run(&["run", "--workdir", &wd.arg(), "--no-store", "--target", target, "--workload", &workload]);
+        assert_eq!(out.status.code(), Some(2), "{target}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("client mount(s)") && err.trim().lines().count() == 1, "{target}: {err}");
+        assert!(!wd.path.exists(), "{target}: the work directory was created");
+    }
 }

@@ -542,7 +542,20 @@ fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step]) -> Result<(), I
     for step in steps {
         let footprint = step.workload.footprint();
         footprint.check(&limits, None).map_err(InputError::new)?;
+        let clients = step.workload.clients();
         for target in targets {
+            // More clients than the target mounts: known here for every kind (the runner
+            // checks again against the mounted target).
+            match target.clients() {
+                Some(have) if clients > have => {
+                    return Err(InputError::new(format!(
+                        "target {}: clients={clients} but it has {have} client mount(s); a shared filesystem \
+                         mounted once per client runs more (glusterfs:clients={clients})",
+                        target.label()
+                    )))
+                }
+                _ => {}
+            }
             // 0 is what statfs says for filesystems without a size (ramfs, some FUSE ones):
             // no limit known, rather than no room.
             let capacity = target.capacity_bytes().filter(|&c| c > 0);

@@ -122,8 +122,8 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             (Some(m), _) => Ok(m.client_roots()),
             (None, failure) => Err(failure.clone().unwrap_or_default()),
         });
-        let root = match crate::ranks::share_roots(ranks, offered) {
-            Ok(roots) => crate::ranks::rank_root(ranks, &roots),
+        let (root, client_roots) = match crate::ranks::share_roots(ranks, offered) {
+            Ok(roots) => (crate::ranks::rank_root(ranks, &roots), roots),
             Err(e) => {
                 failure.get_or_insert(e);
                 break;
@@ -183,6 +183,9 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 // the last one.
                 let env = RunEnv {
                     root: &root,
+                    // Under MPI each rank is one client, working in its own directory; on one
+                    // host every client mount of the target.
+                    client_roots: if ranks.distributed() { vec![root.clone()] } else { client_roots.clone() },
                     stop: &stop,
                     progress: &events,
                     keep_files: round + 1 < rounds,

@@ -105,6 +105,17 @@ pub fn html_report(runs: &[RunReport]) -> String {
         }
     }
     out.push_str(&crate::posix_markup::posix_html(runs));
+    for (i, m) in crate::matrix::matrices(runs).iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<section id=\"matrix-{}\"><h2>Clients × processes · {}</h2><p class=\"note\">{}.</p>",
+            i + 1,
+            escape::html(&m.title),
+            crate::matrix::NOTE
+        );
+        out.push_str(&m.html());
+        out.push_str("</section>\n");
+    }
     for (i, sweep) in model.sweeps.iter().enumerate() {
         let _ = writeln!(out, "<section id=\"sweep-{}\"><h2>{}</h2>", i + 1, escape::html(&sweep.title()));
         let _ = writeln!(

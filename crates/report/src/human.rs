@@ -48,6 +48,12 @@ impl Exporter for Human {
             out.push('\n');
             out.push_str(&comparison_table(&figures, self.color));
         }
+        // A sweep over clients and numjobs: the studies' table, rows clients, columns processes.
+        let matrices = crate::matrix::text(std::slice::from_ref(report));
+        if !matrices.is_empty() {
+            out.push('\n');
+            out.push_str(&matrices);
+        }
         let posix = crate::posix_text::posix_text(std::slice::from_ref(report));
         if !posix.is_empty() {
             out.push('\n');

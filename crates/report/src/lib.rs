@@ -23,6 +23,7 @@ mod job_curves;
 mod json;
 mod kv_text;
 mod markdown;
+mod matrix;
 mod model;
 mod posix_markup;
 mod posix_text;

@@ -60,6 +60,14 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
         }
     }
     out.push_str(&crate::posix_markup::posix_markdown(runs));
+    let matrices = crate::matrix::matrices(runs);
+    if !matrices.is_empty() {
+        out.push_str("\n## Clients × processes\n");
+        for m in &matrices {
+            let _ = writeln!(out, "\n### {}\n\n{}.\n", escape::markdown(&m.title), crate::matrix::NOTE);
+            out.push_str(&m.markdown(escape::markdown));
+        }
+    }
     if !model.sweeps.is_empty() && charts {
         out.push_str("\n## Sweeps\n");
         for sweep in &model.sweeps {

@@ -137,6 +137,9 @@ impl Target for GlusterTarget {
     fn requirements(&self) -> Vec<Requirement> {
         Needs::Gluster.requirements()
     }
+    fn clients(&self) -> Option<u32> {
+        Some(self.clients)
+    }
     fn image_bytes(&self) -> u64 {
         self.common.size * u64::from(self.bricks)
     }

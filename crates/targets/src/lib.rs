@@ -65,6 +65,12 @@ pub trait Target: std::fmt::Debug + Send + Sync {
     fn capacity_files(&self) -> Option<u64> {
         None
     }
+    /// How many client mounts [`Mounted::client_roots`] will give, where known before
+    /// provisioning: one for every kind but a shared filesystem mounted once per client
+    /// (`glusterfs:clients=N`); None when only the mounted target knows.
+    fn clients(&self) -> Option<u32> {
+        Some(1)
+    }
     /// Makes it ready: creates, formats, mounts; on failure undoes what it did.
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError>;
 }

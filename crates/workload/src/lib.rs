@@ -26,13 +26,17 @@ pub use live::{Live, LiveBatch, LiveSample};
 pub use registry::{list_separators, param_number, parse, WorkloadKind, WORKLOAD_KINDS};
 
 use fsarena_core::Measurement;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 /// What a workload gets from the runner.
 pub struct RunEnv<'a> {
     /// The directory inside the target where the workload creates its files.
     pub root: &'a Path,
+    /// Every client's view of the same filesystem (`Mounted::client_roots`), the first being
+    /// `root`: one mount per client of a shared filesystem (`glusterfs:clients=N`), `[root]`
+    /// for every other target. io's `clients=` runs jobs on the first N.
+    pub client_roots: Vec<PathBuf>,
     /// Set by the signal handler (Ctrl-C): stop as soon as possible, keep what ran.
     pub stop: &'a AtomicBool,
     /// Progress and notes for people (stderr); never results.
@@ -55,13 +59,24 @@ impl<'a> RunEnv<'a> {
     /// A run that shows nothing and keeps nothing: no progress, no live rate, no cache drops,
     /// the files removed at the end. For callers without a display (tests, tools).
     pub fn quiet(root: &'a Path, stop: &'a AtomicBool) -> Self {
-        Self { root, stop, progress: &|_| {}, keep_files: false, drop_caches: None, live: Live::unused() }
+        Self {
+            root,
+            client_roots: vec![root.to_path_buf()],
+            stop,
+            progress: &|_| {},
+            keep_files: false,
+            drop_caches: None,
+            live: Live::unused(),
+        }
     }
 }
 
 impl std::fmt::Debug for RunEnv<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunEnv").field("root", &self.root).finish_non_exhaustive()
+        f.debug_struct("RunEnv")
+            .field("root", &self.root)
+            .field("client_roots", &self.client_roots)
+            .finish_non_exhaustive()
     }
 }
 
@@ -122,6 +137,12 @@ pub trait Workload: std::fmt::Debug {
     /// the filesystem's speed (a job that moves a size, a tree of N files).
     fn estimate(&self) -> Option<std::time::Duration> {
         None
+    }
+    /// The client mounts it runs on at its largest (io's `clients=`), for the check made
+    /// before provisioning against the target's; 1 (the default) for a workload that works
+    /// in `env.root` only.
+    fn clients(&self) -> u32 {
+        1
     }
     /// Runs once in `env.root`: one measurement per part, in the order of [`Workload::parts`]
     /// (one when it has none). An interrupted run returns what ran, the last one marked

@@ -48,19 +48,21 @@ pub fn footprint(jobs: &[JobDef], groups: &[Vec<&JobDef>]) -> Footprint {
     let source = match jobs {
         [job] => {
             let o = &job.options;
-            format!("io job '{}' (numjobs={}, nrfiles={})", cut(&o.name), o.numjobs, o.nrfiles)
+            let clients = if o.clients > 1 { format!(", clients={}", o.clients) } else { String::new() };
+            format!("io job '{}' (numjobs={}{clients}, nrfiles={})", cut(&o.name), o.numjobs, o.nrfiles)
         }
         jobs => format!("io workload of {} jobs", jobs.len()),
     };
     let layout_threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
     let mut fp = Footprint { source, ..Footprint::default() };
     for group in groups {
-        let clones: u64 = group.iter().map(|j| u64::from(j.options.numjobs)).sum();
+        // Every client runs numjobs clones.
+        let clones: u64 = group.iter().map(|j| u64::from(j.options.clones())).sum();
         let open: u64 =
-            group.iter().map(|j| u64::from(j.options.numjobs).saturating_mul(files_per_clone(&j.options))).sum();
+            group.iter().map(|j| u64::from(j.options.clones()).saturating_mul(files_per_clone(&j.options))).sum();
         let memory = group
             .iter()
-            .map(|j| u64::from(j.options.numjobs).saturating_mul(clone_memory(&j.options)))
+            .map(|j| u64::from(j.options.clones()).saturating_mul(clone_memory(&j.options)))
             .fold(LAYOUT_BUFFER.saturating_mul(layout_threads), u64::saturating_add);
         fp.threads = fp.threads.max(clones.max(layout_threads.min(open)));
         fp.open_files = fp.open_files.max(open);
@@ -73,7 +75,7 @@ pub fn footprint(jobs: &[JobDef], groups: &[Vec<&JobDef>]) -> Footprint {
     // A diskless engine (null) lays out no file.
     for o in jobs.iter().map(|j| &j.options).filter(|o| !o.engine_caps().diskless) {
         // The last clone starts furthest in (offset_increment).
-        let size = o.clone_offset(o.numjobs.saturating_sub(1)).saturating_add(o.file_size().unwrap_or(0));
+        let size = o.clone_offset(o.clones().saturating_sub(1)).saturating_add(o.file_size().unwrap_or(0));
         match &o.filename {
             Some(f) => {
                 let e = shared.entry(f).or_default();
@@ -81,7 +83,7 @@ pub fn footprint(jobs: &[JobDef], groups: &[Vec<&JobDef>]) -> Footprint {
             }
             None => {
                 let e = named.entry(&o.name).or_default();
-                let count = u64::from(o.numjobs).saturating_mul(u64::from(o.nrfiles));
+                let count = u64::from(o.clones()).saturating_mul(u64::from(o.nrfiles));
                 *e = (e.0.max(count), e.1.max(size));
             }
         }

@@ -31,10 +31,16 @@ impl CreatedFiles {
     }
 
     /// Removes every recorded file that is still the inode fsarena created, and forgets them.
-    pub fn remove_all(&self, dir: BorrowedFd<'_>) {
+    /// `dirs` are the client roots (paths and descriptors, in the same order): a file is
+    /// checked and removed through the root it was created under, since each client's mount
+    /// has its own device number; a file under none of them is left alone.
+    pub fn remove_all(&self, paths: &[&Path], dirs: &[BorrowedFd<'_>]) {
         let Ok(mut map) = self.0.lock() else { return };
         for (path, (dev, ino)) in map.drain() {
             let Some(name) = path.file_name() else { continue };
+            let Some(&dir) = paths.iter().position(|p| path.parent() == Some(*p)).and_then(|k| dirs.get(k)) else {
+                continue;
+            };
             match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) if st.st_dev == dev && st.st_ino == ino => {
                     let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
@@ -132,7 +138,7 @@ mod tests {
         // Replaced by another inode (both exist at once, so the numbers differ).
         std::fs::write(dir.join("other"), b"someone else's").unwrap();
         std::fs::rename(dir.join("other"), &swapped).unwrap();
-        created.remove_all(root.as_fd());
+        created.remove_all(&[dir.as_path()], &[root.as_fd()]);
         assert!(!mine.exists() && swapped.exists() && created.is_empty());
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         std::fs::remove_dir_all(&dir).unwrap();

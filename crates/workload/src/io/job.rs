@@ -138,6 +138,8 @@ pub struct CloneSpec {
     pub options: IoOptions,
     /// The clone's number within its job (the N of NAME.N.M).
     pub clone: u32,
+    /// The client it runs on: index into the client roots (0 for the first, fio's only).
+    pub client: usize,
     /// fio's `thread_number`: 1 for the first clone of the file's first job, counting every
     /// clone of every job in order; it seeds the clone's random streams as in fio.
     pub thread_number: u32,

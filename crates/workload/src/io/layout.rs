@@ -24,6 +24,8 @@ const CHUNK: usize = 4 << 20;
 pub struct FileNeed {
     /// Where.
     pub path: PathBuf,
+    /// The client whose root it is laid out through (index into the roots).
+    pub client: usize,
     /// Size it must have.
     pub size: u64,
     /// True when a job reads it, so it must hold data; false for write-only files, which are
@@ -44,10 +46,10 @@ pub struct LayoutReport {
     pub reused: usize,
 }
 
-/// Lays out `needs` (files directly inside `root`) on up to `parallel` threads, recording
-/// the files it creates in `created`.
+/// Lays out `needs` (files directly inside their client's root, `roots[need.client]`) on up
+/// to `parallel` threads, recording the files it creates in `created`.
 pub fn lay_out(
-    root: BorrowedFd<'_>,
+    roots: &[BorrowedFd<'_>],
     needs: &[FileNeed],
     parallel: usize,
     stop: &AtomicBool,
@@ -64,6 +66,13 @@ pub fn lay_out(
             if stop.load(Ordering::Relaxed) {
                 break;
             }
+            let Some(&root) = roots.get(need.client) else {
+                if let Ok(mut slot) = first_error.lock() {
+                    slot.get_or_insert((0, format!("{}: no client {}", need.path.display(), need.client + 1)));
+                }
+                stop.store(true, Ordering::Relaxed);
+                break;
+            };
             match lay_out_one(root, need, &mut buf, stop, created) {
                 Ok(Some(bytes)) => {
                     if let Ok(mut r) = report.lock() {
@@ -182,6 +191,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("fsarena-layout-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let need = |name: &str, content| FileNeed {
+            client: 0,
             path: dir.join(name),
             size: 5 << 20 | 512,
             content,
@@ -192,16 +202,16 @@ mod tests {
         let stop = AtomicBool::new(false);
         let root = files::open_root(&dir).unwrap();
         let created = CreatedFiles::default();
-        let r = lay_out(root.as_fd(), &needs, 2, &stop, &created).unwrap();
+        let r = lay_out(&[root.as_fd()], &needs, 2, &stop, &created).unwrap();
         assert_eq!(r.bytes, 2 * (5 << 20 | 512));
         for n in &needs {
             assert_eq!(std::fs::metadata(&n.path).unwrap().len(), n.size);
         }
         let data = std::fs::read(dir.join("a")).unwrap();
         assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100, "content is random");
-        let again = lay_out(root.as_fd(), &needs, 2, &stop, &created).unwrap();
+        let again = lay_out(&[root.as_fd()], &needs, 2, &stop, &created).unwrap();
         assert_eq!((again.bytes, again.reused), (0, 3));
-        created.remove_all(root.as_fd());
+        created.remove_all(&[dir.as_path()], &[root.as_fd()]);
         assert!(!dir.join("a").exists() && !dir.join("w").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -230,6 +240,7 @@ mod tests {
             for (i, fallocate) in [Fallocate::None, Fallocate::Native].into_iter().enumerate() {
                 let needs: Vec<FileNeed> = (0..4)
                     .map(|f| FileNeed {
+                        client: 0,
                         path: mnt.join(format!("f{i}.{f}")),
                         size: 32 << 20,
                         content: true,
@@ -238,7 +249,7 @@ mod tests {
                     })
                     .collect();
                 let created = CreatedFiles::default();
-                lay_out(root.as_fd(), &needs, 4, &AtomicBool::new(false), &created).unwrap();
+                lay_out(&[root.as_fd()], &needs, 4, &AtomicBool::new(false), &created).unwrap();
                 worst[i] = needs.iter().map(|n| extents(&n.path)).max().unwrap();
             }
             worst

@@ -80,6 +80,7 @@ impl IoWorkload {
     /// The paths of a job's clone's files, named as fio names them. Names are plain (checked
     /// by `IoOptions::validate`), so every path is a direct child of `root`.
     fn clone_files(root: &Path, o: &IoOptions, clone: u32) -> Vec<PathBuf> {
+        // A job on client k keeps its files under client k's root.
         match &o.filename {
             Some(name) => vec![root.join(name)],
             None => (0..o.nrfiles).map(|i| root.join(o.file_name(clone, i))).collect(),
@@ -90,6 +91,8 @@ impl IoWorkload {
 /// One clone's result, ready to merge into a job or group result.
 struct Finished {
     job_index: usize,
+    /// The client it ran on (0 for the first).
+    client: usize,
     result: CloneResult,
 }
 
@@ -130,7 +133,12 @@ impl Workload for IoWorkload {
                     o.ioengine,
                     o.iodepth
                 ));
-                lines.push(format!("  {}", options::fio_words(o).join(" ")));
+                let mut words = options::fio_words(o);
+                // fsarena's own, said only where it changes what runs (fio has one client).
+                if o.clients > 1 {
+                    words.push(format!("clients={} ({} clones in all)", o.clients, o.clones()));
+                }
+                lines.push(format!("  {}", words.join(" ")));
             }
         }
         lines
@@ -162,16 +170,35 @@ impl Workload for IoWorkload {
         Some(total)
     }
 
+    fn clients(&self) -> u32 {
+        self.jobs.iter().map(|j| j.options.clients).max().unwrap_or(1)
+    }
+
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
-        let root = files::open_root(env.root).map_err(|message| WorkloadError { message, partial: Vec::new() })?;
+        let fail = |message| WorkloadError { message, partial: Vec::new() };
+        // One root per client the jobs use: the target's root first, then the other
+        // clients' mounts of the same filesystem.
+        let wanted = self.clients() as usize;
+        if wanted > env.client_roots.len().max(1) {
+            return Err(fail(format!(
+                "clients={wanted}: the target has {} client mount(s); a shared filesystem mounted once per client \
+                 (glusterfs:clients={wanted}) runs more",
+                env.client_roots.len().max(1)
+            )));
+        }
+        let mut root_paths: Vec<&Path> = vec![env.root];
+        root_paths.extend(env.client_roots.iter().skip(1).take(wanted.saturating_sub(1)).map(PathBuf::as_path));
+        let owned = root_paths.iter().map(|p| files::open_root(p)).collect::<Result<Vec<_>, _>>().map_err(fail)?;
+        let roots: Vec<BorrowedFd<'_>> = owned.iter().map(AsFd::as_fd).collect();
+        let clients = Clients { paths: &root_paths, fds: &roots };
         let mut failure: Option<String> = None;
         let mut parts: Vec<Measurement> = Vec::new();
         let mut complete = true;
         // fio numbers every clone of the file from 1, group after group: its logs' N.
         let mut first_thread = 1;
         for (group_id, group) in self.groups().into_iter().enumerate() {
-            let ran = run_group(env, root.as_fd(), &group, group_id as u32, &self.created, first_thread);
-            first_thread += group.iter().map(|j| j.options.numjobs).sum::<u32>();
+            let ran = run_group(env, &clients, &group, group_id as u32, &self.created, first_thread);
+            first_thread += group.iter().map(|j| j.options.clones()).sum::<u32>();
             match ran {
                 Ok(units) => {
                     for (mut jobs, totals) in units {
@@ -208,7 +235,7 @@ impl Workload for IoWorkload {
         let keep_for_next = env.keep_files && complete && failure.is_none();
         if !self.jobs.iter().any(|j| j.options.keep) && !keep_for_next {
             // Only what this workload created, and only while it is still that file.
-            self.created.remove_all(root.as_fd());
+            self.created.remove_all(&root_paths, &roots);
         }
         match failure {
             Some(message) => Err(WorkloadError { message, partial: parts }),
@@ -249,16 +276,50 @@ struct Totals {
     runtime_ns: [u64; 2],
     cpu_ns: [u64; 2],
     clone_runtime_ns: u64,
+    /// Per client, when the result's clones ran on more than one (`clients=`).
+    clients: Vec<ClientTotals>,
+}
+
+/// One client's share of a result: what its clones moved and its longest clone's run time.
+#[derive(Default, Clone)]
+struct ClientTotals {
+    bytes: [u64; 2],
+    ios: [u64; 2],
+    runtime_ns: u64,
+}
+
+impl ClientTotals {
+    /// Bytes and I/Os per second, both directions together, over the client's run time.
+    fn rates(&self) -> (f64, f64) {
+        let secs = self.runtime_ns as f64 / 1e9;
+        if secs <= 0.0 {
+            return (0.0, 0.0);
+        }
+        ((self.bytes[READ] + self.bytes[WRITE]) as f64 / secs, (self.ios[READ] + self.ios[WRITE]) as f64 / secs)
+    }
 }
 
 impl Totals {
     /// Sums the clones of one result; its runtime per direction is the longest clone's.
-    fn of(clones: &[&CloneResult]) -> Self {
+    fn of(finished: &[&Finished]) -> Self {
+        let clones: Vec<&CloneResult> = finished.iter().map(|f| &f.result).collect();
         let mut t = Totals::default();
+        let client_count = finished.iter().map(|f| f.client + 1).max().unwrap_or(1);
+        if client_count > 1 {
+            t.clients = vec![ClientTotals::default(); client_count];
+            for f in finished {
+                let c = &mut t.clients[f.client];
+                for d in [READ, WRITE] {
+                    c.bytes[d] += f.result.bytes[d];
+                    c.ios[d] += f.result.ios[d];
+                }
+                c.runtime_ns = c.runtime_ns.max(f.result.runtime_ns);
+            }
+        }
         for d in [READ, WRITE] {
             t.runtime_ns[d] = clones.iter().filter(|c| c.ios[d] > 0).map(|c| c.runtime_ns).max().unwrap_or(0);
         }
-        for c in clones {
+        for c in &clones {
             for d in [READ, WRITE] {
                 t.clat[d].merge(&c.clat[d]);
                 t.bytes[d] += c.bytes[d];
@@ -273,8 +334,12 @@ impl Totals {
     }
 
     /// read_iops, read_bw, read_lat_*, write_..., cpu_usr, cpu_sys; the latency histograms
-    /// `read`, `write` and `sync`, and the counters `read_ios`, `read_bytes`, ...
+    /// `read`, `write` and `sync`, and the counters `read_ios`, `read_bytes`, ...; over
+    /// several clients also each client's counters (`client1.read_bytes`, ...) and
+    /// `client_bw_min`/`_max`, `client_iops_min`/`_max` and `client_fairness` (the slowest
+    /// client's bandwidth over the fastest's: 1 when every client got the same).
     fn metrics(&self, m: &mut Measurement) {
+        self.client_metrics(m);
         m.add_latency("sync", &self.sync);
         for (d, name) in [(READ, "read"), (WRITE, "write")] {
             if self.ios[d] == 0 {
@@ -300,23 +365,62 @@ impl Totals {
     }
 }
 
+impl Totals {
+    fn client_metrics(&self, m: &mut Measurement) {
+        if self.clients.len() < 2 {
+            return;
+        }
+        for (k, c) in self.clients.iter().enumerate() {
+            for (d, name) in [(READ, "read"), (WRITE, "write")] {
+                if self.ios[d] > 0 {
+                    m.count(&format!("client{}.{name}_ios", k + 1), c.ios[d]);
+                    m.count(&format!("client{}.{name}_bytes", k + 1), c.bytes[d]);
+                }
+            }
+        }
+        let rates: Vec<(f64, f64)> = self.clients.iter().map(ClientTotals::rates).collect();
+        let min = |f: fn(&(f64, f64)) -> f64| rates.iter().map(f).fold(f64::INFINITY, f64::min);
+        let max = |f: fn(&(f64, f64)) -> f64| rates.iter().map(f).fold(0.0, f64::max);
+        let (bw_min, bw_max) = (min(|r| r.0), max(|r| r.0));
+        m.push("client_bw_min", "bytes/s", Better::Higher, bw_min);
+        m.push("client_bw_max", "bytes/s", Better::Higher, bw_max);
+        m.push("client_iops_min", "ops/s", Better::Higher, min(|r| r.1));
+        m.push("client_iops_max", "ops/s", Better::Higher, max(|r| r.1));
+        m.push("client_fairness", "ratio", Better::Higher, if bw_max > 0.0 { bw_min / bw_max } else { 0.0 });
+    }
+}
+
+/// The roots of the clients a workload's jobs run on, index k being client k+1: their paths
+/// (the files' names are built on them) and open descriptors (every file is opened relative
+/// to its client's, never through a path).
+struct Clients<'a> {
+    paths: &'a [&'a Path],
+    fds: &'a [BorrowedFd<'a>],
+}
+
 /// A group's clones (with their job's index) and the files they need.
 type GroupPlan = (Vec<(usize, CloneSpec)>, Vec<FileNeed>);
 
 /// The group's clones and the files they need, each file once: linear in clones × files
 /// (a map, not a search of the list, finds a file named twice), and stopped by Ctrl-C.
-fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool, first_thread: u32) -> Result<GroupPlan, String> {
+fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_thread: u32) -> Result<GroupPlan, String> {
     let mut specs: Vec<(usize, CloneSpec)> = Vec::new();
     let mut needs: Vec<FileNeed> = Vec::new();
-    let mut index: HashMap<PathBuf, usize> = HashMap::new();
+    // By name: every client's root shows the same filesystem, so a name two clients use
+    // (a shared `filename=`) is one file, laid out once, through the first client using it.
+    let mut index: HashMap<std::ffi::OsString, usize> = HashMap::new();
     for (ji, job) in group.iter().enumerate() {
         let o = &job.options;
         let file_size = o.file_size().unwrap_or(0);
         let diskless = o.engine_caps().diskless;
-        for clone in 0..o.numjobs {
+        for clone in 0..o.clones() {
             if clone % 1024 == 0 && stop.load(Ordering::Relaxed) {
                 return Err("interrupted while planning the job files".into());
             }
+            let client = o.client_of(clone);
+            let Some(root) = roots.get(client) else {
+                return Err(format!("clients={}: the target has {} client mount(s)", o.clients, roots.len()));
+            };
             let files = IoWorkload::clone_files(root, o, clone);
             // fio's offset_increment: each clone starts further in.
             let o = &IoOptions { offset: o.clone_offset(clone), ..o.clone() };
@@ -331,16 +435,18 @@ fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool, first_thread: u
                     None if o.filesize.is_some() => file_size,
                     None => o.offset + file_size,
                 };
-                match index.get(path) {
+                let name = path.file_name().unwrap_or_default().to_os_string();
+                match index.get(&name) {
                     Some(&i) => {
                         let n = &mut needs[i];
                         n.content |= o.rw.reads();
                         n.size = n.size.max(size);
                     }
                     None => {
-                        index.insert(path.clone(), needs.len());
+                        index.insert(name, needs.len());
                         needs.push(FileNeed {
                             path: path.clone(),
+                            client,
                             size,
                             content: o.rw.reads(),
                             fallocate: o.fallocate,
@@ -349,8 +455,16 @@ fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool, first_thread: u
                     }
                 }
             }
-            let spec =
-                CloneSpec { options: o.clone(), clone, thread_number, files, file_size, file_sizes, align: 4096 };
+            let spec = CloneSpec {
+                options: o.clone(),
+                clone,
+                client,
+                thread_number,
+                files,
+                file_size,
+                file_sizes,
+                align: 4096,
+            };
             specs.push((ji, spec));
         }
     }
@@ -360,18 +474,18 @@ fn plan_group(root: &Path, group: &[&JobDef], stop: &AtomicBool, first_thread: u
 /// Lays out the group's files, runs its clones together and merges their results.
 fn run_group(
     env: &RunEnv<'_>,
-    root: BorrowedFd<'_>,
+    clients: &Clients<'_>,
     group: &[&JobDef],
     group_id: u32,
     created: &CreatedFiles,
     first_thread: u32,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
-    let (mut specs, needs) = plan_group(env.root, group, env.stop, first_thread)?;
+    let (mut specs, needs) = plan_group(clients.paths, group, env.stop, first_thread)?;
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let layout = layout::lay_out(root, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
+    let layout = layout::lay_out(clients.fds, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
     let layout_ns = Nanos::from_duration(t.elapsed());
     if layout.bytes > 0 {
         (env.progress)(&format!(
@@ -413,12 +527,17 @@ fn run_group(
     // when every job in it says thread=1.
     let as_processes = group.iter().any(|j| !j.options.thread);
     let unit = if as_processes { "process(es)" } else { "thread(s)" };
-    (env.progress)(&format!("running {} ({} {unit})", names.join(", "), specs.len()));
-    let finished = if as_processes {
-        let results = process::run_clones(env, root, &specs)?;
-        specs.iter().zip(results).map(|((ji, _), result)| Finished { job_index: *ji, result }).collect()
+    let on = if clients.fds.len() > 1 { format!(" on {} clients", clients.fds.len()) } else { String::new() };
+    (env.progress)(&format!("running {} ({} {unit}{on})", names.join(", "), specs.len()));
+    let finished: Vec<Finished> = if as_processes {
+        let results = process::run_clones(env, clients.fds, &specs)?;
+        specs
+            .iter()
+            .zip(results)
+            .map(|((ji, spec), result)| Finished { job_index: *ji, client: spec.client, result })
+            .collect()
     } else {
-        run_threads(env, root, &specs)?
+        run_threads(env, clients.fds, &specs)?
     };
     write_logs(&specs, &finished, first_thread)?;
 
@@ -433,34 +552,40 @@ fn run_group(
     let mut units = Vec::new();
     if group_reporting {
         let all: Vec<&CloneResult> = finished.iter().map(|f| &f.result).collect();
-        units.push((vec![per_layout(merge(group[0], group_id, &all))], Totals::of(&all)));
+        let everyone: Vec<&Finished> = finished.iter().collect();
+        units.push((vec![per_layout(merge(group[0], group_id, &all))], Totals::of(&everyone)));
     } else {
         for (ji, job) in group.iter().enumerate() {
-            let clones: Vec<&CloneResult> = finished.iter().filter(|f| f.job_index == ji).map(|f| &f.result).collect();
-            let jobs = clones.iter().map(|c| per_layout(merge(job, group_id, &[c]))).collect();
-            units.push((jobs, Totals::of(&clones)));
+            let mine: Vec<&Finished> = finished.iter().filter(|f| f.job_index == ji).collect();
+            let jobs = mine.iter().map(|f| per_layout(merge(job, group_id, &[&f.result]))).collect();
+            units.push((jobs, Totals::of(&mine)));
         }
     }
     Ok(units)
 }
 
 /// Clones as threads (`thread=1`), started together behind a barrier.
-fn run_threads(env: &RunEnv<'_>, root: BorrowedFd<'_>, specs: &[(usize, CloneSpec)]) -> Result<Vec<Finished>, String> {
+fn run_threads(
+    env: &RunEnv<'_>,
+    roots: &[BorrowedFd<'_>],
+    specs: &[(usize, CloneSpec)],
+) -> Result<Vec<Finished>, String> {
     // io keeps its own engine loop for now, not the phase runner (crate::phase) meta and tree
     // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
+    let placed = process::placed(roots, specs)?;
     let barrier = Barrier::new(specs.len());
     let gate = crate::gate::StartGate::default();
     // The group's own stop flag: a job's exitall or error stops its group, not the run;
     // the run's (Ctrl-C) is copied in while the group runs.
     let group_stop = AtomicBool::new(env.stop.load(Ordering::Relaxed));
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
-        let bodies = specs.iter().map(|(ji, spec)| {
+        let bodies = placed.into_iter().map(|(ji, spec, root)| {
             let barrier = &barrier;
             let stop = &group_stop;
-            let ji = *ji;
             move || {
                 let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
-                Finished { job_index: ji, result: fsarena_engine::with_engine(spec.options.ioengine, run) }
+                let result = fsarena_engine::with_engine(spec.options.ioengine, run);
+                Finished { job_index: ji, client: spec.client, result }
             }
         });
         let handles = crate::gate::spawn_gated(s, &gate, "io job", bodies)?;

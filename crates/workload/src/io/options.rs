@@ -125,6 +125,9 @@ pub struct IoOptions {
     pub offset: u64,
     /// Clones of this job, each a process (or a thread with `thread=1`).
     pub numjobs: u32,
+    /// fsarena's own: the client mounts the job runs on (`Mounted::client_roots`), each with
+    /// `numjobs` clones; 1 (the default) is fio's single client.
+    pub clients: u32,
     /// fio's `thread`: clones run as threads; `thread=0` (fio's default) forks a process each.
     pub thread: bool,
     /// Report the job's group as one.
@@ -237,6 +240,7 @@ impl Default for IoOptions {
             directory: None,
             offset: 0,
             numjobs: 1,
+            clients: 1,
             thread: false,
             group_reporting: false,
             ioengine: IoEngine::Psync,
@@ -292,11 +296,26 @@ impl IoOptions {
         crate::options::set("io", OPTIONS, self, key, value)
     }
 
+    /// Every clone the job runs: `numjobs` on each of its `clients`. Clones are numbered
+    /// across clients (client k has clones k·numjobs .. (k+1)·numjobs - 1), so their files
+    /// and offsets never collide on the shared filesystem and one client is fio exactly.
+    pub fn clones(&self) -> u32 {
+        self.numjobs.saturating_mul(self.clients)
+    }
+
+    /// The client (0-based index into the client roots) clone `clone` runs on.
+    pub fn client_of(&self, clone: u32) -> usize {
+        (clone / self.numjobs.max(1)) as usize
+    }
+
     /// Checks the options together; called once all are set.
     pub fn validate(&self) -> Result<(), InputError> {
         let e = |m: String| Err(InputError::new(m));
         if self.numjobs == 0 {
             return e("numjobs=0: expected at least 1 job".into());
+        }
+        if self.clients == 0 {
+            return e("clients=0: expected at least 1 client".into());
         }
         if self.nrfiles == 0 {
             return e("nrfiles=0: expected at least 1 file".into());

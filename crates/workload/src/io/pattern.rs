@@ -350,6 +350,7 @@ mod tests {
     fn drawn_sizes_are_multiples_of_the_smallest_and_fit() {
         let o = IoOptions { bsrange: [Some((4096, 16384)); 2], ..IoOptions::default() };
         let spec = CloneSpec {
+            client: 0,
             options: o,
             clone: 0,
             thread_number: 1,

@@ -304,13 +304,30 @@ fn read_child(pipe: &OwnedFd, ready: &AtomicUsize, failed: &AtomicBool) -> Optio
     got
 }
 
+/// Each clone with its job's index and its client's root, in `specs` order; an error if a
+/// clone names a client `roots` does not have (plan_group never makes one).
+pub(super) fn placed<'a, 'fd>(
+    roots: &[BorrowedFd<'fd>],
+    specs: &'a [(usize, CloneSpec)],
+) -> Result<Vec<(usize, &'a CloneSpec, BorrowedFd<'fd>)>, String> {
+    specs
+        .iter()
+        .map(|(ji, spec)| match roots.get(spec.client) {
+            Some(root) => Ok((*ji, spec, *root)),
+            None => Err(format!("job '{}' has no client {}", spec.options.name, spec.client + 1)),
+        })
+        .collect()
+}
+
 /// Runs the group's clones in forked processes and returns their results in `specs` order,
-/// or the first failure (a child that did not end with a result), naming its job.
+/// or the first failure (a child that did not end with a result), naming its job. Each
+/// clone works in its client's root (`roots[spec.client]`).
 pub(super) fn run_clones(
     env: &RunEnv<'_>,
-    root: BorrowedFd<'_>,
+    roots: &[BorrowedFd<'_>],
     specs: &[(usize, CloneSpec)],
 ) -> Result<Vec<CloneResult>, String> {
+    let placed = placed(roots, specs)?;
     let map = SharedMap::new().map_err(|e| format!("cannot share memory with the job processes: {e}"))?;
     let shared = map.get();
     warm_engines(specs);
@@ -319,7 +336,7 @@ pub(super) fn run_clones(
     let mut fork_error = None;
     // Nothing buffered may be written twice: the children inherit stdio buffers.
     let _ = std::io::stdout().flush();
-    for (_, spec) in specs {
+    for &(_, spec, root) in &placed {
         let (r, w) = match pipe() {
             Ok(p) => p,
             Err(e) => {

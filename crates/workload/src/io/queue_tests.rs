@@ -113,8 +113,15 @@ fn the_live_counter_sees_every_completion_at_every_depth() {
         let w = IoWorkload::from_spec(&Spec::parse(&spec).unwrap()).unwrap();
         let stop = AtomicBool::new(false);
         let live = crate::Live::new();
-        let env =
-            RunEnv { root: &dir.0, stop: &stop, progress: &|_| {}, keep_files: false, drop_caches: None, live: &live };
+        let env = RunEnv {
+            root: &dir.0,
+            client_roots: vec![dir.0.to_path_buf()],
+            stop: &stop,
+            progress: &|_| {},
+            keep_files: false,
+            drop_caches: None,
+            live: &live,
+        };
         w.run(&env).unwrap();
         // 2 MiB of 4 KiB blocks per clone, three clones; the batches are flushed at the end.
         assert_eq!(live.sample(), crate::LiveSample { ops: 3 * 512, bytes: 3 * (2 << 20) }, "iodepth={depth}");

@@ -48,17 +48,17 @@ fn planning_is_linear_in_clones_and_files() {
     let group: Vec<&JobDef> = w.jobs.iter().collect();
     let stop = AtomicBool::new(false);
     let t = Instant::now();
-    let (specs, needs) = plan_group(Path::new("/nonexistent"), &group, &stop, 1).unwrap();
+    let (specs, needs) = plan_group(&[Path::new("/nonexistent")], &group, &stop, 1).unwrap();
     assert_eq!((specs.len(), needs.len()), (100_000, 100_000));
     assert!(t.elapsed().as_secs_f64() < 5.0, "planning took {:?}", t.elapsed());
     // One shared file is one need, however many clones use it.
     let w = workload("io:rw=randwrite,size=64k,numjobs=50000,filename=shared");
     let group: Vec<&JobDef> = w.jobs.iter().collect();
-    let (specs, needs) = plan_group(Path::new("/x"), &group, &stop, 1).unwrap();
+    let (specs, needs) = plan_group(&[Path::new("/x")], &group, &stop, 1).unwrap();
     assert_eq!((specs.len(), needs.len()), (50_000, 1));
     // Ctrl-C stops planning.
     stop.store(true, Ordering::Relaxed);
-    assert!(plan_group(Path::new("/x"), &group, &stop, 1).unwrap_err().contains("interrupted"));
+    assert!(plan_group(&[Path::new("/x")], &group, &stop, 1).unwrap_err().contains("interrupted"));
 }
 
 #[test]
@@ -99,6 +99,7 @@ fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
     let stop = AtomicBool::new(false);
     let env = |keep_files| RunEnv {
         root: &target.0,
+        client_roots: vec![target.0.to_path_buf()],
         stop: &stop,
         progress: &|_| {},
         keep_files,
@@ -109,6 +110,52 @@ fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
     assert_eq!(target.entries(), vec!["rep.0.0", "rep.1.0"]);
     w.run(&env(false)).unwrap();
     assert!(target.entries().is_empty(), "{:?}", target.entries());
+}
+
+#[test]
+fn clients_place_each_clients_jobs_under_its_root_and_count_them_apart() {
+    // Two directories stand in for two clients' mounts (a shared filesystem shows both the
+    // same files; here each keeps its own, so placement shows).
+    let (a, b) = (Scratch::new("client-a"), Scratch::new("client-b"));
+    let stop = AtomicBool::new(false);
+    // Threads: forked clones here would race the other tests' forks for each other's start
+    // pipes (the glusterfs test runs clients as processes).
+    for spec in [
+        "io:name=c,rw=write,size=64k,numjobs=2,clients=2,thread=1",
+        "io:name=c,rw=read,size=64k,numjobs=2,clients=2,thread=1",
+    ] {
+        let w = workload(spec);
+        let env = |keep_files| RunEnv {
+            root: &a.0,
+            client_roots: vec![a.0.clone(), b.0.clone()],
+            stop: &stop,
+            progress: &|_| {},
+            keep_files,
+            drop_caches: None,
+            live: crate::Live::unused(),
+        };
+        let m = crate::one(w.run(&env(true)).unwrap());
+        // Clones numbered across clients: client 1 has c.0, c.1; client 2 c.2, c.3.
+        assert_eq!(a.entries(), vec!["c.0.0", "c.1.0"], "{spec}");
+        assert_eq!(b.entries(), vec!["c.2.0", "c.3.0"], "{spec}");
+        let d = if spec.contains("rw=read") { "read" } else { "write" };
+        assert_eq!(m.counters[&format!("{d}_bytes")], 4 * 65536, "{spec}");
+        assert_eq!(m.counters[&format!("client1.{d}_bytes")], 2 * 65536, "{spec}");
+        assert_eq!(m.counters[&format!("client2.{d}_bytes")], 2 * 65536, "{spec}");
+        let fair = m.metric("client_fairness").unwrap().value;
+        assert!(fair > 0.0 && fair <= 1.0, "{spec}: {fair}");
+        assert!(m.metric("client_bw_min").unwrap().value <= m.metric("client_bw_max").unwrap().value);
+        // The last repetition removes every client's files, each through its own root.
+        w.run(&env(false)).unwrap();
+        assert!(a.entries().is_empty() && b.entries().is_empty(), "{:?} {:?}", a.entries(), b.entries());
+    }
+    // One client: no per-client figures, fio's own output.
+    let m = run(&a.0, &workload("io:name=c,rw=write,size=64k,numjobs=2,thread=1")).unwrap();
+    assert!(m.metric("client_fairness").is_none() && !m.counters.contains_key("client1.write_bytes"));
+    // More clients than roots: refused before anything is created.
+    let e = run(&a.0, &workload("io:name=c,rw=write,size=64k,clients=3,thread=1")).unwrap_err();
+    assert!(e.message.contains("clients=3") && e.message.contains("1 client mount"), "{}", e.message);
+    assert!(a.entries().is_empty());
 }
 
 #[test]

@@ -61,6 +61,7 @@ fn run_counting(dir: &Scratch, spec: &str, drops: &AtomicUsize) -> Measurement {
     };
     let env = RunEnv {
         root: &dir.0,
+        client_roots: vec![dir.0.to_path_buf()],
         stop: &stop,
         progress: &|_| {},
         keep_files: false,
@@ -220,6 +221,7 @@ fn a_failure_returns_the_figures_so_far_and_removes_everything() {
     let stop = AtomicBool::new(false);
     let env = RunEnv {
         root: &dir.0,
+        client_roots: vec![dir.0.to_path_buf()],
         stop: &stop,
         progress: &|_| {},
         keep_files: true,
@@ -374,6 +376,7 @@ fn a_failed_drop_fails_a_phase_run_and_only_warns_after_a_build() {
     let drop = || Err("not root, so the page cache cannot be dropped".to_string());
     let env = RunEnv {
         root: &dir.0,
+        client_roots: vec![dir.0.to_path_buf()],
         stop: &stop,
         progress: &progress,
         keep_files: false,

@@ -277,6 +277,14 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         .numjobs =
         whole32(v)?)
     .unit("jobs"),
+    io!(
+        "clients",
+        Count,
+        Is("1"),
+        "client mounts of the target to run on, numjobs clones on each, all started together (fsarena's own; glusterfs:clients=N)",
+        |o, v| o.clients = whole32(v)?
+    )
+    .unit("clients"),
     io!("group_reporting", Bool, Is("0"), "report each group of jobs as one", |o, v| o.group_reporting = boolean(v)?),
     io!(
         "ioengine",
