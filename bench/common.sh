@@ -5,6 +5,16 @@
 die() { echo "$BENCH.sh: $*" >&2; exit 2; }
 log() { echo "[$BENCH] $*" >&2; }
 
+# bench_fsarena [FEATURE_HINT]: FSARENA (default: the repository's target/release/fsarena) as
+# an absolute path, checked to be executable; the hint names the cargo features it needs.
+bench_fsarena() {
+	local root
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	FSARENA=${FSARENA:-$root/target/release/fsarena}
+	[[ -x $FSARENA ]] || die "no fsarena binary at '$FSARENA' (cargo build --release -p fsarena-cli${1:+ $1}, or FSARENA=)"
+	FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+}
+
 # bench_scratch PARENT TEMPLATE: WORK, where the tools do their I/O, under PARENT (the
 # filesystem measured), from mktemp's TEMPLATE; RES, where results go, under TMPDIR. Both
 # go on exit, Ctrl-C or SIGTERM. Then enters RES, a neutral directory: fio uses a job's name

@@ -51,9 +51,7 @@ done
 [[ $(id -u) -eq 0 ]] || die "run as root: fsarena provisions the targets and the cases switch users"
 command -v python3 >/dev/null || die "python3 is needed to read fsarena's JSON"
 
-FSARENA=${FSARENA:-target/release/fsarena}
-[[ -x $FSARENA ]] || die "fsarena binary not found: '$FSARENA' (build it with 'cargo build --release' or set FSARENA=)"
-FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+bench_fsarena
 read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:---repeat 1 --warmup 0 --no-store}"
 FAMILY_ARGS=()
 [[ -n $FAMILIES ]] && FAMILY_ARGS=(--posix-family "$FAMILIES")

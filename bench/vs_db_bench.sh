@@ -59,10 +59,7 @@ IFS=, read -r -a FS_LIST <<<"$FSLIST"
 for f in "${FS_LIST[@]}"; do [[ $f =~ ^(tmpfs|ext4)$ ]] || die "bad --fs entry '$f'"; done
 [[ -d $PARENT && -d $IMGPARENT ]] || die "--dir '$PARENT' or --img-dir '$IMGPARENT' is not a directory"
 
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-FSARENA=${FSARENA:-$REPO_ROOT/target/release/fsarena}
-[[ -x $FSARENA ]] || die "no fsarena binary at '$FSARENA' (cargo build --release -p fsarena-cli --features rocksdb, or FSARENA=)"
-FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+bench_fsarena "--features rocksdb"
 DB_BENCH=$(command -v "${DB_BENCH:-db_bench}") || die "db_bench not found (apt-get install rocksdb-tools, or DB_BENCH=)"
 command -v python3 >/dev/null || die "python3 not found"
 

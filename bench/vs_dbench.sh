@@ -56,10 +56,7 @@ for f in "${FS_LIST[@]}"; do [[ $f =~ ^(tmpfs|ext4)$ ]] || die "bad --fs entry '
 LOADFILE=$(cd "$(dirname "$LOADFILE")" && pwd)/$(basename "$LOADFILE")
 [[ -d $PARENT && -d $IMGPARENT ]] || die "--dir '$PARENT' or --img-dir '$IMGPARENT' is not a directory"
 
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-FSARENA=${FSARENA:-$REPO_ROOT/target/release/fsarena}
-[[ -x $FSARENA ]] || die "no fsarena binary at '$FSARENA' (cargo build --release -p fsarena-cli, or FSARENA=)"
-FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+bench_fsarena
 DBENCH=$(command -v "${DBENCH:-dbench}") || die "dbench not found (apt-get install dbench, or DBENCH=)"
 command -v python3 >/dev/null || die "python3 not found"
 read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:---repeat 1 --warmup 0 --no-store --no-drop-caches -q}"

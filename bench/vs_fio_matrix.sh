@@ -61,9 +61,7 @@ for f in "${FS_LIST[@]}"; do [[ $f =~ ^(tmpfs|ext4|xfs)$ ]] || die "bad --fs ent
 [[ -d $PARENT && -d $IMGPARENT ]] || die "--dir '$PARENT' or --img-dir '$IMGPARENT' is not a directory"
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-FSARENA=${FSARENA:-$REPO_ROOT/target/release/fsarena}
-[[ -x $FSARENA ]] || die "no fsarena binary at '$FSARENA' (cargo build --release -p fsarena-cli, or FSARENA=)"
-FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+bench_fsarena
 FIO=$(command -v "${FIO:-fio}") || die "fio not found (FIO=)"
 command -v python3 >/dev/null || die "python3 not found"
 read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:---repeat 1 --warmup 0 --no-store --no-drop-caches -q}"

@@ -62,9 +62,7 @@ for f in "${FS_LIST[@]}"; do [[ $f =~ ^(tmpfs|ext4)$ ]] || die "bad --fs entry '
 [[ $(id -u) -eq 0 ]] || die "run as root: it mounts a tmpfs and a loop device"
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-FSARENA=${FSARENA:-$REPO_ROOT/target/release/fsarena}
-[[ -x $FSARENA ]] || die "no fsarena binary at '$FSARENA' (cargo build --release -p fsarena-cli, or FSARENA=)"
-FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+bench_fsarena
 POSTMARK=$(command -v "${POSTMARK:-postmark}") || die "postmark not found: apt-get install postmark (or POSTMARK=)"
 command -v python3 >/dev/null || die "python3 not found"
 read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:---repeat 1 --warmup 0 --no-store --no-drop-caches -q}"

@@ -64,9 +64,7 @@ for f in "${FS_LIST[@]}"; do [[ $f =~ ^(tmpfs|ext4)$ ]] || die "bad --fs entry '
 [[ $(id -u) -eq 0 ]] || die "run as root: it mounts a tmpfs and a loop device"
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-FSARENA=${FSARENA:-$REPO_ROOT/target/release/fsarena}
-[[ -x $FSARENA ]] || die "no fsarena binary at '$FSARENA' (cargo build --release -p fsarena-cli, or FSARENA=)"
-FSARENA=$(cd "$(dirname "$FSARENA")" && pwd)/$(basename "$FSARENA")
+bench_fsarena
 SQLITE3=$(command -v "${SQLITE3:-sqlite3}") || die "sqlite3 not found: apt-get install sqlite3 (or SQLITE3=)"
 command -v python3 >/dev/null || die "python3 not found"
 read -r -a FSARENA_EXTRA <<<"${FSARENA_ARGS:---repeat 1 --warmup 0 --no-store --no-drop-caches -q}"
