@@ -157,9 +157,10 @@ pub fn unmount(path: &Path, fuse: bool, emergency: bool) -> Result<(), TargetErr
     let holders = holder_pids(path);
     let own = std::process::id();
     // Lazily detached, a mount lives on for whoever holds it: acceptable only when nobody
-    // else does (a FUSE daemon that no longer answers), or when the only holder is this
-    // process, which is about to exit.
-    let only_us = holders.iter().all(|(pid, _)| *pid == own);
+    // else does (a FUSE daemon that no longer answers), or when the only holders are this
+    // process, which is about to exit, and its descendants (the io workload's job processes,
+    // which die with it: PR_SET_PDEATHSIG).
+    let only_us = holders.iter().all(|(pid, _)| descends_from(*pid, own));
     let may_detach = (holders.is_empty() && fuse) || (emergency && only_us);
     if may_detach && run("umount", &["-l", &p]).is_ok() {
         return Ok(());
@@ -169,6 +170,26 @@ pub fn unmount(path: &Path, fuse: bool, emergency: bool) -> Result<(), TargetErr
         "cannot unmount {p}: {last}{}",
         if named.is_empty() { String::new() } else { format!("; held by {}", named.join(", ")) }
     )))
+}
+
+/// `pid` is `ancestor` or one of its descendants (its parent chain in /proc reaches it).
+fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut p = pid;
+    // A chain longer than this is not one fsarena made.
+    for _ in 0..32 {
+        if p == ancestor {
+            return true;
+        }
+        // The parent is the second field after the command name, which may hold spaces and
+        // parentheses: read after the last ')'.
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let parent = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        match parent {
+            Some(q) if q > 1 => p = q,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Processes with a file, working directory or root under `path`: `pid 123 (bash)`.
@@ -297,4 +318,21 @@ pub fn loop_backed_by(device: &Path, image: &Path, image_id: crate::safefs::Iden
     // The backing inode, as the kernel reports it (LOOP_GET_STATUS64 via losetup).
     let ino = run("losetup", &["--noheadings", "--raw", "--output", "BACK-INO", &device.to_string_lossy()]);
     ino.ok().and_then(|i| i.trim().parse::<u64>().ok()) == Some(image_id.ino)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::descends_from;
+
+    #[test]
+    fn a_child_descends_from_this_process_and_init_does_not() {
+        let own = std::process::id();
+        assert!(descends_from(own, own));
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().expect("sleep");
+        assert!(descends_from(child.id(), own));
+        assert!(!descends_from(own, child.id()), "a parent does not descend from its child");
+        assert!(!descends_from(1, own));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }
