@@ -142,3 +142,63 @@ fn a_killed_rank_leaves_nothing_mounted() {
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(&workdir), "left mounted: {said}");
 }
+
+/// Under MPI each rank is one client: a numjobs sweep prints the clients × processes table
+/// with the ranks as its row and each rank's fairness; meta's phases meet across the ranks
+/// (mdtest's barrier before each phase) and count every rank's items.
+#[test]
+fn ranks_are_the_clients_of_the_matrix_and_meta_phases_meet() {
+    crate::util::require("mpirun");
+    let dir = Scratch::new("mpi-matrix");
+    let scratch = TempDir::new();
+    let out = mpirun(
+        2,
+        &[
+            "run",
+            "--mpi",
+            "--target",
+            &dir.spec(),
+            "--workload",
+            "io:rw=write,bs=64k,size=2m,numjobs='1,2'",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--no-store",
+        ],
+        &scratch,
+    );
+    assert!(out.status.success(), "stdout: {}\nstderr: {}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    let table = text.split("clients × processes · ").nth(1).unwrap_or_else(|| panic!("no matrix in:\n{text}"));
+    let lines: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(lines.len(), 3, "header, rule and the ranks' row:\n{table}");
+    assert!(lines[0].contains("numjobs=1") && lines[0].contains("numjobs=2"), "{table}");
+    assert!(lines[2].starts_with("| clients=2") && lines[2].contains("fairness"), "{table}");
+    assert!(dir.leftovers().is_empty(), "{:?}", dir.leftovers());
+
+    let meta = mpirun(
+        2,
+        &[
+            "run",
+            "--mpi",
+            "--target",
+            &dir.spec(),
+            "--workload",
+            "meta:items=100,files_only=1",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--no-store",
+            "--output-format",
+            "json",
+        ],
+        &scratch,
+    );
+    assert!(meta.status.success(), "{}", stderr(&meta));
+    let v = json(&meta);
+    let result = &v["run"]["results"][0];
+    assert_eq!(result["counters"]["file_creation_items"][0], 200, "{result}");
+    assert!(result["metrics"]["file_creation"]["mean"].as_f64().is_some_and(|r| r > 0.0), "{result}");
+}

@@ -466,3 +466,39 @@ mod safety {
         assert!(!wd.path.exists());
     }
 }
+
+/// `dir:path=A:B` is two client mounts of one filesystem (here one directory and a symlink
+/// to it): io `clients=2` runs a clone on each and counts each client's bytes; two unrelated
+/// directories are refused (exit 1, nothing left in either), as they are not one filesystem.
+#[test]
+fn a_dir_target_with_several_client_paths() {
+    let shared = crate::util::Scratch::new("dir-clients");
+    let other = crate::util::Scratch::new("dir-clients-other");
+    let alias = shared.path.with_extension("alias");
+    let _ = std::fs::remove_file(&alias);
+    std::os::unix::fs::symlink(&shared.path, &alias).unwrap();
+    let both = format!("dir:path={}:{}", shared.path.display(), alias.display());
+    let out = run(&[
+        "run",
+        "--no-store",
+        "--output-format",
+        "json",
+        "--target",
+        &both,
+        "--workload",
+        "io:rw=write,bs=64k,size=1m,clients=2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out);
+    let counters = &v["run"]["results"][0]["counters"];
+    assert_eq!(counters["client1.write_bytes"][0], 1 << 20, "{counters}");
+    assert_eq!(counters["client2.write_bytes"][0], 1 << 20, "{counters}");
+    assert!(shared.leftovers().is_empty(), "{:?}", shared.leftovers());
+
+    let apart = format!("dir:path={}:{}", shared.path.display(), other.path.display());
+    let out = run(&["run", "--no-store", "--target", &apart, "--workload", "io:rw=write,bs=64k,size=1m"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is not a mount of the same filesystem"), "{}", stderr(&out));
+    assert!(shared.leftovers().is_empty() && other.leftovers().is_empty());
+    let _ = std::fs::remove_file(&alias);
+}

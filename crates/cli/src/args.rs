@@ -50,9 +50,10 @@ pub enum Command {
     /// Tear down what an interrupted (killed) run left in the work directory: mounts, loop
     /// devices, images, FUSE daemons it recorded, and nothing else.
     Cleanup(CleanupArgs),
-    /// Provision targets and hold them for your own tools: prints each mount point, then
-    /// waits for Ctrl-C (or SIGTERM) and tears down; --detach returns at once and leaves them
-    /// for `fsarena down`.
+    /// Provision targets and hold them for your own tools: prints each mount point (a line
+    /// per target: its label, then its mount, then every other client's mount of a
+    /// glusterfs:clients=N target, tab-separated), then waits for Ctrl-C (or SIGTERM) and
+    /// tears down; --detach returns at once and leaves them for `fsarena down`.
     Up(UpArgs),
     /// Tear down the targets `fsarena up --detach` holds in the work directory (one run's,
     /// or all).

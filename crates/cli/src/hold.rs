@@ -41,8 +41,16 @@ pub fn up(args: &UpArgs) -> Result<ExitCode, Failure> {
     }
     if failure.is_none() {
         let mut out = String::new();
+        // One line per target, tab-separated: its label, then where to reach it; a target of
+        // several clients (glusterfs:clients=N) lists every client's mount, the first being
+        // its root.
         for (t, m) in targets.iter().zip(&up) {
-            out.push_str(&format!("{}\t{}\n", printable(t.label()), printable(&m.root().to_string_lossy())));
+            out.push_str(&printable(t.label()));
+            for root in m.client_roots() {
+                out.push('\t');
+                out.push_str(&printable(&root.to_string_lossy()));
+            }
+            out.push('\n');
         }
         crate::commands::print(out.as_bytes())?;
         if args.detach {

@@ -406,7 +406,9 @@ impl Plan {
             tags.push(run_name(t, &format!("{origin}: tags"))?);
         }
         let workdir = check_machine(&targets, &args.workdir.path)?;
-        check_footprints(&targets, &steps)?;
+        // Under MPI every rank puts its own share on the one target.
+        let sharing = if args.mpi { crate::ranks::launcher_size().unwrap_or(1) } else { 1 };
+        check_footprints(&targets, &steps, sharing)?;
         Ok(Self {
             targets,
             steps,
@@ -460,7 +462,7 @@ impl Plan {
             );
         }
         let workdir = check_machine(&targets, &args.workdir.path)?;
-        check_footprints(&targets, &steps)?;
+        check_footprints(&targets, &steps, 1)?;
         let text = format!("{}\n\n# suites/demo.fio\n{}", plan_text(&[]), include_str!("../../../suites/demo.fio"));
         if args.repeat == 0 {
             return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
@@ -537,11 +539,18 @@ fn directory_spec(directory: &str, job_file: &std::path::Path) -> Result<String,
 /// Threads, memory, descriptors and bytes each workload needs, against what this machine
 /// allows and what each target holds: `numjobs=100000` is refused here in milliseconds
 /// (also for --dry-run), before anything is created.
-fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step]) -> Result<(), InputError> {
+/// `sharing` processes (MPI ranks) each run every step on the same target: the target must
+/// hold all their files.
+fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step], sharing: u64) -> Result<(), InputError> {
     let limits = fsarena_workload::MachineLimits::detect();
     for step in steps {
-        let footprint = step.workload.footprint();
+        let mut footprint = step.workload.footprint();
         footprint.check(&limits, None).map_err(InputError::new)?;
+        if sharing > 1 {
+            footprint.bytes_on_target = footprint.bytes_on_target.saturating_mul(sharing);
+            footprint.files = footprint.files.saturating_mul(sharing);
+            footprint.source = format!("{} on each of {sharing} MPI ranks", footprint.source);
+        }
         let clients = step.workload.clients();
         for target in targets {
             // More clients than the target mounts: known here for every kind (the runner

@@ -7,7 +7,7 @@
 //! a rank built from another fsarena is refused rather than misread.
 
 use crate::plan::Failure;
-use fsarena_core::Measurement;
+use fsarena_core::{Better, Measurement};
 use serde::{Deserialize, Serialize};
 
 /// The version of every message ranks exchange; bump it when one changes shape.
@@ -102,6 +102,51 @@ pub fn launcher_rank() -> Option<usize> {
         .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
 }
 
+/// Runs `work`, one rank's share of a workload, giving it the rendezvous of
+/// [`fsarena_workload::RunEnv::rendezvous`] when several ranks run.
+///
+/// MPI is called from this (the main) thread only: the workload runs on a thread of its own,
+/// and its rendezvous asks this thread to meet the other ranks. Each meeting is one
+/// [`Ranks::any`] in which a rank still working says true; a rank whose workload has ended
+/// goes on answering false until a meeting where every rank says false, so ranks that call
+/// the rendezvous a different number of times (one failed early, another had more to do)
+/// still leave together and the collectives after stay in order.
+pub fn run_in_step<T: Send>(ranks: &dyn Ranks, work: impl FnOnce(Option<&(dyn Fn() + Sync)>) -> T + Send) -> T {
+    if ranks.size() == 1 {
+        return work(None);
+    }
+    let (ask, asked) = std::sync::mpsc::channel::<std::sync::mpsc::Sender<()>>();
+    std::thread::scope(|s| {
+        let worker = s.spawn(move || {
+            let rendezvous = move || {
+                let (done, wait) = std::sync::mpsc::channel();
+                if ask.send(done).is_ok() {
+                    let _ = wait.recv();
+                }
+            };
+            work(Some(&rendezvous))
+        });
+        // Ends when the worker has dropped the rendezvous: its workload has returned.
+        for done in asked {
+            ranks.any(true);
+            let _ = done.send(());
+        }
+        while ranks.any(false) {}
+        match worker.join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// How many ranks the launcher started (OpenMPI's mpirun, PMI, Slurm's srun), read from its
+/// environment before MPI starts; None outside a launcher.
+pub fn launcher_size() -> Option<u64> {
+    ["OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
+}
+
 /// What one rank says about itself at the start: its host and its machine's facts.
 #[derive(Debug, Serialize, Deserialize)]
 struct Hello {
@@ -163,6 +208,8 @@ pub fn merge_round(
     let bytes = serde_json::to_vec(&round).unwrap_or_default();
     let all = ranks.gather(&bytes)?;
     let mut merged: Vec<Measurement> = Vec::new();
+    // Per part, each rank's share as one client.
+    let mut per_rank: Vec<Vec<Option<ClientShare>>> = Vec::new();
     let mut first_error = None;
     for (rank, bytes) in all.iter().enumerate() {
         let round: Round = decode(ranks, rank, bytes, |r: &Round| r.wire);
@@ -175,9 +222,71 @@ pub fn merge_round(
                 Some(ours) => ours.merge(m),
                 None => merged.push(m.clone()),
             }
+            if per_rank.len() <= part {
+                per_rank.resize_with(part + 1, Vec::new);
+            }
+            per_rank[part].push(client_share(m));
         }
     }
+    for (m, shares) in merged.iter_mut().zip(&per_rank) {
+        add_client_figures(m, shares);
+    }
     Some((merged, first_error))
+}
+
+/// One rank's share of an io result, as one client: bytes and I/Os per direction, and its
+/// longest direction's span. None for a measurement without io's rates.
+#[derive(Debug, Clone, Copy, Default)]
+struct ClientShare {
+    bytes: [u64; 2],
+    ios: [u64; 2],
+    span_ns: u64,
+}
+
+fn client_share(m: &Measurement) -> Option<ClientShare> {
+    let mut share = ClientShare::default();
+    let mut any = false;
+    for (d, dir) in ["read", "write"].iter().enumerate() {
+        if let Some(basis) = m.rates.get(&format!("{dir}_bw")) {
+            any = true;
+            share.span_ns = share.span_ns.max(basis.span_ns);
+            share.bytes[d] = m.counters.get(&format!("{dir}_bytes")).copied().unwrap_or(0);
+            share.ios[d] = m.counters.get(&format!("{dir}_ios")).copied().unwrap_or(0);
+        }
+    }
+    any.then_some(share)
+}
+
+/// Under MPI every rank is one client: io's per-client figures over the ranks, named as io
+/// names them over client mounts on one host (`client1.read_bytes`, `client_bw_min`,
+/// `client_bw_max`, `client_iops_min`, `client_iops_max`, `client_fairness`), each client's
+/// rate over its own span. Only for io results of at least two ranks that do not have them.
+fn add_client_figures(m: &mut Measurement, shares: &[Option<ClientShare>]) {
+    let shares: Vec<ClientShare> = shares.iter().flatten().copied().collect();
+    if shares.len() < 2 || m.metric("client_fairness").is_some() {
+        return;
+    }
+    let rate = |n: u64, span: u64| if span == 0 { 0.0 } else { n as f64 * 1e9 / span as f64 };
+    let mut bw = Vec::new();
+    let mut iops = Vec::new();
+    for (k, c) in shares.iter().enumerate() {
+        for (d, dir) in ["read", "write"].iter().enumerate() {
+            if c.ios[d] > 0 {
+                m.count(&format!("client{}.{dir}_ios", k + 1), c.ios[d]);
+                m.count(&format!("client{}.{dir}_bytes", k + 1), c.bytes[d]);
+            }
+        }
+        bw.push(rate(c.bytes[0] + c.bytes[1], c.span_ns));
+        iops.push(rate(c.ios[0] + c.ios[1], c.span_ns));
+    }
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let (bw_min, bw_max) = (min(&bw), max(&bw));
+    m.push("client_bw_min", "bytes/s", Better::Higher, bw_min);
+    m.push("client_bw_max", "bytes/s", Better::Higher, bw_max);
+    m.push("client_iops_min", "ops/s", Better::Higher, min(&iops));
+    m.push("client_iops_max", "ops/s", Better::Higher, max(&iops));
+    m.push("client_fairness", "ratio", Better::Higher, if bw_max > 0.0 { bw_min / bw_max } else { 0.0 });
 }
 
 /// Rank `rank`'s message, on rank 0; a message of another wire version or shape (a rank of
@@ -279,6 +388,32 @@ mod tests {
     }
 
     #[test]
+    fn io_rates_are_over_the_common_span_and_each_rank_is_a_client() {
+        // Rank 0 read 300 MB in 3 s, rank 1 100 MB in 1 s, both from the same barrier: 400 MB
+        // over the phase's 3 s, not 100 + 100 MB/s; each rank a client at 100 MB/s.
+        let rank = |bytes: u64, span_ns: u64| {
+            let mut m = Measurement { complete: true, ..Measurement::default() };
+            m.count("read_bytes", bytes);
+            m.count("read_ios", bytes / 1_000_000);
+            m.push_rate("read_bw", "bytes/s", "read_bytes", bytes, span_ns);
+            m.push_rate("read_iops", "ops/s", "read_ios", bytes / 1_000_000, span_ns);
+            m
+        };
+        let theirs = Round { wire: WIRE, measurements: vec![rank(100_000_000, 1_000_000_000)], error: None };
+        let leader = Leader { others: vec![serde_json::to_vec(&theirs).unwrap_or_default()] };
+        let hosts = vec!["a".to_string(), "b".to_string()];
+        let (merged, _) =
+            merge_round(&leader, &hosts, vec![rank(300_000_000, 3_000_000_000)], None).unwrap_or_default();
+        let value = |name: &str| merged[0].metric(name).map(|m| m.value);
+        assert_eq!(value("read_bw"), Some(400e6 / 3.0));
+        assert_eq!(value("read_iops"), Some(400.0 / 3.0));
+        assert_eq!(value("client_bw_min"), Some(100e6));
+        assert_eq!(value("client_bw_max"), Some(100e6));
+        assert_eq!(value("client_fairness"), Some(1.0));
+        assert_eq!(merged[0].counters.get("client2.read_bytes"), Some(&100_000_000));
+    }
+
+    #[test]
     fn a_rank_error_names_rank_and_host() {
         let (ours, _) = measured(&[1_000], None);
         let (_, theirs) = measured(&[1_000], Some("No space left on device"));
@@ -286,6 +421,75 @@ mod tests {
         let hosts = vec!["a".to_string(), "b".to_string()];
         let (_, error) = merge_round(&leader, &hosts, vec![ours], None).unwrap_or_default();
         assert_eq!(error.as_deref(), Some("rank 1 on b: No space left on device"));
+    }
+
+    /// Ranks as threads of one process: real collectives over a shared barrier, so that the
+    /// order of collective calls matters as it does over MPI.
+    struct Team {
+        rank: usize,
+        size: usize,
+        shared: std::sync::Arc<(std::sync::Barrier, std::sync::Mutex<Vec<Vec<u8>>>)>,
+    }
+
+    impl Ranks for Team {
+        fn rank(&self) -> usize {
+            self.rank
+        }
+        fn size(&self) -> usize {
+            self.size
+        }
+        fn barrier(&self) {
+            self.shared.0.wait();
+        }
+        fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+            self.shared.1.lock().unwrap()[self.rank] = bytes.to_vec();
+            self.barrier();
+            let all = (self.rank == 0).then(|| self.shared.1.lock().unwrap().clone());
+            self.barrier();
+            all
+        }
+        fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8> {
+            if self.rank == 0 {
+                self.shared.1.lock().unwrap()[0] = bytes;
+            }
+            self.barrier();
+            let out = self.shared.1.lock().unwrap()[0].clone();
+            self.barrier();
+            out
+        }
+        fn abort(&self, code: i32) -> ! {
+            panic!("abort({code})")
+        }
+    }
+
+    #[test]
+    fn ranks_that_meet_a_different_number_of_times_still_leave_together() {
+        // Rank 0 failed before its first phase, rank 1 ran two, rank 2 five: none waits
+        // forever, and a barrier after (the runner's) still pairs up.
+        let size = 3;
+        let shared =
+            std::sync::Arc::new((std::sync::Barrier::new(size), std::sync::Mutex::new(vec![Vec::new(); size])));
+        let met: Vec<usize> = std::thread::scope(|s| {
+            let handles: Vec<_> = [0usize, 2, 5]
+                .into_iter()
+                .enumerate()
+                .map(|(rank, phases)| {
+                    let team = Team { rank, size, shared: shared.clone() };
+                    s.spawn(move || {
+                        let met = run_in_step(&team, |meet| {
+                            let meet = meet.unwrap();
+                            (0..phases).for_each(|_| meet());
+                            phases
+                        });
+                        team.barrier();
+                        met
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(met, [0, 2, 5]);
+        assert!(run_in_step(&Alone, |meet| meet.is_none()), "one rank meets no one");
     }
 
     #[test]

@@ -191,6 +191,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                     keep_files: round + 1 < rounds,
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
                     live: progress.live(),
+                    rendezvous: None,
                 };
                 // fio's disk_util: the block devices under the target, read around the run.
                 let disks = fsarena_target::disk::DiskSampler::start(&root);
@@ -204,7 +205,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                         message: format!("{}: {e}", root.display()),
                         partial: Vec::new(),
                     }),
-                    _ => workload.run(&env),
+                    _ => crate::ranks::run_in_step(ranks, |rendezvous| workload.run(&RunEnv { rendezvous, ..env })),
                 };
                 ranks.barrier();
                 let (mut measurements, error) = match outcome {

@@ -103,6 +103,14 @@ pub struct Measurement {
     /// empty for performance workloads and runs stored before verdicts were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<Verdict>,
+    /// What each rate metric is a rate of, by metric name: a counter over a span of time
+    /// (`read_bw` is `read_bytes` over the read phase's span). [`Measurement::merge`]
+    /// recomputes such a rate over the longest of the merged spans, so ranks that start a
+    /// phase together (an MPI barrier) give the aggregate over the phase's span, as mdtest and
+    /// IOR compute it, rather than a sum of the ranks' own rates. Empty for rates pushed with
+    /// [`Measurement::push`] and in runs stored before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rates: BTreeMap<String, RateBasis>,
     /// False when the workload stopped early (error or interrupt): the figures cover only
     /// what ran.
     pub complete: bool,
@@ -126,6 +134,8 @@ struct Stored {
     series: BTreeMap<String, Series>,
     #[serde(default)]
     verdicts: Vec<Verdict>,
+    #[serde(default)]
+    rates: BTreeMap<String, RateBasis>,
     /// Schema 1-3.
     #[serde(default)]
     jobs: Vec<JobResult>,
@@ -148,6 +158,7 @@ impl From<Stored> for Measurement {
             disk_util: s.disk_util,
             series: s.series,
             verdicts: s.verdicts,
+            rates: s.rates,
             complete: s.complete,
         }
     }
@@ -162,6 +173,14 @@ impl Measurement {
     /// Adds a metric.
     pub fn push(&mut self, name: &str, unit: &str, better: Better, value: f64) {
         self.metrics.push(Metric { name: name.to_string(), unit: unit.to_string(), better, value });
+    }
+
+    /// Adds a rate metric of `count` things over `span_ns` nanoseconds, `count` being what
+    /// counter `counter` holds (or will: add it with [`Measurement::count`]): the rate keeps its basis, so merging measurements of ranks that ran side by
+    /// side recomputes it over their common span (see [`Measurement::rates`]).
+    pub fn push_rate(&mut self, name: &str, unit: &str, counter: &str, count: u64, span_ns: u64) {
+        self.push(name, unit, Better::Higher, per_second(count, span_ns));
+        self.rates.insert(name.to_string(), RateBasis { counter: counter.to_string(), span_ns });
     }
 
     /// The latency histogram of operation kind `op`.
@@ -198,7 +217,8 @@ impl Measurement {
     /// Exact: the latency histograms (bucket counts, min, max, mean, stddev) and the
     /// counters; metrics named `<op>_lat_<stat>` (`mean`, `min`, `max`, `p50`, `p99`, `p999`,
     /// `pNN`) of an operation kind with a histogram, which are recomputed from the merged
-    /// histogram (to its stated bound). Added: rates (unit `.../s`) and counts (`items`,
+    /// histogram (to its stated bound); rates with a basis ([`Measurement::rates`]), which are
+    /// their merged counter over the longest span. Added: other rates (unit `.../s`) and counts (`items`,
     /// `bytes`, `ops`), exact when the parts ran over the same interval, as fio's
     /// `group_reporting` and mdtest's aggregate rates assume. Any other metric present in both
     /// (a percentage such as `cpu_usr`) becomes the mean of the two: an approximation.
@@ -216,9 +236,16 @@ impl Measurement {
                 None => self.metrics.push(theirs.clone()),
             }
         }
+        for (name, theirs) in &other.rates {
+            let basis = self.rates.entry(name.clone()).or_insert_with(|| RateBasis { span_ns: 0, ..theirs.clone() });
+            basis.span_ns = basis.span_ns.max(theirs.span_ns);
+        }
         for metric in &mut self.metrics {
             if let Some(v) = histogram_figure(&self.latency, &metric.name) {
                 metric.value = v;
+            }
+            if let Some(basis) = self.rates.get(&metric.name) {
+                metric.value = per_second(self.counters.get(&basis.counter).copied().unwrap_or(0), basis.span_ns);
             }
         }
         if let Some(theirs) = &other.fio {
@@ -341,6 +368,24 @@ impl Series {
     }
 }
 
+/// What a rate metric is a rate of: see [`Measurement::rates`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RateBasis {
+    /// The counter of the things counted (`read_bytes`, `file_creation_items`).
+    pub counter: String,
+    /// The time they took: the phase's span, from the earliest start to the latest end.
+    pub span_ns: u64,
+}
+
+/// `count` per second of `span_ns`; 0 when no time passed.
+fn per_second(count: u64, span_ns: u64) -> f64 {
+    if span_ns == 0 {
+        0.0
+    } else {
+        count as f64 * 1e9 / span_ns as f64
+    }
+}
+
 /// Two values of the same metric combined, by what the unit says it is.
 fn combined(ours: &Metric, theirs: &Metric) -> f64 {
     let unit = ours.unit.as_str();
@@ -401,6 +446,26 @@ mod tests {
         m.add_latency("read", &h);
         m.count("read_ios", samples.len() as u64);
         m
+    }
+
+    #[test]
+    fn rates_with_a_basis_merge_over_the_longest_span() {
+        // Two ranks started together: one moved 100 MB in 1 s, the other 50 MB in 2 s. Over
+        // the phase's span (2 s) they moved 150 MB: 75 MB/s, not 100 + 25 = 125 MB/s.
+        let rank = |bytes: u64, span_ns: u64| {
+            let mut m = Measurement { complete: true, ..Default::default() };
+            m.count("read_bytes", bytes);
+            m.push_rate("read_bw", "bytes/s", "read_bytes", bytes, span_ns);
+            m
+        };
+        let mut a = rank(100_000_000, 1_000_000_000);
+        assert_eq!(a.metric("read_bw").unwrap().value, 100e6);
+        a.merge(&rank(50_000_000, 2_000_000_000));
+        assert_eq!(a.metric("read_bw").unwrap().value, 75e6);
+        assert_eq!(a.rates["read_bw"].span_ns, 2_000_000_000);
+        // Kept in storage.
+        let back: Measurement = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        assert_eq!(back, a);
     }
 
     #[test]

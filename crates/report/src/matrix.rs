@@ -42,19 +42,42 @@ fn cell(entry: &ResultEntry) -> Option<String> {
     let bw = mean(ms, |m| Some(value(m, "read_bw") + value(m, "write_bw")))?;
     let iops = mean(ms, |m| Some(value(m, "read_iops") + value(m, "write_iops")))?;
     let mut text = format!("{} · {}", humanize::value(bw, "bytes/s"), humanize::value(iops, "ops/s"));
+    // The completion latency of every I/O of both directions, as the studies' latency table.
+    let latency = mean(ms, |m| {
+        let mut all = fsarena_core::LatencyHistogram::new();
+        ["read", "write"].iter().filter_map(|d| m.latency(d)).for_each(|h| all.merge(h));
+        (!all.is_empty()).then(|| all.mean())
+    });
+    if let Some(lat) = latency {
+        let _ = write!(text, " · {}", humanize::value(lat, "ns"));
+    }
     if let Some(fair) = mean(ms, |m| m.metric("client_fairness").map(|x| x.value)) {
         let _ = write!(text, " · fairness {fair:.2}");
     }
     Some(text)
 }
 
-/// The (rows, columns) numbers of a result whose sweep point is exactly clients and numjobs.
-fn coordinates(entry: &ResultEntry) -> Option<((f64, String), (f64, String))> {
-    if entry.point.len() != 2 {
-        return None;
-    }
+/// The (rows, columns) numbers of a result whose sweep point is exactly clients and numjobs,
+/// or, in a run over MPI ranks (each rank one client), exactly numjobs: its row is then the
+/// run's rank count, so that the runs of `mpirun -np 1, 2, 4, 8` reported together make the
+/// whole table.
+fn coordinates(run: &RunReport, entry: &ResultEntry) -> Option<((f64, String), (f64, String))> {
     let find = |key: &str| entry.point.iter().find(|p| p.key == key).and_then(|p| Some((p.number?, p.given.clone())));
-    Some((find(ROWS)?, find(COLUMNS)?))
+    // numjobs by its name in the distributed-filesystem studies, too.
+    let column = || find(COLUMNS).or_else(|| find("processes_per_client"));
+    match entry.point.len() {
+        2 => Some((find(ROWS)?, column()?)),
+        1 => {
+            let ranks = mpi_ranks(run)?;
+            Some(((ranks as f64, ranks.to_string()), column()?))
+        }
+        _ => None,
+    }
+}
+
+/// The number of MPI ranks a run was spread over (its `mpi_ranks` environment entry).
+fn mpi_ranks(run: &RunReport) -> Option<u64> {
+    run.environment.iter().find(|(k, _)| k == "mpi_ranks").and_then(|(_, v)| v.parse().ok())
 }
 
 /// A result with its row's and column's numbers.
@@ -64,13 +87,15 @@ type Placed<'a> = (f64, f64, &'a ResultEntry);
 pub(crate) fn matrices(runs: &[RunReport]) -> Vec<Matrix> {
     // (title, results with their coordinates, the table being built)
     let mut families: Vec<(String, Vec<Placed<'_>>, Matrix)> = Vec::new();
-    for entry in runs.iter().flat_map(|r| &r.results) {
-        let Some((row, column)) = coordinates(entry) else { continue };
+    for (run, entry) in runs.iter().flat_map(|r| r.results.iter().map(move |e| (r, e))) {
+        let Some((row, column)) = coordinates(run, entry) else { continue };
         let mut title = format!("{} · {}", entry.target_label, entry.workload_kind);
         if let Some(part) = &entry.part {
             let _ = write!(title, " {part}");
         }
-        for (k, v) in entry.workload_params.iter().filter(|(k, _)| k != ROWS && k != COLUMNS) {
+        for (k, v) in
+            entry.workload_params.iter().filter(|(k, _)| ![ROWS, COLUMNS, "processes_per_client"].contains(&k.as_str()))
+        {
             let _ = write!(title, " {k}={v}");
         }
         let f = match families.iter().position(|(t, _, _)| *t == title) {
@@ -92,8 +117,10 @@ pub(crate) fn matrices(runs: &[RunReport]) -> Vec<Matrix> {
     }
     let mut out = Vec::new();
     for (_, entries, mut m) in families {
-        // A table of one row or one column is a plain sweep: its chart says it.
-        if m.rows.len() < 2 || m.columns.len() < 2 {
+        // A table of one column is a plain sweep: its chart says it. One row of clients is
+        // a table too when it is the run's MPI ranks (the clients were not swept).
+        let from_ranks = entries.iter().all(|(_, _, e)| e.point.len() == 1);
+        if m.columns.len() < 2 || (m.rows.len() < 2 && !from_ranks) {
             continue;
         }
         m.rows.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -153,8 +180,9 @@ impl Matrix {
 }
 
 /// What a cell says, for the line above each table.
-pub(crate) const NOTE: &str = "aggregate bandwidth · IOPS over every client's processes (read and write together), \
-                               mean over the repetitions; fairness: the slowest client's bandwidth over the fastest's";
+pub(crate) const NOTE: &str = "aggregate bandwidth · IOPS over every client's processes (read and write together) · \
+                               mean completion latency, means over the repetitions; fairness: the slowest client's \
+                               bandwidth over the fastest's";
 
 /// The terminal's tables, each under its title: Markdown with aligned columns, as the
 /// comparison table.

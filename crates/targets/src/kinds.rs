@@ -206,10 +206,17 @@ impl Target for TmpfsTarget {
 /// `dir:path=PATH`: an existing directory, never formatted or unmounted; workloads work in a
 /// fresh subdirectory `fsarena-RUNID-N` that is recorded, so that teardown removes it (when
 /// empty) and `cleanup` after a killed run removes it with the files written in it.
+///
+/// `path=A:B:...` (colon-separated, as fio's `directory=`) names several client mounts of one
+/// shared filesystem on this host (a network or distributed filesystem mounted once per
+/// client): the subdirectory is made through the first and must then be seen through every
+/// other, which proves they are one filesystem; io's `clients=` and MPI ranks use them in
+/// turn.
 #[derive(Debug, Clone)]
 pub struct DirTarget {
     common: CommonOptions,
-    path: PathBuf,
+    /// The directories: the first is where the subdirectory is made, each one client's view.
+    paths: Vec<PathBuf>,
 }
 
 impl DirTarget {
@@ -218,12 +225,23 @@ impl DirTarget {
         let common = CommonOptions::parse(spec, text, &["path"])?;
         let given =
             spec.get("path").ok_or_else(|| InputError::new("target dir needs path=, e.g. dir:path=/mnt/nfs"))?;
-        let path = std::path::absolute(given)
-            .map_err(|e| InputError::new(format!("dir:path={given}: {e}: expected an existing directory")))?;
-        if !path.is_dir() {
-            return Err(InputError::new(format!("dir:path={given}: not an existing directory")));
+        let mut paths = Vec::new();
+        for one in given.split(':') {
+            let path = std::path::absolute(one)
+                .map_err(|e| InputError::new(format!("dir:path={one}: {e}: expected an existing directory")))?;
+            if one.is_empty() || !path.is_dir() {
+                return Err(InputError::new(format!(
+                    "dir:path={one}: not an existing directory (several client mounts are separated by ':')"
+                )));
+            }
+            paths.push(path);
         }
-        Ok(Self { common, path })
+        Ok(Self { common, paths })
+    }
+
+    /// Where the subdirectory is made.
+    fn path(&self) -> &Path {
+        &self.paths[0]
     }
 }
 
@@ -240,23 +258,47 @@ impl Target for DirTarget {
     fn requirements(&self) -> Vec<Requirement> {
         Vec::new()
     }
+    fn clients(&self) -> Option<u32> {
+        Some(u32::try_from(self.paths.len()).unwrap_or(u32::MAX))
+    }
     fn capacity_bytes(&self) -> Option<u64> {
         // A filesystem that reports no size at all (ramfs, some FUSE and network
         // filesystems) has an unknown capacity, not a zero one.
-        sys::free_bytes(&self.path)
+        sys::free_bytes(self.path())
     }
     fn capacity_files(&self) -> Option<u64> {
-        sys::free_files(&self.path)
+        sys::free_files(self.path())
     }
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
-            let work = self.path.join(format!("fsarena-{}-{}", ctx.workdir.run_id(), ctx.index));
+            let name = format!("fsarena-{}-{}", ctx.workdir.run_id(), ctx.index);
+            let work = self.path().join(&name);
             let id = safefs::create_new_dir(&work, 0o700)
                 .map_err(|e| TargetError(format!("cannot create {}: {e}", work.display())))?;
             p.add(Resource::Scratch { path: work.clone(), id })?;
             p.fact("kind", "dir");
-            p.fact("path", self.path.display().to_string());
+            p.fact("path", self.paths.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":"));
+            if self.paths.len() > 1 {
+                for other in &self.paths {
+                    let seen = other.join(&name);
+                    // The directory just made (its name has the run's id) through every
+                    // client: the paths are one filesystem, not copies that would each hold
+                    // part. (Not by inode number: a FUSE filesystem may number per mount.)
+                    match std::fs::metadata(&seen) {
+                        Ok(m) if m.is_dir() => {}
+                        Ok(_) | Err(_) => {
+                            return Err(TargetError(format!(
+                                "dir:path: {} is not a mount of the same filesystem as {}: the directory {name} made there is not seen through it",
+                                other.display(),
+                                self.path().display()
+                            )))
+                        }
+                    }
+                    p.clients.push(seen);
+                }
+                p.fact("clients", self.paths.len().to_string());
+            }
             p.root = work;
             Ok(())
         })();

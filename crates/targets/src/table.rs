@@ -211,7 +211,7 @@ const DIR_PATH: OptionDoc = OptionDoc::new(
     "path",
     Text,
     Unset,
-    "the existing directory or mount (required); never formatted or unmounted, workloads run in a fresh subdirectory",
+    "the existing directory or mount (required); never formatted or unmounted, workloads run in a fresh subdirectory; A:B:... names several client mounts of one shared filesystem (io clients=, MPI ranks use them in turn)",
 );
 const DEVICE_PATH: OptionDoc = OptionDoc::new("path", Text, Unset, "the block device, e.g. /dev/nvme0n1 (required)");
 

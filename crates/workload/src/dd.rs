@@ -238,7 +238,7 @@ impl Workload for DdWorkload {
         let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let root = rustix::fs::open(env.root, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| fail(format!("open {}: {e}", env.root.display())))?;
-        let phases = Phases { name: "dd", stop: env.stop, live: env.live, before_each: None };
+        let phases = Phases { name: "dd", stop: env.stop, live: env.live, before_each: None, rendezvous: None };
         let mut copier = [Copier { dd: self, root: &root, created: 0 }];
         let mut error = None;
         if self.options.read {

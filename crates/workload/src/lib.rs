@@ -53,6 +53,12 @@ pub struct RunEnv<'a> {
     /// from any thread (`env.live.add(ops, bytes)`), batched in hot loops ([`LiveBatch`]).
     /// [`Live::unused`] where nothing displays it.
     pub live: &'a Live,
+    /// Under MPI (`run --mpi`): returns once every rank's workload has called it (or has
+    /// ended), so that the ranks start a phase together, as mdtest's barrier before each phase.
+    /// A workload of several timed phases calls it before each ([`phase::Phases::rendezvous`]);
+    /// ranks may call it a different number of times (one that failed early is simply not
+    /// waited for). `None` on one host.
+    pub rendezvous: Option<&'a (dyn Fn() + Sync)>,
 }
 
 impl<'a> RunEnv<'a> {
@@ -67,6 +73,7 @@ impl<'a> RunEnv<'a> {
             keep_files: false,
             drop_caches: None,
             live: Live::unused(),
+            rendezvous: None,
         }
     }
 }
@@ -106,7 +113,7 @@ pub(crate) fn one(measurements: Vec<Measurement>) -> Measurement {
 }
 
 /// A workload kind.
-pub trait Workload: std::fmt::Debug {
+pub trait Workload: std::fmt::Debug + Send + Sync {
     /// `io`, `meta`, ...
     fn kind(&self) -> &'static str;
     /// The parameters as given, for reports.

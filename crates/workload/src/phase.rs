@@ -230,6 +230,11 @@ pub struct Phases<'a> {
     /// Runs on one thread before each phase while the others wait (meta's
     /// `drop_caches=phase`); an error fails the phase and stops the run.
     pub before_each: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
+    /// Runs on one thread before each phase, after `before_each`, while the others wait: the
+    /// MPI ranks' meeting point ([`crate::RunEnv::rendezvous`]), so that every rank's threads
+    /// start the phase together. It runs for every phase, even after a failure stopped the
+    /// run, so that the other ranks are never left waiting.
+    pub rendezvous: Option<&'a (dyn Fn() + Sync)>,
 }
 
 impl std::fmt::Debug for Phases<'_> {
@@ -258,12 +263,15 @@ impl Phases<'_> {
                     for (&phase, total) in phases.iter().zip(totals) {
                         let leader = barrier.wait().is_leader();
                         let mut hook_error = None;
-                        if let Some(hook) = self.before_each {
-                            // One thread runs it while the others wait; the phase starts after.
+                        if self.before_each.is_some() || self.rendezvous.is_some() {
+                            // One thread runs them while the others wait; the phase starts after.
                             if leader {
-                                if let Err(e) = hook() {
+                                if let Some(Err(e)) = self.before_each.map(|hook| hook()) {
                                     hook_error = Some(e);
                                     abort.store(true, Ordering::Relaxed);
+                                }
+                                if let Some(meet) = self.rendezvous {
+                                    meet();
                                 }
                             }
                             barrier.wait();
@@ -353,7 +361,8 @@ mod tests {
     fn run(phases: &[Step], threads: usize, hook: Option<&(dyn Fn() -> Result<(), String> + Sync)>) -> Vec<PhaseTotal> {
         let stop = AtomicBool::new(false);
         let mut workers: Vec<Counter> = (0..threads).map(|id| Counter { id }).collect();
-        Phases { name: "test", stop: &stop, live: Live::unused(), before_each: hook }.run(phases, &mut workers)
+        Phases { name: "test", stop: &stop, live: Live::unused(), before_each: hook, rendezvous: None }
+            .run(phases, &mut workers)
     }
 
     #[test]
@@ -388,6 +397,30 @@ mod tests {
         let t = run(&[Step::Count(1), Step::Count(1)], 2, Some(&failing));
         assert_eq!(t[0].error.as_deref(), Some("cannot drop"));
         assert_eq!((t[0].hist.len(), t[1].hist.len()), (0, 0));
+    }
+
+    #[test]
+    fn the_rendezvous_meets_before_every_phase_even_after_a_failure() {
+        // The other MPI ranks wait at each phase's rendezvous: a rank whose run failed must
+        // still come to every one, after the hook, on one thread.
+        let log = Mutex::new(Vec::new());
+        let hook = || {
+            log.lock().unwrap().push("hook");
+            Ok(())
+        };
+        let meet = || log.lock().unwrap().push("meet");
+        let stop = AtomicBool::new(false);
+        let mut workers: Vec<Counter> = (0..3).map(|id| Counter { id }).collect();
+        let phases = Phases {
+            name: "test",
+            stop: &stop,
+            live: Live::unused(),
+            before_each: Some(&hook),
+            rendezvous: Some(&meet),
+        };
+        let t = phases.run(&[Step::FailAt(2), Step::Count(5), Step::Count(5)], &mut workers);
+        assert_eq!(t[0].error.as_deref(), Some("failed at 2"));
+        assert_eq!(log.into_inner().unwrap(), ["hook", "meet", "hook", "meet", "hook", "meet"]);
     }
 
     #[test]

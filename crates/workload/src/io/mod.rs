@@ -348,10 +348,11 @@ impl Totals {
             m.add_latency(name, &self.clat[d]);
             m.count(&format!("{name}_ios"), self.ios[d]);
             m.count(&format!("{name}_bytes"), self.bytes[d]);
-            let secs = self.runtime_ns[d] as f64 / 1e9;
-            let per_sec = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
-            m.push(&format!("{name}_iops"), "ops/s", Better::Higher, per_sec(self.ios[d]));
-            m.push(&format!("{name}_bw"), "bytes/s", Better::Higher, per_sec(self.bytes[d]));
+            // Over the direction's span (the longest clone's run time): ranks of an MPI run
+            // merge these over their common span.
+            let span = self.runtime_ns[d];
+            m.push_rate(&format!("{name}_iops"), "ops/s", &format!("{name}_ios"), self.ios[d], span);
+            m.push_rate(&format!("{name}_bw"), "bytes/s", &format!("{name}_bytes"), self.bytes[d], span);
             m.push(&format!("{name}_lat_mean"), "ns", Better::Lower, self.clat[d].mean());
             for (suffix, p) in [("p50", 50.0), ("p99", 99.0), ("p999", 99.9)] {
                 m.push(&format!("{name}_lat_{suffix}"), "ns", Better::Lower, self.clat[d].percentile(p) as f64);

@@ -288,8 +288,8 @@ impl MetaWorkload {
         let ran: Vec<(Phase, PhaseTotal)> = phases.into_iter().zip(totals).collect();
         let ordered = || Phase::ALL.iter().filter_map(|ph| ran.iter().find(|(r, _)| r == ph));
         for (phase, t) in ordered() {
-            if let Some(rate) = t.rate(t.ops) {
-                m.push(phase.metric(), "ops/s", Better::Higher, rate);
+            if t.rate(t.ops).is_some() {
+                m.push_rate(phase.metric(), "ops/s", &format!("{}_items", phase.metric()), t.ops, t.span_ns());
             }
             if failure.is_none() {
                 failure = t.error.clone();
@@ -350,7 +350,10 @@ impl MetaWorkload {
         let drop_before = || cold.map_or(Ok(()), |drop| drop().map_err(|e| format!("drop_caches=phase: {e}")));
         let before_each: Option<&(dyn Fn() -> Result<(), String> + Sync)> =
             if cold.is_some() { Some(&drop_before) } else { None };
-        let runner = Phases { name: "meta task", stop: env.stop, live: env.live, before_each };
+        // The ranks of an MPI run start each timed phase together (mdtest's barrier); the
+        // untimed build that `prepare` makes meets no one.
+        let rendezvous = if prepare { None } else { env.rendezvous };
+        let runner = Phases { name: "meta task", stop: env.stop, live: env.live, before_each, rendezvous };
         runner.run(phases, &mut tasks)
     }
 }

@@ -214,7 +214,8 @@ impl TreeWorkload {
                 Thread { options: o, root: path.clone(), dir: fd.as_fd(), paths: &paths, buf, ops: PsyncFsOps }
             })
             .collect();
-        let runner = Phases { name: "tree", stop: env.stop, live: env.live, before_each: None };
+        let runner =
+            Phases { name: "tree", stop: env.stop, live: env.live, before_each: None, rendezvous: env.rendezvous };
         let mut loops_done = 0;
         for n in 1..=o.loops {
             if env.stop.load(Ordering::Relaxed) {

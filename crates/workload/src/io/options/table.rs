@@ -273,9 +273,15 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("directory", Text, Unset, "the target directory when no --target is given", |o, v| o.directory =
         Some(v.to_string())),
     io!("offset", Size, Is("0"), "start offset in each file", |o, v| o.offset = size(v)?),
-    io!("numjobs", Count, Is("1"), "clones of the job, each a process (or a thread with thread=1), as fio", |o, v| o
-        .numjobs =
-        whole32(v)?)
+    io!(
+        "numjobs",
+        Count,
+        Is("1"),
+        "clones of the job, each a process (or a thread with thread=1), as fio; on each client (clients=, MPI ranks)",
+        |o, v| o.numjobs = whole32(v)?
+    )
+    // The distributed-filesystem studies' name: processes per client (mount or MPI rank).
+    .aka(&["processes_per_client"])
     .unit("jobs"),
     io!(
         "clients",
