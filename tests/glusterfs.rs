@@ -109,10 +109,12 @@ fn a_file_written_through_one_client_is_read_through_the_other_on_both_replicas(
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    // LABEL, then every client's mount, tab-separated.
     let text = stdout(&out);
-    let root = text.lines().find_map(|l| l.split_once('\t')).map(|(_, r)| r.to_string()).expect("a root line");
-    assert!(root.ends_with("-client1"), "{root}");
-    let second = format!("{}2", root.trim_end_matches('1'));
+    let fields: Vec<&str> = text.lines().next().unwrap_or_default().split('\t').collect();
+    assert_eq!(fields.len(), 3, "{text}");
+    let (root, second) = (fields[1].to_string(), fields[2].to_string());
+    assert!(root.ends_with("-client1") && second.ends_with("-client2"), "{text}");
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     for client in [&root, &second] {
         let line = mountinfo.lines().find(|l| l.split(' ').nth(4) == Some(client.as_str()));
@@ -249,6 +251,9 @@ fn a_clients_by_numjobs_sweep_on_two_clients_sums_exactly_and_prints_the_matrix(
     assert!(lines[2].starts_with("| clients=1") && lines[3].starts_with("| clients=2"), "{table}");
     assert!(lines[2].contains("/s") && !lines[2].contains("fairness"), "one client has no fairness: {table}");
     assert!(lines[3].contains("fairness"), "{table}");
+    // fio client mode's "All clients" block, for the results of two clients only.
+    assert_eq!(text.matches("All clients: (clients=2,").count(), 2, "{text}");
+    assert!(!text.contains("All clients: (clients=1"), "{text}");
 
     let show = run(&["results", "show", "last", "--db", &db, "--output-format", "json"]);
     let v = json(&show);

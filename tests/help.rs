@@ -32,7 +32,10 @@ fn help_lists_every_kind_and_each_kinds_keys() {
     }
     // Type, default, unit and aliases, from the table.
     let io = help(&["io"]);
-    assert!(io.contains("  numjobs\n      count (jobs); default 1\n      clones of the job, each a process"), "{io}");
+    assert!(
+        io.contains("  numjobs (also processes_per_client)\n      count (jobs); default 1\n      clones of the job, each a process"),
+        "{io}"
+    );
     assert!(io.contains("  runtime (also timeout)\n      time (s); no default\n"), "{io}");
     assert!(help(&["meta"]).contains("  items (-n)\n      count (items); default 1000\n"));
     assert!(help(&["ext4"]).contains("  size\n      size (bytes); default 4g\n"));

@@ -175,6 +175,7 @@ fn ranks_are_the_clients_of_the_matrix_and_meta_phases_meet() {
     assert_eq!(lines.len(), 3, "header, rule and the ranks' row:\n{table}");
     assert!(lines[0].contains("numjobs=1") && lines[0].contains("numjobs=2"), "{table}");
     assert!(lines[2].starts_with("| clients=2") && lines[2].contains("fairness"), "{table}");
+    assert!(text.contains("All clients: (clients=2,") && text.contains("per client   : bw min="), "{text}");
     assert!(dir.leftovers().is_empty(), "{:?}", dir.leftovers());
 
     let meta = mpirun(

@@ -249,9 +249,10 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             }
             if ranks.distributed() {
                 // The rank's own directory goes after the step, as the workload's files did
-                // (kept if not empty); before rank 0's teardown, which every rank reaches
-                // only after this.
+                // (kept if not empty); every rank's before rank 0 goes on to the next step or
+                // to its teardown, which removes the target's directory only when empty.
                 let _ = std::fs::remove_dir(&root);
+                ranks.barrier();
             }
             for entry in &entries {
                 if let Some(unstable) = crate::warnings::unstable(entry) {

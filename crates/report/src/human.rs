@@ -88,6 +88,9 @@ impl Human {
         for job in m.jobs() {
             self.job(out, job, m.jobs());
         }
+        if entry.workload_kind == "io" {
+            self.all_clients(out, m);
+        }
         if entry.workload_kind == "meta" {
             mdtest_summary(out, entry);
         }
@@ -109,6 +112,49 @@ impl Human {
         if entry.workload_kind == "kv" {
             crate::kv_text::kv_summary(out, entry, m);
         }
+    }
+
+    /// fio client mode's "All clients" block, for a result of several clients (MPI ranks or
+    /// `clients=` mounts): every client's jobs together. Unlike fio's, whose bandwidth adds
+    /// the clients' own, its rates are the merged measurement's (all clients' bytes over the
+    /// common span) and its latencies come from the merged histogram.
+    fn all_clients(&self, out: &mut String, m: &fsarena_core::Measurement) {
+        let Some(fairness) = m.metric("client_fairness") else { return };
+        let clients = m.counters.keys().filter_map(|k| k.split_once('.')).filter(|(c, _)| c.starts_with("client"));
+        let mut names: Vec<&str> = clients.map(|(c, _)| c).collect();
+        names.dedup();
+        let _ = writeln!(out, "All clients: (clients={}, jobs={}): err= 0", names.len(), m.jobs().len());
+        for (name, d) in [("read", Direction::Read), ("write", Direction::Write)] {
+            let (Some(iops), Some(bw)) = (m.metric(&format!("{name}_iops")), m.metric(&format!("{name}_bw"))) else {
+                continue;
+            };
+            let bytes = m.counters.get(&format!("{name}_bytes")).copied().unwrap_or(0);
+            let span_ms = m.rates.get(&format!("{name}_bw")).map_or(0, |r| r.span_ns / 1_000_000);
+            let line = format!(
+                "  {}: IOPS={}, BW={}/s ({}/s)({}/{span_ms}msec)",
+                d.name(),
+                format_count(iops.value.floor()),
+                format_iec(bw.value),
+                format_si(bw.value),
+                format_iec(bytes as f64),
+            );
+            if self.color {
+                let _ = writeln!(out, "\x1b[1m{line}\x1b[0m");
+            } else {
+                let _ = writeln!(out, "{line}");
+            }
+            if let Some(h) = m.latency(name) {
+                latency_lines(out, "clat", &h.summary(&fsarena_core::FIO_PERCENTILES));
+            }
+        }
+        let value = |n: &str| m.metric(n).map_or(0.0, |x| x.value);
+        let _ = writeln!(
+            out,
+            "  per client   : bw min={}/s, max={}/s, fairness={:.2}",
+            format_iec(value("client_bw_min")),
+            format_iec(value("client_bw_max")),
+            fairness.value
+        );
     }
 
     /// fio's per-job block.
