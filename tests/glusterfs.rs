@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 /// One glusterd per host: the tests here take turns.
 static ONE_GLUSTERD: Mutex<()> = Mutex::new(());
 
-fn one_at_a_time() -> MutexGuard<'static, ()> {
+pub(crate) fn one_at_a_time() -> MutexGuard<'static, ()> {
     require("glusterd");
     require("gluster");
     ONE_GLUSTERD.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Everything under the directories GlusterFS writes to outside the work directory.
-fn outside() -> BTreeSet<String> {
+pub(crate) fn outside() -> BTreeSet<String> {
     fn walk(dir: &Path, out: &mut BTreeSet<String>) {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             out.insert(e.path().display().to_string());
@@ -38,7 +38,7 @@ fn outside() -> BTreeSet<String> {
 }
 
 /// Checks that nothing of the run is left, in the work directory or outside it.
-fn nothing_left(wd: &TestWorkdir, before: &BTreeSet<String>) {
+pub(crate) fn nothing_left(wd: &TestWorkdir, before: &BTreeSet<String>) {
     assert!(wd.leftovers().is_empty(), "left {:?}", wd.leftovers());
     // leftovers() passes over command lines naming fsarena, as every path here does.
     let mut daemons = Vec::new();

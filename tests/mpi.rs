@@ -203,3 +203,47 @@ fn ranks_are_the_clients_of_the_matrix_and_meta_phases_meet() {
     assert_eq!(result["counters"]["file_creation_items"][0], 200, "{result}");
     assert!(result["metrics"]["file_creation"]["mean"].as_f64().is_some_and(|r| r > 0.0), "{result}");
 }
+
+/// Four ranks against a glusterfs target with four client mounts (oversubscribed on this
+/// machine; rank K works through client mount K): the merged result counts every rank's bytes
+/// once, each rank is one client of it, and nothing of the volume is left afterwards.
+#[test]
+fn four_ranks_on_four_glusterfs_clients() {
+    crate::util::require("mpirun");
+    let _turn = crate::glusterfs::one_at_a_time();
+    let before = crate::glusterfs::outside();
+    let wd = crate::util::TestWorkdir::new("mpi-gluster");
+    let mut c = Command::new("mpirun");
+    // Four ranks on two cores; glusterd's teardown outlasts mpirun's default SIGKILL delay.
+    c.args(["--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "4"]);
+    c.args(["--mca", "odls_base_sigkill_timeout", "30"]);
+    c.arg(env!("CARGO_BIN_EXE_fsarena"));
+    c.args([
+        "run",
+        "--mpi",
+        "--workdir",
+        &wd.arg(),
+        "--no-store",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--output-format",
+        "json",
+        "--target",
+        "glusterfs:clients=4,size=400m",
+        "--workload",
+        "io:rw=write,bs=64k,size=4m",
+    ]);
+    c.env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here");
+    let out = c.output().expect("mpirun runs");
+    assert!(out.status.success(), "stdout: {}\nstderr: {}", stdout(&out), stderr(&out));
+    let v = json(&out);
+    let result = &v["run"]["results"][0];
+    assert_eq!(result["counters"]["write_bytes"][0], 16 << 20, "{result}");
+    for k in 1..=4 {
+        assert_eq!(result["counters"][format!("client{k}.write_bytes")][0], 4 << 20, "{result}");
+    }
+    assert_eq!(v["run"]["environment"]["mpi_ranks"], "4");
+    crate::glusterfs::nothing_left(&wd, &before);
+}
