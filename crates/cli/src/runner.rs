@@ -21,7 +21,7 @@ pub fn execute(plan: &Plan, mode: Mode, ranks: &dyn Ranks) -> Result<ExitCode, F
         if ranks.rank() != 0 {
             return Ok(ExitCode::SUCCESS);
         }
-        return print_plan(plan).map(|()| ExitCode::SUCCESS);
+        return crate::commands::print(plan_listing(plan).as_bytes()).map(|()| ExitCode::SUCCESS);
     }
     // The other ranks print nothing but errors: rank 0 speaks for the run.
     let mode = if ranks.rank() == 0 { mode } else { Mode::Quiet };
@@ -87,6 +87,9 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         let _ = emergency.set(workdir.emergency());
     }
     progress.event(size);
+    for s in &plan.skipped {
+        progress.event(&format!("skipping {s}"));
+    }
     let mut failure: Option<String> = None;
     let mut cache = CacheControl { enabled: plan.drop_caches, warned: false };
     // For a workload that drops caches itself between its own steps (meta's untimed build,
@@ -339,12 +342,16 @@ fn schedule(plan: &Plan) -> Schedule {
     Schedule::new(plan.targets.len(), &estimates, plan.warmup + plan.repeat)
 }
 
-/// `--dry-run`: the plan, with labels and job names shown inert (they are user text).
-fn print_plan(plan: &Plan) -> Result<(), Failure> {
+/// `--dry-run` and `suite show`: the plan, with labels and job names shown inert (they are
+/// user text).
+pub fn plan_listing(plan: &Plan) -> String {
     use fsarena_core::printable;
     let mut out = String::new();
     if let Some(d) = &plan.description {
         out.push_str(&format!("{}\n", printable(d)));
+    }
+    if let Some(scale) = plan.scale {
+        out.push_str(&format!("scale: {}\n", scale.name()));
     }
     let results: usize = plan.steps.iter().map(|s| s.workload.parts().len().max(1)).sum();
     out.push_str(&format!(
@@ -380,7 +387,10 @@ fn print_plan(plan: &Plan) -> Result<(), Failure> {
             out.push_str(&format!("    {}\n", printable(&line)));
         }
     }
-    crate::commands::print(out.as_bytes())
+    for s in &plan.skipped {
+        out.push_str(&format!("  skipped {}\n", printable(s)));
+    }
+    out
 }
 
 /// Sync and drop the page cache before each measured repetition, when root.
