@@ -159,3 +159,47 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
     let params = &v["run"]["results"][0]["workload"]["params"];
     assert_eq!(params["size"], "4m", "{params}");
 }
+
+/// The `row = "..."` ids of a suite file.
+fn row_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("row = \""))
+        .filter_map(|r| r.strip_suffix('"'))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn docs_studies_maps_every_study_row_to_a_suite_row_and_back() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/studies.md")).unwrap();
+    let mut suite_rows: Vec<String> = Vec::new();
+    for name in suites() {
+        let text = std::fs::read_to_string(root.join(format!("suites/{name}.toml"))).unwrap();
+        suite_rows.extend(row_ids(&text).into_iter().map(|r| format!("{name}/{r}")));
+    }
+    // The map's lines: | study row | what | `suite/row`, ... | why |
+    let lines: Vec<&str> = doc.lines().filter(|l| l.starts_with("| 00")).collect();
+    let mut mapped: Vec<String> = Vec::new();
+    for line in &lines {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let targets: Vec<String> =
+            cells[3].split(',').map(|c| c.trim().trim_matches('`').to_string()).filter(|c| !c.is_empty()).collect();
+        assert!(!targets.is_empty(), "a study row without a suite row: {line}");
+        for t in targets {
+            assert!(suite_rows.contains(&t), "{t} (in docs/studies.md) is no suite row: {suite_rows:?}");
+            mapped.push(t);
+        }
+        assert!(!cells[4].is_empty(), "say what was scaled and why: {line}");
+    }
+    for study in ["000", "001", "002", "003", "004"] {
+        assert!(lines.iter().any(|l| l.starts_with(&format!("| {study}-"))), "study {study} has no row in the map");
+    }
+    // Every suite row is in the map, or named as one beyond the studies.
+    for row in &suite_rows {
+        assert!(
+            mapped.contains(row) || doc.contains(&format!("Suite rows beyond the studies: `{row}`")),
+            "suite row {row} is not in docs/studies.md"
+        );
+    }
+}

@@ -243,7 +243,9 @@ pub fn findings(run: &RunReport, experiment: &Experiment) -> Findings {
                     (!v.is_empty()).then(|| (*e, v.iter().sum::<f64>() / v.len() as f64))
                 })
                 .collect();
-            if ranked.len() < 2 {
+            // Fewer than two targets, or a metric that is zero everywhere (a read job's
+            // write_bw): nothing to rank.
+            if ranked.len() < 2 || ranked.iter().all(|(_, m)| *m == 0.0) {
                 continue;
             }
             ranked.sort_by(|a, b| {
@@ -374,8 +376,12 @@ pub fn markdown(findings: &Findings, experiment: &Experiment) -> String {
         md(&experiment.scale)
     );
     out.push_str("| row | result | metric | ranking and factor |\n|---|---|---|---|\n");
+    let mut last_row = "";
     for m in &findings.metrics {
-        let _ = writeln!(out, "| {} | {} | {} | {} |", md(&m.row), md(&m.result), md(&m.metric), md(&m.text()));
+        // The row's title once, on its first line: the lines below it are its results.
+        let row = if m.row == last_row { String::new() } else { md(&m.row) };
+        last_row = &m.row;
+        let _ = writeln!(out, "| {row} | {} | {} | {} |", md(&m.result), md(&m.metric), md(&m.text()));
     }
     if !findings.claims.is_empty() {
         out.push_str("\n### Claims of the study\n\n| claim | verdict | figures |\n|---|---|---|\n");
@@ -402,11 +408,13 @@ pub fn html(findings: &Findings, experiment: &Experiment) -> String {
         h(&experiment.scale)
     );
     out.push_str("<div class=\"table-wrap\"><table><thead><tr><th>row</th><th>result</th><th>metric</th><th>ranking and factor</th></tr></thead><tbody>\n");
+    let mut last_row = "";
     for m in &findings.metrics {
+        let row = if m.row == last_row { String::new() } else { h(&m.row) };
+        last_row = &m.row;
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
-            h(&m.row),
+            "<tr><td>{row}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
             h(&m.result),
             h(&m.metric),
             h(&m.text())
