@@ -203,3 +203,41 @@ fn docs_studies_maps_every_study_row_to_a_suite_row_and_back() {
         );
     }
 }
+
+/// Regression: the dbfs suite's posix row beside its measurements ran once per repetition,
+/// and the second run found the first one's fixtures ("File exists"): a check whose verdicts
+/// do not vary runs once in a plan of measurements.
+#[test]
+fn a_check_beside_measurements_runs_once() {
+    let dir = Scratch::new("check-once");
+    let v = json(&run(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "posix:family=chmod",
+        "--workload",
+        "io:rw=write,size=1m",
+        "--repeat",
+        "2",
+        "--warmup",
+        "1",
+        "--output-format",
+        "json",
+        "--no-store",
+    ]));
+    let results = v["run"]["results"].as_array().unwrap();
+    let reps = |kind: &str| {
+        results.iter().find(|r| r["workload"]["kind"] == kind).unwrap()["metrics"]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap()["values"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(reps("io"), 2);
+    assert_eq!(reps("posix"), 1);
+}

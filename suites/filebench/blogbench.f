@@ -3,7 +3,9 @@
 # add articles (whole files), rewriters replace part of one, commenters append
 # to one, readers read whole articles, all at once. The thread counts are
 # BlogBench's defaults (3 writers, 1 rewriter, 5 commenters, 100 readers); file
-# sizes follow its ~8-64 KiB articles. It gives filebench's rates, not a
+# sizes follow its ~8-64 KiB articles. Unlike BlogBench, each writer also
+# deletes an article after adding one: a filebench fileset has a fixed number of
+# entries, and a run of only additions would use them up. It gives filebench's rates, not a
 # BlogBench score: compare filesystems with it, not with BlogBench's numbers.
 set $dir=/tmp
 set $nfiles=2000
@@ -26,6 +28,7 @@ define process name=blog,instances=1
     flowop createfile name=newarticle,filesetname=blog,fd=1
     flowop writewholefile name=writearticle,srcfd=1,fd=1,iosize=$iosize
     flowop closefile name=closenew,fd=1
+    flowop deletefile name=expirearticle,filesetname=blog
   }
   thread name=rewriter,memsize=10m,instances=$nrewriters
   {

@@ -506,6 +506,19 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The warm-ups and measured repetitions of `step`: the plan's, except that a check whose
+    /// verdicts do not vary (posix) beside measurements runs once: repeating it would only
+    /// repeat its verdicts (and its fixtures are made for one run in a fresh directory).
+    pub fn rounds_of(&self, step: &Step) -> (u32, u32) {
+        if step.workload.deterministic() && self.steps.iter().any(|s| !s.workload.deterministic()) {
+            (0, 1)
+        } else {
+            (self.warmup, self.repeat)
+        }
+    }
+}
+
 /// Measured repetitions and warm-ups when neither the command line nor the file says.
 pub const DEFAULT_REPEAT: u32 = 3;
 /// Discarded warm-up repetitions by default.

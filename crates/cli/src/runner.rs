@@ -42,7 +42,6 @@ pub fn execute(plan: &Plan, mode: Mode, ranks: &dyn Ranks) -> Result<ExitCode, F
 /// is the line announcing the plan's size and duration, said once the run can start.
 fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Result<ExitCode, Failure> {
     let leader = ranks.rank() == 0;
-    let rounds = plan.warmup + plan.repeat;
     let stop = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
     let emergency = Arc::new(OnceLock::new());
@@ -169,9 +168,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 points: step.points,
                 values: values.join(" "),
                 round: 0,
-                warmup: plan.warmup,
-                repeat: plan.repeat,
+                warmup: 0,
+                repeat: 0,
             };
+            (position.warmup, position.repeat) = plan.rounds_of(step);
+            let rounds = position.warmup + position.repeat;
             for round in 0..rounds {
                 if ranks.any(stop.load(Ordering::Relaxed)) {
                     break;
@@ -339,7 +340,16 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
 /// Every round of `plan` with its estimated duration, for the plan line and the ETA.
 fn schedule(plan: &Plan) -> Schedule {
     let estimates: Vec<_> = plan.steps.iter().map(|s| s.workload.estimate()).collect();
-    Schedule::new(plan.targets.len(), &estimates, plan.warmup + plan.repeat)
+    let steps: Vec<_> = plan
+        .steps
+        .iter()
+        .zip(estimates)
+        .map(|(s, e)| {
+            let (warmup, repeat) = plan.rounds_of(s);
+            (e, warmup + repeat)
+        })
+        .collect();
+    Schedule::per_step(plan.targets.len(), &steps)
 }
 
 /// `--dry-run` and `suite show`: the plan, with labels and job names shown inert (they are
