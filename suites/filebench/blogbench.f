@@ -19,7 +19,7 @@ set $iosize=64k
 set $commentsize=2k
 set $runtime=60
 
-define fileset name=blog,path=$dir,size=$filesize,entries=$nfiles,dirwidth=$meandirwidth,prealloc=80
+define fileset name=blog,path=$dir,size=$filesize,entries=$nfiles,dirwidth=$meandirwidth,prealloc=50
 
 define process name=blog,instances=1
 {

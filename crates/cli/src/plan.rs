@@ -250,6 +250,15 @@ impl Plan {
                 };
                 if let Some(reason) = unavailable.filter(|_| skip_unavailable) {
                     skipped.push(Skipped { what: format!("row {}", row.id), reason });
+                    // Still a row of the report: its heading says it did not run here.
+                    described.push(ExperimentRow {
+                        id: row.id.clone(),
+                        title: row.title.clone(),
+                        chart: row.chart.clone(),
+                        metrics: row.metrics.clone(),
+                        workloads: Vec::new(),
+                        reduced: row.reduced.clone(),
+                    });
                     continue;
                 }
                 if let Some(why) = &row.missing_feature {

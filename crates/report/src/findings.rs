@@ -320,6 +320,15 @@ fn check_claim(claim: &Claim, run: &RunReport, experiment: &Experiment, groups: 
         }
     }
     if pairs == 0 {
+        if let (Some(r), Some(id)) = (row, &claim.row) {
+            if !groups.iter().any(|g| g.row == r) {
+                let why = experiment.skipped.iter().find(|s| s.what == format!("row {id}")).map(|s| s.reason.as_str());
+                return not_tested(match why {
+                    Some(why) => format!("row {id} did not run here: {why}"),
+                    None => format!("row {id} has no results"),
+                });
+            }
+        }
         return not_tested(format!("no result with {} for these targets", claim.metric));
     }
     let verdict = if contradicted > 0 {

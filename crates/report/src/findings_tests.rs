@@ -143,6 +143,14 @@ fn every_format_shows_the_findings_and_what_was_skipped() {
     assert!(html.contains("<td class=\"better\">confirmed</td>"));
     // The row's heading comes before its results.
     assert!(html.find("id=\"row-sqlite\"") < html.find("id=\"result-1\""));
+    // A row that did not run still has its heading, with the reason.
+    let mut experiment = crate::experiment::Experiment::from_plan(&run.plan).unwrap();
+    experiment.rows.push(Row { id: "pgbench".into(), title: "PostgreSQL".into(), ..Row::default() });
+    let mut skipped_run = run.clone();
+    skipped_run.plan = experiment.plan_suffix();
+    let html = crate::html_report(std::slice::from_ref(&skipped_run));
+    assert!(html.contains("<h2>PostgreSQL</h2>"), "{html}");
+    assert!(html.contains("<strong>not run here</strong>: workload `pgbench` is not in this build"));
     let (md, _) = crate::markdown_report(std::slice::from_ref(&run));
     assert!(md.contains("## Findings"));
     assert!(md.contains("| **contradicted** |"), "{md}");

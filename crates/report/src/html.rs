@@ -153,7 +153,8 @@ pub fn html_report(runs: &[RunReport]) -> String {
             .iter()
             .filter(|(_, g)| g.entries.first().is_some_and(|(_, e)| row.workloads.contains(&e.workload_title())))
             .collect();
-        row_heading(&mut out, row, mine.len());
+        let skipped = experiment.iter().flat_map(|e| &e.skipped).find(|s| s.what == format!("row {}", row.id));
+        row_heading(&mut out, row, mine.len(), skipped.map(|s| s.reason.as_str()));
         for (i, group) in mine {
             shown[*i] = true;
             result_section(&mut out, &model, group, i + 1);
@@ -171,7 +172,7 @@ pub fn html_report(runs: &[RunReport]) -> String {
 }
 
 /// An experiment row's heading: its title, the chart the study drew, and what was reduced.
-fn row_heading(out: &mut String, row: &crate::experiment::Row, results: usize) {
+fn row_heading(out: &mut String, row: &crate::experiment::Row, results: usize, skipped: Option<&str>) {
     let _ = write!(
         out,
         "<section id=\"row-{}\"><h2>{}</h2><p class=\"note\">",
@@ -185,8 +186,12 @@ fn row_heading(out: &mut String, row: &crate::experiment::Row, results: usize) {
     if let Some(reduced) = &row.reduced {
         let _ = write!(out, " · reduced at this scale: {}", escape::html(reduced));
     }
-    if results == 0 {
-        out.push_str(" · no result: see Skipped under Findings");
+    match skipped {
+        Some(why) => {
+            let _ = write!(out, " · <strong>not run here</strong>: {}", escape::html(why));
+        }
+        None if results == 0 => out.push_str(" · no result (the run stopped before it)"),
+        None => {}
     }
     out.push_str("</p></section>\n");
 }
