@@ -345,6 +345,9 @@ fn check_claim(claim: &Claim, run: &RunReport, experiment: &Experiment, groups: 
 pub fn text(findings: &Findings, experiment: &Experiment) -> String {
     let mut out =
         format!("Findings ({}, scale {}; 95% confidence, Welch's t-test):\n", experiment.name, experiment.scale);
+    if findings.metrics.is_empty() {
+        out.push_str("  nothing to rank: no row has results from two targets or more\n");
+    }
     let mut last_row = "";
     for m in &findings.metrics {
         if m.row != last_row {
