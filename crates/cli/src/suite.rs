@@ -105,18 +105,22 @@ pub fn plan_at(suite: &Suite, scale: Scale, workdir: &std::path::Path) -> Result
     }
 }
 
-/// `suite show`: the file, then the plan at each scale with its estimated duration.
+/// `suite show`: the file, then the plan at each scale with its estimated duration, as TOML
+/// comments: the whole output is the suite's file, ready to copy (`suite show kv > my.toml`).
 fn show_text(suite: &Suite, workdir: &std::path::Path) -> String {
     let mut out = format!("# {} (study {})\n{}", suite.path(), suite.study, suite.text);
     if !out.ends_with('\n') {
         out.push('\n');
     }
     for scale in Scale::ALL {
-        out.push_str(&format!("\n## plan at --scale {}\n", scale.name()));
-        match plan_at(suite, scale, workdir) {
-            Ok(plan) => out.push_str(&crate::runner::plan_listing(&plan)),
-            Err(Failure::BadInput(e)) => out.push_str(&format!("cannot run here: {e}\n")),
-            Err(Failure::Run(e)) => out.push_str(&format!("cannot run here: {e:#}\n")),
+        out.push_str(&format!("\n# plan at --scale {}\n", scale.name()));
+        let listing = match plan_at(suite, scale, workdir) {
+            Ok(plan) => crate::runner::plan_listing(&plan),
+            Err(Failure::BadInput(e)) => format!("cannot run here: {e}\n"),
+            Err(Failure::Run(e)) => format!("cannot run here: {e:#}\n"),
+        };
+        for line in listing.lines() {
+            out.push_str(&format!("#   {line}\n"));
         }
     }
     out

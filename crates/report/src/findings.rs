@@ -39,7 +39,7 @@ impl Factor {
 
     /// `3.20× (95% CI 2.9–3.5, p=0.001)`.
     pub fn text(&self) -> String {
-        let p = self.p.map_or_else(|| "untested: one repetition".to_string(), |p| format!("p={}", p_text(p)));
+        let p = self.p.map_or_else(|| "untested: one repetition".to_string(), |p| format!("p{}", p_text(p)));
         format!("{}× (95% CI {}–{}, {p})", factor_text(self.value), factor_text(self.ci95.0), factor_text(self.ci95.1))
     }
 }
@@ -62,7 +62,7 @@ fn p_text(p: f64) -> String {
     if p < 0.001 {
         "<0.001".into()
     } else {
-        format!("{p:.3}")
+        format!("={p:.3}")
     }
 }
 
