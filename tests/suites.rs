@@ -251,3 +251,24 @@ fn a_check_beside_measurements_runs_once() {
     assert_eq!(reps("io"), 2);
     assert_eq!(reps("posix"), 1);
 }
+
+/// A suite none of whose targets this machine can provision stops with the reason (exit 2),
+/// as client-scaling does without glusterfs-server; here with a kind the kernel lacks in place
+/// of its glusterfs target.
+#[test]
+fn a_suite_without_a_target_it_can_provision_says_why_and_stops() {
+    let lacking = ["f2fs", "nilfs2"]
+        .into_iter()
+        .find(|kind| !std::fs::read_to_string("/proc/filesystems").unwrap().lines().any(|l| l.ends_with(kind)));
+    let Some(kind) = lacking else { return };
+    let scratch = TempDir::new();
+    let out = fsarena()
+        .args(["suite", "run", "client-scaling", "--target", kind, "--workdir", &format!("{}/work", scratch.0)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("suite client-scaling: none of its targets can be provisioned here"), "{err}");
+    assert!(err.contains(&format!("{kind}: the kernel lacks {kind}")), "{err}");
+    assert!(!std::path::Path::new(&format!("{}/work", scratch.0)).exists(), "nothing is created");
+}

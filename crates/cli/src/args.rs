@@ -306,7 +306,7 @@ pub struct DownArgs {
 )]
 pub struct RunArgs {
     /// A TOML experiment file: name, description, targets, workloads with sweeps, repeat,
-    /// warmup, drop_caches; rows with [scale.quick] and [scale.smoke] reductions, claims.
+    /// warmup, drop_caches; rows with [workload.quick] and [workload.smoke] reductions, claims.
     pub jobfile: Option<PathBuf>,
     /// Everything else `run` takes, shared with `suite run`.
     #[command(flatten)]
@@ -328,7 +328,7 @@ pub struct PlanArgs {
     #[arg(long = "add-target", value_name = "SPEC", value_parser = crate::man::target_specs(), hide_possible_values = true)]
     pub add_targets: Vec<String>,
     /// The size an experiment file or suite runs at: smoke, quick or full (the study's own
-    /// parameters); each row's [scale.quick] and [scale.smoke] tables say what is reduced
+    /// parameters); each row's [workload.quick] and [workload.smoke] tables say what is reduced
     /// and why [default: full for `run`, quick for `suite run`]
     #[arg(long, value_name = "SCALE", value_parser = ["smoke", "quick", "full"])]
     pub scale: Option<String>,
