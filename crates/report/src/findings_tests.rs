@@ -164,3 +164,21 @@ fn a_run_without_an_experiment_has_no_findings() {
     let html = crate::html_report(std::slice::from_ref(&run));
     assert!(!html.contains("id=\"findings\""));
 }
+
+#[test]
+fn compliance_checks_are_not_ranked() {
+    let (mut run, mut experiment) = fixture();
+    let posix = |label: &str, passed: f64| {
+        let mut e = entry(label, &[1.0]);
+        e.workload_kind = "posix".into();
+        e.workload_params = vec![("family".into(), "chmod".into())];
+        e.measurements[0].metrics.clear();
+        e.measurements[0].push("chmod_passed", "cases", Better::Higher, passed);
+        e
+    };
+    run.results.push(posix("ext4", 41.0));
+    run.results.push(posix("ext3", 37.0));
+    experiment.rows.push(Row { id: "posix".into(), workloads: vec!["posix:family=chmod".into()], ..Row::default() });
+    let f = findings(&run, &experiment);
+    assert_eq!(f.metrics.len(), 1, "only the sqlite row is ranked: {:?}", f.metrics);
+}
