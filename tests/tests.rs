@@ -32,5 +32,6 @@ mod progress;
 mod reports;
 mod results;
 mod sqlite;
+mod suites;
 mod targets;
 mod tree;

@@ -38,6 +38,10 @@ pub enum Command {
     Run(RunArgs),
     /// Run the standard io jobs on the filesystems this machine offers and compare them.
     Demo(DemoArgs),
+    /// The five studies as built-in suites: list them, show one (its file, its plan at each
+    /// scale), or run one with the study's report and Findings.
+    #[command(subcommand)]
+    Suite(SuiteCommand),
     /// List, show, export or remove stored runs.
     #[command(subcommand)]
     Results(ResultsCommand),
@@ -115,6 +119,43 @@ pub struct WorkdirArg {
     /// against the current directory.
     #[arg(id = "workdir", long = "workdir", value_name = "DIR", default_value = fsarena_target::DEFAULT_WORKDIR)]
     pub path: PathBuf,
+}
+
+/// `fsarena suite ...`.
+#[derive(Debug, Subcommand)]
+pub enum SuiteCommand {
+    /// The built-in suites: name, study, rows.
+    List,
+    /// A suite's file (copy it as a starting point: `fsarena run my.toml`), then its plan and
+    /// estimated duration at each scale.
+    Show {
+        /// The suite.
+        name: String,
+        /// The work directory the plans are checked against.
+        #[command(flatten)]
+        workdir: WorkdirArg,
+    },
+    /// Run a suite: every row of its study on its targets (those this machine cannot
+    /// provision, and rows whose workload this build lacks, are skipped and listed), then the
+    /// report with the Findings.
+    Run(Box<SuiteRunArgs>),
+}
+
+/// `fsarena suite run`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  fsarena suite run roundup --scale smoke\n  fsarena suite run dbfs --add-target 'fuse:cmd=mydbfs {mnt},label=dbfs' --name before\n  fsarena suite run kv --target xfs --target ext4 --scale full"
+)]
+pub struct SuiteRunArgs {
+    /// The suite (`fsarena suite list`).
+    #[arg(value_name = "NAME")]
+    pub suite: String,
+    /// Write the HTML (or, ending in .md, Markdown) report here at the end.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The flags `run` takes.
+    #[command(flatten)]
+    pub plan: PlanArgs,
 }
 
 /// `fsarena results ...`. RUN is an id, a unique prefix of one, `last` or `last~N`.
@@ -266,14 +307,32 @@ pub struct DownArgs {
 )]
 pub struct RunArgs {
     /// A TOML experiment file: name, description, targets, workloads with sweeps, repeat,
-    /// warmup, drop_caches.
+    /// warmup, drop_caches; rows with [workload.quick] and [workload.smoke] reductions, claims.
     pub jobfile: Option<PathBuf>,
+    /// Everything else `run` takes, shared with `suite run`.
+    #[command(flatten)]
+    pub plan: PlanArgs,
+}
+
+/// The flags of `run` that `suite run` takes too: defined once, here.
+#[derive(Debug, Args, Clone)]
+pub struct PlanArgs {
     /// A fio job file ([global] and job sections); its jobs become one io workload.
     #[arg(long, value_name = "JOBFILE")]
     pub fio: Option<PathBuf>,
-    /// A filesystem under test: KIND[:key=value,...], e.g. dir:path=/mnt/x. Repeatable.
+    /// A filesystem under test: KIND[:key=value,...], e.g. dir:path=/mnt/x. Repeatable; it
+    /// replaces the targets of an experiment file or suite.
     #[arg(long = "target", value_name = "SPEC", value_parser = crate::man::target_specs(), hide_possible_values = true)]
     pub targets: Vec<String>,
+    /// A filesystem to add to the targets of an experiment file or suite (your own FUSE
+    /// filesystem, a real device with --force). Repeatable.
+    #[arg(long = "add-target", value_name = "SPEC", value_parser = crate::man::target_specs(), hide_possible_values = true)]
+    pub add_targets: Vec<String>,
+    /// The size an experiment file or suite runs at: smoke, quick or full (the study's own
+    /// parameters); each row's [workload.quick] and [workload.smoke] tables say what is reduced
+    /// and why [default: full for `run`, quick for `suite run`]
+    #[arg(long, value_name = "SCALE", value_parser = ["smoke", "quick", "full"])]
+    pub scale: Option<String>,
     /// A workload: KIND[:key=value,...], e.g. io:rw=randread,bs=4k,size=1g. Repeatable. A
     /// list sweeps the key: numjobs='1,4,16' (fio's comma-valued bs, rate and bssplit take
     /// bs='4k|64k'); several lists give their product.
@@ -345,7 +404,7 @@ pub struct RunArgs {
 }
 
 /// `-q` and `--log`, shared by the commands that run a plan: defined once.
-#[derive(Debug, Args, Clone, Copy)]
+#[derive(Debug, Args, Clone, Copy, Default)]
 pub struct ProgressArgs {
     /// Quiet: nothing on stderr but errors and the warnings at the end; the results still go
     /// to stdout. Wins over --log.

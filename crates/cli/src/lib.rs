@@ -7,6 +7,7 @@
 
 mod args;
 mod commands;
+mod experiment;
 mod help;
 mod hold;
 mod man;
@@ -17,6 +18,7 @@ mod progress;
 mod ranks;
 mod record;
 mod runner;
+mod suite;
 mod warnings;
 
 use clap::Parser;
@@ -47,6 +49,7 @@ where
         args::Command::Demo(demo) => {
             plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode(), &ranks::Alone))
         }
+        args::Command::Suite(s) => suite::command(&s),
         args::Command::Results(r) => commands::results(&r),
         args::Command::Compare(c) => commands::compare(&c),
         args::Command::Report(r) => commands::report(&r),
@@ -79,9 +82,9 @@ where
 /// `fsarena run`: validate, then run, on this process alone or, with `--mpi`, on every rank
 /// of the MPI job (which ends when the ranks are dropped, after the run).
 fn run_plan(run: &args::RunArgs) -> Result<ExitCode, plan::Failure> {
-    let ranks = ranks::open(run.mpi)?;
+    let ranks = ranks::open(run.plan.mpi)?;
     match plan::Plan::from_run_args(run) {
-        Ok(plan) => runner::execute(&plan, run.progress.mode(), ranks.as_ref()),
+        Ok(plan) => runner::execute(&plan, run.plan.progress.mode(), ranks.as_ref()),
         // Every rank validated the same plan and found the same fault: rank 0 says it.
         Err(plan::Failure::BadInput(_)) if ranks.rank() != 0 => Ok(ExitCode::from(2)),
         Err(e) => Err(e),

@@ -1,7 +1,9 @@
 //! Validation: command line and job files become a [`Plan`] before anything is created.
 
-use crate::args::{DemoArgs, RunArgs};
+use crate::args::{DemoArgs, PlanArgs, RunArgs, SuiteRunArgs};
+use crate::experiment::{self, Scale, TomlJob};
 use fsarena_core::{InputError, Nanos, Spec};
+use fsarena_report::experiment::{Experiment, Row as ExperimentRow, Skipped};
 use fsarena_report::OutputFormat;
 use fsarena_target::Target;
 use fsarena_workload::io::{jobfile, IoWorkload};
@@ -55,8 +57,25 @@ pub struct Plan {
     pub name: Option<String>,
     /// The run's tags (`--tag`).
     pub tags: Vec<String>,
-    /// Write an HTML report here at the end (the demo).
+    /// Write an HTML report here at the end (the demo, `suite run -o`).
     pub report: Option<PathBuf>,
+    /// Rows and targets skipped here, each with the reason (`row pg: workload ...`).
+    pub skipped: Vec<String>,
+    /// The scale of an experiment file or suite.
+    pub scale: Option<Scale>,
+}
+
+/// An experiment file's text and where it came from.
+#[derive(Debug)]
+pub struct JobFile {
+    /// The path or `suites/NAME.toml`, for messages.
+    pub origin: String,
+    /// Its text.
+    pub text: String,
+    /// The file read, when it was one (its text is stored again from it).
+    pub path: Option<PathBuf>,
+    /// The built-in suite's name, when it is one.
+    pub suite: Option<&'static str>,
 }
 
 /// One workload at one sweep point: what the runner runs on each target.
@@ -132,164 +151,162 @@ fn plan_text(files: &[&std::path::Path]) -> String {
     text
 }
 
-/// A TOML experiment file: the whole experiment, so that `fsarena run exp.toml` alone
-/// reproduces it. Flags given on the command line win over the file.
-///
-/// ```toml
-/// name = "cubefs-matrix"            # the run's name, as --name
-/// description = "4 modes x 4 process counts"
-/// repeat = 3                        # as --repeat
-/// warmup = 1                        # as --warmup
-/// drop_caches = "repetition"        # or "none", as --no-drop-caches
-/// targets = ["ext4:size=4g", "xfs:size=4g,label=xfs-default"]
-/// [[target]]                        # a target as a table: kind = "...", its keys
-/// kind = "btrfs"
-/// [[workload]]
-/// kind = "io"
-/// rw = ["read", "write"]            # an array is a sweep
-/// numjobs = [1, 4, 16, 64]
-/// ```
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlJob {
-    name: Option<String>,
-    description: Option<String>,
-    #[serde(default)]
-    tags: Vec<String>,
-    repeat: Option<u32>,
-    warmup: Option<u32>,
-    drop_caches: Option<String>,
-    #[serde(default)]
-    targets: Vec<String>,
-    #[serde(default)]
-    target: Vec<toml::Table>,
-    output_format: Option<String>,
-    #[serde(default)]
-    workload: Vec<toml::Table>,
-}
-
 fn parse_format(name: &str, origin: &str) -> Result<OutputFormat, InputError> {
     OutputFormat::parse(name, crate::args::RUN_FORMATS).map_err(|e| InputError::new(e.to_string()).at(origin))
 }
 
-/// One TOML value as the text a spec would hold (`true` → `1`).
-fn toml_scalar(key: &str, v: &toml::Value, origin: &str) -> Result<String, InputError> {
-    Ok(match v {
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Integer(i) => i.to_string(),
-        toml::Value::Float(f) => f.to_string(),
-        toml::Value::Boolean(b) => if *b { "1" } else { "0" }.to_string(),
-        other => {
-            let (k, other) = (fsarena_workload::plain::cut(key), other.to_string());
-            let other = fsarena_workload::plain::cut(&other);
-            return Err(InputError::new(format!(
-                "{k} = {other}: expected a string, number, boolean or an array of them"
-            ))
-            .at(origin));
-        }
-    })
-}
-
-/// Each key of a table with its values in order (one unless the value is an array).
-type KeyValues = Vec<(String, Vec<String>)>;
-
-/// A TOML table's `kind` and its other keys, each with its values (an array is a list).
-fn table_values(table: &toml::Table, what: &str, origin: &str) -> Result<(String, KeyValues), InputError> {
-    let kind = match table.get("kind") {
-        Some(toml::Value::String(k)) => k.clone(),
-        _ => return Err(InputError::new(format!("a [[{what}]] table needs kind = \"...\"")).at(origin)),
-    };
-    let mut keys = Vec::new();
-    for (k, v) in table.iter().filter(|(k, _)| *k != "kind") {
-        let values = match v {
-            toml::Value::Array(items) if items.is_empty() => {
-                return Err(InputError::new(format!(
-                    "{} = []: a list needs at least one value",
-                    fsarena_workload::plain::cut(k)
-                ))
-                .at(origin))
-            }
-            toml::Value::Array(items) => items.iter().map(|i| toml_scalar(k, i, origin)).collect::<Result<_, _>>()?,
-            other => vec![toml_scalar(k, other, origin)?],
-        };
-        keys.push((k.clone(), values));
-    }
-    Ok((kind, keys))
-}
-
-/// A `[[workload]]` table as a sweep: arrays are lists whatever the key; a string value is
-/// split on the key's list separators as on the command line.
-fn table_to_sweep(table: &toml::Table, origin: &str) -> Result<fsarena_core::sweep::Sweep, InputError> {
-    let (kind, keys) = table_values(table, "workload", origin)?;
-    let mut out = Vec::new();
-    for (key, values) in keys {
-        if values.len() > 1 {
-            out.push((key, values));
-            continue;
-        }
-        let one = Spec { kind: kind.clone(), params: vec![(key.clone(), values[0].clone())] };
-        let split = fsarena_core::sweep::Sweep::from_spec(&one, |k| fsarena_workload::list_separators(&kind, k))
-            .map_err(|e| e.at(origin))?;
-        out.extend(split.keys);
-    }
-    Ok(fsarena_core::sweep::Sweep { kind, keys: out })
-}
-
-/// A `[[target]]` table as a target spec (`kind = "ext4"`, `size = "1g"` → `ext4:size=1g`).
-fn table_to_target(table: &toml::Table, origin: &str) -> Result<String, InputError> {
-    let (kind, keys) = table_values(table, "target", origin)?;
-    let mut spec = Spec { kind, params: Vec::new() };
-    for (key, values) in keys {
-        if values.len() > 1 {
-            return Err(InputError::new(format!(
-                "{} = [...]: a target key takes one value",
-                fsarena_workload::plain::cut(&key)
-            ))
-            .at(origin));
-        }
-        spec.params.push((key, values.into_iter().next().unwrap_or_default()));
-    }
-    Ok(spec.to_string())
-}
-
 impl Plan {
     /// From `fsarena run` arguments.
-    pub fn from_run_args(args: &RunArgs) -> Result<Self, Failure> {
+    pub fn from_run_args(run: &RunArgs) -> Result<Self, Failure> {
+        let job = match &run.jobfile {
+            // A regular file of at most 1 MiB in UTF-8, as a fio job file.
+            Some(path) => Some(JobFile {
+                origin: path.display().to_string(),
+                text: jobfile::read_job_text(path, "job file")?,
+                path: Some(path.clone()),
+                suite: None,
+            }),
+            None => None,
+        };
+        Self::build(&run.plan, job, Scale::Full)
+    }
+
+    /// From `fsarena suite run` arguments and the suite's file.
+    pub fn from_suite(args: &SuiteRunArgs, suite: &crate::suite::Suite) -> Result<Self, Failure> {
+        let job = JobFile { origin: suite.path(), text: suite.text.to_string(), path: None, suite: Some(suite.name) };
+        let mut plan = Self::build(&args.plan, Some(job), Scale::Quick)?;
+        plan.report = args.output.clone();
+        Ok(plan)
+    }
+
+    /// The plan from the flags and an experiment file (or suite), at `default_scale` unless
+    /// --scale says otherwise.
+    pub fn build(args: &PlanArgs, job: Option<JobFile>, default_scale: Scale) -> Result<Self, Failure> {
+        let scale = match &args.scale {
+            Some(s) => Scale::parse(s)?,
+            None => default_scale,
+        };
+        if args.scale.is_some() && job.is_none() {
+            return Err(InputError::new(
+                "--scale sizes an experiment file or a suite: give a job file (fsarena run exp.toml) or use fsarena suite run",
+            )
+            .into());
+        }
+        if !args.add_targets.is_empty() && job.is_none() {
+            return Err(InputError::new(
+                "--add-target adds to an experiment file's targets: give one, or use --target",
+            )
+            .into());
+        }
+        // A suite's targets and rows are a menu: what this machine or build cannot run is
+        // skipped and listed, as --skip-unavailable does for a round-up.
+        let skip_unavailable = args.skip_unavailable || job.as_ref().is_some_and(|j| j.suite.is_some());
         let mut target_specs: Vec<(String, String)> =
             args.targets.iter().map(|t| (t.clone(), "--target".to_string())).collect();
         let mut steps: Vec<Step> = Vec::new();
         let mut workload_count = 0;
         let mut format = None;
         let mut file: Option<TomlJob> = None;
-        if let Some(path) = &args.jobfile {
-            let origin = path.display().to_string();
-            // A regular file of at most 1 MiB in UTF-8, as a fio job file.
-            let text = jobfile::read_job_text(path, "job file")?;
-            let job: TomlJob = toml::from_str(&text).map_err(|e| {
-                let line = e.span().map_or(0, |s| text[..s.start].matches('\n').count() + 1);
-                InputError::new(format!("not a valid job file: {}", e.message().trim().replace('\n', "; ")))
-                    .at(format!("{origin}:{line}"))
-            })?;
+        let mut file_repeat = None;
+        let mut file_warmup = None;
+        let mut skipped: Vec<Skipped> = Vec::new();
+        let mut experiment: Option<Experiment> = None;
+        if let Some(job_file) = &job {
+            let origin = job_file.origin.clone();
+            let job = experiment::parse(&job_file.text, &origin)?;
+            let at_scale = experiment::file_scale(&job, scale, &origin)?;
+            file_repeat = at_scale.repeat.or(job.repeat);
+            file_warmup = at_scale.warmup.or(job.warmup);
             if args.targets.is_empty() {
-                target_specs.extend(job.targets.iter().map(|t| (t.clone(), origin.clone())));
-                for (i, table) in job.target.iter().enumerate() {
-                    let at = format!("{origin}: [[target]] #{}", i + 1);
-                    target_specs.push((table_to_target(table, &at)?, at));
+                match &at_scale.targets {
+                    Some(specs) => {
+                        let at = format!("{origin}: [scale.{}]", scale.name());
+                        target_specs.extend(specs.iter().map(|t| (t.clone(), at.clone())));
+                    }
+                    None => {
+                        target_specs.extend(job.targets.iter().map(|t| (t.clone(), origin.clone())));
+                        for (i, table) in job.target.iter().enumerate() {
+                            let at = format!("{origin}: [[target]] #{}", i + 1);
+                            target_specs.push((experiment::table_to_target(table, &at)?, at));
+                        }
+                    }
                 }
             }
+            target_specs.extend(args.add_targets.iter().map(|t| (t.clone(), "--add-target".to_string())));
             if let Some(f) = &job.output_format {
                 format = Some(parse_format(f, &origin)?);
             }
-            for (i, table) in job.workload.iter().enumerate() {
-                let at = format!("{origin}: [[workload]] #{}", i + 1);
-                let mut sweep = table_to_sweep(table, &at)?;
+            let rows = experiment::rows(&job, scale, &origin)?;
+            let claims = experiment::claims(&job, &rows, &origin)?;
+            let mut described = Vec::new();
+            for row in &rows {
+                let mut sweep = experiment::table_to_sweep(&row.table, &row.origin)?;
+                // A workload this build lacks (the servers and the crash checks come in
+                // their own builds): the row is listed as skipped, the rest runs.
+                let unavailable = match (&row.missing_feature, fsarena_workload::registry::kind(&sweep.kind)) {
+                    (_, None) => Some(format!("workload `{}` is not in this build", cut(&sweep.kind))),
+                    (Some(why), _) => Some(why.clone()),
+                    _ => None,
+                };
+                if let Some(reason) = unavailable.filter(|_| skip_unavailable) {
+                    skipped.push(Skipped { what: format!("row {}", row.id), reason });
+                    // Still a row of the report: its heading says it did not run here.
+                    described.push(ExperimentRow {
+                        id: row.id.clone(),
+                        title: row.title.clone(),
+                        chart: row.chart.clone(),
+                        metrics: row.metrics.clone(),
+                        workloads: Vec::new(),
+                        reduced: row.reduced.clone(),
+                    });
+                    continue;
+                }
+                if let Some(why) = &row.missing_feature {
+                    return Err(InputError::new(format!("row {}: {why} (or --skip-unavailable)", cut(&row.id)))
+                        .at(row.origin.clone())
+                        .into());
+                }
                 if sweep.kind == "posix" {
                     if let Some(families) = &args.posix_family {
                         set_key(&mut sweep.keys, "family", families);
                     }
                 }
-                steps.extend(steps_of(&sweep, workload_count).map_err(|e| e.at(at))?);
+                let row_steps = steps_of(&sweep, workload_count).map_err(|e| e.at(row.origin.clone()))?;
+                let workloads = row_steps
+                    .iter()
+                    .map(|s| {
+                        fsarena_report::ResultEntry {
+                            workload_kind: s.workload.kind().to_string(),
+                            workload_params: s.workload.params(),
+                            ..Default::default()
+                        }
+                        .workload_title()
+                    })
+                    .collect();
+                described.push(ExperimentRow {
+                    id: row.id.clone(),
+                    title: row.title.clone(),
+                    chart: row.chart.clone(),
+                    metrics: row.metrics.clone(),
+                    workloads,
+                    reduced: row.reduced.clone(),
+                });
+                steps.extend(row_steps);
                 workload_count += 1;
+            }
+            if job_file.suite.is_some() || experiment::describes_rows(&job) {
+                experiment = Some(Experiment {
+                    name: job_file
+                        .suite
+                        .map(String::from)
+                        .or_else(|| job.name.clone())
+                        .unwrap_or_else(|| origin.clone()),
+                    title: job.description.clone(),
+                    scale: scale.name().to_string(),
+                    rows: described,
+                    claims,
+                    skipped: Vec::new(),
+                });
             }
             file = Some(job);
         }
@@ -336,26 +353,24 @@ impl Plan {
             .iter()
             .map(|(t, origin)| fsarena_target::parse(t, args.force).map_err(|e| e.at(format!("{origin} {}", cut(t)))))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut skipped = Vec::new();
-        if args.skip_unavailable {
+        if skip_unavailable {
             // A round-up over every kind runs what this machine can provision and says what it
             // skipped; without the flag an unavailable kind is bad input (exit 2).
+            let mut missing = Vec::new();
             targets.retain(|t| match fsarena_target::requirements::check(&t.requirements()) {
                 Ok(()) => true,
                 Err(why) => {
-                    skipped.push(format!("{}: {why}", t.label()));
+                    missing.push(format!("{}: {why}", t.label()));
+                    skipped.push(Skipped { what: format!("target {}", t.label()), reason: why });
                     false
                 }
             });
-            for s in &skipped {
-                eprintln!("fsarena: skipping target {}", fsarena_core::printable(s));
-            }
-            if targets.is_empty() && !skipped.is_empty() {
-                return Err(InputError::new(format!(
-                    "--skip-unavailable: no target can be provisioned here (skipped: {})",
-                    skipped.join("; ")
-                ))
-                .into());
+            if targets.is_empty() && !missing.is_empty() {
+                let head = match job.as_ref().and_then(|j| j.suite) {
+                    Some(name) => format!("suite {name}: none of its targets can be provisioned here"),
+                    None => "--skip-unavailable: no target can be provisioned here".to_string(),
+                };
+                return Err(InputError::new(format!("{head} (skipped: {})", missing.join("; "))).into());
             }
         }
         if targets.is_empty() {
@@ -371,13 +386,13 @@ impl Plan {
             .into());
         }
         // The command line wins over the file, the file over the defaults.
-        let origin = args.jobfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let origin = job.as_ref().map(|j| j.origin.clone()).unwrap_or_default();
         // Checks whose verdicts do not vary (posix) need no repetitions to average, nor a
         // warm-up to discard: a plan of only those runs once unless told otherwise.
         let deterministic = steps.iter().all(|s| s.workload.deterministic());
         let (default_repeat, default_warmup) = if deterministic { (1, 0) } else { (DEFAULT_REPEAT, DEFAULT_WARMUP) };
-        let repeat = args.repeat.or(file.as_ref().and_then(|f| f.repeat)).unwrap_or(default_repeat);
-        let warmup = args.warmup.or(file.as_ref().and_then(|f| f.warmup)).unwrap_or(default_warmup);
+        let repeat = args.repeat.or(file_repeat).unwrap_or(default_repeat);
+        let warmup = args.warmup.or(file_warmup).unwrap_or(default_warmup);
         if repeat == 0 {
             let message = if args.repeat.is_some() { "--repeat 0" } else { "repeat = 0" };
             let error = InputError::new(format!("{message}: expected at least 1 measured repetition"));
@@ -409,16 +424,29 @@ impl Plan {
         // Under MPI every rank puts its own share on the one target.
         let sharing = if args.mpi { crate::ranks::launcher_size().unwrap_or(1) } else { 1 };
         check_footprints(&targets, &steps, sharing)?;
+        let files: Vec<&std::path::Path> =
+            [job.as_ref().and_then(|j| j.path.as_deref()), args.fio.as_deref()].into_iter().flatten().collect();
+        let mut text = plan_text(&files);
+        if let Some(j) = job.as_ref().filter(|j| j.path.is_none()) {
+            // A built-in suite: its text as it was in this build.
+            text.push_str(&format!("\n\n# {}\n{}", j.origin, j.text));
+        }
+        if let Some(mut e) = experiment {
+            e.skipped.clone_from(&skipped);
+            text.push_str(&e.plan_suffix());
+        }
         Ok(Self {
             targets,
             steps,
             workload_count,
+            skipped: skipped.iter().map(|s| format!("{}: {}", s.what, s.reason)).collect(),
+            scale: job.as_ref().map(|_| scale),
             description: file.and_then(|f| f.description),
             format: format.unwrap_or(OutputFormat::Human),
             dry_run: args.dry_run,
             workdir,
             drop_caches,
-            text: plan_text(&[args.jobfile.as_deref(), args.fio.as_deref()].into_iter().flatten().collect::<Vec<_>>()),
+            text,
             repeat,
             warmup,
             db: (!args.no_store).then(|| args.db.path()),
@@ -483,7 +511,22 @@ impl Plan {
             name: None,
             tags: vec!["demo".to_string()],
             report: Some(args.output.clone()),
+            skipped: Vec::new(),
+            scale: None,
         })
+    }
+}
+
+impl Plan {
+    /// The warm-ups and measured repetitions of `step`: the plan's, except that a check whose
+    /// verdicts do not vary (posix) beside measurements runs once: repeating it would only
+    /// repeat its verdicts (and its fixtures are made for one run in a fresh directory).
+    pub fn rounds_of(&self, step: &Step) -> (u32, u32) {
+        if step.workload.deterministic() && self.steps.iter().any(|s| !s.workload.deterministic()) {
+            (0, 1)
+        } else {
+            (self.warmup, self.repeat)
+        }
     }
 }
 

@@ -112,8 +112,15 @@ pub struct Schedule {
 
 impl Schedule {
     /// `steps` holds each step's estimate; every target runs every step `rounds` times.
+    #[cfg(test)]
     pub fn new(targets: usize, steps: &[Option<Duration>], rounds: u32) -> Self {
-        let per_target = steps.iter().flat_map(|&e| std::iter::repeat_n(e, rounds as usize));
+        let steps: Vec<(Option<Duration>, u32)> = steps.iter().map(|&e| (e, rounds)).collect();
+        Self::per_step(targets, &steps)
+    }
+
+    /// As [`Schedule::new`], each step with its own number of rounds (a check runs once).
+    pub fn per_step(targets: usize, steps: &[(Option<Duration>, u32)]) -> Self {
+        let per_target = steps.iter().flat_map(|&(e, rounds)| std::iter::repeat_n(e, rounds as usize));
         let rounds: Vec<Option<Duration>> = (0..targets).flat_map(|_| per_target.clone()).collect();
         let mut after = vec![(Duration::ZERO, 0); rounds.len() + 1];
         for i in (0..rounds.len()).rev() {

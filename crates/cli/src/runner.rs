@@ -21,7 +21,7 @@ pub fn execute(plan: &Plan, mode: Mode, ranks: &dyn Ranks) -> Result<ExitCode, F
         if ranks.rank() != 0 {
             return Ok(ExitCode::SUCCESS);
         }
-        return print_plan(plan).map(|()| ExitCode::SUCCESS);
+        return crate::commands::print(plan_listing(plan).as_bytes()).map(|()| ExitCode::SUCCESS);
     }
     // The other ranks print nothing but errors: rank 0 speaks for the run.
     let mode = if ranks.rank() == 0 { mode } else { Mode::Quiet };
@@ -42,7 +42,6 @@ pub fn execute(plan: &Plan, mode: Mode, ranks: &dyn Ranks) -> Result<ExitCode, F
 /// is the line announcing the plan's size and duration, said once the run can start.
 fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Result<ExitCode, Failure> {
     let leader = ranks.rank() == 0;
-    let rounds = plan.warmup + plan.repeat;
     let stop = Arc::new(AtomicBool::new(false));
     let signal = Arc::new(AtomicUsize::new(0));
     let emergency = Arc::new(OnceLock::new());
@@ -87,6 +86,9 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         let _ = emergency.set(workdir.emergency());
     }
     progress.event(size);
+    for s in &plan.skipped {
+        progress.event(&format!("skipping {s}"));
+    }
     let mut failure: Option<String> = None;
     let mut cache = CacheControl { enabled: plan.drop_caches, warned: false };
     // For a workload that drops caches itself between its own steps (meta's untimed build,
@@ -166,9 +168,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 points: step.points,
                 values: values.join(" "),
                 round: 0,
-                warmup: plan.warmup,
-                repeat: plan.repeat,
+                warmup: 0,
+                repeat: 0,
             };
+            (position.warmup, position.repeat) = plan.rounds_of(step);
+            let rounds = position.warmup + position.repeat;
             for round in 0..rounds {
                 if ranks.any(stop.load(Ordering::Relaxed)) {
                     break;
@@ -338,15 +342,28 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
 /// Every round of `plan` with its estimated duration, for the plan line and the ETA.
 fn schedule(plan: &Plan) -> Schedule {
     let estimates: Vec<_> = plan.steps.iter().map(|s| s.workload.estimate()).collect();
-    Schedule::new(plan.targets.len(), &estimates, plan.warmup + plan.repeat)
+    let steps: Vec<_> = plan
+        .steps
+        .iter()
+        .zip(estimates)
+        .map(|(s, e)| {
+            let (warmup, repeat) = plan.rounds_of(s);
+            (e, warmup + repeat)
+        })
+        .collect();
+    Schedule::per_step(plan.targets.len(), &steps)
 }
 
-/// `--dry-run`: the plan, with labels and job names shown inert (they are user text).
-fn print_plan(plan: &Plan) -> Result<(), Failure> {
+/// `--dry-run` and `suite show`: the plan, with labels and job names shown inert (they are
+/// user text).
+pub fn plan_listing(plan: &Plan) -> String {
     use fsarena_core::printable;
     let mut out = String::new();
     if let Some(d) = &plan.description {
         out.push_str(&format!("{}\n", printable(d)));
+    }
+    if let Some(scale) = plan.scale {
+        out.push_str(&format!("scale: {}\n", scale.name()));
     }
     let results: usize = plan.steps.iter().map(|s| s.workload.parts().len().max(1)).sum();
     out.push_str(&format!(
@@ -382,7 +399,10 @@ fn print_plan(plan: &Plan) -> Result<(), Failure> {
             out.push_str(&format!("    {}\n", printable(&line)));
         }
     }
-    crate::commands::print(out.as_bytes())
+    for s in &plan.skipped {
+        out.push_str(&format!("  skipped {}\n", printable(s)));
+    }
+    out
 }
 
 /// Sync and drop the page cache before each measured repetition, when root.

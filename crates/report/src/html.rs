@@ -97,6 +97,11 @@ pub fn html_report(runs: &[RunReport]) -> String {
     );
     runs_section(&mut out, runs);
     contents(&mut out, &model);
+    for run in runs {
+        if let Some((experiment, findings)) = crate::findings::of_run(run) {
+            out.push_str(&crate::findings::html(&findings, &experiment));
+        }
+    }
     environment_section(&mut out, runs);
     targets_section(&mut out, &model);
     for (i, b) in runs.iter().enumerate().skip(1) {
@@ -134,7 +139,28 @@ pub fn html_report(runs: &[RunReport]) -> String {
         let _ = writeln!(out, "{}; each result below is named by what differs.</p></section>", shared.join("; "));
     }
     // Posix results are in their own section above: case counts have no mean ± CI to show.
-    for (i, group) in model.results.iter().enumerate().filter(|(_, g)| g.kind != crate::posix_text::KIND) {
+    let results: Vec<(usize, &Group<'_>)> =
+        model.results.iter().enumerate().filter(|(_, g)| g.kind != crate::posix_text::KIND).collect();
+    // A study's report: one heading per experiment row, its results (tables and charts) below
+    // it; results of no row follow.
+    let experiment = match runs {
+        [run] => crate::experiment::Experiment::from_plan(&run.plan),
+        _ => None,
+    };
+    let mut shown = vec![false; model.results.len()];
+    for row in experiment.iter().flat_map(|e| &e.rows) {
+        let mine: Vec<&(usize, &Group<'_>)> = results
+            .iter()
+            .filter(|(_, g)| g.entries.first().is_some_and(|(_, e)| row.workloads.contains(&e.workload_title())))
+            .collect();
+        let skipped = experiment.iter().flat_map(|e| &e.skipped).find(|s| s.what == format!("row {}", row.id));
+        row_heading(&mut out, row, mine.len(), skipped.map(|s| s.reason.as_str()));
+        for (i, group) in mine {
+            shown[*i] = true;
+            result_section(&mut out, &model, group, i + 1);
+        }
+    }
+    for (i, group) in results.iter().filter(|(i, _)| !shown[*i]) {
         result_section(&mut out, &model, group, i + 1);
     }
     let _ = writeln!(
@@ -143,6 +169,31 @@ pub fn html_report(runs: &[RunReport]) -> String {
         env!("CARGO_PKG_VERSION")
     );
     out
+}
+
+/// An experiment row's heading: its title, the chart the study drew, and what was reduced.
+fn row_heading(out: &mut String, row: &crate::experiment::Row, results: usize, skipped: Option<&str>) {
+    let _ = write!(
+        out,
+        "<section id=\"row-{}\"><h2>{}</h2><p class=\"note\">",
+        escape::html(&row.id),
+        escape::html(&row.title)
+    );
+    let _ = write!(out, "row <code>{}</code> · {} result(s)", escape::html(&row.id), results);
+    if let Some(chart) = &row.chart {
+        let _ = write!(out, " · the study's chart: {}", escape::html(chart));
+    }
+    if let Some(reduced) = &row.reduced {
+        let _ = write!(out, " · reduced at this scale: {}", escape::html(reduced));
+    }
+    match skipped {
+        Some(why) => {
+            let _ = write!(out, " · <strong>not run here</strong>: {}", escape::html(why));
+        }
+        None if results == 0 => out.push_str(" · no result (the run stopped before it)"),
+        None => {}
+    }
+    out.push_str("</p></section>\n");
 }
 
 /// `2024-05-01 12:34:56 UTC` from Unix milliseconds.

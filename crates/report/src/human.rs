@@ -22,7 +22,8 @@ pub struct Human {
 impl Exporter for Human {
     fn export(&self, runs: &[RunReport]) -> Result<Vec<u8>, ExportError> {
         // Every text of the run shown inert: labels and parameters are user text.
-        let report = &crate::terminal::printable_report(crate::one_run(runs, "human")?);
+        let original = crate::one_run(runs, "human")?;
+        let report = &crate::terminal::printable_report(original);
         let mut out = String::new();
         environment_header(&mut out, report);
         for (i, entry) in report.results.iter().enumerate() {
@@ -58,6 +59,14 @@ impl Exporter for Human {
         if !posix.is_empty() {
             out.push('\n');
             out.push_str(&posix);
+        }
+        // Findings come from the run as stored (its plan text holds the experiment), shown inert.
+        if let Some((experiment, findings)) = crate::findings::of_run(original) {
+            out.push('\n');
+            for line in crate::findings::text(&findings, &experiment).lines() {
+                out.push_str(&fsarena_core::printable(line));
+                out.push('\n');
+            }
         }
         Ok(out.into_bytes())
     }

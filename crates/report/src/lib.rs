@@ -11,7 +11,11 @@ mod csv;
 mod dbench_text;
 mod escape;
 mod exec_text;
+pub mod experiment;
 mod filebench_text;
+pub mod findings;
+#[cfg(test)]
+mod findings_tests;
 mod fio_disk;
 mod fio_figures;
 mod fio_json;

@@ -52,6 +52,11 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             escape::markdown(&targets.join(", "))
         );
     }
+    for run in runs {
+        if let Some((experiment, findings)) = crate::findings::of_run(run) {
+            out.push_str(&crate::findings::markdown(&findings, &experiment));
+        }
+    }
     environment(&mut out, runs);
     targets(&mut out, &model);
     for b in runs.iter().skip(1) {

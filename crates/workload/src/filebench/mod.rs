@@ -58,6 +58,7 @@ pub static BUILTINS: &[(&str, &str)] = &[
     ("filemicro_seqwrite", include_str!("../../../../suites/filebench/filemicro_seqwrite.f")),
     ("filemicro_statfile", include_str!("../../../../suites/filebench/filemicro_statfile.f")),
     ("filemicro_writefsync", include_str!("../../../../suites/filebench/filemicro_writefsync.f")),
+    ("blogbench", include_str!("../../../../suites/filebench/blogbench.f")),
 ];
 
 /// The names of [`BUILTINS`].
@@ -89,6 +90,7 @@ const NAMES: &[&str] = &[
     "filemicro_seqwrite",
     "filemicro_statfile",
     "filemicro_writefsync",
+    "blogbench",
 ];
 
 /// The run's time when neither the spec nor the file's `run N` gives one (filebench's).

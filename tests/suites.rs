@@ -1,0 +1,274 @@
+//! The built-in suites and the experiment file's rows, scales and claims: every suite plans at
+//! every scale, `suite show` prints the file and the plans, and an experiment file with claims
+//! and a row this build cannot run reports Findings and lists the row as skipped.
+
+use crate::util::{fsarena, json, run, stderr, stdout, Scratch, TempDir};
+
+/// The suites `suite list` names.
+fn suites() -> Vec<String> {
+    let out = fsarena().args(["suite", "list"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_suite_plans_at_every_scale() {
+    let names = suites();
+    assert_eq!(names, ["dbfs", "trading", "client-scaling", "kv", "roundup"]);
+    let scratch = TempDir::new();
+    let workdir = format!("{}/work", scratch.0);
+    for name in &names {
+        for scale in ["smoke", "quick", "full"] {
+            let out = fsarena()
+                .args(["suite", "run", name, "--scale", scale, "--dry-run", "--workdir", &workdir])
+                .output()
+                .unwrap();
+            let (text, err) = (stdout(&out), stderr(&out));
+            // At full the study's own sizes need their disk: tens of GiB per image (and the
+            // client-scaling grid, 8 clients × 64 processes × 10 GiB, a cluster's). Where this
+            // disk lacks the room, the plan is refused for that alone, by name, after every
+            // row, claim and target was parsed and checked.
+            if scale == "full" && out.status.code() == Some(2) {
+                assert!(err.contains("does not fit") || err.contains("more than"), "{name}: {err}");
+                continue;
+            }
+            assert!(out.status.success(), "{name} at {scale}: {err}");
+            assert!(text.contains(&format!("scale: {scale}")), "{text}");
+            assert!(text.contains("plan: "), "{text}");
+        }
+    }
+    // The workloads other issues bring are listed as skipped rows, never silently dropped.
+    let out = fsarena()
+        .args(["suite", "run", "roundup", "--scale", "smoke", "--dry-run", "--workdir", &workdir])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    for kind in ["pgbench", "http"] {
+        if fsarena_has(kind) {
+            continue;
+        }
+        assert!(text.contains(&format!("skipped row {kind}: workload `{kind}` is not in this build")), "{text}");
+    }
+}
+
+/// Whether this build has the workload `kind` (`fsarena help KIND` succeeds).
+fn fsarena_has(kind: &str) -> bool {
+    fsarena().args(["help", kind]).output().unwrap().status.success()
+}
+
+#[test]
+fn suite_show_prints_the_file_the_plans_and_the_before_after_commands() {
+    let scratch = TempDir::new();
+    let out = fsarena().args(["suite", "show", "dbfs", "--workdir", &format!("{}/work", scratch.0)]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("# suites/dbfs.toml (study 000)\n"), "{text}");
+    assert!(text.contains("--name before") && text.contains("--name after"), "{text}");
+    assert!(text.contains("fsarena report before after"), "{text}");
+    for scale in ["smoke", "quick", "full"] {
+        assert!(text.contains(&format!("# plan at --scale {scale}\n")), "{text}");
+    }
+    assert!(text.matches("#   duration: ").count() >= 3, "{text}");
+    // The file shown is the file shipped, and the whole output is a file `run` takes.
+    assert!(text.contains(include_str!("../suites/dbfs.toml")));
+    let copy = format!("{}/dbfs.toml", scratch.0);
+    std::fs::create_dir_all(&scratch.0).unwrap();
+    std::fs::write(&copy, &text).unwrap();
+    let out = fsarena()
+        .args(["run", &copy, "--scale", "smoke", "--skip-unavailable", "--dry-run", "--workdir"])
+        .arg(format!("{}/work", scratch.0))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("skipped row crash") || fsarena_has("crash"), "{}", stdout(&out));
+}
+
+#[test]
+fn unknown_suites_and_misplaced_flags_are_bad_input() {
+    let out = fsarena().args(["suite", "run", "roundpu", "--dry-run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no suite 'roundpu': did you mean 'roundup'?"), "{}", stderr(&out));
+    let dir = Scratch::new("suite-flags");
+    let out = run(&["run", "--target", &dir.spec(), "--workload", "io:size=1m", "--scale", "quick", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--scale sizes an experiment file or a suite"), "{}", stderr(&out));
+    let out = run(&["run", "--add-target", &dir.spec(), "--workload", "io:size=1m", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--add-target adds to an experiment file's targets"), "{}", stderr(&out));
+}
+
+/// An experiment of two directories, one row at every scale, a row of a workload this build
+/// lacks, and claims.
+fn experiment(a: &Scratch, b: &Scratch) -> String {
+    format!(
+        r#"
+name = "twodirs"
+targets = ["dir:path={},label=a", "dir:path={},label=b"]
+[[workload]]
+row = "writes"
+title = "sequential writes"
+chart = "bars"
+metrics = ["write_bw"]
+kind = "io"
+rw = "write"
+size = "64m"
+[workload.quick]
+reason = "a quarter"
+size = "16m"
+[workload.smoke]
+reason = "a sixteenth"
+size = "4m"
+[[workload]]
+row = "servers"
+kind = "pgbench-not-built"
+[[claim]]
+text = "a writes faster than b"
+row = "writes"
+metric = "write_bw"
+better = "a"
+worse = "b"
+[[claim]]
+text = "c writes faster than a"
+row = "writes"
+metric = "write_bw"
+better = "c"
+worse = "a"
+"#,
+        a.path.display(),
+        b.path.display()
+    )
+}
+
+#[test]
+fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
+    let (a, b, files) = (Scratch::new("exp-rows-a"), Scratch::new("exp-rows-b"), Scratch::new("exp-rows-file"));
+    let path = files.path.join("exp.toml");
+    std::fs::write(&path, experiment(&a, &b)).unwrap();
+    let path = path.display().to_string();
+    // Without --skip-unavailable a workload this build lacks is bad input, as ever.
+    let out = run(&["run", &path, "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("pgbench-not-built"), "{}", stderr(&out));
+    // With it, the row is skipped and listed; the smoke scale writes 4 MiB.
+    let out = run(&["run", &path, "--skip-unavailable", "--scale", "smoke", "--repeat", "3", "--no-store"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Findings (twodirs, scale smoke"), "{text}");
+    assert!(text.contains("[not tested here] c writes faster than a"), "{text}");
+    assert!(text.contains("no target c in this run"), "{text}");
+    assert!(text.contains("row servers: workload `pgbench-not-built` is not in this build"), "{text}");
+    assert!(stderr(&out).contains("skipping row servers"), "{}", stderr(&out));
+    // One of the four verdicts for the claim between the two directories, with its figures.
+    assert!(text.contains("a over b: "), "{text}");
+    let v =
+        json(&run(&["run", &path, "--skip-unavailable", "--scale", "smoke", "--output-format", "json", "--no-store"]));
+    let params = &v["run"]["results"][0]["workload"]["params"];
+    assert_eq!(params["size"], "4m", "{params}");
+}
+
+/// The `row = "..."` ids of a suite file.
+fn row_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("row = \""))
+        .filter_map(|r| r.strip_suffix('"'))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn docs_studies_maps_every_study_row_to_a_suite_row_and_back() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/studies.md")).unwrap();
+    let mut suite_rows: Vec<String> = Vec::new();
+    for name in suites() {
+        let text = std::fs::read_to_string(root.join(format!("suites/{name}.toml"))).unwrap();
+        suite_rows.extend(row_ids(&text).into_iter().map(|r| format!("{name}/{r}")));
+    }
+    // The map's lines: | study row | what | `suite/row`, ... | why |
+    let lines: Vec<&str> = doc.lines().filter(|l| l.starts_with("| 00")).collect();
+    let mut mapped: Vec<String> = Vec::new();
+    for line in &lines {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let targets: Vec<String> =
+            cells[3].split(',').map(|c| c.trim().trim_matches('`').to_string()).filter(|c| !c.is_empty()).collect();
+        assert!(!targets.is_empty(), "a study row without a suite row: {line}");
+        for t in targets {
+            assert!(suite_rows.contains(&t), "{t} (in docs/studies.md) is no suite row: {suite_rows:?}");
+            mapped.push(t);
+        }
+        assert!(!cells[4].is_empty(), "say what was scaled and why: {line}");
+    }
+    for study in ["000", "001", "002", "003", "004"] {
+        assert!(lines.iter().any(|l| l.starts_with(&format!("| {study}-"))), "study {study} has no row in the map");
+    }
+    // Every suite row is in the map, or named as one beyond the studies.
+    for row in &suite_rows {
+        assert!(
+            mapped.contains(row) || doc.contains(&format!("Suite rows beyond the studies: `{row}`")),
+            "suite row {row} is not in docs/studies.md"
+        );
+    }
+}
+
+/// Regression: the dbfs suite's posix row beside its measurements ran once per repetition,
+/// and the second run found the first one's fixtures ("File exists"): a check whose verdicts
+/// do not vary runs once in a plan of measurements.
+#[test]
+fn a_check_beside_measurements_runs_once() {
+    let dir = Scratch::new("check-once");
+    let v = json(&run(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "posix:family=chmod",
+        "--workload",
+        "io:rw=write,size=1m",
+        "--repeat",
+        "2",
+        "--warmup",
+        "1",
+        "--output-format",
+        "json",
+        "--no-store",
+    ]));
+    let results = v["run"]["results"].as_array().unwrap();
+    let reps = |kind: &str| {
+        results.iter().find(|r| r["workload"]["kind"] == kind).unwrap()["metrics"]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap()["values"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(reps("io"), 2);
+    assert_eq!(reps("posix"), 1);
+}
+
+/// A suite none of whose targets this machine can provision stops with the reason (exit 2),
+/// as client-scaling does without glusterfs-server; here with a kind the kernel lacks in place
+/// of its glusterfs target.
+#[test]
+fn a_suite_without_a_target_it_can_provision_says_why_and_stops() {
+    let lacking = ["f2fs", "nilfs2"]
+        .into_iter()
+        .find(|kind| !std::fs::read_to_string("/proc/filesystems").unwrap().lines().any(|l| l.ends_with(kind)));
+    let Some(kind) = lacking else { return };
+    let scratch = TempDir::new();
+    let out = fsarena()
+        .args(["suite", "run", "client-scaling", "--target", kind, "--workdir", &format!("{}/work", scratch.0)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("suite client-scaling: none of its targets can be provisioned here"), "{err}");
+    assert!(err.contains(&format!("{kind}: the kernel lacks {kind}")), "{err}");
+    assert!(!std::path::Path::new(&format!("{}/work", scratch.0)).exists(), "nothing is created");
+}
