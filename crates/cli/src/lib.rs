@@ -17,6 +17,7 @@ mod progress;
 mod ranks;
 mod record;
 mod runner;
+mod tenants;
 mod warnings;
 
 use clap::Parser;

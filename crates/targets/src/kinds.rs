@@ -131,7 +131,7 @@ impl Target for LoopTarget {
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
-            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-{}", ctx.index, self.fs.name)), false)?;
+            let mnt = p.make_dir(ctx.mount_path(&format!("mnt-{}-{}", ctx.index, self.fs.name)), false)?;
             p.root = mnt.clone();
             let image = ctx.path(&format!("image-{}-{}.img", ctx.index, self.fs.name));
             let image = create_image(&mut p, image, self.common.size)?;
@@ -190,7 +190,7 @@ impl Target for TmpfsTarget {
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
-            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-tmpfs", ctx.index)), false)?;
+            let mnt = p.make_dir(ctx.mount_path(&format!("mnt-{}-tmpfs", ctx.index)), false)?;
             p.root = mnt.clone();
             p.fact("kind", "tmpfs");
             let mut options = format!("size={}", self.common.size);
