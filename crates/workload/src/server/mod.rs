@@ -17,7 +17,9 @@
 //! server keys (client keys: `client`, `threads`, `time`, ...) reuses it. Each round starts the
 //! server afresh on it, drops the caches, measures, and shuts the server down cleanly.
 
+pub mod http;
 pub mod pgbench;
+pub mod sysbench;
 
 use fsarena_core::InputError;
 use std::ffi::CString;
