@@ -140,6 +140,12 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 break;
             }
         };
+        // A FUSE mount that lets only root in cannot host a server: refused before one starts.
+        if let (Some(m), Some(_)) = (&mounted, &run_dir) {
+            if let Err(e) = crate::tenants::check_fuse_allows_others(target.label(), m.root()) {
+                failure.get_or_insert(e);
+            }
+        }
         // What server workloads create on this target, released before its teardown.
         let host = match (&workdir, &run_dir) {
             (Some(w), Some((d, _))) if mounted.is_some() => Some(crate::tenants::TargetHost::new(w, d)),
@@ -147,7 +153,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         };
         for step in &plan.steps {
             // Collective, as every decision that ends a loop: the ranks stay in step.
-            if ranks.any(stop.load(Ordering::Relaxed)) {
+            if ranks.any(stop.load(Ordering::Relaxed) || failure.is_some()) {
                 break;
             }
             let workload = &step.workload;

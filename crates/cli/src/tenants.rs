@@ -10,6 +10,31 @@ use fsarena_workload::server::{Host, Tenant};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// Refuses a FUSE mount under `root` that lacks `allow_other`: the kernel then lets no
+/// account but the mounting one (root) in, so a server running as its own account could not
+/// reach its data. fsarena mounts fuse2fs with it; a `fuse:` command must pass it itself.
+pub fn check_fuse_allows_others(label: &str, root: &Path) -> Result<(), String> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mounts = fsarena_target::sys::mounts();
+    let Some(m) = mounts
+        .iter()
+        .rev()
+        .filter(|m| root.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.as_os_str().len())
+    else {
+        return Ok(());
+    };
+    let fuse = m.fstype == "fuse" || m.fstype.starts_with("fuse.");
+    let allowed = m.super_options.split(',').chain(m.mount_options.split(',')).any(|o| o == "allow_other");
+    if fuse && !allowed {
+        return Err(format!(
+            "{label}: its FUSE mount at {} lacks allow_other, so the server's account cannot reach its data: mount it with -o allow_other (a server workload runs as postgres, mysql or www-data)",
+            m.mount_point.display()
+        ));
+    }
+    Ok(())
+}
+
 /// The tenants of one target.
 #[derive(Debug)]
 pub struct TargetHost<'w> {

@@ -252,7 +252,10 @@ impl Target for DirTarget {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
             let work = self.path.join(format!("fsarena-{}-{}", ctx.workdir.run_id(), ctx.index));
-            let id = safefs::create_new_dir(&work, 0o700)
+            // A server's account (postgres, mysql, www-data) must pass through it to its data
+            // directory: 0711 when a workload runs a server, else root's alone.
+            let mode = if ctx.mount_base.is_some() { 0o711 } else { 0o700 };
+            let id = safefs::create_new_dir(&work, mode)
                 .map_err(|e| TargetError(format!("cannot create {}: {e}", work.display())))?;
             p.add(Resource::Scratch { path: work.clone(), id })?;
             p.fact("kind", "dir");
