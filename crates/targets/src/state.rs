@@ -409,9 +409,11 @@ mod tests {
             Resource::Mount { path: dir.join("mnt"), mount_id: u64::MAX, fuse: false },
             Resource::Loop { device: "/dev/loop999999".into(), image: dir.join("image.img"), image_id: id },
             Resource::Process { pid: std::process::id(), start_time: 1 },
+            // This process, but not started then: never signalled (SIGTERM would end the test).
+            Resource::Server { pid: std::process::id(), start_time: 1, stop_signal: 15 },
         ];
         let report = undo_all(&gone, UndoMode::Cleanup);
-        assert!(report.error.is_none() && report.done.is_empty() && report.undone.len() == 3, "{report:?}");
+        assert!(report.error.is_none() && report.done.is_empty() && report.undone.len() == 4, "{report:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
