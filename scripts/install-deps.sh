@@ -3,10 +3,12 @@
 # (rustup, when cargo is missing), the mkfs tools and FUSE programs of the targets, and the
 # reference tools the tests and benchmarks run beside fsarena (fio, postmark, dbench, db_bench,
 # sqlite3), Debian's RocksDB library the `kv` workload links to, GlusterFS for the glusterfs
-# target and OpenMPI for `run --mpi`. Installs only what is missing.
+# target, OpenMPI for `run --mpi`, and the servers and load generators of the `pgbench`,
+# `sysbench` and `http` workloads (postgresql, mariadb-server, sysbench, nginx, apache2-utils).
+# Installs only what is missing.
 set -euo pipefail
 
-packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname openmpi-bin libopenmpi-dev pbzip2 openssl)
+packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname openmpi-bin libopenmpi-dev pbzip2 openssl postgresql mariadb-server sysbench nginx apache2-utils)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,6 +16,17 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
+    # fsarena starts its own PostgreSQL, MariaDB and nginx with their data in the target; the
+    # packages' own services must not start on install (they would listen on the machine's
+    # ports and sockets). Debian's maintainer scripts ask /usr/sbin/policy-rc.d first: a
+    # temporary one that refuses (101) keeps them down. Only when none exists, and removed on
+    # every exit; a service that already existed is never stopped, disabled or reconfigured.
+    policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$policy" ]; then
+        trap 'rm -f "$policy"' EXIT
+        printf '#!/bin/sh\n# temporary, from fsarena scripts/install-deps.sh\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+    fi
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
     # The glusterfs target starts a glusterd of its own and refuses to run beside one it did

@@ -31,6 +31,7 @@ mod postmark;
 mod progress;
 mod reports;
 mod results;
+mod servers;
 mod sqlite;
 mod suites;
 mod targets;

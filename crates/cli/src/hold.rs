@@ -31,7 +31,7 @@ pub fn up(args: &UpArgs) -> Result<ExitCode, Failure> {
             break;
         }
         eprintln!("fsarena: provisioning {}", printable(target.label()));
-        match target.provision(&ProvisionCtx { workdir: &workdir, index }) {
+        match target.provision(&ProvisionCtx { workdir: &workdir, index, mount_base: None }) {
             Ok(m) => up.push(m),
             Err(e) => {
                 failure = Some(format!("{}: {e}", target.label()));

@@ -19,6 +19,7 @@ mod ranks;
 mod record;
 mod runner;
 mod suite;
+mod tenants;
 mod warnings;
 
 use clap::Parser;

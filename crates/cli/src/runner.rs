@@ -82,6 +82,13 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         return Ok(ExitCode::FAILURE);
     }
     let (mut store, workdir) = opened?;
+    // A server workload's account must reach the target: targets are then mounted in the
+    // run's directory under /run/fsarena (0711) instead of the 0700 work directory.
+    let servers = plan.steps.iter().any(|s| s.workload.hosts_server());
+    let run_dir = match (&workdir, servers) {
+        (Some(w), true) => Some(w.open_run_dir().map_err(|e| Failure::Run(e.into()))?),
+        _ => None,
+    };
     if let Some(workdir) = &workdir {
         let _ = emergency.set(workdir.emergency());
     }
@@ -111,7 +118,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 ));
                 None
             }
-            Some(workdir) => match target.provision(&ProvisionCtx { workdir, index }) {
+            Some(workdir) => match target.provision(&ProvisionCtx {
+                workdir,
+                index,
+                mount_base: run_dir.as_ref().map(|(d, _)| d.as_path()),
+            }) {
                 Ok(m) => Some(m),
                 Err(e) => {
                     failure = Some(format!("{}: {e}", target.label()));
@@ -131,9 +142,20 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 break;
             }
         };
+        // A FUSE mount that lets only root in cannot host a server: refused before one starts.
+        if let (Some(m), Some(_)) = (&mounted, &run_dir) {
+            if let Err(e) = crate::tenants::check_fuse_allows_others(target.label(), m.root()) {
+                failure.get_or_insert(e);
+            }
+        }
+        // What server workloads create on this target, released before its teardown.
+        let host = match (&workdir, &run_dir) {
+            (Some(w), Some((d, _))) if mounted.is_some() => Some(crate::tenants::TargetHost::new(w, d)),
+            _ => None,
+        };
         for step in &plan.steps {
             // Collective, as every decision that ends a loop: the ranks stay in step.
-            if ranks.any(stop.load(Ordering::Relaxed)) {
+            if ranks.any(stop.load(Ordering::Relaxed) || failure.is_some()) {
                 break;
             }
             let workload = &step.workload;
@@ -196,6 +218,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
                     live: progress.live(),
                     rendezvous: None,
+                    host: host.as_ref().map(|h| h as &dyn fsarena_workload::server::Host),
                 };
                 // fio's disk_util: the block devices under the target, read around the run.
                 let disks = fsarena_target::disk::DiskSampler::start(&root);
@@ -268,6 +291,13 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 break;
             }
         }
+        // Servers stopped and their directories gone before the target is unmounted.
+        if let Some(host) = &host {
+            if let Err(e) = host.release_all() {
+                failure.get_or_insert(format!("stopping the servers on {}: {e}", target.label()));
+            }
+        }
+        drop(host);
         if let Some(mounted) = mounted {
             if let Err(e) = mounted.teardown() {
                 failure.get_or_insert(format!("teardown of {}: {e}", target.label()));
@@ -287,6 +317,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         return Ok(if failure.is_some() { ExitCode::FAILURE } else { ExitCode::SUCCESS });
     };
     let workdir_path = workdir.path().to_path_buf();
+    if let Some((_, made)) = &run_dir {
+        if let Err(e) = workdir.undo(made, fsarena_target::UndoMode::Teardown) {
+            failure.get_or_insert(format!("removing the run's directory under /run/fsarena: {e}"));
+        }
+    }
     if let Some(state) = workdir.close() {
         // Something could not be undone (a busy mount): everything below it stays recorded.
         failure.get_or_insert_with(|| "teardown did not finish".to_string());

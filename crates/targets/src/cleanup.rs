@@ -224,13 +224,23 @@ fn is_plain_absolute(path: &Path) -> bool {
 fn confined(resource: &Resource, dir: &Path, run: &RunId) -> Result<(), String> {
     let inside = |path: &Path| -> Result<(), String> {
         let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(&format!("{run}-")));
-        if is_plain_absolute(path) && path.parent() == Some(dir) && named {
+        // Targets that host a server are mounted in the run's directory under /run/fsarena.
+        let run_dir = crate::workdir::run_dir_of(run);
+        let parent_ok = path.parent() == Some(dir) || path.parent() == Some(run_dir.as_path());
+        if is_plain_absolute(path) && parent_ok && named {
             Ok(())
         } else {
             Err(format!("{} is not a name run {run} makes in the work directory", printable(&path.to_string_lossy())))
         }
     };
     match resource {
+        // The run's own directory under /run/fsarena, and /run/fsarena itself when the run
+        // created it.
+        Resource::Dir { path, recursive: false, .. }
+            if *path == crate::workdir::run_dir_of(run) || path == Path::new(crate::workdir::RUN_BASE) =>
+        {
+            Ok(())
+        }
         Resource::Dir { path, .. } | Resource::File { path, .. } | Resource::Mount { path, .. } => inside(path),
         Resource::Loop { device, image, .. } => {
             let is_loop = device
@@ -255,7 +265,7 @@ fn confined(resource: &Resource, dir: &Path, run: &RunId) -> Result<(), String> 
                 Err(format!("{} is not a scratch directory of run {run}", printable(&path.to_string_lossy())))
             }
         }
-        Resource::Process { .. } => Ok(()),
+        Resource::Process { .. } | Resource::Server { .. } => Ok(()),
         Resource::Outside { path, .. } => {
             let allowed = crate::gluster::OUTSIDE_ROOTS.iter().any(|root| path.starts_with(root));
             if is_plain_absolute(path) && allowed {

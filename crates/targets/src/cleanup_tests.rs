@@ -211,3 +211,33 @@ fn an_untrusted_work_directory_is_refused() {
     std::os::unix::fs::symlink(&work, &link).unwrap();
     assert!(cleanup(&link).is_err());
 }
+
+#[test]
+fn a_server_run_may_name_its_run_directory_under_run_fsarena_and_nothing_else_there() {
+    let run = RunId::parse("00000000000000dd").unwrap();
+    let other = "00000000000000ee";
+    let work = Path::new("/var/tmp/w");
+    let id = Identity { dev: 1, ino: 2 };
+    let base = Path::new(crate::workdir::RUN_BASE);
+    let run_dir = crate::workdir::run_dir_of(&run);
+    for ok in [
+        Resource::Dir { path: base.to_path_buf(), id, recursive: false },
+        Resource::Dir { path: run_dir.clone(), id, recursive: false },
+        Resource::Dir { path: run_dir.join(format!("{run}-pgbench-0")), id, recursive: true },
+        Resource::Mount { path: run_dir.join(format!("{run}-mnt-0-ext4")), mount_id: 1, fuse: false },
+        Resource::Server { pid: 1, start_time: 2, stop_signal: 2 },
+    ] {
+        assert!(confined(&ok, work, &run).is_ok(), "{ok:?}");
+    }
+    for bad in [
+        // Recursive removal of the shared base or the run's own directory is never recorded.
+        Resource::Dir { path: base.to_path_buf(), id, recursive: true },
+        Resource::Dir { path: run_dir.clone(), id, recursive: true },
+        // Another run's directory, or a name of another run's in ours.
+        Resource::Dir { path: base.join(other), id, recursive: false },
+        Resource::Dir { path: run_dir.join(format!("{other}-pgbench-0")), id, recursive: true },
+        Resource::Mount { path: base.join(format!("{run}-mnt-0-ext4")), mount_id: 1, fuse: false },
+    ] {
+        assert!(confined(&bad, work, &run).is_err(), "{bad:?}");
+    }
+}

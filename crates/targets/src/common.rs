@@ -16,6 +16,11 @@ pub struct ProvisionCtx<'a> {
     pub workdir: &'a Workdir,
     /// A number unique within the run, for names.
     pub index: usize,
+    /// Where mount points go instead of the work directory: the run's directory under
+    /// /run/fsarena ([`Workdir::open_run_dir`]) when a workload runs a server as another
+    /// account, which could not pass through the 0700 work directory. `None`: the work
+    /// directory.
+    pub mount_base: Option<&'a Path>,
 }
 
 impl ProvisionCtx<'_> {
@@ -23,6 +28,15 @@ impl ProvisionCtx<'_> {
     /// meets a name another run (or anyone else) chose: `RUNID-what`.
     pub fn path(&self, what: &str) -> PathBuf {
         self.workdir.path().join(format!("{}-{what}", self.workdir.run_id()))
+    }
+
+    /// The path of the mount point `what`: `RUNID-what` in [`ProvisionCtx::mount_base`], else
+    /// in the work directory.
+    pub fn mount_path(&self, what: &str) -> PathBuf {
+        match self.mount_base {
+            Some(base) => base.join(format!("{}-{what}", self.workdir.run_id())),
+            None => self.path(what),
+        }
     }
 }
 

@@ -188,7 +188,7 @@ impl Target for DeviceTarget {
             if let Some(why) = in_use(&self.device) {
                 return Err(TargetError(format!("{}: {why}; refusing to format it", self.device.display())));
             }
-            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-device", ctx.index)), false)?;
+            let mnt = p.make_dir(ctx.mount_path(&format!("mnt-{}-device", ctx.index)), false)?;
             p.root = mnt.clone();
             p.fact("kind", format!("device ({})", self.fs.name));
             p.fact("device", self.device.display().to_string());

@@ -161,7 +161,7 @@ impl Target for FuseTarget {
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
-            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-{}", ctx.index, self.kind())), false)?;
+            let mnt = p.make_dir(ctx.mount_path(&format!("mnt-{}-{}", ctx.index, self.kind())), false)?;
             p.root = mnt.clone();
             p.fact("kind", self.kind());
             workdir_facts(&mut p, ctx.workdir.path());

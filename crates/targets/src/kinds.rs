@@ -131,7 +131,7 @@ impl Target for LoopTarget {
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
-            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-{}", ctx.index, self.fs.name)), false)?;
+            let mnt = p.make_dir(ctx.mount_path(&format!("mnt-{}-{}", ctx.index, self.fs.name)), false)?;
             p.root = mnt.clone();
             let image = ctx.path(&format!("image-{}-{}.img", ctx.index, self.fs.name));
             let image = create_image(&mut p, image, self.common.size)?;
@@ -190,7 +190,7 @@ impl Target for TmpfsTarget {
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
         let mut p = Provisioned::new(ctx);
         let built = (|| {
-            let mnt = p.make_dir(ctx.path(&format!("mnt-{}-tmpfs", ctx.index)), false)?;
+            let mnt = p.make_dir(ctx.mount_path(&format!("mnt-{}-tmpfs", ctx.index)), false)?;
             p.root = mnt.clone();
             p.fact("kind", "tmpfs");
             let mut options = format!("size={}", self.common.size);
@@ -274,7 +274,10 @@ impl Target for DirTarget {
         let built = (|| {
             let name = format!("fsarena-{}-{}", ctx.workdir.run_id(), ctx.index);
             let work = self.path().join(&name);
-            let id = safefs::create_new_dir(&work, 0o700)
+            // A server's account (postgres, mysql, www-data) must pass through it to its data
+            // directory: 0711 when a workload runs a server, else root's alone.
+            let mode = if ctx.mount_base.is_some() { 0o711 } else { 0o700 };
+            let id = safefs::create_new_dir(&work, mode)
                 .map_err(|e| TargetError(format!("cannot create {}: {e}", work.display())))?;
             p.add(Resource::Scratch { path: work.clone(), id })?;
             p.fact("kind", "dir");

@@ -27,7 +27,7 @@ pub use kinds::{DirTarget, LoopTarget, TmpfsTarget};
 pub use requirements::Requirement;
 pub use state::{Resource, UndoMode};
 pub use table::{parse, Filesystem, Kind, FILESYSTEMS, TARGET_KINDS};
-pub use workdir::{Emergency, RunId, Workdir};
+pub use workdir::{run_dir_of, Emergency, RunId, Workdir, RUN_BASE};
 
 use std::path::{Path, PathBuf};
 

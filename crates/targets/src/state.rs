@@ -80,6 +80,19 @@ pub enum Resource {
         /// Its start time, so that a later process reusing the PID is never touched.
         start_time: u64,
     },
+    /// A database or web server a workload started (PostgreSQL, MariaDB, nginx), recorded
+    /// before fsarena waits for it to come up. Undone by its fast shutdown (`stop_signal`:
+    /// SIGINT for PostgreSQL, SIGTERM for MariaDB and nginx), a bounded wait, then SIGKILL —
+    /// to that PID only (the server ends its own workers), and only while PID and start time
+    /// still match.
+    Server {
+        /// The server's PID.
+        pid: u32,
+        /// Its start time (field 22 of /proc/PID/stat).
+        start_time: u64,
+        /// The signal that asks it for a fast shutdown.
+        stop_signal: i32,
+    },
     /// A file or directory that a daemon fsarena started created outside the work directory
     /// (GlusterFS's logs and sockets under /var/log/glusterfs and /run/gluster, which it does
     /// not let us redirect), found new right after that start: removed while still that
@@ -116,6 +129,10 @@ pub enum Resource {
         id: Identity,
     },
 }
+
+/// How long a server gets to finish its fast shutdown (a checkpoint of what it holds dirty)
+/// before it is killed, at teardown and cleanup.
+pub const SERVER_GRACE: Duration = Duration::from_secs(60);
 
 /// Who is undoing, which decides how far it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +177,14 @@ impl Resource {
                 let grace = if mode == UndoMode::Emergency { Duration::from_secs(1) } else { Duration::from_secs(5) };
                 sys::end_process_group(*pid, *start_time, grace);
                 Ok(Some(format!("ended process {pid}")))
+            }
+            Resource::Server { pid, start_time, stop_signal } => {
+                if !sys::process_running(*pid, *start_time) {
+                    return Ok(None);
+                }
+                let grace = if mode == UndoMode::Emergency { Duration::from_secs(2) } else { SERVER_GRACE };
+                sys::end_server(*pid, *start_time, *stop_signal, grace);
+                Ok(Some(format!("stopped server {pid}")))
             }
             Resource::Loop { device, image, image_id } => {
                 if !sys::loop_backed_by(device, image, *image_id) {
@@ -220,7 +245,10 @@ pub fn undo_all(resources: &[Resource], mode: UndoMode) -> UndoReport {
     let is_mount = |i: &usize| matches!(resources[*i], Resource::Mount { .. });
     let mut end = resources.len();
     while end > 0 {
-        let start = resources[..end].iter().rposition(|r| matches!(r, Resource::Process { .. })).unwrap_or(0);
+        let start = resources[..end]
+            .iter()
+            .rposition(|r| matches!(r, Resource::Process { .. } | Resource::Server { .. }))
+            .unwrap_or(0);
         let mounts = (start..end).rev().filter(is_mount);
         let others = (start..end).rev().filter(|i| !is_mount(i));
         for i in mounts.chain(others) {
@@ -381,9 +409,11 @@ mod tests {
             Resource::Mount { path: dir.join("mnt"), mount_id: u64::MAX, fuse: false },
             Resource::Loop { device: "/dev/loop999999".into(), image: dir.join("image.img"), image_id: id },
             Resource::Process { pid: std::process::id(), start_time: 1 },
+            // This process, but not started then: never signalled (SIGTERM would end the test).
+            Resource::Server { pid: std::process::id(), start_time: 1, stop_signal: 15 },
         ];
         let report = undo_all(&gone, UndoMode::Cleanup);
-        assert!(report.error.is_none() && report.done.is_empty() && report.undone.len() == 3, "{report:?}");
+        assert!(report.error.is_none() && report.done.is_empty() && report.undone.len() == 4, "{report:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -271,6 +271,38 @@ pub fn process_start_time(pid: u32) -> Option<u64> {
     rest.split(' ').nth(19)?.parse().ok()
 }
 
+/// True while `pid` is the process started at `start_time` and has not exited (a zombie,
+/// exited but not reaped yet, is not running).
+pub fn process_running(pid: u32, start_time: u64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else { return false };
+    let mut fields = rest.split(' ');
+    let state = fields.next();
+    let start = fields.nth(18).and_then(|s| s.parse::<u64>().ok());
+    start == Some(start_time) && state != Some("Z") && state != Some("X")
+}
+
+/// Stops the server `pid` if it is still the process started at `start_time`: `stop_signal`
+/// (its fast shutdown), up to `grace` for it to exit, then SIGKILL — to that PID only, while
+/// PID and start time still match (the server ends its own workers when it goes).
+pub fn end_server(pid: u32, start_time: u64, stop_signal: i32, grace: Duration) {
+    use rustix::process::{kill_process, Pid, Signal};
+    let Some(target) = Pid::from_raw(pid as i32) else { return };
+    if !process_running(pid, start_time) {
+        return;
+    }
+    if let Some(signal) = Signal::from_named_raw(stop_signal) {
+        let _ = kill_process(target, signal);
+    }
+    let deadline = std::time::Instant::now() + grace;
+    while process_running(pid, start_time) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if process_running(pid, start_time) {
+        let _ = kill_process(target, Signal::KILL);
+    }
+}
+
 /// Ends the process group led by `pid` if `pid` is still the process started at
 /// `start_time` (until it is reaped, the leader's PID, and so its group ID, cannot be reused):
 /// SIGTERM, then SIGKILL after `grace`. The whole group, because `sh -c 'daemon ...'` leaves

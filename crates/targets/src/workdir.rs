@@ -139,6 +139,14 @@ fn check_final(shown: &Path, dir: &Path, meta: &std::fs::Metadata) -> Result<(),
     Ok(())
 }
 
+/// Where runs keep what a server's account must reach: `RUN_BASE/RUNID`.
+pub const RUN_BASE: &str = "/run/fsarena";
+
+/// The directory of run `run` under [`RUN_BASE`].
+pub fn run_dir_of(run: &RunId) -> PathBuf {
+    Path::new(RUN_BASE).join(run.as_str())
+}
+
 /// The work directory of one run: locked for the run's lifetime, with its state file.
 #[derive(Debug)]
 pub struct Workdir {
@@ -232,6 +240,56 @@ impl Workdir {
 
     pub(crate) fn ledger(&self) -> LedgerHandle {
         self.ledger.clone()
+    }
+
+    /// Creates this run's directory under /run/fsarena (0711, root's; /run/fsarena too, 0711,
+    /// when missing), each recorded: where targets hosting a server are mounted and servers
+    /// keep their sockets, reachable by the servers' accounts (the work directory is 0700).
+    /// Undone with [`Workdir::undo`] after the targets in it are torn down.
+    pub fn open_run_dir(&self) -> Result<(PathBuf, Vec<Resource>), TargetError> {
+        let mut made = Vec::new();
+        let base = Path::new(RUN_BASE);
+        let run_dir = run_dir_of(&self.run_id);
+        for (dir, shared) in [(base, true), (run_dir.as_path(), false)] {
+            match safefs::create_new_dir(dir, 0o711) {
+                Ok(id) => {
+                    let r = Resource::Dir { path: dir.to_path_buf(), id, recursive: false };
+                    if let Err(e) = self.record(&r) {
+                        let _ = std::fs::remove_dir(dir);
+                        let _ = self.undo(&made, crate::UndoMode::Teardown);
+                        return Err(e);
+                    }
+                    made.push(r);
+                }
+                // /run/fsarena is shared by concurrent runs: one that is there is used, when
+                // it is a root-owned directory others cannot write to.
+                Err(e) if shared && e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let meta = std::fs::symlink_metadata(dir)
+                        .map_err(|e| TargetError(format!("cannot inspect {}: {e}", dir.display())))?;
+                    if !meta.is_dir() || meta.uid() != 0 || meta.mode() & 0o022 != 0 {
+                        return Err(TargetError(format!(
+                            "{} is not a root-owned directory closed to writes by others: remove it or fix its mode",
+                            dir.display()
+                        )));
+                    }
+                }
+                Err(e) => {
+                    let _ = self.undo(&made, crate::UndoMode::Teardown);
+                    return Err(TargetError(format!("cannot create {}: {e}", dir.display())));
+                }
+            }
+        }
+        Ok((run_dir, made))
+    }
+
+    /// Undoes those of `resources` (recorded with [`Workdir::record`]) still outstanding,
+    /// newest first; the first failure stops it and is returned.
+    pub fn undo(&self, resources: &[Resource], mode: crate::UndoMode) -> Result<Vec<String>, TargetError> {
+        let report = self.ledger.undo(resources, mode);
+        match report.error {
+            Some(e) => Err(e),
+            None => Ok(report.done),
+        }
     }
 
     /// A handle for the signal handler: tears down everything still recorded, at once.

@@ -18,6 +18,7 @@ pub mod plain;
 pub mod posix;
 pub mod postmark;
 pub mod registry;
+pub mod server;
 pub mod sqlite;
 pub mod tree;
 
@@ -59,6 +60,10 @@ pub struct RunEnv<'a> {
     /// ranks may call it a different number of times (one that failed early is simply not
     /// waited for). `None` on one host.
     pub rendezvous: Option<&'a (dyn Fn() + Sync)>,
+    /// Where a server workload (`pgbench`, `sysbench`, `http`) keeps its server's run
+    /// directory and records its server and directories (the state file); `None` where
+    /// nothing records (such a workload then refuses to run).
+    pub host: Option<&'a dyn server::Host>,
 }
 
 impl<'a> RunEnv<'a> {
@@ -74,6 +79,7 @@ impl<'a> RunEnv<'a> {
             drop_caches: None,
             live: Live::unused(),
             rendezvous: None,
+            host: None,
         }
     }
 }
@@ -150,6 +156,12 @@ pub trait Workload: std::fmt::Debug + Send + Sync {
     /// in `env.root` only.
     fn clients(&self) -> u32 {
         1
+    }
+    /// True when it runs a server as another account (PostgreSQL, MariaDB, nginx): the
+    /// runner then mounts its targets under /run/fsarena/RUNID, which that account can
+    /// reach, and lends it a [`server::Host`]. False by default.
+    fn hosts_server(&self) -> bool {
+        false
     }
     /// Runs once in `env.root`: one measurement per part, in the order of [`Workload::parts`]
     /// (one when it has none). An interrupted run returns what ran, the last one marked

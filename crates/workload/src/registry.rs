@@ -58,11 +58,14 @@ registry! {
     "exec" => crate::exec::ExecWorkload, crate::exec::OPTIONS, "time a command in the target (cmd=, setup=, teardown=, assets=; {mnt} and {assets} substituted shell-quoted) or builtin=compress, unpack or build: seconds, CPU, memory and I/O of the child";
     "kv" => crate::kv::KvWorkload, crate::kv::OPTIONS, "db_bench's benchmarks (fillseq, readrandom, ...), options and figures on RocksDB (--features rocksdb) or fjall: ops/sec, micros/op, MB/s per benchmark";
     "posix" => crate::posix::PosixWorkload, crate::posix::OPTIONS, "POSIX behaviour and security, pjdfstest-class: named cases per syscall family (chmod, rename, open, xattr, acl, ...), each expected vs actual; family= and case= choose";
+    "pgbench" => crate::server::pgbench::PgbenchWorkload, crate::server::pgbench::OPTIONS, "PostgreSQL (Debian's, as postgres, unix socket only) with its data in the target, driven by its own pgbench under pgbench's long option names (scale, client, jobs, time, builtin, file) and server settings (fsync, synchronous_commit, wal_sync_method, shared_buffers): tps, latency average and p99";
+    "sysbench" => crate::server::sysbench::SysbenchWorkload, crate::server::sysbench::OPTIONS, "MariaDB (Debian's, as mysql, --skip-networking) with its data in the target, driven by Debian's sysbench OLTP scripts (test=oltp_read_write, oltp_read_only, oltp_write_only, oltp_insert, oltp_point_select, bulk_insert; tables, table_size, threads, time; innodb_* server settings): transactions/s, queries/s, latency p95";
+    "http" => crate::server::http::HttpWorkload, crate::server::http::OPTIONS, "a static file served from the target by nginx (Debian's, as www-data, 127.0.0.1 and a free port, files and logs in the target) and loaded by ab as Phoronix does (concurrency, requests, keepalive, file_size): requests/s, transfer rate, latency p99";
     "sqlite" => crate::sqlite::SqliteWorkload, crate::sqlite::OPTIONS, "SQLite on the target: 12,500 autocommit INSERTs (Phoronix's test), or mode=mixed: N writers inserting in batches while M readers run point and range queries; journal_mode, synchronous, page_size sweepable";
 }
 
 /// Kinds the design names that are not built yet: refused as such, not as unknown.
-const PLANNED: &[&str] = &["crash", "verify", "pgbench", "sysbench", "http"];
+const PLANNED: &[&str] = &["crash", "verify"];
 
 /// The kind called `name`.
 pub fn kind(name: &str) -> Option<&'static WorkloadKind> {
