@@ -191,6 +191,12 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                     keep_files: round + 1 < rounds,
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
                     live: progress.live(),
+                    target: workdir.as_ref().map(|workdir| fsarena_workload::TargetAccess {
+                        workdir,
+                        index,
+                        kind: target.kind().to_string(),
+                        params: target.options(),
+                    }),
                 };
                 // fio's disk_util: the block devices under the target, read around the run.
                 let disks = fsarena_target::disk::DiskSampler::start(&root);

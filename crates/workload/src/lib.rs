@@ -1,6 +1,7 @@
 //! Workloads: what runs inside a target. Each returns a [`Measurement`]; none prints or
 //! stores anything.
 
+pub mod crash;
 pub mod dbench;
 pub mod dd;
 pub mod exec;
@@ -53,6 +54,24 @@ pub struct RunEnv<'a> {
     /// from any thread (`env.live.add(ops, bytes)`), batched in hot loops ([`LiveBatch`]).
     /// [`Live::unused`] where nothing displays it.
     pub live: &'a Live,
+    /// The target as given and the run's work directory, for a workload that provisions a
+    /// copy of the target of its own (`crash` records one below the filesystem); None where
+    /// there is none (tests, tools).
+    pub target: Option<TargetAccess<'a>>,
+}
+
+/// What a workload that makes its own copy of the target gets: the target's spec and the
+/// locked work directory, whose state file records what it creates.
+#[derive(Debug, Clone)]
+pub struct TargetAccess<'a> {
+    /// The work directory, with the state file.
+    pub workdir: &'a fsarena_target::Workdir,
+    /// The target's number in the run, for names.
+    pub index: usize,
+    /// Its kind: `ext4`, `xfs`, ...
+    pub kind: String,
+    /// Its keys as given (`size`, `mkfs`, `mount`, ...).
+    pub params: Vec<(String, String)>,
 }
 
 impl<'a> RunEnv<'a> {
@@ -67,6 +86,7 @@ impl<'a> RunEnv<'a> {
             keep_files: false,
             drop_caches: None,
             live: Live::unused(),
+            target: None,
         }
     }
 }
@@ -143,6 +163,11 @@ pub trait Workload: std::fmt::Debug {
     /// in `env.root` only.
     fn clients(&self) -> u32 {
         1
+    }
+    /// The target kinds it can run on, when it cannot run on every kind (`crash` records
+    /// only some): a target of another kind is refused before anything is created.
+    fn target_kinds(&self) -> Option<&'static [&'static str]> {
+        None
     }
     /// Runs once in `env.root`: one measurement per part, in the order of [`Workload::parts`]
     /// (one when it has none). An interrupted run returns what ran, the last one marked

@@ -67,6 +67,7 @@ fn run_counting(dir: &Scratch, spec: &str, drops: &AtomicUsize) -> Measurement {
         keep_files: false,
         drop_caches: Some(&drop),
         live: crate::Live::unused(),
+        target: None,
     };
     crate::one(workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message)))
 }
@@ -227,6 +228,7 @@ fn a_failure_returns_the_figures_so_far_and_removes_everything() {
         keep_files: true,
         drop_caches: None,
         live: crate::Live::unused(),
+        target: None,
     };
     // A kept tree from "an earlier run" that lacks some files: the stat phase fails on them.
     run(&dir, "meta:items=20,files_only=1,create_only=1,keep=1");
@@ -382,6 +384,7 @@ fn a_failed_drop_fails_a_phase_run_and_only_warns_after_a_build() {
         keep_files: false,
         drop_caches: Some(&drop),
         live: crate::Live::unused(),
+        target: None,
     };
     let m = crate::one(workload("meta:items=20,stat_only=1").run(&env).unwrap());
     assert!(m.complete);
