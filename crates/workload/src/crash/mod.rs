@@ -102,28 +102,44 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
         }
     };
     push(
-        State { keep: Vec::new(), marks: marks_before(flushes.first().copied().unwrap_or(entries.len())), what: "before the first flush".into() },
+        State {
+            keep: Vec::new(),
+            marks: marks_before(flushes.first().copied().unwrap_or(entries.len())),
+            what: "before the first flush".into(),
+        },
         &mut out,
     );
     for (k, &f) in flushes.iter().enumerate() {
-        let s = State { keep: writes_before(f), marks: marks_before(next_flush(f)), what: format!("at flush {} of {}", k + 1, flushes.len()) };
+        let s = State {
+            keep: writes_before(f),
+            marks: marks_before(next_flush(f)),
+            what: format!("at flush {} of {}", k + 1, flushes.len()),
+        };
         push(s, &mut out);
     }
     let prefix = out.len();
     if o.states == States::Epoch {
         let last_mark = entries.iter().rposition(|e| matches!(e, Entry::Mark(_))).unwrap_or(entries.len());
-        let end = flushes.iter().copied().filter(|&f| f < last_mark).last().unwrap_or(last_mark);
-        let start = flushes.iter().copied().filter(|&f| f < end).last().map_or(0, |f| f + 1);
+        let end = flushes.iter().copied().rfind(|&f| f < last_mark).unwrap_or(last_mark);
+        let start = flushes.iter().copied().rfind(|&f| f < end).map_or(0, |f| f + 1);
         let epoch: Vec<usize> = (start..end).filter(|&i| is_write(i)).collect();
         let marks = marks_before(end);
         let all = writes_before(end);
         for (j, &w) in epoch.iter().enumerate() {
-            let cut = State { keep: writes_before(w), marks: marks.clone(), what: format!("in the epoch before the final mark: its first {j} of {} writes", epoch.len()) };
+            let cut = State {
+                keep: writes_before(w),
+                marks: marks.clone(),
+                what: format!("in the epoch before the final mark: its first {j} of {} writes", epoch.len()),
+            };
             push(cut, &mut out);
             let less = State {
                 keep: all.iter().copied().filter(|&i| i != w).collect(),
                 marks: marks.clone(),
-                what: format!("in the epoch before the final mark: all of its {} writes but write {}", epoch.len(), j + 1),
+                what: format!(
+                    "in the epoch before the final mark: all of its {} writes but write {}",
+                    epoch.len(),
+                    j + 1
+                ),
             };
             push(less, &mut out);
         }
@@ -143,10 +159,8 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
 
 /// A target spec written back as `kind:key=value,...`, values holding commas quoted.
 fn spec_text(kind: &str, params: &[(String, String)]) -> String {
-    let keys: Vec<String> = params
-        .iter()
-        .map(|(k, v)| if v.contains(',') { format!("{k}='{v}'") } else { format!("{k}={v}") })
-        .collect();
+    let keys: Vec<String> =
+        params.iter().map(|(k, v)| if v.contains(',') { format!("{k}='{v}'") } else { format!("{k}={v}") }).collect();
     if keys.is_empty() {
         kind.to_string()
     } else {
@@ -203,13 +217,7 @@ impl CrashWorkload {
     }
 
     #[allow(clippy::too_many_lines)]
-    fn run_case(
-        &self,
-        rec: &mut RecordedFs,
-        case: &Case,
-        target: &str,
-        tally: &Mutex<Tally>,
-    ) -> Result<(), String> {
+    fn run_case(&self, rec: &mut RecordedFs, case: &Case, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
         let o = &self.options;
         let root = rec.begin_case().map_err(|e| e.to_string())?;
         let ran = (|| -> Result<Option<(seq::Model, seq::Model, seq::Changes)>, String> {
@@ -289,7 +297,12 @@ impl CrashWorkload {
                     };
                     let mut t = lock(tally);
                     t.states += 1;
-                    let where_ = format!("state {n} ({}, {} of {} logged writes kept)", state.what, state.keep.len(), entries.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count());
+                    let where_ = format!(
+                        "state {n} ({}, {} of {} logged writes kept)",
+                        state.what,
+                        state.keep.len(),
+                        entries.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count()
+                    );
                     let repro = self.reproduce(target, case, *n);
                     let mut failed = false;
                     let violations = match outcome.checked {
@@ -308,7 +321,8 @@ impl CrashWorkload {
                         }
                     };
                     for level in ["posix", "linux"] {
-                        let of_level: Vec<&oracle::Violation> = violations.iter().filter(|v| v.level == level).collect();
+                        let of_level: Vec<&oracle::Violation> =
+                            violations.iter().filter(|v| v.level == level).collect();
                         if of_level.is_empty() {
                             continue;
                         }
@@ -415,10 +429,16 @@ impl Workload for CrashWorkload {
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let Some(target) = &env.target else {
-            return Err(fail("crash: records a target fsarena provisions (ext2, ext3, ext4, xfs, btrfs); this run has none".into()));
+            return Err(fail(
+                "crash: records a target fsarena provisions (ext2, ext3, ext4, xfs, btrfs); this run has none".into(),
+            ));
         };
         if !RECORDABLE.contains(&target.kind.as_str()) {
-            return Err(fail(format!("crash cannot record a {} target: the kinds it can record are {}", target.kind, RECORDABLE.join(", "))));
+            return Err(fail(format!(
+                "crash cannot record a {} target: the kinds it can record are {}",
+                target.kind,
+                RECORDABLE.join(", ")
+            )));
         }
         let o = &self.options;
         let param = |k: &str| target.params.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());

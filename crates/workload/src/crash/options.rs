@@ -84,7 +84,9 @@ fn only(v: &str) -> Result<(String, Option<u64>), String> {
         None => (v, None),
     };
     if case.is_empty() || !case.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-        return Err(format!("'{v}' is not a generated workload's name: expected CASE or CASE/STATE, e.g. link.fsync/2"));
+        return Err(format!(
+            "'{v}' is not a generated workload's name: expected CASE or CASE/STATE, e.g. link.fsync/2"
+        ));
     }
     Ok((case.to_string(), state))
 }

@@ -74,10 +74,7 @@ fn stable(path: &str, flux: &BTreeSet<(String, String)>) -> bool {
 
 fn file_expect(m: &Model, ino: usize, data: bool, meta: bool) -> FileExpect {
     let i = &m.inodes[ino];
-    FileExpect {
-        data: data.then(|| i.data.clone()),
-        meta: meta.then(|| (i.mode, m.nlink(ino), i.xattrs.clone())),
-    }
+    FileExpect { data: data.then(|| i.data.clone()), meta: meta.then(|| (i.mode, m.nlink(ino), i.xattrs.clone())) }
 }
 
 impl Expect {
@@ -169,10 +166,11 @@ pub(crate) fn expect(case: &Case, before: &Model, after: &Model, ch: &Changes, m
             for (path, m) in [(from, before), (to, after)] {
                 let key = split(path);
                 e.flux.remove(&key);
-                let entry = m.names.get(path).filter(|_| path == to).map(|&i| EntryExpect {
-                    kind: m.inodes[i].kind,
-                    target: m.inodes[i].target.clone(),
-                });
+                let entry = m
+                    .names
+                    .get(path)
+                    .filter(|_| path == to)
+                    .map(|&i| EntryExpect { kind: m.inodes[i].kind, target: m.inodes[i].target.clone() });
                 e.entries.insert(key, entry);
             }
         } else {
@@ -266,7 +264,7 @@ pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
                     _ => String::new(),
                 };
                 if kind != w.kind || target != w.target {
-                    posix(format!("{path}: {}", describe(w.kind, &w.target)), format!("{}", describe(kind, &target)));
+                    posix(format!("{path}: {}", describe(w.kind, &w.target)), describe(kind, &target));
                 }
             }
             (None, Err(_)) => {}
@@ -281,7 +279,10 @@ pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
                 continue;
             }
             if !e.entries.contains_key(&key) && !e.flux.contains(&key) {
-                posix(format!("no {} in {}", name, if dir.is_empty() { "/" } else { dir }), format!("{} exists", join(dir, &name)));
+                posix(
+                    format!("no {} in {}", name, if dir.is_empty() { "/" } else { dir }),
+                    format!("{} exists", join(dir, &name)),
+                );
             }
         }
     }
