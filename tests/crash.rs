@@ -83,3 +83,45 @@ fn kinds_that_cannot_be_recorded_are_refused_before_anything_is_made() {
         assert!(!std::path::Path::new(&work).exists(), "{target}: the work directory was made");
     }
 }
+
+/// Waits until the recorder's FUSE mount is up under `work` and a filesystem is mounted on
+/// its image (a generated workload is running), up to 60 s.
+fn wait_for_recording(work: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+        if mounts.lines().any(|l| l.contains(work) && l.contains("-crash-0-mnt")) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}
+
+#[test]
+fn cleanup_after_sigkill_undoes_the_recorder_and_its_loop_devices() {
+    tools();
+    let scratch = TempDir::new();
+    let work = format!("{}/work", scratch.0);
+    let mut child = fsarena()
+        .args(["run", "--repeat", "1", "--warmup", "0", "--no-store", "--workdir", &work])
+        .args(["--target", "ext4:size=256m", "--workload", "crash:ops=seq1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let recording = wait_for_recording(&work);
+    // SIGKILL: no handler runs, the FUSE server dies with the process.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(recording, "the run never mounted a recorded filesystem");
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(mounts.contains(&work), "a kill mid-run leaves the mounts to clean up");
+    let out = fsarena().args(["cleanup", "--workdir", &work]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("left"), "{}", stderr(&out));
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains(&work), "left mounted: {mounts}");
+    let loops = std::process::Command::new("losetup").arg("-a").output().unwrap();
+    assert!(!String::from_utf8_lossy(&loops.stdout).contains(&work), "left attached");
+}
