@@ -62,8 +62,14 @@ fn btrfs_keeps_every_posix_promise() {
 #[test]
 fn ext4_without_barriers_loses_what_fsync_promised() {
     tools();
-    let r = crash("ext4:size=256m,mount=barrier=0", "crash:ops=seq1,sample=4,seed=2");
+    let kept = TempDir::new();
+    let r = crash("ext4:size=256m,mount=barrier=0", &format!("crash:ops=seq1,sample=4,seed=2,keep_failed={}", kept.0));
     assert!(metric(&r, "violations_posix") >= 1.0, "{r}");
+    // The failing images are kept, in the directory fsarena made 0700.
+    let meta = std::fs::metadata(&kept.0).unwrap();
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777, 0o700);
+    let images = std::fs::read_dir(&kept.0).unwrap().count();
+    assert!(images >= 1, "no image kept");
     // Each finding names its case and state and how to reproduce it.
     let text = r.to_string();
     assert!(text.contains("crash.posix.") && text.contains("only="), "{text}");

@@ -6,8 +6,8 @@
 //! epoch before the final mark — mounts each (recovery), checks it against what the marks
 //! promised ([`oracle`]), unmounts it and runs the filesystem's checker.
 //!
-//! Figures: `states_checked`, `states_per_s`, `violations_posix` and `violations_linux`
-//! (crash states with at least one broken promise of that level), `fsck_failures` (states the
+//! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
+//! `violations_strict` (crash states with at least one broken promise of that level), `fsck_failures` (states the
 //! checker rejects or that do not mount), `cases`, `cases_unsupported`. Each violation is a
 //! verdict (`crash.LEVEL.CASE/STATE`) carrying what was promised, what was found and a
 //! command that reproduces it. A violation is a finding, not a failed run.
@@ -184,6 +184,7 @@ struct Tally {
     states: u64,
     posix: u64,
     linux: u64,
+    strict: u64,
     fsck: u64,
     unsupported: u64,
     cases: u64,
@@ -283,7 +284,11 @@ impl CrashWorkload {
                     let expect = oracle::expect(case, before, after, changes, &state.marks);
                     let checked = rec.build_state(slot, entries, &state.keep).and_then(|image| {
                         let outcome = rec.check_state(slot, &image, timeout, |r| match &expect {
-                            Some(e) => oracle::check(r, e),
+                            Some(e) => {
+                                let mut v = oracle::check(r, e);
+                                v.extend(oracle::check_strict(r, before, after));
+                                v
+                            }
                             None => Vec::new(),
                         })?;
                         Ok((image, outcome))
@@ -320,17 +325,17 @@ impl CrashWorkload {
                             Vec::new()
                         }
                     };
-                    for level in ["posix", "linux"] {
+                    for level in ["posix", "linux", "strict"] {
                         let of_level: Vec<&oracle::Violation> =
                             violations.iter().filter(|v| v.level == level).collect();
                         if of_level.is_empty() {
                             continue;
                         }
                         failed = true;
-                        if level == "posix" {
-                            t.posix += 1;
-                        } else {
-                            t.linux += 1;
+                        match level {
+                            "posix" => t.posix += 1,
+                            "linux" => t.linux += 1,
+                            _ => t.strict += 1,
                         }
                         let promised: Vec<String> = of_level.iter().map(|v| v.promised.clone()).collect();
                         let found: Vec<String> = of_level.iter().map(|v| v.found.clone()).collect();
@@ -488,11 +493,13 @@ impl Workload for CrashWorkload {
         m.push("states_per_s", "states/s", Better::Higher, if elapsed > 0.0 { t.states as f64 / elapsed } else { 0.0 });
         m.push("violations_posix", "states", Better::Lower, t.posix as f64);
         m.push("violations_linux", "states", Better::Lower, t.linux as f64);
+        m.push("violations_strict", "states", Better::Lower, t.strict as f64);
         m.push("fsck_failures", "states", Better::Lower, t.fsck as f64);
         m.push("cases", "workloads", Better::Higher, t.cases as f64);
         m.push("cases_unsupported", "workloads", Better::Lower, t.unsupported as f64);
         m.push("elapsed", "ns", Better::Lower, elapsed * 1e9);
-        m.count("findings", t.posix + t.linux + t.fsck);
+        // The hook for --strict-checks: every finding of every level.
+        m.count("findings", t.posix + t.linux + t.strict + t.fsck);
         m.count("images_kept", t.kept);
         m.verdicts = t.findings;
         m.complete = error.is_none() && !stopped;
@@ -560,6 +567,11 @@ mod tests {
         // Before mark 1 the appended file may be old or new: no promise about its data.
         let e = oracle::expect(&case, &before, &after, &ch, &[0]).unwrap();
         assert_eq!(oracle::check(&dir, &e), Vec::new());
+        // The namespace is the one after the operation: strict holds; a stray name breaks it.
+        assert_eq!(oracle::check_strict(&dir, &before, &after), None);
+        std::fs::write(dir.join("A/stray"), b"").unwrap();
+        assert_eq!(oracle::check_strict(&dir, &before, &after).map(|v| v.level), Some("strict"));
+        std::fs::remove_file(dir.join("A/stray")).unwrap();
         // The append lost: a posix violation.
         std::fs::OpenOptions::new().write(true).open(dir.join("foo")).unwrap().set_len(16384).unwrap();
         let e = oracle::expect(&case, &before, &after, &ch, &[0, 1]).unwrap();

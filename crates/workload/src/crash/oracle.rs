@@ -49,7 +49,7 @@ pub(crate) struct Expect {
 /// One broken promise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Violation {
-    /// `posix` or `linux`.
+    /// `posix`, `linux` or `strict`.
     pub level: &'static str,
     /// What was promised.
     pub promised: String,
@@ -310,4 +310,66 @@ pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// The namespace under `root`: every path (relative) with its kind; the filesystem's own
+/// names in the root left out.
+fn namespace(root: &Path) -> BTreeSet<(String, &'static str)> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![String::new()];
+    while let Some(dir) = todo.pop() {
+        let Ok(read) = std::fs::read_dir(root.join(&dir)) else { continue };
+        for entry in read.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if dir.is_empty() && OWN_NAMES.contains(&name.as_str()) {
+                continue;
+            }
+            let path = join(&dir, &name);
+            let kind = entry.file_type().map_or(Kind::File, |t| {
+                if t.is_dir() {
+                    Kind::Dir
+                } else if t.is_symlink() {
+                    Kind::Symlink
+                } else {
+                    Kind::File
+                }
+            });
+            if kind == Kind::Dir {
+                todo.push(path.clone());
+            }
+            out.insert((path, kind.name()));
+        }
+    }
+    out
+}
+
+fn model_namespace(m: &Model) -> BTreeSet<(String, &'static str)> {
+    m.names.iter().map(|(p, &i)| (p.clone(), m.inodes[i].kind.name())).collect()
+}
+
+/// The **strict** level: the recovered namespace is the one after some prefix of the
+/// operations — the setup's, one by one, or the operation's — never a mix. Whether
+/// filesystems owe this is disputed: a miss is a finding, not a bug.
+pub(crate) fn check_strict(root: &Path, before: &Model, after: &Model) -> Option<Violation> {
+    let found = namespace(root);
+    if found == model_namespace(before) || found == model_namespace(after) {
+        return None;
+    }
+    // The setup's own operations are a prefix too: its names were made in inode order.
+    let made = |k: usize| -> BTreeSet<(String, &'static str)> {
+        before.names.iter().filter(|(_, &i)| i < k).map(|(p, &i)| (p.clone(), before.inodes[i].kind.name())).collect()
+    };
+    if (0..before.inodes.len()).any(|k| made(k) == found) {
+        return None;
+    }
+    let show = |s: &BTreeSet<(String, &'static str)>| s.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ");
+    Some(Violation {
+        level: "strict",
+        promised: format!(
+            "the namespace before the operation [{}] or after it [{}]",
+            show(&model_namespace(before)),
+            show(&model_namespace(after))
+        ),
+        found: format!("[{}]", show(&found)),
+    })
 }
