@@ -7,6 +7,7 @@
 mod util;
 
 mod bad_input;
+mod crash;
 mod dbench;
 mod engines;
 mod exec;

@@ -596,6 +596,17 @@ fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step], sharing: u64) -
         }
         let clients = step.workload.clients();
         for target in targets {
+            if let Some(kinds) = step.workload.target_kinds() {
+                if !kinds.contains(&target.kind()) {
+                    return Err(InputError::new(format!(
+                        "workload {} cannot run on target {} (kind {}): the kinds it can record are {}",
+                        step.workload.kind(),
+                        target.label(),
+                        target.kind(),
+                        kinds.join(", ")
+                    )));
+                }
+            }
             // More clients than the target mounts: known here for every kind (the runner
             // checks again against the mounted target).
             match target.clients() {

@@ -219,6 +219,12 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                     live: progress.live(),
                     rendezvous: None,
                     host: host.as_ref().map(|h| h as &dyn fsarena_workload::server::Host),
+                    target: workdir.as_ref().map(|workdir| fsarena_workload::TargetAccess {
+                        workdir,
+                        index,
+                        kind: target.kind().to_string(),
+                        params: target.options(),
+                    }),
                 };
                 // fio's disk_util: the block devices under the target, read around the run.
                 let disks = fsarena_target::disk::DiskSampler::start(&root);

@@ -115,6 +115,9 @@ impl Human {
         if entry.workload_kind == "exec" {
             crate::exec_text::exec_summary(out, m);
         }
+        if entry.workload_kind == "crash" {
+            crate::crash_text::crash_summary(out, m);
+        }
         if entry.workload_kind == "sqlite" {
             crate::sqlite_text::sqlite_summary(out, m);
         }

@@ -7,6 +7,7 @@
 
 mod ab;
 mod charts;
+mod crash_text;
 mod csv;
 mod dbench_text;
 mod escape;

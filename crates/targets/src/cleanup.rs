@@ -250,7 +250,12 @@ fn confined(resource: &Resource, dir: &Path, run: &RunId) -> Result<(), String> 
             if !is_loop {
                 return Err(format!("{} is not a loop device", printable(&device.to_string_lossy())));
             }
-            inside(image)
+            // The crash recorder's images lie one level down, in a directory (or FUSE mount)
+            // the run made: RUNID-crash-N/state-0.img, RUNID-crash-N-fuse/image.
+            inside(image).or_else(|e| match (image.parent(), image.file_name()) {
+                (Some(parent), Some(_)) if is_plain_absolute(image) => inside(parent),
+                _ => Err(e),
+            })
         }
         Resource::Scratch { path, .. } => {
             let prefix = format!("fsarena-{run}-");

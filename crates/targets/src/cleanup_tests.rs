@@ -110,6 +110,8 @@ fn planted_state_files_are_left_alone_and_reported() {
         Resource::Mount { path: s.0.clone(), mount_id: 1, fuse: false },
         Resource::Scratch { path: vdir.clone(), id: vdir_id },
         Resource::Loop { device: "/dev/sda".into(), image: vfile.clone(), image_id: vfile_id },
+        // One level down is allowed only in a directory the run made (the crash recorder's).
+        Resource::Loop { device: "/dev/loop7".into(), image: work.join("someone/x.img"), image_id: vfile_id },
         Resource::Outside { path: vfile.clone(), id: vfile_id, dir: false },
         Resource::Outside { path: "/var/log/glusterfs/../../../etc".into(), id: vdir_id, dir: true },
         // Someone else's volume, through the host's own glusterd.

@@ -124,6 +124,12 @@ impl Provisioned {
         }
     }
 
+    /// Starts a group of resources recorded in `ledger` (the recorder's per-state loop
+    /// devices and mounts), torn down on their own.
+    pub(crate) fn with_ledger(ledger: LedgerHandle) -> Self {
+        Self { root: PathBuf::new(), info: Vec::new(), resources: Vec::new(), ledger, log: None, clients: Vec::new() }
+    }
+
     /// Records `resource`, which fsarena has just created, in the state file, and remembers
     /// it for teardown. If it cannot be recorded it is undone at once: nothing unrecorded
     /// may outlive the run.

@@ -11,6 +11,7 @@ mod fuse;
 mod gluster;
 mod kinds;
 pub mod memory;
+pub mod recorder;
 pub mod requirements;
 pub mod safefs;
 pub mod state;

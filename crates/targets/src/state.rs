@@ -249,9 +249,25 @@ pub fn undo_all(resources: &[Resource], mode: UndoMode) -> UndoReport {
             .iter()
             .rposition(|r| matches!(r, Resource::Process { .. } | Resource::Server { .. }))
             .unwrap_or(0);
-        let mounts = (start..end).rev().filter(is_mount);
-        let others = (start..end).rev().filter(|i| !is_mount(i));
-        for i in mounts.chain(others) {
+        // A loop device whose image is a file on a mount (the crash recorder's image on its
+        // FUSE mount) is detached before that mount, which it holds busy.
+        let mut order: Vec<usize> = Vec::new();
+        for m in (start..end).rev().filter(is_mount) {
+            if let Resource::Mount { path, .. } = &resources[m] {
+                let below: Vec<usize> = (start..end)
+                    .rev()
+                    .filter(|&i| {
+                        matches!(&resources[i], Resource::Loop { image, .. } if image.starts_with(path))
+                            && !order.contains(&i)
+                    })
+                    .collect();
+                order.extend(below);
+            }
+            order.push(m);
+        }
+        let rest: Vec<usize> = (start..end).rev().filter(|i| !order.contains(i)).collect();
+        order.extend(rest);
+        for i in order {
             match resources[i].undo(mode) {
                 Ok(what) => {
                     report.done.extend(what);

@@ -1,6 +1,7 @@
 //! Workloads: what runs inside a target. Each returns a [`Measurement`]; none prints or
 //! stores anything.
 
+pub mod crash;
 pub mod dbench;
 pub mod dd;
 pub mod exec;
@@ -64,6 +65,24 @@ pub struct RunEnv<'a> {
     /// directory and records its server and directories (the state file); `None` where
     /// nothing records (such a workload then refuses to run).
     pub host: Option<&'a dyn server::Host>,
+    /// The target as given and the run's work directory, for a workload that provisions a
+    /// copy of the target of its own (`crash` records one below the filesystem); None where
+    /// there is none (tests, tools).
+    pub target: Option<TargetAccess<'a>>,
+}
+
+/// What a workload that makes its own copy of the target gets: the target's spec and the
+/// locked work directory, whose state file records what it creates.
+#[derive(Debug, Clone)]
+pub struct TargetAccess<'a> {
+    /// The work directory, with the state file.
+    pub workdir: &'a fsarena_target::Workdir,
+    /// The target's number in the run, for names.
+    pub index: usize,
+    /// Its kind: `ext4`, `xfs`, ...
+    pub kind: String,
+    /// Its keys as given (`size`, `mkfs`, `mount`, ...).
+    pub params: Vec<(String, String)>,
 }
 
 impl<'a> RunEnv<'a> {
@@ -80,6 +99,7 @@ impl<'a> RunEnv<'a> {
             live: Live::unused(),
             rendezvous: None,
             host: None,
+            target: None,
         }
     }
 }
@@ -162,6 +182,11 @@ pub trait Workload: std::fmt::Debug + Send + Sync {
     /// reach, and lends it a [`server::Host`]. False by default.
     fn hosts_server(&self) -> bool {
         false
+    }
+    /// The target kinds it can run on, when it cannot run on every kind (`crash` records
+    /// only some): a target of another kind is refused before anything is created.
+    fn target_kinds(&self) -> Option<&'static [&'static str]> {
+        None
     }
     /// Runs once in `env.root`: one measurement per part, in the order of [`Workload::parts`]
     /// (one when it has none). An interrupted run returns what ran, the last one marked

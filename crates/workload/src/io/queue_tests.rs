@@ -123,6 +123,7 @@ fn the_live_counter_sees_every_completion_at_every_depth() {
             live: &live,
             rendezvous: None,
             host: None,
+            target: None,
         };
         w.run(&env).unwrap();
         // 2 MiB of 4 KiB blocks per clone, three clones; the batches are flushed at the end.

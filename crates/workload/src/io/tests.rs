@@ -107,6 +107,7 @@ fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
         live: crate::Live::unused(),
         rendezvous: None,
         host: None,
+        target: None,
     };
     w.run(&env(true)).unwrap();
     assert_eq!(target.entries(), vec!["rep.0.0", "rep.1.0"]);
@@ -137,6 +138,7 @@ fn clients_place_each_clients_jobs_under_its_root_and_count_them_apart() {
             live: crate::Live::unused(),
             rendezvous: None,
             host: None,
+            target: None,
         };
         let m = crate::one(w.run(&env(true)).unwrap());
         // Clones numbered across clients: client 1 has c.0, c.1; client 2 c.2, c.3.

@@ -69,6 +69,7 @@ fn run_counting(dir: &Scratch, spec: &str, drops: &AtomicUsize) -> Measurement {
         live: crate::Live::unused(),
         rendezvous: None,
         host: None,
+        target: None,
     };
     crate::one(workload(spec).run(&env).unwrap_or_else(|e| panic!("{spec}: {}", e.message)))
 }
@@ -231,6 +232,7 @@ fn a_failure_returns_the_figures_so_far_and_removes_everything() {
         live: crate::Live::unused(),
         rendezvous: None,
         host: None,
+        target: None,
     };
     // A kept tree from "an earlier run" that lacks some files: the stat phase fails on them.
     run(&dir, "meta:items=20,files_only=1,create_only=1,keep=1");
@@ -388,6 +390,7 @@ fn a_failed_drop_fails_a_phase_run_and_only_warns_after_a_build() {
         live: crate::Live::unused(),
         rendezvous: None,
         host: None,
+        target: None,
     };
     let m = crate::one(workload("meta:items=20,stat_only=1").run(&env).unwrap());
     assert!(m.complete);

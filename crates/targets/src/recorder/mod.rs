@@ -1,0 +1,439 @@
+//! The recorder: a block device whose every write and flush fsarena sees, and the crash
+//! images rebuilt from that history. It lives with the targets because it provisions like one
+//! (images, a FUSE mount, loop devices, mounts, every one recorded in the state file before
+//! anything else happens and undone on every exit path) and needs the same private helpers.
+//!
+//! How: mkfs once on a sparse base image; per generated workload the base is copied (sparse)
+//! to the live image that fsarena's own FUSE server (a thread of this process, see
+//! [`server`]) serves as `image`; a loop device on that file is the filesystem's device, so
+//! the loop driver's writes and flushes arrive at the server in order and are logged. A crash
+//! image is a sparse copy of the base plus a chosen subset of the logged writes, attached to
+//! its own loop device, mounted (recovery), checked, unmounted and given to the filesystem's
+//! checker.
+
+pub mod log;
+mod server;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
+
+use crate::common::{ProvisionCtx, Provisioned};
+use crate::state::Resource;
+use crate::table::{filesystem, Filesystem};
+use crate::{safefs, sys, Mounted, TargetError, Workdir};
+pub use log::Entry;
+use server::{lock, RecorderFs, Shared, SharedHandle};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The filesystems the recorder records at block level.
+pub const RECORDABLE: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs"];
+
+/// How to make and mount the recorded filesystem.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// `ext4`, `xfs`, ... (one of [`RECORDABLE`]).
+    pub fs: String,
+    /// Image size in bytes.
+    pub size: u64,
+    /// Extra mkfs arguments (the target's `mkfs=`).
+    pub mkfs: Vec<String>,
+    /// Mount options of the recorded mount (the target's `mount=`): `barrier=0` is a way to
+    /// lose promises, and the crash images are mounted without them.
+    pub mount: String,
+    /// Configure the loop device with 4 KiB logical blocks.
+    pub sector_4k: bool,
+    /// Bytes the spill file may hold.
+    pub max_log: u64,
+    /// Crash images checked at the same time, each on its own loop device.
+    pub slots: usize,
+}
+
+/// A crash image checked: what mounting said, what the oracle said, what the checker said.
+#[derive(Debug)]
+pub struct StateOutcome<R> {
+    /// The oracle's result, or why the image did not mount (`unmountable`).
+    pub checked: Result<R, String>,
+    /// The filesystem checker's complaint (its exit status and last lines), None when clean.
+    pub fsck: Option<String>,
+}
+
+/// A recorded filesystem, from `start` to `finish`.
+#[derive(Debug)]
+pub struct RecordedFs {
+    fs: &'static Filesystem,
+    options: RecordOptions,
+    /// The directory with the base, live and state images and the spill file, its FUSE mount
+    /// point and the mount points, all recorded.
+    p: Provisioned,
+    ledger: crate::state::LedgerHandle,
+    dir: PathBuf,
+    base: PathBuf,
+    fuse_mnt: PathBuf,
+    case_mnt: PathBuf,
+    slot_mnts: Vec<PathBuf>,
+    shared: SharedHandle,
+    spill: File,
+    server: Option<std::thread::JoinHandle<()>>,
+    /// The current generated workload's loop device and mount.
+    case: Option<Provisioned>,
+}
+
+/// A sparse copy of `src` into `dst` (`size` bytes): only the data extents are copied, with
+/// copy_file_range (which shares blocks where the filesystem can).
+pub fn sparse_copy(src: &File, dst: &File, size: u64) -> std::io::Result<()> {
+    use rustix::fs::SeekFrom;
+    dst.set_len(0)?;
+    dst.set_len(size)?;
+    let mut pos = 0u64;
+    while pos < size {
+        let start = match rustix::fs::seek(src, SeekFrom::Data(pos)) {
+            Ok(s) => s,
+            Err(rustix::io::Errno::NXIO) => break,
+            Err(e) => return Err(e.into()),
+        };
+        let end = rustix::fs::seek(src, SeekFrom::Hole(start))?.min(size);
+        let (mut off_in, mut off_out) = (start, start);
+        while off_in < end {
+            let want = (end - off_in) as usize;
+            let n = rustix::fs::copy_file_range(src, Some(&mut off_in), dst, Some(&mut off_out), want)?;
+            if n == 0 {
+                return Err(std::io::Error::other("copy_file_range copied nothing"));
+            }
+        }
+        pos = end;
+    }
+    Ok(())
+}
+
+/// What `start` made: directory, base image, FUSE, case and slot mount points, server state,
+/// spill file.
+type Made = (PathBuf, PathBuf, PathBuf, PathBuf, Vec<PathBuf>, SharedHandle, File);
+
+fn err(what: &str, path: &Path, e: impl std::fmt::Display) -> TargetError {
+    TargetError(format!("cannot {what} {}: {e}", path.display()))
+}
+
+impl RecordedFs {
+    /// Makes the base filesystem, starts the FUSE server and mounts it. Everything made is in
+    /// the state file; on failure it is undone.
+    pub fn start(workdir: &Workdir, index: usize, options: RecordOptions) -> Result<Self, TargetError> {
+        let fs = filesystem(&options.fs)
+            .filter(|f| RECORDABLE.contains(&f.name))
+            .ok_or_else(|| TargetError(format!("{} cannot be recorded: {}", options.fs, RECORDABLE.join(", "))))?;
+        let ctx = ProvisionCtx { workdir, index, mount_base: None };
+        if let Some(free) = sys::free_bytes(workdir.path()) {
+            if free < options.max_log {
+                return Err(TargetError(format!(
+                    "max_log={} does not fit the {} free in {}: use a smaller max_log= or another --workdir",
+                    options.max_log,
+                    free,
+                    workdir.path().display()
+                )));
+            }
+        }
+        let mut p = Provisioned::new(&ctx);
+        let ledger = workdir.ledger();
+        let mut made: Option<Made> = None;
+        let mut server = None;
+        let built = (|| {
+            let dir = p.make_dir(ctx.path(&format!("crash-{index}")), true)?;
+            let base = dir.join("base.img");
+            let (base_file, _) = safefs::create_new_file(&base).map_err(|e| err("create", &base, e))?;
+            base_file.set_len(options.size).map_err(|e| err("size", &base, e))?;
+            let mut mkfs = options.mkfs.clone();
+            // A filesystem block smaller than the device's logical block does not mount: a
+            // small ext image defaults to 1 KiB blocks.
+            if options.sector_4k && fs.name.starts_with("ext") && !mkfs.iter().any(|a| a.starts_with("-b")) {
+                mkfs.splice(0..0, ["-b".to_string(), "4096".to_string()]);
+            }
+            crate::kinds::make_filesystem(&mut p, fs, &mkfs, &base)?;
+            let live = dir.join("live.img");
+            let (live_file, _) = safefs::create_new_file(&live).map_err(|e| err("create", &live, e))?;
+            let spill_path = dir.join("spill.log");
+            let (spill_file, _) = safefs::create_new_file(&spill_path).map_err(|e| err("create", &spill_path, e))?;
+            let spill = File::open(&spill_path).map_err(|e| err("open", &spill_path, e))?;
+            let fuse_mnt = p.make_dir(ctx.path(&format!("crash-{index}-fuse")), false)?;
+            let case_mnt = p.make_dir(ctx.path(&format!("crash-{index}-mnt")), false)?;
+            let mut slot_mnts = Vec::new();
+            for s in 0..options.slots.max(1) {
+                slot_mnts.push(p.make_dir(ctx.path(&format!("crash-{index}-s{s}")), false)?);
+            }
+            let shared = Arc::new(Mutex::new(Shared {
+                backing: live_file,
+                size: options.size,
+                log: log::Log::new(spill_file, options.max_log),
+            }));
+            let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
+            let fs_impl = RecorderFs { shared: shared.clone() };
+            let mnt = fuse_mnt.clone();
+            server = Some(
+                std::thread::Builder::new()
+                    .name("fsarena-recorder".into())
+                    .spawn(move || serve(fs_impl, &mnt, &tx))
+                    .map_err(|e| TargetError(format!("cannot start the recorder's FUSE server: {e}")))?,
+            );
+            match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    return Err(TargetError(format!("cannot mount the recorder at {}: {e}", fuse_mnt.display())))
+                }
+                Err(_) => return Err(TargetError("the recorder's FUSE server did not start".into())),
+            }
+            p.add_mount(&fuse_mnt, true)?;
+            p.fact("recorder", format!("FUSE {} serving {}", fuse_mnt.display(), live.display()));
+            made = Some((dir, base, fuse_mnt, case_mnt, slot_mnts, shared, spill));
+            Ok(())
+        })();
+        let Some((dir, base, fuse_mnt, case_mnt, slot_mnts, shared, spill)) = made.filter(|_| built.is_ok()) else {
+            let e = built.err().unwrap_or_else(|| TargetError("recorder: not started".into()));
+            let undo = Box::new(p).teardown().err();
+            if let Some(h) = server {
+                if undo.is_none() {
+                    let _ = h.join();
+                }
+            }
+            return Err(match undo {
+                Some(u) => TargetError(format!("{e}; and undoing it failed: {u}")),
+                None => e,
+            });
+        };
+        Ok(Self { fs, options, p, ledger, dir, base, fuse_mnt, case_mnt, slot_mnts, shared, spill, server, case: None })
+    }
+
+    /// Facts for the report: mkfs, the recorder.
+    pub fn info(&self) -> Vec<(String, String)> {
+        self.p.info.clone()
+    }
+
+    /// Crash images that can be checked at once.
+    pub fn slots(&self) -> usize {
+        self.slot_mnts.len()
+    }
+
+    /// Starts a generated workload on a fresh copy of the base filesystem: resets the log,
+    /// attaches a loop device to the recorded image and mounts it. Returns the mount point.
+    pub fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
+        if self.case.is_some() {
+            return Err(TargetError("recorder: a generated workload is running already".into()));
+        }
+        {
+            let mut shared = lock(&self.shared);
+            shared.log.reset().map_err(|e| TargetError(format!("cannot reset the spill file: {e}")))?;
+            let base = File::open(&self.base).map_err(|e| err("open", &self.base, e))?;
+            let size = shared.size;
+            sparse_copy(&base, &shared.backing, size).map_err(|e| err("copy", &self.base, e))?;
+        }
+        let mut case = Provisioned::with_ledger(self.ledger.clone());
+        let image = self.fuse_mnt.join(server::IMAGE_NAME);
+        let attached = attach(&mut case, &image, self.options.sector_4k)
+            .and_then(|dev| crate::kinds::mount(&mut case, self.fs.name, &dev, &self.options.mount, &self.case_mnt));
+        if let Err(e) = attached {
+            let _ = Box::new(case).teardown();
+            return Err(e);
+        }
+        self.case = Some(case);
+        Ok(self.case_mnt.clone())
+    }
+
+    /// Writes mark `n` into the log: the workload's persistence call `n` has returned.
+    pub fn mark(&self, n: u32) {
+        lock(&self.shared).log.mark(n);
+    }
+
+    /// Ends the generated workload: unmounts, detaches, returns its log.
+    pub fn end_case(&mut self) -> Result<Vec<Entry>, TargetError> {
+        if let Some(case) = self.case.take() {
+            Box::new(case).teardown()?;
+        }
+        Ok(lock(&self.shared).log.entries())
+    }
+
+    /// Bytes in the spill file now.
+    pub fn logged_bytes(&self) -> u64 {
+        lock(&self.shared).log.spill_len()
+    }
+
+    /// Builds crash image `slot`: the base plus the writes `keep` selects from `entries`
+    /// (indexes into it, in log order).
+    pub fn build_state(&self, slot: usize, entries: &[Entry], keep: &[usize]) -> Result<PathBuf, TargetError> {
+        let path = self.dir.join(format!("state-{slot}.img"));
+        let file = match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                safefs::create_new_file(&path).map_err(|e| err("create", &path, e))?.0
+            }
+            Err(e) => return Err(err("open", &path, e)),
+        };
+        let base = File::open(&self.base).map_err(|e| err("open", &self.base, e))?;
+        sparse_copy(&base, &file, self.options.size).map_err(|e| err("copy", &self.base, e))?;
+        let mut buf = Vec::new();
+        for &i in keep {
+            match entries.get(i) {
+                Some(Entry::Write { offset, len, spill }) => {
+                    buf.resize(*len as usize, 0);
+                    self.spill.read_exact_at(&mut buf, *spill).map_err(|e| err("read", &self.dir, e))?;
+                    file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
+                }
+                Some(Entry::Zero { offset, len }) => {
+                    buf.clear();
+                    buf.resize(*len as usize, 0);
+                    file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
+                }
+                _ => {}
+            }
+        }
+        Ok(path)
+    }
+
+    /// Mounts crash image `image` in `slot` within `timeout` (recovery runs), calls `check`
+    /// on its root, unmounts, then runs the filesystem's checker on the image.
+    pub fn check_state<R>(
+        &self,
+        slot: usize,
+        image: &Path,
+        timeout: Duration,
+        check: impl FnOnce(&Path) -> R,
+    ) -> Result<StateOutcome<R>, TargetError> {
+        let mnt = self.slot_mnts.get(slot).ok_or_else(|| TargetError(format!("recorder: no slot {slot}")))?;
+        let mut state = Provisioned::with_ledger(self.ledger.clone());
+        let dev = match attach(&mut state, image, false) {
+            Ok(d) => d,
+            Err(e) => {
+                Box::new(state).teardown()?;
+                return Err(e);
+            }
+        };
+        // xfs refuses a second filesystem with the same UUID (states checked side by side).
+        let opts = if self.fs.name == "xfs" { "nouuid" } else { "" };
+        let mounted = mount_within(&mut state, self.fs.name, &dev, opts, mnt, timeout);
+        let checked = match mounted {
+            Ok(()) => Ok(check(mnt)),
+            Err(e) => Err(e),
+        };
+        Box::new(state).teardown()?;
+        let fsck = fsck(self.fs.name, image);
+        Ok(StateOutcome { checked, fsck })
+    }
+
+    /// Unmounts and detaches everything, stops the server, removes the images and the log.
+    pub fn finish(mut self) -> Result<(), TargetError> {
+        if let Some(case) = self.case.take() {
+            Box::new(case).teardown()?;
+        }
+        let server = self.server.take();
+        Box::new(self.p).teardown()?;
+        if let Some(h) = server {
+            let _ = h.join();
+        }
+        Ok(())
+    }
+}
+
+/// The server thread: marks itself an I/O flusher (its memory allocations must not wait for
+/// writeback of the very device it serves), mounts, says so, serves until unmounted.
+fn serve(fs: RecorderFs, mnt: &Path, tx: &std::sync::mpsc::Sender<Result<(), String>>) {
+    // PR_SET_IO_FLUSHER (Linux 5.6), not in the libc crate's table yet.
+    const PR_SET_IO_FLUSHER: libc::c_int = 57;
+    // SAFETY: prctl with integer arguments only.
+    // It needs CAP_SYS_RESOURCE, which a container's root may lack: then the server runs
+    // without it (a small image under memory pressure is the only risk), as the report says.
+    let _ = unsafe { libc::prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) };
+    let options = [fuser::MountOption::FSName("fsarena-recorder".into()), fuser::MountOption::RW];
+    match fuser::Session::new(fs, mnt, &options) {
+        Ok(mut session) => {
+            let _ = tx.send(Ok(()));
+            let _ = session.run();
+        }
+        Err(e) => {
+            let _ = tx.send(Err(e.to_string()));
+        }
+    }
+}
+
+/// Attaches a loop device to `image` (recorded right after); returns `/dev/loopN`.
+fn attach(p: &mut Provisioned, image: &Path, sector_4k: bool) -> Result<String, TargetError> {
+    let image_id = safefs::Identity::of_path(image).map_err(|e| err("stat", image, e))?;
+    let image_s = image.to_string_lossy();
+    let mut args = vec!["--find", "--show"];
+    if sector_4k {
+        args.extend(["--sector-size", "4096"]);
+    }
+    args.push(&image_s);
+    let dev = sys::run("losetup", &args)?;
+    p.add(Resource::Loop { device: PathBuf::from(&dev), image: image.to_path_buf(), image_id })?;
+    Ok(dev)
+}
+
+/// `mount -t fstype [-o opts] dev mnt`, given up after `timeout` (an `unmountable` state).
+fn mount_within(
+    p: &mut Provisioned,
+    fstype: &str,
+    dev: &str,
+    opts: &str,
+    mnt: &Path,
+    timeout: Duration,
+) -> Result<(), String> {
+    let mut cmd = Command::new("mount");
+    cmd.args(["-t", fstype]);
+    if !opts.is_empty() {
+        cmd.args(["-o", opts]);
+    }
+    cmd.arg(dev).arg(mnt).env("LC_ALL", "C").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run mount: {e}"))?;
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if started.elapsed() < timeout => std::thread::sleep(Duration::from_millis(2)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    // Recorded whenever it is mounted, even after a timeout or a failing helper.
+    if sys::mount_at(mnt).is_some() {
+        p.add_mount(mnt, false).map_err(|e| e.0)?;
+    }
+    match status {
+        Some(s) if s.success() => Ok(()),
+        Some(s) => {
+            let mut stderr = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+            }
+            Err(format!("unmountable: mount failed ({s}): {}", stderr.trim()))
+        }
+        None => Err(format!("unmountable: mount did not finish within {timeout:?}")),
+    }
+}
+
+/// Runs the filesystem's checker on an unmounted image: None when it finds nothing wrong,
+/// else its exit status and the end of its output.
+pub fn fsck(fs: &str, image: &Path) -> Option<String> {
+    let img = image.to_string_lossy().to_string();
+    let (program, args, bad): (&str, Vec<&str>, fn(i32) -> bool) = match fs {
+        "xfs" => ("xfs_repair", vec!["-n", "-f", &img], |c| c != 0),
+        "btrfs" => ("btrfs", vec!["check", "--readonly", &img], |c| c != 0),
+        // e2fsck: 1 and 2 are "errors corrected" (with -n nothing is), 4 and up are errors left.
+        _ => ("e2fsck", vec!["-fn", &img], |c| c >= 4),
+    };
+    let out = match Command::new(program).args(&args).env("LC_ALL", "C").stdin(Stdio::null()).output() {
+        Ok(o) => o,
+        Err(e) => return Some(format!("cannot run {program}: {e}")),
+    };
+    let code = out.status.code().unwrap_or(-1);
+    if !bad(code) {
+        return None;
+    }
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(12)..].join("\n");
+    Some(format!("{program} {} exited {code}:\n{tail}", args.join(" ")))
+}

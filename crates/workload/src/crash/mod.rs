@@ -1,0 +1,586 @@
+//! The `crash` workload: crash consistency, recorded below the filesystem. It makes its own
+//! copy of the target's filesystem on fsarena's recorder ([`fsarena_target::recorder`]), runs
+//! each generated workload (seq1: a durable file set, one operation, one persistence call,
+//! a mark after each persistence call) while every write and flush of the device is logged,
+//! then rebuilds crash images from the log — (a) the image at every flush, (b) cuts inside the
+//! epoch before the final mark — mounts each (recovery), checks it against what the marks
+//! promised ([`oracle`]), unmounts it and runs the filesystem's checker.
+//!
+//! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
+//! `violations_strict` (crash states with at least one broken promise of that level), `fsck_failures` (states the
+//! checker rejects or that do not mount), `cases`, `cases_unsupported`. Each violation is a
+//! verdict (`crash.LEVEL.CASE/STATE`) carrying what was promised, what was found and a
+//! command that reproduces it. A violation is a finding, not a failed run.
+
+mod options;
+mod oracle;
+mod seq;
+
+use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
+use fsarena_target::recorder::{self, Entry, RecordOptions, RecordedFs, RECORDABLE};
+use options::{CrashOptions, States};
+use seq::Case;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub use options::OPTIONS;
+
+/// Findings stored per run at most (the counts are always complete).
+const MAX_FINDINGS: usize = 200;
+
+/// The `crash` workload.
+#[derive(Debug, Clone)]
+pub struct CrashWorkload {
+    options: CrashOptions,
+    given: Vec<(String, String)>,
+}
+
+impl CrashWorkload {
+    /// From `--workload crash:ops=seq1,sample=40`.
+    pub fn from_spec(spec: &Spec) -> Result<Self, InputError> {
+        let mut options = CrashOptions::default();
+        for (k, v) in &spec.params {
+            crate::options::set("crash", OPTIONS, &mut options, k, v)?;
+        }
+        if let Some((case, _)) = &options.only {
+            if !seq::cases().iter().any(|c| c.name() == *case) {
+                return Err(InputError::new(format!(
+                    "only={case}: no such generated workload in {}: names are OPERATION.PERSISTENCE, e.g. link.fsync",
+                    options.ops
+                )));
+            }
+        }
+        Ok(Self { options, given: spec.params.clone() })
+    }
+
+    /// The generated workloads this run runs, in their fixed order.
+    fn cases(&self) -> Vec<Case> {
+        let all = seq::cases();
+        let o = &self.options;
+        if let Some((only, _)) = &o.only {
+            return all.into_iter().filter(|c| c.name() == *only).collect();
+        }
+        if o.sample == 0 || o.sample as usize >= all.len() {
+            return all;
+        }
+        let mut rng = fastrand::Rng::with_seed(o.seed);
+        let mut picked: Vec<usize> = (0..all.len()).collect();
+        rng.shuffle(&mut picked);
+        picked.truncate(o.sample as usize);
+        picked.sort_unstable();
+        picked.into_iter().map(|i| all[i]).collect()
+    }
+}
+
+/// One crash state: the writes it keeps and the marks it must honour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    keep: Vec<usize>,
+    marks: Vec<u32>,
+    what: String,
+}
+
+/// The crash states of one log, deterministic from `seed`: the image before the first flush
+/// and at every flush; with `epoch`, cuts inside the epoch that ends at the last flush before
+/// the final mark. A state cut at a flush stands for every crash point up to the next flush,
+/// so it must keep every mark logged before that next flush.
+fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
+    let is_write = |i: usize| matches!(entries[i], Entry::Write { .. } | Entry::Zero { .. });
+    let flushes: Vec<usize> = (0..entries.len()).filter(|&i| entries[i] == Entry::Flush).collect();
+    let next_flush = |pos: usize| flushes.iter().copied().find(|&f| f > pos).unwrap_or(entries.len());
+    let marks_before = |limit: usize| -> Vec<u32> {
+        entries[..limit].iter().filter_map(|e| if let Entry::Mark(n) = e { Some(*n) } else { None }).collect()
+    };
+    let writes_before = |pos: usize| -> Vec<usize> { (0..pos).filter(|&i| is_write(i)).collect() };
+    let mut out: Vec<State> = Vec::new();
+    let push = |s: State, out: &mut Vec<State>| {
+        if !out.iter().any(|o| o.keep == s.keep && o.marks == s.marks) {
+            out.push(s);
+        }
+    };
+    push(
+        State {
+            keep: Vec::new(),
+            marks: marks_before(flushes.first().copied().unwrap_or(entries.len())),
+            what: "before the first flush".into(),
+        },
+        &mut out,
+    );
+    for (k, &f) in flushes.iter().enumerate() {
+        let s = State {
+            keep: writes_before(f),
+            marks: marks_before(next_flush(f)),
+            what: format!("at flush {} of {}", k + 1, flushes.len()),
+        };
+        push(s, &mut out);
+    }
+    let prefix = out.len();
+    if o.states == States::Epoch {
+        let last_mark = entries.iter().rposition(|e| matches!(e, Entry::Mark(_))).unwrap_or(entries.len());
+        let end = flushes.iter().copied().rfind(|&f| f < last_mark).unwrap_or(last_mark);
+        let start = flushes.iter().copied().rfind(|&f| f < end).map_or(0, |f| f + 1);
+        let epoch: Vec<usize> = (start..end).filter(|&i| is_write(i)).collect();
+        let marks = marks_before(end);
+        let all = writes_before(end);
+        for (j, &w) in epoch.iter().enumerate() {
+            let cut = State {
+                keep: writes_before(w),
+                marks: marks.clone(),
+                what: format!("in the epoch before the final mark: its first {j} of {} writes", epoch.len()),
+            };
+            push(cut, &mut out);
+            let less = State {
+                keep: all.iter().copied().filter(|&i| i != w).collect(),
+                marks: marks.clone(),
+                what: format!(
+                    "in the epoch before the final mark: all of its {} writes but write {}",
+                    epoch.len(),
+                    j + 1
+                ),
+            };
+            push(less, &mut out);
+        }
+    }
+    let max = o.max_states as usize;
+    if out.len() > max {
+        // The persistence points first; then a seeded choice of the cuts.
+        let mut rest = out.split_off(prefix.min(max));
+        out.truncate(max);
+        let mut rng = fastrand::Rng::with_seed(o.seed);
+        rng.shuffle(&mut rest);
+        let room = max - out.len();
+        out.extend(rest.into_iter().take(room));
+    }
+    out
+}
+
+/// A target spec written back as `kind:key=value,...`, values holding commas quoted.
+fn spec_text(kind: &str, params: &[(String, String)]) -> String {
+    let keys: Vec<String> =
+        params.iter().map(|(k, v)| if v.contains(',') { format!("{k}='{v}'") } else { format!("{k}={v}") }).collect();
+    if keys.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}:{}", keys.join(","))
+    }
+}
+
+/// The default image size of the recorded filesystem: small, but what mkfs accepts.
+fn image_size(fs: &str, given: u64) -> u64 {
+    match (given, fs) {
+        (0, "xfs") => 300 << 20,
+        (0, "btrfs") => 128 << 20,
+        (0, _) => 64 << 20,
+        (n, _) => n,
+    }
+}
+
+/// What one run found, gathered from the checking threads.
+#[derive(Debug, Default)]
+struct Tally {
+    states: u64,
+    posix: u64,
+    linux: u64,
+    strict: u64,
+    fsck: u64,
+    unsupported: u64,
+    cases: u64,
+    findings: Vec<Verdict>,
+    kept: u64,
+}
+
+impl Tally {
+    fn finding(&mut self, v: Verdict) {
+        if self.findings.len() < MAX_FINDINGS {
+            self.findings.push(v);
+        }
+    }
+}
+
+impl CrashWorkload {
+    /// The command that reproduces state `n` of `case` on this target.
+    fn reproduce(&self, target: &str, case: &Case, n: usize) -> String {
+        let mut keys = vec![format!("ops={}", self.options.ops), format!("seed={}", self.options.seed)];
+        for (k, v) in &self.given {
+            if ["states", "max_states", "sector", "image_size", "mount_timeout"].contains(&k.as_str()) {
+                keys.push(format!("{k}={v}"));
+            }
+        }
+        keys.push(format!("only={}/{n}", case.name()));
+        format!(
+            "fsarena run --target {} --workload {}",
+            fsarena_target::shell_quote(target),
+            fsarena_target::shell_quote(&format!("crash:{}", keys.join(",")))
+        )
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn run_case(&self, rec: &mut RecordedFs, case: &Case, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
+        let o = &self.options;
+        let root = rec.begin_case().map_err(|e| e.to_string())?;
+        let ran = (|| -> Result<Option<(seq::Model, seq::Model, seq::Changes)>, String> {
+            let before = seq::setup(&root).map_err(|e| format!("{}: setup: {e}", case.name()))?;
+            seq::sync_all();
+            rec.mark(0);
+            let mut after = before.clone();
+            let changes = match seq::run_op(&root, &mut after, &case.op) {
+                Ok(c) => c,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL)) => {
+                    let mut t = lock(tally);
+                    t.unsupported += 1;
+                    t.finding(Verdict {
+                        case: format!("crash.unsupported.{}", case.name()),
+                        security: false,
+                        outcome: Outcome::Unsupported,
+                        expected: String::new(),
+                        actual: format!("{}: {e}", case.op.name),
+                    });
+                    return Ok(None);
+                }
+                Err(e) => return Err(format!("{}: {}: {e}", case.name(), case.op.name)),
+            };
+            seq::persist(&root, case).map_err(|e| format!("{}: persistence call: {e}", case.name()))?;
+            rec.mark(1);
+            Ok(Some((before, after, changes)))
+        })();
+        let entries = rec.end_case().map_err(|e| e.to_string())?;
+        let Some((before, after, changes)) = ran? else { return Ok(()) };
+        let mut list: Vec<(usize, State)> = states(&entries, o).into_iter().enumerate().collect();
+        if let Some((_, Some(n))) = &o.only {
+            list.retain(|(i, _)| *i as u64 == *n);
+        }
+        let sequence = format!(
+            "setup (foo, bar, A/foo, A/C; sync), mark 0; {}; {} of {}, mark 1",
+            case.op.name,
+            match case.persist {
+                seq::Persist::Fsync => "fsync",
+                seq::Persist::Fdatasync => "fdatasync",
+                seq::Persist::FsyncParent => "fsync",
+                seq::Persist::Sync => "sync",
+            },
+            match case.persist {
+                seq::Persist::Sync => "everything".to_string(),
+                seq::Persist::FsyncParent => format!("/{}", case.op.parent),
+                _ => format!("/{}", case.op.subject.unwrap_or("")),
+            }
+        );
+        let next = AtomicUsize::new(0);
+        let failure: Mutex<Option<String>> = Mutex::new(None);
+        let timeout = Duration::from_nanos(o.mount_timeout);
+        let rec: &RecordedFs = rec;
+        std::thread::scope(|scope| {
+            for slot in 0..rec.slots() {
+                let (list, next, failure, entries) = (&list, &next, &failure, &entries);
+                let (before, after, changes, sequence) = (&before, &after, &changes, &sequence);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((n, state)) = list.get(i) else { break };
+                    if lock(failure).is_some() {
+                        break;
+                    }
+                    let expect = oracle::expect(case, before, after, changes, &state.marks);
+                    let checked = rec.build_state(slot, entries, &state.keep).and_then(|image| {
+                        let outcome = rec.check_state(slot, &image, timeout, |r| match &expect {
+                            Some(e) => {
+                                let mut v = oracle::check(r, e);
+                                v.extend(oracle::check_strict(r, before, after));
+                                v
+                            }
+                            None => Vec::new(),
+                        })?;
+                        Ok((image, outcome))
+                    });
+                    let (image, outcome) = match checked {
+                        Ok(x) => x,
+                        Err(e) => {
+                            lock(failure).get_or_insert(format!("{}: state {n}: {e}", case.name()));
+                            break;
+                        }
+                    };
+                    let mut t = lock(tally);
+                    t.states += 1;
+                    let where_ = format!(
+                        "state {n} ({}, {} of {} logged writes kept)",
+                        state.what,
+                        state.keep.len(),
+                        entries.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count()
+                    );
+                    let repro = self.reproduce(target, case, *n);
+                    let mut failed = false;
+                    let violations = match outcome.checked {
+                        Ok(v) => v,
+                        Err(unmountable) => {
+                            t.fsck += 1;
+                            failed = true;
+                            t.finding(Verdict {
+                                case: format!("crash.fsck.{}/{n}", case.name()),
+                                security: false,
+                                outcome: Outcome::Fail,
+                                expected: "the crash image mounts (recovery)".into(),
+                                actual: format!("{unmountable}; {sequence}; {where_}; reproduce: {repro}"),
+                            });
+                            Vec::new()
+                        }
+                    };
+                    for level in ["posix", "linux", "strict"] {
+                        let of_level: Vec<&oracle::Violation> =
+                            violations.iter().filter(|v| v.level == level).collect();
+                        if of_level.is_empty() {
+                            continue;
+                        }
+                        failed = true;
+                        match level {
+                            "posix" => t.posix += 1,
+                            "linux" => t.linux += 1,
+                            _ => t.strict += 1,
+                        }
+                        let promised: Vec<String> = of_level.iter().map(|v| v.promised.clone()).collect();
+                        let found: Vec<String> = of_level.iter().map(|v| v.found.clone()).collect();
+                        t.finding(Verdict {
+                            case: format!("crash.{level}.{}/{n}", case.name()),
+                            security: false,
+                            outcome: Outcome::Fail,
+                            expected: promised.join("; "),
+                            actual: format!("{}; {sequence}; {where_}; reproduce: {repro}", found.join("; ")),
+                        });
+                    }
+                    if let Some(fsck) = &outcome.fsck {
+                        t.fsck += 1;
+                        failed = true;
+                        t.finding(Verdict {
+                            case: format!("crash.fsck.{}/{n}", case.name()),
+                            security: false,
+                            outcome: Outcome::Fail,
+                            expected: "the checker finds the recovered image clean".into(),
+                            actual: format!("{fsck}; {sequence}; {where_}; reproduce: {repro}"),
+                        });
+                    }
+                    if failed {
+                        if let Some(dir) = &o.keep_failed {
+                            let dest = dir.join(format!("{}-{n}.img", case.name()));
+                            if keep_image(&image, &dest).is_ok() {
+                                t.kept += 1;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        let failed = lock(&failure).take();
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Copies a failing crash image into `keep_failed=` (a new file, sparse).
+fn keep_image(image: &Path, dest: &Path) -> std::io::Result<()> {
+    let src = std::fs::File::open(image)?;
+    let (dst, _) = fsarena_target::safefs::create_new_file(dest)?;
+    recorder::sparse_copy(&src, &dst, src.metadata()?.len())
+}
+
+impl Workload for CrashWorkload {
+    fn kind(&self) -> &'static str {
+        "crash"
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        self.given.clone()
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            source: "crash workload (seq1)".into(),
+            threads: 4,
+            buffer_bytes: 8 << 20,
+            // Its images live in the work directory, not on the target.
+            bytes_on_target: 0,
+            files: 0,
+            open_files: 32,
+        }
+    }
+
+    fn describe(&self) -> Vec<String> {
+        let o = &self.options;
+        let cases = self.cases();
+        vec![format!(
+            "crash: {} generated workloads of {} ({} in the set){}, states={}, at most {} crash states each, recorded below the filesystem by fsarena's FUSE recorder",
+            cases.len(),
+            o.ops,
+            seq::cases().len(),
+            if o.sample > 0 { format!(", sample={} with seed={}", o.sample, o.seed) } else { String::new() },
+            if o.states == States::Prefix { "prefix" } else { "epoch" },
+            o.max_states
+        )]
+    }
+
+    fn deterministic(&self) -> bool {
+        true
+    }
+
+    fn target_kinds(&self) -> Option<&'static [&'static str]> {
+        Some(RECORDABLE)
+    }
+
+    fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+        let fail = |message: String| WorkloadError { message, partial: Vec::new() };
+        let Some(target) = &env.target else {
+            return Err(fail(
+                "crash: records a target fsarena provisions (ext2, ext3, ext4, xfs, btrfs); this run has none".into(),
+            ));
+        };
+        if !RECORDABLE.contains(&target.kind.as_str()) {
+            return Err(fail(format!(
+                "crash cannot record a {} target: the kinds it can record are {}",
+                target.kind,
+                RECORDABLE.join(", ")
+            )));
+        }
+        let o = &self.options;
+        let param = |k: &str| target.params.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        let record = RecordOptions {
+            fs: target.kind.clone(),
+            size: image_size(&target.kind, o.image_size),
+            mkfs: param("mkfs").map(|m| m.split_whitespace().map(str::to_string).collect()).unwrap_or_default(),
+            mount: param("mount").unwrap_or_default(),
+            sector_4k: o.sector == 4096,
+            max_log: o.max_log,
+            slots: std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4),
+        };
+        if let Some(dir) = &o.keep_failed {
+            fsarena_target::safefs::create_new_dir(dir, 0o700)
+                .map_err(|e| fail(format!("keep_failed={}: cannot create it: {e}", dir.display())))?;
+        }
+        let spec = spec_text(&target.kind, &target.params);
+        let started = Instant::now();
+        let mut rec = RecordedFs::start(target.workdir, target.index, record).map_err(|e| fail(e.to_string()))?;
+        let tally = Mutex::new(Tally::default());
+        let mut error = None;
+        let mut stopped = false;
+        let cases = self.cases();
+        for (i, case) in cases.iter().enumerate() {
+            if env.stop.load(Ordering::Relaxed) {
+                stopped = true;
+                break;
+            }
+            if o.budget.is_some_and(|b| started.elapsed() >= Duration::from_nanos(b)) {
+                (env.progress)(&format!("crash: budget reached after {i} of {} generated workloads", cases.len()));
+                break;
+            }
+            (env.progress)(&format!("crash: {} ({}/{})", case.name(), i + 1, cases.len()));
+            if let Err(e) = self.run_case(&mut rec, case, &spec, &tally) {
+                error = Some(e);
+                break;
+            }
+            lock(&tally).cases += 1;
+        }
+        if let Err(e) = rec.finish() {
+            error.get_or_insert(format!("recorder teardown: {e}"));
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        let t = tally.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut m = Measurement::default();
+        m.push("states_checked", "states", Better::Higher, t.states as f64);
+        m.push("states_per_s", "states/s", Better::Higher, if elapsed > 0.0 { t.states as f64 / elapsed } else { 0.0 });
+        m.push("violations_posix", "states", Better::Lower, t.posix as f64);
+        m.push("violations_linux", "states", Better::Lower, t.linux as f64);
+        m.push("violations_strict", "states", Better::Lower, t.strict as f64);
+        m.push("fsck_failures", "states", Better::Lower, t.fsck as f64);
+        m.push("cases", "workloads", Better::Higher, t.cases as f64);
+        m.push("cases_unsupported", "workloads", Better::Lower, t.unsupported as f64);
+        m.push("elapsed", "ns", Better::Lower, elapsed * 1e9);
+        // The hook for --strict-checks: every finding of every level.
+        m.count("findings", t.posix + t.linux + t.strict + t.fsck);
+        m.count("images_kept", t.kept);
+        m.verdicts = t.findings;
+        m.complete = error.is_none() && !stopped;
+        match error {
+            Some(message) => Err(WorkloadError { message, partial: vec![m] }),
+            None => Ok(vec![m]),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_cover_every_flush_and_honour_the_marks_before_the_next_one() {
+        let w = |o| Entry::Write { offset: o, len: 1, spill: 0 };
+        // setup writes, flush, mark 0, op writes, flush, mark 1, unmount writes.
+        let log = [w(0), w(1), Entry::Flush, Entry::Mark(0), w(2), w(3), Entry::Flush, Entry::Mark(1), w(4)];
+        let o = CrashOptions { states: States::Prefix, ..Default::default() };
+        let s = states(&log, &o);
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert_eq!((s[0].keep.clone(), s[0].marks.clone()), (vec![], vec![]));
+        assert_eq!((s[1].keep.clone(), s[1].marks.clone()), (vec![0, 1], vec![0]));
+        assert_eq!((s[2].keep.clone(), s[2].marks.clone()), (vec![0, 1, 4, 5], vec![0, 1]));
+        // No flush at all (barrier=0): the empty image must keep both marks.
+        let s = states(&[w(0), Entry::Mark(0), w(1), Entry::Mark(1)], &o);
+        assert_eq!(s[0].marks, vec![0, 1]);
+        let o = CrashOptions::default();
+        let s = states(&log, &o);
+        // The epoch before mark 1 holds writes 4 and 5: cuts before each, and less each.
+        assert!(s.iter().any(|x| x.keep == vec![0, 1, 4] && x.marks == vec![0]), "{s:?}");
+        assert!(s.iter().any(|x| x.keep == vec![0, 1, 5]), "{s:?}");
+        let o = CrashOptions { max_states: 2, ..Default::default() };
+        assert_eq!(states(&log, &o).len(), 2);
+    }
+
+    #[test]
+    fn the_set_and_its_sample_are_fixed_by_the_seed() {
+        let all = seq::cases();
+        assert!(all.len() >= 70, "{}", all.len());
+        let spec = |t: &str| Spec::parse(t).unwrap();
+        let a = CrashWorkload::from_spec(&spec("crash:sample=10,seed=3")).unwrap().cases();
+        let b = CrashWorkload::from_spec(&spec("crash:sample=10,seed=3")).unwrap().cases();
+        assert_eq!(a.len(), 10);
+        assert_eq!(a.iter().map(Case::name).collect::<Vec<_>>(), b.iter().map(Case::name).collect::<Vec<_>>());
+        let one = CrashWorkload::from_spec(&spec("crash:only=link.fsync/2")).unwrap().cases();
+        assert_eq!(one.len(), 1);
+        assert!(CrashWorkload::from_spec(&spec("crash:only=nope.fsync")).is_err());
+    }
+
+    #[test]
+    fn the_oracle_knows_what_an_fsync_promised() {
+        let dir = std::env::temp_dir().join(format!("fsarena-crash-oracle-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let before = seq::setup(&dir).unwrap();
+        let case = seq::cases().into_iter().find(|c| c.name() == "write_append.fsync").unwrap();
+        let mut after = before.clone();
+        let ch = seq::run_op(&dir, &mut after, &case.op).unwrap();
+        // The directory as it is now keeps every promise.
+        let e = oracle::expect(&case, &before, &after, &ch, &[0, 1]).unwrap();
+        assert_eq!(oracle::check(&dir, &e), Vec::new());
+        // Before mark 1 the appended file may be old or new: no promise about its data.
+        let e = oracle::expect(&case, &before, &after, &ch, &[0]).unwrap();
+        assert_eq!(oracle::check(&dir, &e), Vec::new());
+        // The namespace is the one after the operation: strict holds; a stray name breaks it.
+        assert_eq!(oracle::check_strict(&dir, &before, &after), None);
+        std::fs::write(dir.join("A/stray"), b"").unwrap();
+        assert_eq!(oracle::check_strict(&dir, &before, &after).map(|v| v.level), Some("strict"));
+        std::fs::remove_file(dir.join("A/stray")).unwrap();
+        // The append lost: a posix violation.
+        std::fs::OpenOptions::new().write(true).open(dir.join("foo")).unwrap().set_len(16384).unwrap();
+        let e = oracle::expect(&case, &before, &after, &ch, &[0, 1]).unwrap();
+        let v = oracle::check(&dir, &e);
+        assert!(v.len() == 1 && v[0].level == "posix" && v[0].promised.contains("size 21384"), "{v:?}");
+        // A setup file gone: a violation whatever the operation.
+        std::fs::remove_file(dir.join("A/foo")).unwrap();
+        let e = oracle::expect(&case, &before, &after, &ch, &[0]).unwrap();
+        assert!(oracle::check(&dir, &e).iter().any(|v| v.found == "no A/foo"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,196 @@
+//! The `crash` workload's options, one row each in [`OPTIONS`]; help and the docs come from it.
+
+use crate::options::{opt, size, whole, OptionDef};
+use fsarena_core::option::DefaultValue::{Is, Unset};
+use fsarena_core::option::ValueKind::{Choice, Count, Size, Text, Time};
+use fsarena_core::units::parse_time;
+use std::path::PathBuf;
+
+/// Which crash states each generated workload gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum States {
+    /// The image at every flush (every persistence point), and before the first.
+    Prefix,
+    /// Those, plus cuts inside the epoch that ends at the last flush before the final mark:
+    /// its prefix at each write, and the epoch without one write.
+    Epoch,
+}
+
+/// The options of one `crash` run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrashOptions {
+    /// The generated set: `seq1` (one operation and one persistence call).
+    pub ops: &'static str,
+    /// Run this many of the generated workloads, chosen with `seed` (0: all).
+    pub sample: u64,
+    /// The seed of the sample and of the state choice.
+    pub seed: u64,
+    /// Which states.
+    pub states: States,
+    /// States per generated workload at most.
+    pub max_states: u64,
+    /// Only this workload (and state): `CASE` or `CASE/STATE`.
+    pub only: Option<(String, Option<u64>)>,
+    /// How long a crash image may take to mount (recovery), ns.
+    pub mount_timeout: u64,
+    /// The whole crash workload on one target stops starting new generated workloads after
+    /// this long, ns (None: no limit).
+    pub budget: Option<u64>,
+    /// Bytes the write log may hold.
+    pub max_log: u64,
+    /// A new directory where failing crash images are kept.
+    pub keep_failed: Option<PathBuf>,
+    /// The recorded device's logical block size: 512 or 4096.
+    pub sector: u64,
+    /// Size of the recorded image (0: the smallest that suits the filesystem).
+    pub image_size: u64,
+}
+
+impl Default for CrashOptions {
+    fn default() -> Self {
+        Self {
+            ops: "seq1",
+            sample: 0,
+            seed: 1,
+            states: States::Epoch,
+            max_states: 64,
+            only: None,
+            mount_timeout: 10 * SECOND,
+            budget: None,
+            max_log: 2 << 30,
+            keep_failed: None,
+            sector: 512,
+            image_size: 0,
+        }
+    }
+}
+
+const SECOND: u64 = 1_000_000_000;
+
+/// A duration of at least a millisecond.
+fn duration(v: &str) -> Result<u64, String> {
+    match parse_time(v, SECOND).map_err(|e| e.message)?.0 {
+        n if n < 1_000_000 => Err(format!("'{v}' is too short: expected at least 1ms")),
+        n => Ok(n),
+    }
+}
+
+/// `CASE` or `CASE/STATE`.
+fn only(v: &str) -> Result<(String, Option<u64>), String> {
+    let (case, state) = match v.split_once('/') {
+        Some((c, s)) => {
+            (c, Some(s.parse::<u64>().map_err(|_| format!("'{s}' is not a state number: expected CASE/N"))?))
+        }
+        None => (v, None),
+    };
+    if case.is_empty() || !case.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+        return Err(format!(
+            "'{v}' is not a generated workload's name: expected CASE or CASE/STATE, e.g. link.fsync/2"
+        ));
+    }
+    Ok((case.to_string(), state))
+}
+
+/// A directory that must not exist yet.
+fn new_dir(v: &str) -> Result<PathBuf, String> {
+    let path = std::path::absolute(v).map_err(|e| format!("{e}: expected a path"))?;
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return Err(format!("'{v}' exists: expected a new directory for fsarena to create"));
+    }
+    Ok(path)
+}
+
+/// A row of the crash table.
+macro_rules! cr {
+    ($($rest:tt)*) => { opt!(CrashOptions, $($rest)*) };
+}
+
+/// Every option of the `crash` workload.
+pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
+    cr!(
+        "ops",
+        Choice(&["seq1"]),
+        Is("seq1"),
+        "generated workloads: seq1 = each operation once (creat, mkdir, writes, O_DIRECT, mmap, fallocate, truncate, link, symlink, rename, unlink, rmdir, xattrs), followed by fsync, fdatasync or sync of the file or its parent",
+        |o, v| o.ops = match v {
+            "seq1" => "seq1",
+            _ => return Err(format!("'{v}' is not a generated set: expected seq1")),
+        }
+    ),
+    cr!("sample", Count, Is("0"), "run this many of the generated workloads, chosen with seed= (0: all)", |o, v| o
+        .sample =
+        whole(v)?),
+    cr!("seed", Count, Is("1"), "seed of the sample and of the states chosen", |o, v| o.seed = whole(v)?),
+    cr!(
+        "states",
+        Choice(&["prefix", "epoch"]),
+        Is("epoch"),
+        "prefix: the image at every flush; epoch: also cuts inside the epoch before the final mark (each write, and the epoch less one write)",
+        |o, v| o.states = match v {
+            "prefix" => States::Prefix,
+            "epoch" => States::Epoch,
+            _ => return Err(format!("'{v}' is not a state set: expected prefix or epoch")),
+        }
+    ),
+    cr!("max_states", Count, Is("64"), "crash states per generated workload at most", |o, v| o.max_states =
+        match whole(v)? {
+            0 => return Err(format!("'{v}' must be at least 1")),
+            n => n,
+        }),
+    cr!("only", Text, Unset, "only this generated workload, or one of its states: CASE or CASE/STATE (as a finding names it)", |o, v| o
+        .only =
+        Some(only(v)?)),
+    cr!("mount_timeout", Time, Is("10s"), "a crash image that takes longer to mount (recovery) is unmountable", |o, v| o
+        .mount_timeout =
+        duration(v)?),
+    cr!("budget", Time, Unset, "stop starting generated workloads after this long on one target", |o, v| o.budget =
+        Some(duration(v)?)),
+    cr!("max_log", Size, Is("2g"), "bytes the write log (spill file) may hold; checked against free space first", |o, v| o
+        .max_log =
+        match size(v)? {
+            0 => return Err(format!("'{v}' must be larger than 0")),
+            n => n,
+        }),
+    cr!("keep_failed", Text, Unset, "a new directory (created 0700) where the crash images that failed are kept", |o, v| o
+        .keep_failed =
+        Some(new_dir(v)?)),
+    cr!("sector", Choice(&["512", "4096"]), Is("512"), "logical block size of the recorded loop device", |o, v| o
+        .sector =
+        match v {
+            "512" => 512,
+            "4096" | "4k" => 4096,
+            _ => return Err(format!("'{v}' is not a sector size: expected 512 or 4096")),
+        }),
+    cr!("image_size", Size, Is("0"), "size of the recorded image (0: 64 MiB, or the smallest xfs and btrfs accept)", |o, v| o
+        .image_size =
+        size(v)?),
+];
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_and_the_defaults_agree() {
+        crate::options::check_table(OPTIONS, Clone::clone).unwrap();
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        for (k, v, want) in [
+            ("ops", "seq9", "expected seq1"),
+            ("states", "all", "expected prefix or epoch"),
+            ("only", "a/b", "not a state number"),
+            ("only", "a;b", "not a generated workload"),
+            ("max_states", "0", "at least 1"),
+            ("keep_failed", "/", "exists"),
+        ] {
+            let e = crate::options::set("crash", OPTIONS, &mut CrashOptions::default(), k, v).unwrap_err();
+            assert!(e.message.contains(want), "{k}={v}: {}", e.message);
+        }
+        let mut o = CrashOptions::default();
+        crate::options::set("crash", OPTIONS, &mut o, "only", "link.fsync/3").unwrap();
+        assert_eq!(o.only, Some(("link.fsync".to_string(), Some(3))));
+    }
+}

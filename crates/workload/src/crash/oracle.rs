@@ -1,0 +1,375 @@
+//! The oracle: from the model at each mark and what each persistence call promised, what a
+//! crash image must hold; and the check of a recovered image against it. Cumulative: what
+//! the setup's `sync()` made durable is checked in every later state, except the objects the
+//! operation changed since (they may be old, new or anything between until a promise covers
+//! them again). Timestamps are never compared.
+//!
+//! Levels: **posix** — `fsync(f)`: f's content, size, mode, link count and xattrs;
+//! `fdatasync(f)`: content and size; `fsync(dir)`: its entries; `sync()`: everything; a
+//! renamed durable name: the old or the new one exists, and only the new one once a mark
+//! covers the rename (sync, or fsync of the renamed object). **linux** — what ext4, xfs and
+//! btrfs do beyond POSIX: a file fsynced keeps its name without an fsync of
+//! its directory (fdatasync is not held to it: ext4 commits no rename for it).
+
+use super::seq::{split, Case, Changes, Kind, Model, Persist};
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+/// What a file must hold.
+#[derive(Debug, Clone, Default)]
+struct FileExpect {
+    data: Option<Vec<u8>>,
+    meta: Option<(u32, u64, BTreeMap<String, Vec<u8>>)>,
+}
+
+/// An entry's expected kind and symlink target.
+#[derive(Debug, Clone)]
+struct EntryExpect {
+    kind: Kind,
+    target: String,
+}
+
+/// What a crash state must hold.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Expect {
+    /// `(dir, name)`: Some: exists as; None: must not exist.
+    entries: BTreeMap<(String, String), Option<EntryExpect>>,
+    /// Entries the operation changed and no promise covers: anything goes.
+    flux: BTreeSet<(String, String)>,
+    /// Directories whose other entries are all known.
+    dirs: BTreeSet<String>,
+    files: BTreeMap<String, FileExpect>,
+    /// A rename not yet covered: one of the two paths exists.
+    either: Vec<(String, String)>,
+    /// Linux level: these paths exist and hold this.
+    linux: Vec<(String, FileExpect)>,
+}
+
+/// One broken promise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Violation {
+    /// `posix`, `linux` or `strict`.
+    pub level: &'static str,
+    /// What was promised.
+    pub promised: String,
+    /// What the image holds.
+    pub found: String,
+}
+
+/// Names a filesystem keeps in its root for itself.
+const OWN_NAMES: &[&str] = &["lost+found"];
+
+fn stable(path: &str, flux: &BTreeSet<(String, String)>) -> bool {
+    let mut p = path.to_string();
+    while !p.is_empty() {
+        let (d, n) = split(&p);
+        if flux.contains(&(d.clone(), n)) {
+            return false;
+        }
+        p = d;
+    }
+    true
+}
+
+fn file_expect(m: &Model, ino: usize, data: bool, meta: bool) -> FileExpect {
+    let i = &m.inodes[ino];
+    FileExpect { data: data.then(|| i.data.clone()), meta: meta.then(|| (i.mode, m.nlink(ino), i.xattrs.clone())) }
+}
+
+impl Expect {
+    /// Everything in `m`, less what `ch` changed.
+    fn snapshot(m: &Model, ch: &Changes) -> Self {
+        let mut e = Expect { flux: ch.entries.iter().cloned().collect(), ..Default::default() };
+        for (path, &ino) in &m.names {
+            let key = split(path);
+            if !e.flux.contains(&key) {
+                let i = &m.inodes[ino];
+                e.entries.insert(key, Some(EntryExpect { kind: i.kind, target: i.target.clone() }));
+            }
+        }
+        e.dirs = m.dirs().into_iter().collect();
+        for (path, &ino) in &m.names {
+            if m.inodes[ino].kind == Kind::File && stable(path, &e.flux) {
+                let fe = file_expect(m, ino, !ch.data.contains(&ino), !ch.meta.contains(&ino));
+                e.files.insert(path.clone(), fe);
+            }
+        }
+        e
+    }
+
+    /// Directory `dir`'s entries as in `m`, names gone from it since `before` absent.
+    fn promise_dir(&mut self, dir: &str, m: &Model, before: &Model) {
+        for (name, ino) in m.listing(dir) {
+            let key = (dir.to_string(), name);
+            self.flux.remove(&key);
+            let i = &m.inodes[ino];
+            self.entries.insert(key, Some(EntryExpect { kind: i.kind, target: i.target.clone() }));
+        }
+        for name in before.listing(dir).keys() {
+            if !m.names.contains_key(&join(dir, name)) {
+                let key = (dir.to_string(), name.clone());
+                self.flux.remove(&key);
+                self.entries.insert(key, None);
+            }
+        }
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// What a state must hold when the marks `marks` (0: the setup's sync, 1: the operation's
+/// persistence call) must have been kept. `before` is the model at mark 0, `after` at mark 1.
+pub(crate) fn expect(case: &Case, before: &Model, after: &Model, ch: &Changes, marks: &[u32]) -> Option<Expect> {
+    if !marks.contains(&0) {
+        // Nothing was promised yet.
+        return None;
+    }
+    if !marks.contains(&1) {
+        let mut e = Expect::snapshot(before, ch);
+        if let Some((from, to)) = case.op.rename {
+            e.either.push((from.to_string(), to.to_string()));
+        }
+        return Some(e);
+    }
+    if case.persist == Persist::Sync {
+        return Some(Expect::snapshot(after, &Changes::default()));
+    }
+    let mut e = Expect::snapshot(before, ch);
+    let covered = case.persist == Persist::Fsync && case.op.rename.is_some();
+    match (case.persist, case.op.subject) {
+        (Persist::FsyncParent, _) => e.promise_dir(case.op.parent, after, before),
+        (Persist::Fsync, Some(s)) if case.subject_is_dir() => e.promise_dir(s, after, before),
+        (Persist::Fsync | Persist::Fdatasync, Some(s)) => {
+            if let Some(&ino) = after.names.get(s) {
+                let fe = file_expect(after, ino, true, case.persist == Persist::Fsync);
+                if covered {
+                    e.flux.retain(|k| !ch.entries.contains(k));
+                }
+                if stable(s, &e.flux) {
+                    e.files.insert(s.to_string(), fe);
+                } else if case.persist == Persist::Fsync {
+                    // fdatasync promises the name nowhere: ext4 does not commit a rename
+                    // for it (the data did not change), and no filesystem documents it.
+                    e.linux.push((s.to_string(), fe));
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some((from, to)) = case.op.rename {
+        if covered {
+            for (path, m) in [(from, before), (to, after)] {
+                let key = split(path);
+                e.flux.remove(&key);
+                let entry = m
+                    .names
+                    .get(path)
+                    .filter(|_| path == to)
+                    .map(|&i| EntryExpect { kind: m.inodes[i].kind, target: m.inodes[i].target.clone() });
+                e.entries.insert(key, entry);
+            }
+        } else {
+            e.either.push((from.to_string(), to.to_string()));
+        }
+    }
+    Some(e)
+}
+
+fn describe(kind: Kind, target: &str) -> String {
+    match kind {
+        Kind::Symlink => format!("a symlink to {target}"),
+        k => format!("a {}", k.name()),
+    }
+}
+
+fn kind_of(meta: &std::fs::Metadata) -> Kind {
+    let t = meta.file_type();
+    if t.is_dir() {
+        Kind::Dir
+    } else if t.is_symlink() {
+        Kind::Symlink
+    } else {
+        Kind::File
+    }
+}
+
+/// Compares a file with what was promised; None when it holds it.
+fn compare_file(root: &Path, path: &str, fe: &FileExpect) -> Option<(String, String)> {
+    let full = root.join(path);
+    if let Some(data) = &fe.data {
+        let found = match std::fs::read(&full) {
+            Ok(d) => d,
+            Err(e) => return Some((format!("{path}: {} bytes", data.len()), format!("cannot read it: {e}"))),
+        };
+        if found.len() != data.len() {
+            return Some((format!("{path}: size {}", data.len()), format!("size {}", found.len())));
+        }
+        if let Some(at) = found.iter().zip(data).position(|(a, b)| a != b) {
+            let end = (at + 8).min(data.len());
+            return Some((
+                format!("{path}: bytes {at}.. {:02x?}", &data[at..end]),
+                format!("{:02x?} (the first difference)", &found[at..end]),
+            ));
+        }
+    }
+    if let Some((mode, nlink, xattrs)) = &fe.meta {
+        let meta = match std::fs::symlink_metadata(&full) {
+            Ok(m) => m,
+            Err(e) => return Some((format!("{path}: mode {mode:o}"), format!("cannot stat it: {e}"))),
+        };
+        let found_mode = meta.permissions().mode() & 0o7777;
+        if found_mode != *mode {
+            return Some((format!("{path}: mode {mode:o}"), format!("mode {found_mode:o}")));
+        }
+        if meta.nlink() != *nlink {
+            return Some((format!("{path}: {nlink} link(s)"), format!("{} link(s)", meta.nlink())));
+        }
+        match super::seq::xattrs(&full) {
+            Ok(found) if found != *xattrs => {
+                let names = |x: &BTreeMap<String, Vec<u8>>| x.keys().cloned().collect::<Vec<_>>().join(", ");
+                return Some((format!("{path}: xattrs [{}]", names(xattrs)), format!("xattrs [{}]", names(&found))));
+            }
+            Err(e) => return Some((format!("{path}: xattrs"), format!("cannot list them: {e}"))),
+            Ok(_) => {}
+        }
+    }
+    None
+}
+
+/// Checks the recovered filesystem at `root` against `e`.
+pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut posix = |promised: String, found: String| out.push(Violation { level: "posix", promised, found });
+    let is_dir = |d: &str| std::fs::symlink_metadata(root.join(d)).map(|m| m.is_dir()).unwrap_or(false);
+    for ((dir, name), want) in &e.entries {
+        if !is_dir(dir) {
+            // Its own entry, in its parent, says what is wrong.
+            continue;
+        }
+        let path = join(dir, name);
+        match (want, std::fs::symlink_metadata(root.join(&path))) {
+            (None, Ok(m)) => posix(format!("{path} removed"), format!("{path} is {}", describe(kind_of(&m), ""))),
+            (Some(w), Err(_)) => posix(format!("{path}: {}", describe(w.kind, &w.target)), format!("no {path}")),
+            (Some(w), Ok(m)) => {
+                let kind = kind_of(&m);
+                let target = match kind {
+                    Kind::Symlink => std::fs::read_link(root.join(&path))
+                        .map(|t| t.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                if kind != w.kind || target != w.target {
+                    posix(format!("{path}: {}", describe(w.kind, &w.target)), describe(kind, &target));
+                }
+            }
+            (None, Err(_)) => {}
+        }
+    }
+    for dir in &e.dirs {
+        let Ok(read) = std::fs::read_dir(root.join(dir)) else { continue };
+        for entry in read.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let key = (dir.clone(), name.clone());
+            if dir.is_empty() && OWN_NAMES.contains(&name.as_str()) {
+                continue;
+            }
+            if !e.entries.contains_key(&key) && !e.flux.contains(&key) {
+                posix(
+                    format!("no {} in {}", name, if dir.is_empty() { "/" } else { dir }),
+                    format!("{} exists", join(dir, &name)),
+                );
+            }
+        }
+    }
+    for (path, fe) in &e.files {
+        if std::fs::symlink_metadata(root.join(path)).map(|m| m.is_file()).unwrap_or(false) {
+            if let Some((promised, found)) = compare_file(root, path, fe) {
+                posix(promised, found);
+            }
+        }
+    }
+    for (old, new) in &e.either {
+        if std::fs::symlink_metadata(root.join(old)).is_err() && std::fs::symlink_metadata(root.join(new)).is_err() {
+            posix(format!("{old} or {new} (a rename of a durable name)"), "neither".into());
+        }
+    }
+    for (path, fe) in &e.linux {
+        let found = match std::fs::symlink_metadata(root.join(path)) {
+            Err(_) => Some((format!("{path}: fsynced, keeps its name"), format!("no {path}"))),
+            Ok(_) => compare_file(root, path, fe),
+        };
+        if let Some((promised, found)) = found {
+            out.push(Violation { level: "linux", promised, found });
+        }
+    }
+    out
+}
+
+/// The namespace under `root`: every path (relative) with its kind; the filesystem's own
+/// names in the root left out.
+fn namespace(root: &Path) -> BTreeSet<(String, &'static str)> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![String::new()];
+    while let Some(dir) = todo.pop() {
+        let Ok(read) = std::fs::read_dir(root.join(&dir)) else { continue };
+        for entry in read.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if dir.is_empty() && OWN_NAMES.contains(&name.as_str()) {
+                continue;
+            }
+            let path = join(&dir, &name);
+            let kind = entry.file_type().map_or(Kind::File, |t| {
+                if t.is_dir() {
+                    Kind::Dir
+                } else if t.is_symlink() {
+                    Kind::Symlink
+                } else {
+                    Kind::File
+                }
+            });
+            if kind == Kind::Dir {
+                todo.push(path.clone());
+            }
+            out.insert((path, kind.name()));
+        }
+    }
+    out
+}
+
+fn model_namespace(m: &Model) -> BTreeSet<(String, &'static str)> {
+    m.names.iter().map(|(p, &i)| (p.clone(), m.inodes[i].kind.name())).collect()
+}
+
+/// The **strict** level: the recovered namespace is the one after some prefix of the
+/// operations — the setup's, one by one, or the operation's — never a mix. Whether
+/// filesystems owe this is disputed: a miss is a finding, not a bug.
+pub(crate) fn check_strict(root: &Path, before: &Model, after: &Model) -> Option<Violation> {
+    let found = namespace(root);
+    if found == model_namespace(before) || found == model_namespace(after) {
+        return None;
+    }
+    // The setup's own operations are a prefix too: its names were made in inode order.
+    let made = |k: usize| -> BTreeSet<(String, &'static str)> {
+        before.names.iter().filter(|(_, &i)| i < k).map(|(p, &i)| (p.clone(), before.inodes[i].kind.name())).collect()
+    };
+    if (0..before.inodes.len()).any(|k| made(k) == found) {
+        return None;
+    }
+    let show = |s: &BTreeSet<(String, &'static str)>| s.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ");
+    Some(Violation {
+        level: "strict",
+        promised: format!(
+            "the namespace before the operation [{}] or after it [{}]",
+            show(&model_namespace(before)),
+            show(&model_namespace(after))
+        ),
+        found: format!("[{}]", show(&found)),
+    })
+}
