@@ -34,3 +34,4 @@ mod results;
 mod sqlite;
 mod targets;
 mod tree;
+mod verify;

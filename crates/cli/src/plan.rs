@@ -57,6 +57,8 @@ pub struct Plan {
     pub tags: Vec<String>,
     /// Write an HTML report here at the end (the demo).
     pub report: Option<PathBuf>,
+    /// `--strict-checks`: exit 3 when the results hold findings ([`fsarena_core::FINDINGS`]).
+    pub strict_checks: bool,
 }
 
 /// One workload at one sweep point: what the runner runs on each target.
@@ -423,6 +425,7 @@ impl Plan {
             name,
             tags,
             report: None,
+            strict_checks: args.strict_checks,
         })
     }
 
@@ -481,6 +484,7 @@ impl Plan {
             name: None,
             tags: vec!["demo".to_string()],
             report: Some(args.output.clone()),
+            strict_checks: false,
         })
     }
 }

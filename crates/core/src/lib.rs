@@ -17,7 +17,7 @@ pub mod units;
 pub use error::InputError;
 pub use fio::{DirectionResult, DiskUtil, FioDetail, JobResult};
 pub use histogram::LatencyHistogram;
-pub use measurement::{Better, LatencySummary, Measurement, Metric, Outcome, Series, SeriesSummary, Verdict};
+pub use measurement::{Better, LatencySummary, Measurement, Metric, Outcome, Series, SeriesSummary, Verdict, FINDINGS};
 pub use run::Param;
 pub use spec::Spec;
 pub use text::{did_you_mean, printable, shell_quote};

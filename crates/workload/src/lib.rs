@@ -20,6 +20,7 @@ pub mod postmark;
 pub mod registry;
 pub mod sqlite;
 pub mod tree;
+pub mod verify;
 
 pub use footprint::{Footprint, MachineLimits};
 pub use live::{Live, LiveBatch, LiveSample};

@@ -58,11 +58,12 @@ registry! {
     "exec" => crate::exec::ExecWorkload, crate::exec::OPTIONS, "time a command in the target (cmd=, setup=, teardown=, assets=; {mnt} and {assets} substituted shell-quoted) or builtin=compress, unpack or build: seconds, CPU, memory and I/O of the child";
     "kv" => crate::kv::KvWorkload, crate::kv::OPTIONS, "db_bench's benchmarks (fillseq, readrandom, ...), options and figures on RocksDB (--features rocksdb) or fjall: ops/sec, micros/op, MB/s per benchmark";
     "posix" => crate::posix::PosixWorkload, crate::posix::OPTIONS, "POSIX behaviour and security, pjdfstest-class: named cases per syscall family (chmod, rename, open, xattr, acl, ...), each expected vs actual; family= and case= choose";
+    "verify" => crate::verify::VerifyWorkload, crate::verify::OPTIONS, "data integrity, every byte checked: fsx's single-file model (numops, seed, file_length, max_op_len, direct, ops= of fsx's operations); the first mismatch with its offset, bytes, likely writer and a replay file";
     "sqlite" => crate::sqlite::SqliteWorkload, crate::sqlite::OPTIONS, "SQLite on the target: 12,500 autocommit INSERTs (Phoronix's test), or mode=mixed: N writers inserting in batches while M readers run point and range queries; journal_mode, synchronous, page_size sweepable";
 }
 
 /// Kinds the design names that are not built yet: refused as such, not as unknown.
-const PLANNED: &[&str] = &["crash", "verify", "pgbench", "sysbench", "http"];
+const PLANNED: &[&str] = &["crash", "pgbench", "sysbench", "http"];
 
 /// The kind called `name`.
 pub fn kind(name: &str) -> Option<&'static WorkloadKind> {
