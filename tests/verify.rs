@@ -7,8 +7,8 @@ use crate::util::{json, run, stderr, TempDir, TestWorkdir};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// The bugfs example, built once for the suite (`cargo test --test tests` does not build
-/// examples by itself).
+/// The bugfs example: `cargo test --workspace` (make test) builds it with the tests;
+/// `cargo test --test tests` does not, so then it is built here, once.
 fn bugfs() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -16,6 +16,9 @@ fn bugfs() -> PathBuf {
             // target/debug/fsarena → target/debug/examples/bugfs
             let bin = PathBuf::from(env!("CARGO_BIN_EXE_fsarena"));
             let path = bin.parent().unwrap().join("examples/bugfs");
+            if path.exists() {
+                return path;
+            }
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut build = std::process::Command::new(cargo);
             build.args(["build", "-p", "fsarena-cli", "--example", "bugfs"]);

@@ -862,7 +862,7 @@ impl Fsx<'_> {
         let mut s = format!("LOG DUMP (last {} of {} operations):\n", self.log.len() - from, self.log.len());
         for (i, e) in self.log.iter().enumerate().skip(from) {
             let star = match (bad, e.touched()) {
-                (Some(b), Some((x, y))) if (x..y).contains(&b) => "\t***",
+                (Some(b), Some((x, y))) if (x..y).contains(&b) => "  ***",
                 _ => "",
             };
             let _ = writeln!(s, "{}({:3} mod 256): {}{star}", i + 1, (i + 1) % 256, e.describe());
