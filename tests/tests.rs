@@ -37,3 +37,4 @@ mod sqlite;
 mod suites;
 mod targets;
 mod tree;
+mod verify;

@@ -387,6 +387,11 @@ pub struct PlanArgs {
     /// tool missing), instead of refusing the whole plan.
     #[arg(long)]
     pub skip_unavailable: bool,
+    /// For CI: a check that finds something (a failed posix case, a verify mismatch, a crash
+    /// violation) makes the run exit 3 with "N findings (--strict-checks)", its complete
+    /// results stored; without it a finding is a result and the run exits 0.
+    #[arg(long)]
+    pub strict_checks: bool,
     /// Allow formatting a real block device (device: targets).
     #[arg(long)]
     pub force: bool,

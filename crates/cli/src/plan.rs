@@ -63,6 +63,8 @@ pub struct Plan {
     pub skipped: Vec<String>,
     /// The scale of an experiment file or suite.
     pub scale: Option<Scale>,
+    /// `--strict-checks`: exit 3 when the results hold findings ([`fsarena_core::FINDINGS`]).
+    pub strict_checks: bool,
 }
 
 /// An experiment file's text and where it came from.
@@ -453,6 +455,7 @@ impl Plan {
             name,
             tags,
             report: None,
+            strict_checks: args.strict_checks,
         })
     }
 
@@ -513,6 +516,7 @@ impl Plan {
             report: Some(args.output.clone()),
             skipped: Vec::new(),
             scale: None,
+            strict_checks: false,
         })
     }
 }

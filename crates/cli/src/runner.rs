@@ -376,7 +376,17 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             Err(Failure::Run(anyhow!("{message}; the results above are incomplete, and {unstored}")))
         }
         (None, Some(unstored)) => Err(Failure::Run(anyhow!("{unstored}"))),
-        (None, None) => printed.map(|()| ExitCode::SUCCESS),
+        (None, None) => printed.map(|()| {
+            // Complete and stored: the findings decide the exit status under --strict-checks.
+            let findings: u64 =
+                report.results.iter().flat_map(|e| &e.measurements).map(fsarena_core::Measurement::findings).sum();
+            if plan.strict_checks && findings > 0 {
+                eprintln!("fsarena: {findings} findings (--strict-checks)");
+                ExitCode::from(3)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }),
     }
 }
 

@@ -18,7 +18,7 @@ pub use error::InputError;
 pub use fio::{DirectionResult, DiskUtil, FioDetail, JobResult};
 pub use histogram::LatencyHistogram;
 pub use measurement::{
-    Better, LatencySummary, Measurement, Metric, Outcome, RateBasis, Series, SeriesSummary, Verdict,
+    Better, LatencySummary, Measurement, Metric, Outcome, RateBasis, Series, SeriesSummary, Verdict, FINDINGS,
 };
 pub use run::Param;
 pub use spec::Spec;

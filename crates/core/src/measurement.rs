@@ -337,6 +337,19 @@ impl Verdict {
     }
 }
 
+/// The counter ([`Measurement::counters`]) by which a checking workload declares what it
+/// found: `posix` its failed cases, `verify` its mismatches, `crash` its violations and
+/// fsck failures. `run --strict-checks` sums it over every result of the run and exits 3 when
+/// the sum is not 0; a workload that checks nothing never sets it.
+pub const FINDINGS: &str = "findings";
+
+impl Measurement {
+    /// Its findings: the [`FINDINGS`] counter, 0 where it has none.
+    pub fn findings(&self) -> u64 {
+        self.counters.get(FINDINGS).copied().unwrap_or(0)
+    }
+}
+
 /// Values sampled at a fixed interval from the start of the measured phase.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Series {

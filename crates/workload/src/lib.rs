@@ -22,6 +22,7 @@ pub mod registry;
 pub mod server;
 pub mod sqlite;
 pub mod tree;
+pub mod verify;
 
 pub use footprint::{Footprint, MachineLimits};
 pub use live::{Live, LiveBatch, LiveSample};

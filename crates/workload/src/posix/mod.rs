@@ -263,6 +263,8 @@ fn figures(mut m: Measurement, started: Instant) -> Measurement {
     m.push("elapsed", "ns", Better::Lower, started.elapsed().as_secs_f64() * 1e9);
     m.count("passed", passed);
     m.count("failed", failed);
+    // What --strict-checks counts: every failed case.
+    m.count(fsarena_core::FINDINGS, failed);
     m.count("unsupported", unsupported);
     m.count("cases", cases);
     m.count("security.cases", security);

@@ -1,0 +1,364 @@
+//! The `verify` workload: data integrity, every byte checked, in fsx's terms
+//! (`mode=fsx`, the default; see fsx.rs).
+//!
+//! Results: `ops`, `ops_per_s`, `bytes_verified` and `mismatches` (0 is the pass); a
+//! mismatch is a finding, not a failed run: it is stored with the run as a failed verdict
+//! (`verify.fsx.data`) carrying the offset, the expected and found bytes and the likely writer,
+//! its full report goes to stderr, and the log of operations is written as a replay file
+//! (`opsfile=`), runnable again with `replay=FILE`. The counter `findings` (see
+//! [`fsarena_core::FINDINGS`]) carries the mismatches for `run --strict-checks`.
+
+pub mod fsx;
+
+use crate::options::{opt, OptionDef};
+use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
+use fsarena_core::option::ListSyntax;
+use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text};
+use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
+use fsx::{FsxConfig, Op, Replay};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The options of one `verify` run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// fsx, for now the only mode.
+    pub mode: &'static str,
+    /// fsx's `-N`.
+    pub numops: u64,
+    /// fsx's `-S`.
+    pub seed: u64,
+    /// fsx's `-l`.
+    pub file_length: u64,
+    /// fsx's `-o`.
+    pub max_op_len: u64,
+    /// fsx's `-Z`.
+    pub direct: bool,
+    /// The operations chosen from; all by default.
+    pub ops: Vec<Op>,
+    /// A .fsxops file to run instead of random operations.
+    pub replay: Option<PathBuf>,
+    /// Where the log of operations goes when a mismatch is found.
+    pub opsfile: Option<PathBuf>,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        Self {
+            mode: "fsx",
+            numops: 10_000,
+            seed: 1,
+            file_length: 256 << 10,
+            max_op_len: 64 << 10,
+            direct: false,
+            ops: fsx::ALL.to_vec(),
+            replay: None,
+            opsfile: None,
+        }
+    }
+}
+
+/// A row of the verify table.
+macro_rules! vf {
+    ($($rest:tt)*) => { opt!(VerifyOptions, $($rest)*) };
+}
+
+/// Every option of the `verify` workload.
+pub static OPTIONS: &[OptionDef<VerifyOptions>] = &[
+    vf!("mode", Choice(&["fsx"]), Is("fsx"), "fsx: fsx's single-file model, every read and the size checked against a copy in memory", |o, v| o.mode = match v.trim() {
+        "fsx" => "fsx",
+        _ => return Err(format!("'{v}' is not a verify mode: expected fsx")),
+    }),
+    vf!("numops", Count, Is("10000"), "operations to run (fsx's -N; fsx runs forever without it)", |o, v| o.numops = nonzero(v)?).flag('N'),
+    vf!("seed", Count, Is("1"), "the random seed (fsx's -S): the same seed on the same filesystem gives the same operations", |o, v| o.seed = crate::options::whole(v)?).flag('S'),
+    vf!("file_length", Size, Is("256k"), "the file's largest size (fsx's -l)", |o, v| o.file_length = crate::options::nonzero_size(v)?).flag('l'),
+    vf!("max_op_len", Size, Is("64k"), "the largest operation (fsx's -o)", |o, v| o.max_op_len = crate::options::nonzero_size(v)?).flag('o'),
+    vf!("direct", Bool, Is("0"), "O_DIRECT, reads and writes aligned to the file's block size (fsx's -Z, with -r and -w at the block size)", |o, v| o.direct = crate::options::boolean(v)?).flag('Z'),
+    vf!("ops", Text, Derived("all"), "the operations to choose from, uniformly, separated by | (or commas, quoted: ops='read,write'): read, write, mapread, mapwrite, truncate, fallocate, punch_hole, zero_range, collapse_range, insert_range, copy_range, clone_range, dedupe_range; those the filesystem refuses are dropped and listed", |o, v| o.ops = ops(v)?)
+        .list(ListSyntax::None),
+    vf!("replay", Text, Unset, "run the operations of this .fsxops file (fsx's --replay-ops; one verify wrote at a mismatch, its seed and file_length from its header)", |o, v| o.replay = Some(PathBuf::from(v.trim()))),
+    vf!("opsfile", Text, Derived("TMPDIR/fsarena-verify-SEED.fsxops"), "where the log of operations is written when a mismatch is found (fsx's .fsxops)", |o, v| o.opsfile = Some(PathBuf::from(v.trim()))),
+];
+
+/// A count of at least 1.
+fn nonzero(v: &str) -> Result<u64, String> {
+    match crate::options::count(v)? {
+        0 => Err(format!("'{v}' must be at least 1")),
+        n => Ok(n),
+    }
+}
+
+/// The comma-separated operation list.
+fn ops(v: &str) -> Result<Vec<Op>, String> {
+    let mut out = Vec::new();
+    for name in v.split([',', '|']).map(str::trim).filter(|n| !n.is_empty()) {
+        if name == "all" {
+            out.extend(fsx::ALL);
+            continue;
+        }
+        let op = Op::from_name(name).ok_or_else(|| {
+            format!(
+                "'{}' is not an fsx operation:{} expected {}",
+                crate::plain::cut(name),
+                fsarena_core::did_you_mean(name, fsx::ALL.iter().map(|o| o.name())),
+                fsx::ALL.map(|o| o.name()).join(", ")
+            )
+        })?;
+        out.push(op);
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err("no operation named: expected a comma-separated list such as read,write,truncate".into());
+    }
+    Ok(out)
+}
+
+/// The `verify` workload.
+#[derive(Debug, Clone)]
+pub struct VerifyWorkload {
+    options: VerifyOptions,
+    replay: Option<Replay>,
+    given: Vec<(String, String)>,
+}
+
+impl VerifyWorkload {
+    /// From `--workload verify:numops=100000,seed=42`.
+    pub fn from_spec(spec: &Spec) -> Result<Self, InputError> {
+        let mut o = VerifyOptions::default();
+        for (k, v) in &spec.params {
+            crate::options::set("verify", OPTIONS, &mut o, k, v)?;
+        }
+        if o.max_op_len > o.file_length {
+            return Err(InputError::new(format!(
+                "verify: max_op_len={} is larger than file_length={}: an operation must fit the file",
+                o.max_op_len, o.file_length
+            )));
+        }
+        if o.file_length > 1 << 30 {
+            return Err(InputError::new(format!(
+                "verify: file_length={}: at most 1g (the model is kept in memory)",
+                o.file_length
+            )));
+        }
+        let replay = match &o.replay {
+            None => None,
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| InputError::new(format!("verify: replay={}: {e}", path.display())))?;
+                let r = fsx::parse_replay(&text)
+                    .map_err(|e| InputError::new(format!("verify: replay={}: {e}", path.display())))?;
+                // The header's settings make the same data: they win over the defaults.
+                if let Some(s) = r.seed {
+                    o.seed = s;
+                }
+                if let Some(l) = r.file_length {
+                    o.file_length = l;
+                }
+                if let Some(d) = r.direct {
+                    o.direct = d;
+                }
+                if let Some(e) = r.entries.iter().find(|e| e.offset.max(e.dest) + e.len > o.file_length.max(e.len)) {
+                    if e.op != Op::Truncate {
+                        return Err(InputError::new(format!(
+                            "verify: replay={}: '{}' reaches past file_length={}",
+                            path.display(),
+                            e.line(None),
+                            o.file_length
+                        )));
+                    }
+                }
+                Some(r)
+            }
+        };
+        Ok(Self { options: o, replay, given: spec.params.clone() })
+    }
+
+    fn config(&self) -> FsxConfig {
+        let o = &self.options;
+        FsxConfig {
+            numops: o.numops,
+            seed: o.seed,
+            file_length: o.file_length,
+            max_op_len: o.max_op_len,
+            direct: o.direct,
+            ops: o.ops.clone(),
+        }
+    }
+
+    /// Where the replay file of a mismatch goes.
+    fn opsfile(&self) -> PathBuf {
+        self.options
+            .opsfile
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join(format!("fsarena-verify-{}.fsxops", self.options.seed)))
+    }
+}
+
+impl Workload for VerifyWorkload {
+    fn kind(&self) -> &'static str {
+        "verify"
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        self.given.clone()
+    }
+
+    fn footprint(&self) -> Footprint {
+        let o = &self.options;
+        Footprint {
+            source: format!("verify workload (file_length={})", o.file_length),
+            threads: 1,
+            // The model, who wrote each byte (4 bytes a byte), the seeded bytes, the buffer,
+            // and the log.
+            buffer_bytes: o.file_length * 6 + o.max_op_len + o.numops.min(1 << 24) * 48,
+            bytes_on_target: o.file_length,
+            files: 1,
+            open_files: 1,
+        }
+    }
+
+    fn describe(&self) -> Vec<String> {
+        let o = &self.options;
+        let what = match &self.replay {
+            Some(r) => format!(
+                "{} operations replayed from {}",
+                r.entries.len(),
+                o.replay.as_deref().unwrap_or_else(|| "".as_ref()).display()
+            ),
+            None => format!(
+                "{} operations of {} (seed {})",
+                o.numops,
+                o.ops.iter().map(|op| op.name()).collect::<Vec<_>>().join(","),
+                o.seed
+            ),
+        };
+        vec![format!(
+            "verify fsx: one file of at most {} bytes, operations up to {} bytes{}; {what}",
+            o.file_length,
+            o.max_op_len,
+            if o.direct { ", O_DIRECT" } else { "" }
+        )]
+    }
+
+    fn deterministic(&self) -> bool {
+        // The operations are the seed's; their timing is not: repetitions measure speed too.
+        false
+    }
+
+    fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+        let path = env.root.join("verify.fsx");
+        (env.progress)(&format!("verify: fsx, {}", self.describe().join("")));
+        let started = Instant::now();
+        let tick = |bytes| env.live.add(1, bytes);
+        let result = fsx::run(&self.config(), &path, self.replay.as_ref(), env.stop, &tick);
+        let elapsed = started.elapsed();
+        let removed = std::fs::remove_file(&path);
+        let out = match result {
+            Ok(out) => out,
+            Err(message) => {
+                return Err(WorkloadError { message: format!("verify: {message}"), partial: Vec::new() });
+            }
+        };
+        if let Err(e) = removed {
+            return Err(WorkloadError {
+                message: format!("verify: removing {}: {e}", path.display()),
+                partial: Vec::new(),
+            });
+        }
+        let mut m = Measurement { complete: !out.interrupted, ..Measurement::default() };
+        let mismatches = u64::from(out.mismatch.is_some());
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        m.push("ops", "ops", Better::Higher, out.ops as f64);
+        m.push("ops_per_s", "ops/s", Better::Higher, out.ops as f64 / secs);
+        m.push("bytes_verified", "bytes", Better::Higher, out.bytes_verified as f64);
+        m.push("mismatches", "mismatches", Better::Lower, mismatches as f64);
+        m.push("elapsed", "ns", Better::Lower, elapsed.as_secs_f64() * 1e9);
+        m.count("ops", out.ops);
+        m.count("skipped", out.skipped);
+        m.count("bytes_verified", out.bytes_verified);
+        m.count("mismatches", mismatches);
+        m.count(fsarena_core::FINDINGS, mismatches);
+        m.series.insert(
+            "ops_per_s".into(),
+            fsarena_core::Series {
+                interval_ns: 1_000_000_000,
+                unit: "ops/s".into(),
+                values: out.per_second.iter().map(|(n, _)| *n as f64).collect(),
+            },
+        );
+        for (op, why) in &out.refused {
+            m.verdicts.push(Verdict {
+                case: format!("verify.fsx.{}", op.name()),
+                security: false,
+                outcome: Outcome::Unsupported,
+                expected: String::new(),
+                actual: format!("refused with {why}: dropped from the run"),
+            });
+        }
+        if !out.refused.is_empty() {
+            (env.progress)(&format!(
+                "verify: the filesystem refuses {}: dropped",
+                out.refused.iter().map(|(o, why)| format!("{} ({why})", o.name())).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        match &out.mismatch {
+            None => m.verdicts.push(Verdict {
+                case: "verify.fsx.data".into(),
+                security: false,
+                outcome: Outcome::Pass,
+                expected: String::new(),
+                actual: String::new(),
+            }),
+            Some(mm) => {
+                let opsfile = self.opsfile();
+                let saved = match std::fs::write(&opsfile, &out.log) {
+                    Ok(()) => format!(
+                        "log of operations saved to {}; replay with --workload verify:replay={}",
+                        opsfile.display(),
+                        opsfile.display()
+                    ),
+                    Err(e) => format!("the log of operations could not be saved to {}: {e}", opsfile.display()),
+                };
+                // One progress line each: a note is one line.
+                (env.progress)(&format!("verify: MISMATCH {}", mm.summary));
+                for line in mm.report.lines() {
+                    (env.progress)(&format!("verify:   {line}"));
+                }
+                (env.progress)(&format!("verify: {saved}"));
+                m.verdicts.push(Verdict {
+                    case: "verify.fsx.data".into(),
+                    security: false,
+                    outcome: Outcome::Fail,
+                    expected: "every read and the size as the model says".into(),
+                    actual: format!("{}; {saved}", mm.summary),
+                });
+            }
+        }
+        Ok(vec![m])
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_agrees_with_the_defaults() {
+        crate::options::check_table(OPTIONS, Clone::clone).unwrap();
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_name() {
+        let parse = |t: &str| VerifyWorkload::from_spec(&Spec::parse(t).unwrap()).err().unwrap().to_string();
+        assert!(parse("verify:ops=read|wrte").contains("'wrte' is not an fsx operation: did you mean 'write'?"));
+        assert!(parse("verify:numops=0").contains("at least 1"));
+        assert!(parse("verify:file_length=4k,max_op_len=64k").contains("larger than file_length"));
+        assert!(parse("verify:mode=fill").contains("expected fsx"));
+        assert!(parse("verify:replay=/nonexistent/x.fsxops").contains("replay=/nonexistent/x.fsxops"));
+        let w = VerifyWorkload::from_spec(&Spec::parse("verify:ops='write,read|write'").unwrap()).unwrap();
+        assert_eq!(w.options.ops, vec![Op::Read, Op::Write]);
+    }
+}
