@@ -103,6 +103,11 @@ pub struct Measurement {
     /// empty for performance workloads and runs stored before verdicts were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<Verdict>,
+    /// Text kept with the result, by name: a server workload's server log (its last lines,
+    /// `postgres.log`), for reading after the run. Empty for other workloads and runs stored
+    /// before logs were kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub logs: BTreeMap<String, String>,
     /// False when the workload stopped early (error or interrupt): the figures cover only
     /// what ran.
     pub complete: bool,
@@ -126,6 +131,8 @@ struct Stored {
     series: BTreeMap<String, Series>,
     #[serde(default)]
     verdicts: Vec<Verdict>,
+    #[serde(default)]
+    logs: BTreeMap<String, String>,
     /// Schema 1-3.
     #[serde(default)]
     jobs: Vec<JobResult>,
@@ -148,6 +155,7 @@ impl From<Stored> for Measurement {
             disk_util: s.disk_util,
             series: s.series,
             verdicts: s.verdicts,
+            logs: s.logs,
             complete: s.complete,
         }
     }
@@ -239,6 +247,10 @@ impl Measurement {
                 Some(_) => {}
                 None => self.verdicts.push(theirs.clone()),
             }
+        }
+        // Each rank's or host's log under its own name; a name both have keeps both texts.
+        for (name, text) in &other.logs {
+            self.logs.entry(name.clone()).and_modify(|ours| ours.push_str(text)).or_insert_with(|| text.clone());
         }
         self.complete = self.complete && other.complete;
     }
