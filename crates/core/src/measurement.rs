@@ -111,6 +111,11 @@ pub struct Measurement {
     /// [`Measurement::push`] and in runs stored before.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub rates: BTreeMap<String, RateBasis>,
+    /// Text kept with the result, by name: a server workload's server log (its last lines,
+    /// `postgres.log`), for reading after the run. Empty for other workloads and runs stored
+    /// before logs were kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub logs: BTreeMap<String, String>,
     /// False when the workload stopped early (error or interrupt): the figures cover only
     /// what ran.
     pub complete: bool,
@@ -136,6 +141,8 @@ struct Stored {
     verdicts: Vec<Verdict>,
     #[serde(default)]
     rates: BTreeMap<String, RateBasis>,
+    #[serde(default)]
+    logs: BTreeMap<String, String>,
     /// Schema 1-3.
     #[serde(default)]
     jobs: Vec<JobResult>,
@@ -159,6 +166,7 @@ impl From<Stored> for Measurement {
             series: s.series,
             verdicts: s.verdicts,
             rates: s.rates,
+            logs: s.logs,
             complete: s.complete,
         }
     }
@@ -266,6 +274,10 @@ impl Measurement {
                 Some(_) => {}
                 None => self.verdicts.push(theirs.clone()),
             }
+        }
+        // Each rank's or host's log under its own name; a name both have keeps both texts.
+        for (name, text) in &other.logs {
+            self.logs.entry(name.clone()).and_modify(|ours| ours.push_str(text)).or_insert_with(|| text.clone());
         }
         self.complete = self.complete && other.complete;
     }

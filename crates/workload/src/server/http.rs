@@ -182,7 +182,8 @@ impl Workload for HttpWorkload {
         let made = super::check_reachable("http", &data, "www-data")
             .and_then(|()| super::make_private_dir(host, &Tenant::RunDir(run.clone()), self.account))
             .map_err(bare);
-        let result = made.and_then(|()| self.round(env, host, &data, &run));
+        let mut result = made.and_then(|()| self.round(env, host, &data, &run));
+        super::keep_log_in(&mut result, "nginx-error.log", &data.join("logs").join("error.log"));
         let released = host.release(&Tenant::RunDir(run.clone()));
         match (result, released) {
             (Ok(m), Ok(())) => Ok(vec![m]),

@@ -214,6 +214,29 @@ pub fn log_tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join(" | ")
 }
 
+/// How many of a server log's last lines are kept with the result.
+const KEPT_LOG_LINES: usize = 200;
+
+/// Keeps the last lines of the server log `path` with the result `m`, as `name`.
+pub fn keep_log(m: &mut fsarena_core::Measurement, name: &str, path: &Path) {
+    let Ok(bytes) = std::fs::read(path) else { return };
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let kept = lines[lines.len().saturating_sub(KEPT_LOG_LINES)..].join("\n");
+    if !kept.is_empty() {
+        m.logs.insert(name.to_string(), kept);
+    }
+}
+
+/// Keeps the server log with whatever a round gave: its measurement, or the one its failure
+/// carries.
+pub fn keep_log_in(result: &mut Result<fsarena_core::Measurement, Failed>, name: &str, path: &Path) {
+    match result {
+        Ok(m) => keep_log(m, name, path),
+        Err(failed) => keep_log(&mut failed.1, name, path),
+    }
+}
+
 /// A server this workload started, recorded with the host; stopped (and released) on drop.
 pub struct Running<'h> {
     host: &'h dyn Host,
@@ -470,6 +493,23 @@ mod tests {
         assert_eq!(a, key_hash(&[("scale", "1".into()), ("fsync", "on".into())]));
         assert_ne!(a, key_hash(&[("scale", "10".into()), ("fsync", "on".into())]));
         assert_ne!(key_hash(&[("a", "bc".into())]), key_hash(&[("ab", "c".into())]));
+    }
+
+    #[test]
+    fn the_last_lines_of_a_server_log_go_with_the_result_even_a_failed_one() {
+        let path = std::env::temp_dir().join(format!("fsarena-servers-keeplog-{}", std::process::id()));
+        let text: String = (0..250).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let mut failed: Result<fsarena_core::Measurement, Failed> =
+            Err(Box::new(("x".into(), fsarena_core::Measurement::default())));
+        keep_log_in(&mut failed, "postgres.log", &path);
+        let _ = std::fs::remove_file(&path);
+        let kept = &failed.unwrap_err().1.logs["postgres.log"];
+        assert_eq!(kept.lines().count(), KEPT_LOG_LINES);
+        assert!(kept.starts_with("line 50\n") && kept.ends_with("line 249"), "{kept}");
+        let mut m = fsarena_core::Measurement::default();
+        keep_log(&mut m, "gone.log", Path::new("/nonexistent/fsarena.log"));
+        assert!(m.logs.is_empty());
     }
 
     #[test]

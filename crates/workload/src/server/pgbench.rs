@@ -339,7 +339,8 @@ impl PgbenchWorkload {
         super::check_socket_path("pgbench", &run.join(".s.PGSQL.5432.lock")).map_err(bare)?;
         super::check_reachable("pgbench", &data, "postgres").map_err(bare)?;
         super::make_private_dir(host, &Tenant::RunDir(run.clone()), self.account).map_err(bare)?;
-        let result = self.round_in(env, host, &data, &run);
+        let mut result = self.round_in(env, host, &data, &run);
+        super::keep_log_in(&mut result, "postgres.log", &run.join("postgres.log"));
         // The run directory (socket, log, pgbench's logs) goes after every round.
         let released = host.release(&Tenant::RunDir(run.clone()));
         match (result, released) {

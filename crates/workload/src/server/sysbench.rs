@@ -264,7 +264,8 @@ impl Workload for SysbenchWorkload {
             .and_then(|()| super::check_reachable("sysbench", &data, "mysql"))
             .and_then(|()| super::make_private_dir(host, &Tenant::RunDir(run.clone()), self.account))
             .map_err(bare);
-        let result = made.and_then(|()| self.round(env, host, &data, &run));
+        let mut result = made.and_then(|()| self.round(env, host, &data, &run));
+        super::keep_log_in(&mut result, "mariadb.log", &run.join("mariadb.log"));
         let released = host.release(&Tenant::RunDir(run.clone()));
         match (result, released) {
             (Ok(m), Ok(())) => Ok(vec![m]),
