@@ -3,7 +3,8 @@
 //! each generated workload (seq1: a durable file set, one operation, one persistence call,
 //! a mark after each persistence call) while every write and flush of the device is logged,
 //! then rebuilds crash images from the log — (a) the image at every flush, (b) cuts inside the
-//! epoch before the final mark — mounts each (recovery), checks it against what the marks
+//! epoch before the final mark, (c) with `states=subset`, random subsets of that epoch's
+//! writes — mounts each (recovery), checks it against what the marks
 //! promised ([`oracle`]), unmounts it and runs the filesystem's checker.
 //!
 //! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
@@ -85,7 +86,8 @@ struct State {
 
 /// The crash states of one log, deterministic from `seed`: the image before the first flush
 /// and at every flush; with `epoch`, cuts inside the epoch that ends at the last flush before
-/// the final mark. A state cut at a flush stands for every crash point up to the next flush,
+/// the final mark; with `subset`, also seeded random subsets of that epoch's writes. A state
+/// cut at a flush stands for every crash point up to the next flush,
 /// so it must keep every mark logged before that next flush.
 fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
     let is_write = |i: usize| matches!(entries[i], Entry::Write { .. } | Entry::Zero { .. });
@@ -118,7 +120,7 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
         push(s, &mut out);
     }
     let prefix = out.len();
-    if o.states == States::Epoch {
+    if o.states != States::Prefix {
         let last_mark = entries.iter().rposition(|e| matches!(e, Entry::Mark(_))).unwrap_or(entries.len());
         let end = flushes.iter().copied().rfind(|&f| f < last_mark).unwrap_or(last_mark);
         let start = flushes.iter().copied().rfind(|&f| f < end).map_or(0, |f| f + 1);
@@ -142,6 +144,24 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
                 ),
             };
             push(less, &mut out);
+        }
+        if o.states == States::Subset {
+            // Seeded random subsets of the epoch's writes (each kept with probability 1/2),
+            // until 8 tries in a row give no new image or there is no room left. Same keep
+            // lists are the same image: duplicates are dropped by the push.
+            let mut rng = fastrand::Rng::with_seed(o.seed ^ 0x5eed);
+            let before: Vec<usize> = writes_before(start);
+            let (mut misses, mut n) = (0, 0);
+            while misses < 8 && out.len() < o.max_states as usize * 4 {
+                let mut keep = before.clone();
+                keep.extend(epoch.iter().copied().filter(|_| rng.bool()));
+                let had = out.len();
+                n += 1;
+                let what =
+                    format!("in the epoch before the final mark: random subset {n} of its {} writes", epoch.len());
+                push(State { keep, marks: marks.clone(), what }, &mut out);
+                misses = if out.len() > had { 0 } else { misses + 1 };
+            }
         }
     }
     let max = o.max_states as usize;
@@ -418,7 +438,11 @@ impl Workload for CrashWorkload {
             o.ops,
             seq::cases().len(),
             if o.sample > 0 { format!(", sample={} with seed={}", o.sample, o.seed) } else { String::new() },
-            if o.states == States::Prefix { "prefix" } else { "epoch" },
+            match o.states {
+                States::Prefix => "prefix",
+                States::Epoch => "epoch",
+                States::Subset => "subset",
+            },
             o.max_states
         )]
     }
@@ -534,6 +558,13 @@ mod tests {
         // The epoch before mark 1 holds writes 4 and 5: cuts before each, and less each.
         assert!(s.iter().any(|x| x.keep == vec![0, 1, 4] && x.marks == vec![0]), "{s:?}");
         assert!(s.iter().any(|x| x.keep == vec![0, 1, 5]), "{s:?}");
+        // Subsets: new images only, the prefix ones first, never more than max_states.
+        let o = CrashOptions { states: States::Subset, ..Default::default() };
+        let s = states(&log, &o);
+        assert!(s.iter().any(|x| x.keep == vec![0, 1]), "{s:?}");
+        for (i, a) in s.iter().enumerate() {
+            assert!(s[i + 1..].iter().all(|b| b.keep != a.keep || b.marks != a.marks), "{s:?}");
+        }
         let o = CrashOptions { max_states: 2, ..Default::default() };
         assert_eq!(states(&log, &o).len(), 2);
     }
