@@ -437,3 +437,61 @@ pub fn fsck(fs: &str, image: &Path) -> Option<String> {
     let tail = lines[lines.len().saturating_sub(12)..].join("\n");
     Some(format!("{program} {} exited {code}:\n{tail}", args.join(" ")))
 }
+
+/// A loop target with `record=1`: the filesystem on the recorder, for any workload, so that
+/// what recording costs is measured by running the same workload with and without it.
+#[derive(Debug)]
+pub struct Recorded {
+    rec: Option<RecordedFs>,
+    root: PathBuf,
+}
+
+impl Recorded {
+    /// Makes the filesystem on a recorder (the base image, the FUSE mount, the loop device
+    /// and the mount, each in the state file) and mounts it.
+    pub(crate) fn provision(
+        ctx: &ProvisionCtx<'_>,
+        fs: &str,
+        common: &crate::common::CommonOptions,
+    ) -> Result<Box<dyn Mounted>, TargetError> {
+        let options = RecordOptions {
+            fs: fs.to_string(),
+            size: common.size,
+            mkfs: common.mkfs.clone(),
+            mount: common.mount.clone(),
+            sector_4k: false,
+            max_log: 2 << 30,
+            slots: 1,
+        };
+        let mut rec = RecordedFs::start(ctx.workdir, ctx.index, options)?;
+        match rec.begin_case() {
+            Ok(root) => Ok(Box::new(Self { rec: Some(rec), root })),
+            Err(e) => {
+                let _ = rec.finish();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Mounted for Recorded {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+    fn info(&self) -> Vec<(String, String)> {
+        let mut info = self.rec.as_ref().map(RecordedFs::info).unwrap_or_default();
+        info.push(("kind".into(), "recorded (record=1)".into()));
+        info.push(("root".into(), self.root.display().to_string()));
+        info
+    }
+    fn teardown(mut self: Box<Self>) -> Result<(), TargetError> {
+        match self.rec.take() {
+            Some(mut rec) => {
+                let ended = rec.end_case().map(|_| ());
+                let finished = rec.finish();
+                ended.and(finished)
+            }
+            None => Ok(()),
+        }
+    }
+}
