@@ -259,8 +259,15 @@ impl RecordedFs {
     }
 
     /// Builds crash image `slot`: the base plus the writes `keep` selects from `entries`
-    /// (indexes into it, in log order).
-    pub fn build_state(&self, slot: usize, entries: &[Entry], keep: &[usize]) -> Result<PathBuf, TargetError> {
+    /// (indexes into it, in log order), then, for a torn write, the first `bytes` of write
+    /// `torn.0` only.
+    pub fn build_state(
+        &self,
+        slot: usize,
+        entries: &[Entry],
+        keep: &[usize],
+        torn: Option<(usize, u64)>,
+    ) -> Result<PathBuf, TargetError> {
         let path = self.dir.join(format!("state-{slot}.img"));
         let file = match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
             Ok(f) => f,
@@ -285,6 +292,13 @@ impl RecordedFs {
                     file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
                 }
                 _ => {}
+            }
+        }
+        if let Some((i, bytes)) = torn {
+            if let Some(Entry::Write { offset, len, spill }) = entries.get(i) {
+                buf.resize(bytes.min(*len) as usize, 0);
+                self.spill.read_exact_at(&mut buf, *spill).map_err(|e| err("read", &self.dir, e))?;
+                file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
             }
         }
         Ok(path)
