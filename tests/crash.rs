@@ -131,3 +131,11 @@ fn cleanup_after_sigkill_undoes_the_recorder_and_its_loop_devices() {
     let loops = std::process::Command::new("losetup").arg("-a").output().unwrap();
     assert!(!String::from_utf8_lossy(&loops.stdout).contains(&work), "left attached");
 }
+
+#[test]
+fn record_1_runs_any_workload_on_the_recorder_and_leaves_nothing() {
+    tools();
+    let r = crash("ext4:size=256m,record=1", "io:rw=write,bs=64k,size=8m,end_fsync=1");
+    assert!(r["target"]["environment"]["recorder"].as_str().is_some_and(|s| s.contains("FUSE")), "{r}");
+    assert!(metric(&r, "write_bw") > 0.0, "{r}");
+}

@@ -90,6 +90,7 @@ pub struct LoopTarget {
     fs: &'static Filesystem,
     common: CommonOptions,
     loop_dio: bool,
+    record: bool,
 }
 
 impl LoopTarget {
@@ -98,14 +99,26 @@ impl LoopTarget {
         let fs = filesystem(&spec.kind).ok_or_else(|| {
             InputError::new(format!("'{}' is not made on a loop image: {}", spec.kind, filesystem_names()))
         })?;
-        let common = CommonOptions::parse(spec, text, &["size", "mkfs", "mount", "loop_dio"])?;
+        let common = CommonOptions::parse(spec, text, &["size", "mkfs", "mount", "loop_dio", "record"])?;
+        let record = match spec.get("record") {
+            None | Some("0") => false,
+            Some("1") if crate::recorder::RECORDABLE.contains(&fs.name) => true,
+            Some("1") => {
+                return Err(InputError::new(format!(
+                    "{}: record=1: the recorder records {}",
+                    fs.name,
+                    crate::recorder::RECORDABLE.join(", ")
+                )))
+            }
+            Some(v) => return Err(InputError::new(format!("{}: record={v}: expected 1 or 0", fs.name))),
+        };
         let loop_dio = match spec.get("loop_dio") {
             None | Some("1") => true,
             Some("0") => false,
             Some(v) => return Err(InputError::new(format!("{}: loop_dio={v}: expected 1 or 0", fs.name))),
         };
         check_minimum(fs.name, fs, common.size, "size=")?;
-        Ok(Self { fs, common, loop_dio })
+        Ok(Self { fs, common, loop_dio, record })
     }
 }
 
@@ -129,6 +142,9 @@ impl Target for LoopTarget {
         Some(self.common.size)
     }
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
+        if self.record {
+            return crate::recorder::Recorded::provision(ctx, self.fs.name, &self.common);
+        }
         let mut p = Provisioned::new(ctx);
         let built = (|| {
             let mnt = p.make_dir(ctx.mount_path(&format!("mnt-{}-{}", ctx.index, self.fs.name)), false)?;
@@ -311,6 +327,16 @@ impl Target for DirTarget {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn record_is_for_the_filesystems_the_recorder_records() {
+        assert!(crate::parse("ext4:record=1", false).is_ok());
+        assert!(crate::parse("btrfs:record=0", false).is_ok());
+        let e = crate::parse("f2fs:record=1", false).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("the recorder records ext2, ext3, ext4, xfs, btrfs"), "{e}");
+        let e = crate::parse("ext4:record=yes", false).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("record=yes: expected 1 or 0"), "{e}");
+    }
+
     #[test]
     fn images_too_small_for_their_mkfs_are_refused_when_parsed() {
         for (spec, ok) in [

@@ -244,7 +244,13 @@ const CLIENTS: OptionDoc = OptionDoc::new(
     "FUSE mounts of the volume, each its own glusterfs client process with its own caches; workloads run on the first",
 );
 
-const LOOP_KEYS: &[OptionDoc] = &[IMAGE_SIZE, MKFS, MOUNT, LOOP_DIO, LABEL];
+const RECORD: OptionDoc = OptionDoc::new(
+    "record",
+    Bool,
+    Is("0"),
+    "run on fsarena's crash recorder: the loop device's image is a file on fsarena's own FUSE mount, every write and flush logged (ext2/3/4, xfs, btrfs; the log holds at most 2 GiB), to measure what recording costs",
+);
+const LOOP_KEYS: &[OptionDoc] = &[IMAGE_SIZE, MKFS, MOUNT, LOOP_DIO, RECORD, LABEL];
 
 /// Parses a spec of one kind: the spec, the text as given, and `--force`.
 type ParseFn = fn(&Spec, &str, bool) -> Result<Box<dyn Target>, InputError>;

@@ -259,8 +259,15 @@ impl RecordedFs {
     }
 
     /// Builds crash image `slot`: the base plus the writes `keep` selects from `entries`
-    /// (indexes into it, in log order).
-    pub fn build_state(&self, slot: usize, entries: &[Entry], keep: &[usize]) -> Result<PathBuf, TargetError> {
+    /// (indexes into it, in log order), then, for a torn write, the first `bytes` of write
+    /// `torn.0` only.
+    pub fn build_state(
+        &self,
+        slot: usize,
+        entries: &[Entry],
+        keep: &[usize],
+        torn: Option<(usize, u64)>,
+    ) -> Result<PathBuf, TargetError> {
         let path = self.dir.join(format!("state-{slot}.img"));
         let file = match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
             Ok(f) => f,
@@ -285,6 +292,13 @@ impl RecordedFs {
                     file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
                 }
                 _ => {}
+            }
+        }
+        if let Some((i, bytes)) = torn {
+            if let Some(Entry::Write { offset, len, spill }) = entries.get(i) {
+                buf.resize(bytes.min(*len) as usize, 0);
+                self.spill.read_exact_at(&mut buf, *spill).map_err(|e| err("read", &self.dir, e))?;
+                file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
             }
         }
         Ok(path)
@@ -436,4 +450,62 @@ pub fn fsck(fs: &str, image: &Path) -> Option<String> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let tail = lines[lines.len().saturating_sub(12)..].join("\n");
     Some(format!("{program} {} exited {code}:\n{tail}", args.join(" ")))
+}
+
+/// A loop target with `record=1`: the filesystem on the recorder, for any workload, so that
+/// what recording costs is measured by running the same workload with and without it.
+#[derive(Debug)]
+pub struct Recorded {
+    rec: Option<RecordedFs>,
+    root: PathBuf,
+}
+
+impl Recorded {
+    /// Makes the filesystem on a recorder (the base image, the FUSE mount, the loop device
+    /// and the mount, each in the state file) and mounts it.
+    pub(crate) fn provision(
+        ctx: &ProvisionCtx<'_>,
+        fs: &str,
+        common: &crate::common::CommonOptions,
+    ) -> Result<Box<dyn Mounted>, TargetError> {
+        let options = RecordOptions {
+            fs: fs.to_string(),
+            size: common.size,
+            mkfs: common.mkfs.clone(),
+            mount: common.mount.clone(),
+            sector_4k: false,
+            max_log: 2 << 30,
+            slots: 1,
+        };
+        let mut rec = RecordedFs::start(ctx.workdir, ctx.index, options)?;
+        match rec.begin_case() {
+            Ok(root) => Ok(Box::new(Self { rec: Some(rec), root })),
+            Err(e) => {
+                let _ = rec.finish();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Mounted for Recorded {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+    fn info(&self) -> Vec<(String, String)> {
+        let mut info = self.rec.as_ref().map(RecordedFs::info).unwrap_or_default();
+        info.push(("kind".into(), "recorded (record=1)".into()));
+        info.push(("root".into(), self.root.display().to_string()));
+        info
+    }
+    fn teardown(mut self: Box<Self>) -> Result<(), TargetError> {
+        match self.rec.take() {
+            Some(mut rec) => {
+                let ended = rec.end_case().map(|_| ());
+                let finished = rec.finish();
+                ended.and(finished)
+            }
+            None => Ok(()),
+        }
+    }
 }

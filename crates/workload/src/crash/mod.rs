@@ -3,7 +3,8 @@
 //! each generated workload (seq1: a durable file set, one operation, one persistence call,
 //! a mark after each persistence call) while every write and flush of the device is logged,
 //! then rebuilds crash images from the log — (a) the image at every flush, (b) cuts inside the
-//! epoch before the final mark — mounts each (recovery), checks it against what the marks
+//! epoch before the final mark, (c) with `states=subset`, random subsets of that epoch's
+//! writes — mounts each (recovery), checks it against what the marks
 //! promised ([`oracle`]), unmounts it and runs the filesystem's checker.
 //!
 //! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
@@ -79,13 +80,16 @@ impl CrashWorkload {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct State {
     keep: Vec<usize>,
+    /// A torn write: this entry's first bytes only, after `keep`.
+    torn: Option<(usize, u64)>,
     marks: Vec<u32>,
     what: String,
 }
 
 /// The crash states of one log, deterministic from `seed`: the image before the first flush
 /// and at every flush; with `epoch`, cuts inside the epoch that ends at the last flush before
-/// the final mark. A state cut at a flush stands for every crash point up to the next flush,
+/// the final mark; with `subset`, also seeded random subsets of that epoch's writes. A state
+/// cut at a flush stands for every crash point up to the next flush,
 /// so it must keep every mark logged before that next flush.
 fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
     let is_write = |i: usize| matches!(entries[i], Entry::Write { .. } | Entry::Zero { .. });
@@ -97,12 +101,13 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
     let writes_before = |pos: usize| -> Vec<usize> { (0..pos).filter(|&i| is_write(i)).collect() };
     let mut out: Vec<State> = Vec::new();
     let push = |s: State, out: &mut Vec<State>| {
-        if !out.iter().any(|o| o.keep == s.keep && o.marks == s.marks) {
+        if !out.iter().any(|o| o.keep == s.keep && o.torn == s.torn && o.marks == s.marks) {
             out.push(s);
         }
     };
     push(
         State {
+            torn: None,
             keep: Vec::new(),
             marks: marks_before(flushes.first().copied().unwrap_or(entries.len())),
             what: "before the first flush".into(),
@@ -111,6 +116,7 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
     );
     for (k, &f) in flushes.iter().enumerate() {
         let s = State {
+            torn: None,
             keep: writes_before(f),
             marks: marks_before(next_flush(f)),
             what: format!("at flush {} of {}", k + 1, flushes.len()),
@@ -118,7 +124,7 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
         push(s, &mut out);
     }
     let prefix = out.len();
-    if o.states == States::Epoch {
+    if o.states != States::Prefix {
         let last_mark = entries.iter().rposition(|e| matches!(e, Entry::Mark(_))).unwrap_or(entries.len());
         let end = flushes.iter().copied().rfind(|&f| f < last_mark).unwrap_or(last_mark);
         let start = flushes.iter().copied().rfind(|&f| f < end).map_or(0, |f| f + 1);
@@ -127,12 +133,14 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
         let all = writes_before(end);
         for (j, &w) in epoch.iter().enumerate() {
             let cut = State {
+                torn: None,
                 keep: writes_before(w),
                 marks: marks.clone(),
                 what: format!("in the epoch before the final mark: its first {j} of {} writes", epoch.len()),
             };
             push(cut, &mut out);
             let less = State {
+                torn: None,
                 keep: all.iter().copied().filter(|&i| i != w).collect(),
                 marks: marks.clone(),
                 what: format!(
@@ -142,6 +150,45 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
                 ),
             };
             push(less, &mut out);
+        }
+        if o.states == States::Torn {
+            // The epoch's last writes, each persisted only in part: its first blocks of the
+            // logical block size, at up to 4 points.
+            let sector = o.sector;
+            for &w in epoch.iter().rev().take(4) {
+                let Entry::Write { len, .. } = entries[w] else { continue };
+                let blocks = len / sector;
+                if blocks < 2 {
+                    continue;
+                }
+                let step = (blocks / 4).max(1);
+                for k in (step..blocks).step_by(step as usize).take(4) {
+                    let what =
+                        format!("in the epoch before the final mark: a write torn after {k} of its {blocks} blocks");
+                    push(
+                        State { keep: writes_before(w), torn: Some((w, k * sector)), marks: marks.clone(), what },
+                        &mut out,
+                    );
+                }
+            }
+        }
+        if o.states == States::Subset {
+            // Seeded random subsets of the epoch's writes (each kept with probability 1/2),
+            // until 8 tries in a row give no new image or there is no room left. Same keep
+            // lists are the same image: duplicates are dropped by the push.
+            let mut rng = fastrand::Rng::with_seed(o.seed ^ 0x5eed);
+            let before: Vec<usize> = writes_before(start);
+            let (mut misses, mut n) = (0, 0);
+            while misses < 8 && out.len() < o.max_states as usize * 4 {
+                let mut keep = before.clone();
+                keep.extend(epoch.iter().copied().filter(|_| rng.bool()));
+                let had = out.len();
+                n += 1;
+                let what =
+                    format!("in the epoch before the final mark: random subset {n} of its {} writes", epoch.len());
+                push(State { keep, torn: None, marks: marks.clone(), what }, &mut out);
+                misses = if out.len() > had { 0 } else { misses + 1 };
+            }
         }
     }
     let max = o.max_states as usize;
@@ -282,7 +329,7 @@ impl CrashWorkload {
                         break;
                     }
                     let expect = oracle::expect(case, before, after, changes, &state.marks);
-                    let checked = rec.build_state(slot, entries, &state.keep).and_then(|image| {
+                    let checked = rec.build_state(slot, entries, &state.keep, state.torn).and_then(|image| {
                         let outcome = rec.check_state(slot, &image, timeout, |r| match &expect {
                             Some(e) => {
                                 let mut v = oracle::check(r, e);
@@ -310,6 +357,7 @@ impl CrashWorkload {
                     );
                     let repro = self.reproduce(target, case, *n);
                     let mut failed = false;
+                    let unmountable_state = outcome.checked.is_err();
                     let violations = match outcome.checked {
                         Ok(v) => v,
                         Err(unmountable) => {
@@ -348,7 +396,10 @@ impl CrashWorkload {
                         });
                     }
                     if let Some(fsck) = &outcome.fsck {
-                        t.fsck += 1;
+                        // A state counts once, whether it failed to mount, the checker, or both.
+                        if !unmountable_state {
+                            t.fsck += 1;
+                        }
                         failed = true;
                         t.finding(Verdict {
                             case: format!("crash.fsck.{}/{n}", case.name()),
@@ -418,7 +469,12 @@ impl Workload for CrashWorkload {
             o.ops,
             seq::cases().len(),
             if o.sample > 0 { format!(", sample={} with seed={}", o.sample, o.seed) } else { String::new() },
-            if o.states == States::Prefix { "prefix" } else { "epoch" },
+            match o.states {
+                States::Prefix => "prefix",
+                States::Epoch => "epoch",
+                States::Subset => "subset",
+                States::Torn => "torn",
+            },
             o.max_states
         )]
     }
@@ -534,6 +590,25 @@ mod tests {
         // The epoch before mark 1 holds writes 4 and 5: cuts before each, and less each.
         assert!(s.iter().any(|x| x.keep == vec![0, 1, 4] && x.marks == vec![0]), "{s:?}");
         assert!(s.iter().any(|x| x.keep == vec![0, 1, 5]), "{s:?}");
+        // Subsets: new images only, the prefix ones first, never more than max_states.
+        let o = CrashOptions { states: States::Subset, ..Default::default() };
+        let s = states(&log, &o);
+        assert!(s.iter().any(|x| x.keep == vec![0, 1]), "{s:?}");
+        for (i, a) in s.iter().enumerate() {
+            assert!(s[i + 1..].iter().all(|b| b.keep != a.keep || b.marks != a.marks), "{s:?}");
+        }
+        // Torn: the 4 KiB write 5 cut after its first of eight 512-byte blocks, and so on.
+        let log = [
+            w(0),
+            Entry::Flush,
+            Entry::Mark(0),
+            Entry::Write { offset: 9, len: 4096, spill: 0 },
+            Entry::Flush,
+            Entry::Mark(1),
+        ];
+        let o = CrashOptions { states: States::Torn, ..Default::default() };
+        let torn: Vec<_> = states(&log, &o).into_iter().filter_map(|x| x.torn).collect();
+        assert_eq!(torn, vec![(3, 1024), (3, 2048), (3, 3072)], "{torn:?}");
         let o = CrashOptions { max_states: 2, ..Default::default() };
         assert_eq!(states(&log, &o).len(), 2);
     }

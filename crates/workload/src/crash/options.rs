@@ -14,6 +14,12 @@ pub enum States {
     /// Those, plus cuts inside the epoch that ends at the last flush before the final mark:
     /// its prefix at each write, and the epoch without one write.
     Epoch,
+    /// Those, plus seeded random subsets of that epoch's writes, until 8 tries in a row find
+    /// no new state (or `max_states`).
+    Subset,
+    /// Those, plus torn writes: each of the epoch's last 4 writes cut at the logical block
+    /// size, its first blocks persisted, at up to 4 points each.
+    Torn,
 }
 
 /// The options of one `crash` run.
@@ -123,13 +129,15 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     cr!("seed", Count, Is("1"), "seed of the sample and of the states chosen", |o, v| o.seed = whole(v)?),
     cr!(
         "states",
-        Choice(&["prefix", "epoch"]),
+        Choice(&["prefix", "epoch", "subset", "torn"]),
         Is("epoch"),
-        "prefix: the image at every flush; epoch: also cuts inside the epoch before the final mark (each write, and the epoch less one write)",
+        "prefix: the image at every flush; epoch: also cuts inside the epoch before the final mark (each write, and the epoch less one write); subset: also seeded random subsets of that epoch's writes, until 8 tries in a row find no new one; torn: also its last writes cut at the logical block size",
         |o, v| o.states = match v {
             "prefix" => States::Prefix,
             "epoch" => States::Epoch,
-            _ => return Err(format!("'{v}' is not a state set: expected prefix or epoch")),
+            "subset" => States::Subset,
+            "torn" => States::Torn,
+            _ => return Err(format!("'{v}' is not a state set: expected prefix, epoch, subset or torn")),
         }
     ),
     cr!("max_states", Count, Is("64"), "crash states per generated workload at most", |o, v| o.max_states =
@@ -180,7 +188,7 @@ mod tests {
     fn bad_values_are_named() {
         for (k, v, want) in [
             ("ops", "seq9", "expected seq1"),
-            ("states", "all", "expected prefix or epoch"),
+            ("states", "all", "expected prefix, epoch, subset or torn"),
             ("only", "a/b", "not a state number"),
             ("only", "a;b", "not a generated workload"),
             ("max_states", "0", "at least 1"),
