@@ -191,6 +191,14 @@ impl Resource {
                     return Ok(None);
                 }
                 sys::run("losetup", &["-d", &device.to_string_lossy()])?;
+                // On a device still open (a filesystem just unmounted that releases it late,
+                // udev's probe) the kernel only marks it to detach on last close: wait a
+                // little for that, so that what follows (the image's removal, a check that
+                // nothing is attached) does not race it.
+                let until = std::time::Instant::now() + Duration::from_secs(3);
+                while sys::loop_backed_by(device, image, *image_id) && std::time::Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 Ok(Some(format!("detached {}", device.display())))
             }
             Resource::File { path, id } => match safefs::remove_file_if(path, *id) {
