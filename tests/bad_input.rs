@@ -28,7 +28,7 @@ fn bad_workload_values_exit_2_before_anything_is_created() {
         ("io:ioengine=splice,size=1m", "'splice' is not an I/O engine"),
         ("io:ioengine=io_uring,hipri=1,size=1m", "hipri=1 needs direct=1"),
         ("crash:x=1", "unknown crash option 'x'"),
-        ("verify:x=1", "not supported yet"),
+        ("verify:x=1", "unknown verify option 'x'"),
         ("kv:x=1", "unknown kv option 'x'"),
         ("meta:n=10", "unknown meta option 'n'"),
         ("io:cmd='unbalanced", "unbalanced single quote"),

@@ -61,6 +61,9 @@ pub struct Plan {
     pub report: Option<PathBuf>,
     /// Rows and targets skipped here, each with the reason (`row pg: workload ...`).
     pub skipped: Vec<String>,
+    /// (target, step) pairs not run: the step's workload cannot run on that target's kind
+    /// (listed in `skipped`).
+    pub excluded: Vec<(usize, usize)>,
     /// The scale of an experiment file or suite.
     pub scale: Option<Scale>,
     /// `--strict-checks`: exit 3 when the results hold findings ([`fsarena_core::FINDINGS`]).
@@ -425,7 +428,15 @@ impl Plan {
         let workdir = check_machine(&targets, &args.workdir.path)?;
         // Under MPI every rank puts its own share on the one target.
         let sharing = if args.mpi { crate::ranks::launcher_size().unwrap_or(1) } else { 1 };
-        check_footprints(&targets, &steps, sharing)?;
+        // A workload that runs on some kinds only (crash): in a suite (or with
+        // --skip-unavailable) the pairs it cannot run are skipped and listed, else refused.
+        let excluded = check_footprints(&targets, &steps, sharing, skip_unavailable)?;
+        for (t, s, reason) in &excluded {
+            let what = format!("{} on target {}", steps[*s].workload.kind(), targets[*t].label());
+            if !skipped.iter().any(|k| k.what == what) {
+                skipped.push(Skipped { what, reason: reason.clone() });
+            }
+        }
         let files: Vec<&std::path::Path> =
             [job.as_ref().and_then(|j| j.path.as_deref()), args.fio.as_deref()].into_iter().flatten().collect();
         let mut text = plan_text(&files);
@@ -442,6 +453,7 @@ impl Plan {
             steps,
             workload_count,
             skipped: skipped.iter().map(|s| format!("{}: {}", s.what, s.reason)).collect(),
+            excluded: excluded.into_iter().map(|(t, s, _)| (t, s)).collect(),
             scale: job.as_ref().map(|_| scale),
             description: file.and_then(|f| f.description),
             format: format.unwrap_or(OutputFormat::Human),
@@ -493,7 +505,7 @@ impl Plan {
             );
         }
         let workdir = check_machine(&targets, &args.workdir.path)?;
-        check_footprints(&targets, &steps, 1)?;
+        check_footprints(&targets, &steps, 1, false)?;
         let text = format!("{}\n\n# suites/demo.fio\n{}", plan_text(&[]), include_str!("../../../suites/demo.fio"));
         if args.repeat == 0 {
             return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
@@ -515,6 +527,7 @@ impl Plan {
             tags: vec!["demo".to_string()],
             report: Some(args.output.clone()),
             skipped: Vec::new(),
+            excluded: Vec::new(),
             scale: None,
             strict_checks: false,
         })
@@ -587,10 +600,17 @@ fn directory_spec(directory: &str, job_file: &std::path::Path) -> Result<String,
 /// allows and what each target holds: `numjobs=100000` is refused here in milliseconds
 /// (also for --dry-run), before anything is created.
 /// `sharing` processes (MPI ranks) each run every step on the same target: the target must
-/// hold all their files.
-fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step], sharing: u64) -> Result<(), InputError> {
+/// hold all their files. A step whose workload cannot run on a target's kind is refused, or
+/// with `lenient` returned as (target, step, why) to skip.
+fn check_footprints(
+    targets: &[Box<dyn Target>],
+    steps: &[Step],
+    sharing: u64,
+    lenient: bool,
+) -> Result<Vec<(usize, usize, String)>, InputError> {
+    let mut excluded = Vec::new();
     let limits = fsarena_workload::MachineLimits::detect();
-    for step in steps {
+    for (si, step) in steps.iter().enumerate() {
         let mut footprint = step.workload.footprint();
         footprint.check(&limits, None).map_err(InputError::new)?;
         if sharing > 1 {
@@ -599,16 +619,21 @@ fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step], sharing: u64) -
             footprint.source = format!("{} on each of {sharing} MPI ranks", footprint.source);
         }
         let clients = step.workload.clients();
-        for target in targets {
+        for (ti, target) in targets.iter().enumerate() {
             if let Some(kinds) = step.workload.target_kinds() {
                 if !kinds.contains(&target.kind()) {
-                    return Err(InputError::new(format!(
+                    let why = format!(
                         "workload {} cannot run on target {} (kind {}): the kinds it can record are {}",
                         step.workload.kind(),
                         target.label(),
                         target.kind(),
                         kinds.join(", ")
-                    )));
+                    );
+                    if !lenient {
+                        return Err(InputError::new(why));
+                    }
+                    excluded.push((ti, si, why));
+                    continue;
                 }
             }
             // More clients than the target mounts: known here for every kind (the runner
@@ -632,7 +657,7 @@ fn check_footprints(targets: &[Box<dyn Target>], steps: &[Step], sharing: u64) -
                 .map_err(|m| InputError::new(format!("target {}: {m}", target.label())))?;
         }
     }
-    Ok(())
+    Ok(excluded)
 }
 
 /// A work directory fsarena may not trust, what the kernel or the tools lack, and images that

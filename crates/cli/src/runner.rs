@@ -153,7 +153,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             (Some(w), Some((d, _))) if mounted.is_some() => Some(crate::tenants::TargetHost::new(w, d)),
             _ => None,
         };
-        for step in &plan.steps {
+        for (step_index, step) in plan.steps.iter().enumerate() {
+            // A workload this target's kind cannot run (listed as skipped in the plan).
+            if plan.excluded.contains(&(index, step_index)) {
+                continue;
+            }
             // Collective, as every decision that ends a loop: the ranks stay in step.
             if ranks.any(stop.load(Ordering::Relaxed) || failure.is_some()) {
                 break;
