@@ -125,12 +125,11 @@ fn cleanup_after_sigkill_undoes_the_recorder_and_its_loop_devices() {
         .spawn()
         .unwrap();
     let recording = wait_for_recording(&work);
-    // SIGKILL: no handler runs, the FUSE server dies with the process.
+    // SIGKILL: no handler runs. The recorder's FUSE server is a process of its own: it answers
+    // until fsarena's threads blocked on the recorded filesystem have returned and fsarena has
+    // gone, then exits, which ends its FUSE connection. Never hang if it does not: after 30 s,
+    // force-unmount the recorder's mount (which aborts its connection), then fail.
     child.kill().unwrap();
-    // A thread blocked on I/O that the (dead) recorder thread would have answered keeps the
-    // process from exiting, and so the FUSE connection open: a known defect (issue 16). Never
-    // hang on it: after 30 s, force-unmount the recorder's mount (which aborts its
-    // connection, as a user would have to), let the process go, then fail.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -146,7 +145,7 @@ fn cleanup_after_sigkill_undoes_the_recorder_and_its_loop_devices() {
         }
         child.wait().unwrap();
         let _ = fsarena().args(["cleanup", "--workdir", &work]).output();
-        panic!("a SIGKILLed crash run stayed in uninterruptible sleep on its own recorder's FUSE mount");
+        panic!("a SIGKILLed crash run stayed in uninterruptible sleep on its recorder's FUSE mount");
     }
     assert!(recording, "the run never mounted a recorded filesystem");
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();

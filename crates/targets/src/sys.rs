@@ -352,6 +352,25 @@ pub fn loop_backed_by(device: &Path, image: &Path, image_id: crate::safefs::Iden
     ino.ok().and_then(|i| i.trim().parse::<u64>().ok()) == Some(image_id.ino)
 }
 
+/// Closes every descriptor above stderr except those in `keep`, in a child right after a
+/// fork that is not followed by an exec.
+///
+/// A fork copies every descriptor of the process, including those other threads opened
+/// (other runs' pipes, the work directory's lock, FUSE connections): a forked helper that
+/// kept them would hold them open as long as it lives. close_range(2) is one system call,
+/// safe between fork and exec; nothing is allocated (the array is sorted in place).
+pub fn close_all_but<const N: usize>(mut keep: [i32; N]) {
+    keep.sort_unstable();
+    let mut first = 3u32;
+    for fd in keep.into_iter().filter(|&fd| fd > 2).map(|fd| fd as u32).chain([u32::MAX]) {
+        if fd > first {
+            // SAFETY: close_range closes descriptors only; the caller uses none of them again.
+            unsafe { libc::syscall(libc::SYS_close_range, first, fd - 1, 0u32) };
+        }
+        first = fd.saturating_add(1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::descends_from;

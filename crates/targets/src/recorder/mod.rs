@@ -4,14 +4,15 @@
 //! anything else happens and undone on every exit path) and needs the same private helpers.
 //!
 //! How: mkfs once on a sparse base image; per generated workload the base is copied (sparse)
-//! to the live image that fsarena's own FUSE server (a thread of this process, see
-//! [`server`]) serves as `image`; a loop device on that file is the filesystem's device, so
+//! to the live image that fsarena's own FUSE server (a process fsarena forks, see [`process`]
+//! for why, and [`server`]) serves as `image`; a loop device on that file is the filesystem's device, so
 //! the loop driver's writes and flushes arrive at the server in order and are logged. A crash
 //! image is a sparse copy of the base plus a chosen subset of the logged writes, attached to
 //! its own loop device, mounted (recovery), checked, unmounted and given to the filesystem's
 //! checker.
 
 pub mod log;
+mod process;
 mod server;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -22,12 +23,11 @@ use crate::state::Resource;
 use crate::table::{filesystem, Filesystem};
 use crate::{safefs, sys, Mounted, TargetError, Workdir};
 pub use log::Entry;
-use server::{lock, RecorderFs, Shared, SharedHandle};
+use process::ServerProcess;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The filesystems the recorder records at block level.
@@ -76,9 +76,10 @@ pub struct RecordedFs {
     fuse_mnt: PathBuf,
     case_mnt: PathBuf,
     slot_mnts: Vec<PathBuf>,
-    shared: SharedHandle,
+    /// The image the server serves (its bytes replaced per generated workload).
+    live: PathBuf,
     spill: File,
-    server: Option<std::thread::JoinHandle<()>>,
+    server: ServerProcess,
     /// The current generated workload's loop device and mount.
     case: Option<Provisioned>,
 }
@@ -110,9 +111,9 @@ pub fn sparse_copy(src: &File, dst: &File, size: u64) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What `start` made: directory, base image, FUSE, case and slot mount points, server state,
+/// What `start` made: directory, base and live images, FUSE, case and slot mount points,
 /// spill file.
-type Made = (PathBuf, PathBuf, PathBuf, PathBuf, Vec<PathBuf>, SharedHandle, File);
+type Made = (PathBuf, PathBuf, PathBuf, PathBuf, PathBuf, Vec<PathBuf>, File);
 
 fn err(what: &str, path: &Path, e: impl std::fmt::Display) -> TargetError {
     TargetError(format!("cannot {what} {}: {e}", path.display()))
@@ -163,46 +164,42 @@ impl RecordedFs {
             for s in 0..options.slots.max(1) {
                 slot_mnts.push(p.make_dir(ctx.path(&format!("crash-{index}-s{s}")), false)?);
             }
-            let shared = Arc::new(Mutex::new(Shared {
-                backing: live_file,
-                size: options.size,
-                log: log::Log::new(spill_file, options.max_log),
-            }));
-            let (tx, rx) = std::sync::mpsc::channel::<Result<(), String>>();
-            let fs_impl = RecorderFs { shared: shared.clone() };
-            let mnt = fuse_mnt.clone();
-            server = Some(
-                std::thread::Builder::new()
-                    .name("fsarena-recorder".into())
-                    .spawn(move || serve(fs_impl, &mnt, &tx))
-                    .map_err(|e| TargetError(format!("cannot start the recorder's FUSE server: {e}")))?,
+            let started = ServerProcess::start(
+                live_file,
+                spill_file,
+                options.size,
+                options.max_log,
+                &fuse_mnt,
+                Duration::from_secs(30),
             );
-            match rx.recv_timeout(Duration::from_secs(30)) {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    return Err(TargetError(format!("cannot mount the recorder at {}: {e}", fuse_mnt.display())))
-                }
-                Err(_) => return Err(TargetError("the recorder's FUSE server did not start".into())),
+            // Recorded whenever it is mounted, even if the server then said otherwise.
+            if sys::mount_at(&fuse_mnt).is_some() {
+                p.add_mount(&fuse_mnt, true)?;
             }
-            p.add_mount(&fuse_mnt, true)?;
-            p.fact("recorder", format!("FUSE {} serving {}", fuse_mnt.display(), live.display()));
-            made = Some((dir, base, fuse_mnt, case_mnt, slot_mnts, shared, spill));
+            let started = started
+                .map_err(|e| TargetError(format!("cannot mount the recorder at {}: {e}", fuse_mnt.display())))?;
+            p.fact(
+                "recorder",
+                format!("FUSE {} serving {} (process {})", fuse_mnt.display(), live.display(), started.pid()),
+            );
+            server = Some(started);
+            made = Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, spill));
             Ok(())
         })();
-        let Some((dir, base, fuse_mnt, case_mnt, slot_mnts, shared, spill)) = made.filter(|_| built.is_ok()) else {
+        let (Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, spill)), Some(server)) =
+            (made.filter(|_| built.is_ok()), server.take())
+        else {
             let e = built.err().unwrap_or_else(|| TargetError("recorder: not started".into()));
             let undo = Box::new(p).teardown().err();
-            if let Some(h) = server {
-                if undo.is_none() {
-                    let _ = h.join();
-                }
+            if let Some(s) = server {
+                s.stop();
             }
             return Err(match undo {
                 Some(u) => TargetError(format!("{e}; and undoing it failed: {u}")),
                 None => e,
             });
         };
-        Ok(Self { fs, options, p, ledger, dir, base, fuse_mnt, case_mnt, slot_mnts, shared, spill, server, case: None })
+        Ok(Self { fs, options, p, ledger, dir, base, live, fuse_mnt, case_mnt, slot_mnts, spill, server, case: None })
     }
 
     /// Facts for the report: mkfs, the recorder.
@@ -221,13 +218,11 @@ impl RecordedFs {
         if self.case.is_some() {
             return Err(TargetError("recorder: a generated workload is running already".into()));
         }
-        {
-            let mut shared = lock(&self.shared);
-            shared.log.reset().map_err(|e| TargetError(format!("cannot reset the spill file: {e}")))?;
-            let base = File::open(&self.base).map_err(|e| err("open", &self.base, e))?;
-            let size = shared.size;
-            sparse_copy(&base, &shared.backing, size).map_err(|e| err("copy", &self.base, e))?;
-        }
+        // No loop device is on the image now: the server serves nothing while it is replaced.
+        self.server.reset().map_err(TargetError)?;
+        let base = File::open(&self.base).map_err(|e| err("open", &self.base, e))?;
+        let live = std::fs::OpenOptions::new().write(true).open(&self.live).map_err(|e| err("open", &self.live, e))?;
+        sparse_copy(&base, &live, self.options.size).map_err(|e| err("copy", &self.base, e))?;
         let mut case = Provisioned::with_ledger(self.ledger.clone());
         let image = self.fuse_mnt.join(server::IMAGE_NAME);
         let attached = attach(&mut case, &image, self.options.sector_4k)
@@ -241,8 +236,8 @@ impl RecordedFs {
     }
 
     /// Writes mark `n` into the log: the workload's persistence call `n` has returned.
-    pub fn mark(&self, n: u32) {
-        lock(&self.shared).log.mark(n);
+    pub fn mark(&self, n: u32) -> Result<(), TargetError> {
+        self.server.mark(n).map_err(TargetError)
     }
 
     /// Ends the generated workload: unmounts, detaches, returns its log.
@@ -250,12 +245,12 @@ impl RecordedFs {
         if let Some(case) = self.case.take() {
             Box::new(case).teardown()?;
         }
-        Ok(lock(&self.shared).log.entries())
+        self.server.entries().map_err(TargetError)
     }
 
     /// Bytes in the spill file now.
-    pub fn logged_bytes(&self) -> u64 {
-        lock(&self.shared).log.spill_len()
+    pub fn logged_bytes(&self) -> Result<u64, TargetError> {
+        self.server.spill_len().map_err(TargetError)
     }
 
     /// Builds crash image `slot`: the base plus the writes `keep` selects from `entries`
@@ -339,33 +334,11 @@ impl RecordedFs {
         if let Some(case) = self.case.take() {
             Box::new(case).teardown()?;
         }
-        let server = self.server.take();
-        Box::new(self.p).teardown()?;
-        if let Some(h) = server {
-            let _ = h.join();
-        }
-        Ok(())
-    }
-}
-
-/// The server thread: marks itself an I/O flusher (its memory allocations must not wait for
-/// writeback of the very device it serves), mounts, says so, serves until unmounted.
-fn serve(fs: RecorderFs, mnt: &Path, tx: &std::sync::mpsc::Sender<Result<(), String>>) {
-    // PR_SET_IO_FLUSHER (Linux 5.6), not in the libc crate's table yet.
-    const PR_SET_IO_FLUSHER: libc::c_int = 57;
-    // SAFETY: prctl with integer arguments only.
-    // It needs CAP_SYS_RESOURCE, which a container's root may lack: then the server runs
-    // without it (a small image under memory pressure is the only risk), as the report says.
-    let _ = unsafe { libc::prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) };
-    let options = [fuser::MountOption::FSName("fsarena-recorder".into()), fuser::MountOption::RW];
-    match fuser::Session::new(fs, mnt, &options) {
-        Ok(mut session) => {
-            let _ = tx.send(Ok(()));
-            let _ = session.run();
-        }
-        Err(e) => {
-            let _ = tx.send(Err(e.to_string()));
-        }
+        // Unmounting ends the server; stopping it after a failed teardown ends its FUSE
+        // connection, and `fsarena cleanup` undoes what is left, as after a kill.
+        let undone = Box::new(self.p).teardown();
+        self.server.stop();
+        undone
     }
 }
 

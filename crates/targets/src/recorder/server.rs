@@ -41,7 +41,7 @@ pub(crate) struct Shared {
 /// The handle both sides lock.
 pub(crate) type SharedHandle = Arc<Mutex<Shared>>;
 
-pub(crate) fn lock(shared: &SharedHandle) -> MutexGuard<'_, Shared> {
+pub(crate) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     // A panic in one thread must not stop teardown or logging in another: every change to
     // the shared state is a single push or write.
     shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -25,7 +25,15 @@ fn an_fsynced_file_survives_the_crash_image_cut_at_its_flush() {
     let root = rec.begin_case().unwrap();
     std::fs::write(root.join("f"), b"hello").unwrap();
     File::open(root.join("f")).unwrap().sync_all().unwrap();
-    rec.mark(1);
+    rec.mark(1).unwrap();
+    // The FUSE connection is the server process's alone: a SIGKILLed fsarena never keeps it
+    // open with nobody answering.
+    let ours: Vec<_> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .collect();
+    assert!(!ours.iter().any(|l| l == Path::new("/dev/fuse")), "{ours:?}");
     let entries = rec.end_case().unwrap();
     let mark = entries.iter().position(|e| *e == Entry::Mark(1)).unwrap();
     assert!(entries[..mark].contains(&Entry::Flush), "{entries:?}");

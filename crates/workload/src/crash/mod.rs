@@ -271,7 +271,7 @@ impl CrashWorkload {
         let ran = (|| -> Result<Option<(seq::Model, seq::Model, seq::Changes)>, String> {
             let before = seq::setup(&root).map_err(|e| format!("{}: setup: {e}", case.name()))?;
             seq::sync_all();
-            rec.mark(0);
+            rec.mark(0).map_err(|e| e.to_string())?;
             let mut after = before.clone();
             let changes = match seq::run_op(&root, &mut after, &case.op) {
                 Ok(c) => c,
@@ -290,7 +290,7 @@ impl CrashWorkload {
                 Err(e) => return Err(format!("{}: {}: {e}", case.name(), case.op.name)),
             };
             seq::persist(&root, case).map_err(|e| format!("{}: persistence call: {e}", case.name()))?;
-            rec.mark(1);
+            rec.mark(1).map_err(|e| e.to_string())?;
             Ok(Some((before, after, changes)))
         })();
         let entries = rec.end_case().map_err(|e| e.to_string())?;

@@ -236,6 +236,12 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// [`pipe`] for the tests of the descriptors a job process keeps.
+#[cfg(test)]
+pub(super) fn pipe_for_tests() -> (OwnedFd, OwnedFd) {
+    pipe().unwrap()
+}
+
 /// The child's whole life after the fork; never returns.
 fn child_main(spec: &CloneSpec, root: BorrowedFd<'_>, shared: &Shared, result: i32, go: i32) -> ! {
     // SAFETY: setting a signal disposition has no preconditions.
@@ -359,9 +365,11 @@ pub(super) fn run_clones(
                 if libc::getppid() != parent {
                     libc::_exit(1);
                 }
-                libc::close(go_w.as_raw_fd());
-                libc::close(r.as_raw_fd());
             }
+            // Another run's pipes (two runs in one process: the tests, a suite's steps) and
+            // this run's far ends: a child holding the write end of another run's start pipe
+            // would keep that run's children from ever seeing its EOF, and they this one's.
+            fsarena_target::sys::close_all_but([root.as_raw_fd(), w.as_raw_fd(), go_r.as_raw_fd()]);
             child_main(spec, root, shared, w.as_raw_fd(), go_r.as_raw_fd());
         }
         if pid < 0 {

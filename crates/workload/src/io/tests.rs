@@ -3,6 +3,8 @@
 
 use super::*;
 use crate::gate::FAIL_SPAWN_AT;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
 
 /// A scratch directory, removed on drop.
 struct Scratch(PathBuf);
@@ -121,8 +123,6 @@ fn clients_place_each_clients_jobs_under_its_root_and_count_them_apart() {
     // same files; here each keeps its own, so placement shows).
     let (a, b) = (Scratch::new("client-a"), Scratch::new("client-b"));
     let stop = AtomicBool::new(false);
-    // Threads: forked clones here would race the other tests' forks for each other's start
-    // pipes (the glusterfs test runs clients as processes).
     for spec in [
         "io:name=c,rw=write,size=64k,numjobs=2,clients=2,thread=1",
         "io:name=c,rw=read,size=64k,numjobs=2,clients=2,thread=1",
@@ -162,6 +162,70 @@ fn clients_place_each_clients_jobs_under_its_root_and_count_them_apart() {
     let e = run(&a.0, &workload("io:name=c,rw=write,size=64k,clients=3,thread=1")).unwrap_err();
     assert!(e.message.contains("clients=3") && e.message.contains("1 client mount"), "{}", e.message);
     assert!(a.entries().is_empty());
+}
+
+/// The descriptors above stderr that the forked job processes of this process hold: pid and
+/// fd numbers, read from /proc while the jobs run.
+fn job_process_fds() -> Vec<(u32, Vec<(u32, String)>)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let kids = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in kids.split_whitespace().filter_map(|p| p.parse::<u32>().ok()) {
+            let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+            let fds = dir
+                .flatten()
+                .filter_map(|e| {
+                    let fd = e.file_name().to_str()?.parse::<u32>().ok()?;
+                    Some((fd, std::fs::read_link(e.path()).ok()?.to_string_lossy().into_owned()))
+                })
+                .filter(|(fd, _)| *fd > 2)
+                .collect();
+            out.push((pid, fds));
+        }
+    }
+    out
+}
+
+#[test]
+fn job_processes_hold_only_their_own_descriptors_while_other_runs_fork() {
+    // A pipe like another run's start pipe, opened before the forks: a job process that kept
+    // a copy of its write end would keep that run's children from seeing its EOF, and two
+    // runs in one process (the tests, a suite's steps) could each wait for the other's.
+    let (theirs_r, theirs_w) = super::process::pipe_for_tests();
+    let theirs = std::fs::read_link(format!("/proc/self/fd/{}", theirs_w.as_raw_fd())).unwrap();
+    let theirs = theirs.to_string_lossy().into_owned();
+    let (a, b) = (Scratch::new("fds-a"), Scratch::new("fds-b"));
+    let spec = "io:ioengine=null,rw=read,bs=4k,size=1m,numjobs=2,time_based=1,runtime=3s";
+    // Plain threads, not scoped ones: without the fix the two runs wait on each other for
+    // ever, and the test must fail on the descriptors it saw rather than hang joining them.
+    let runs = [&a, &b].map(|d| {
+        let root = d.0.clone();
+        std::thread::spawn(move || run(&root, &workload(spec)).map(|m| m.counters["read_bytes"]))
+    });
+    // Sample while both runs' four job processes are up; each must have closed what it does
+    // not use (the fork and the close are one step apart, hence the settling time).
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(50));
+        if job_process_fds().len() >= 4 {
+            std::thread::sleep(Duration::from_millis(300));
+            seen = job_process_fds();
+            break;
+        }
+    }
+    drop((theirs_r, theirs_w));
+    assert!(seen.len() >= 4, "the four job processes were never seen: {seen:?}");
+    for (pid, fds) in &seen {
+        // The root, the result pipe's write end and the start pipe's read end, nothing else.
+        assert!(fds.len() <= 3, "process {pid} holds {fds:?}");
+        assert!(
+            fds.iter().all(|(_, link)| *link != theirs),
+            "process {pid} holds another run's pipe {theirs}: {fds:?}"
+        );
+    }
+    for r in runs {
+        assert!(r.join().unwrap().unwrap() > 0);
+    }
 }
 
 #[test]
