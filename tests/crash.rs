@@ -42,6 +42,13 @@ fn keeps_every_posix_promise(target: &str) {
     assert!(metric(&r, "states_checked") >= 80.0, "{r}");
     assert_eq!(metric(&r, "violations_posix"), 0.0, "{target}: {}", r["measurements"]);
     assert_eq!(metric(&r, "fsck_failures"), 0.0, "{target}: {r}");
+    // The target itself is never provisioned: the workload records a copy of its own.
+    assert!(r["target"]["environment"].get("mkfs").is_none(), "{}", r["target"]);
+    assert!(
+        r["target"]["environment"]["provisioned"].as_str().is_some_and(|p| p.contains("own copy")),
+        "{}",
+        r["target"]
+    );
 }
 
 #[test]

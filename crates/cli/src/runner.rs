@@ -107,8 +107,14 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         fsarena_target::sys::drop_caches().map_err(|e| e.to_string())
     };
     'targets: for (index, target) in plan.targets.iter().enumerate() {
-        progress.event(&format!("provisioning {}", target.label()));
+        // Every step this target runs makes its own copy of it (`crash`): nothing to mount.
+        let mut steps = plan.steps.iter().enumerate().filter(|(s, _)| !plan.excluded.contains(&(index, *s)));
+        let own_only = steps.clone().next().is_some() && steps.all(|(_, s)| s.workload.own_target());
+        if !own_only {
+            progress.event(&format!("provisioning {}", target.label()));
+        }
         let mounted = match &workdir {
+            Some(_) if own_only => None,
             // Rank 0 provisions on its own host: ranks elsewhere would not see that mount.
             Some(_) if spread && target.kind() != "dir" => {
                 failure = Some(format!(
@@ -131,9 +137,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             },
             None => None,
         };
-        let offered = leader.then(|| match (&mounted, &failure) {
-            (Some(m), _) => Ok(m.client_roots()),
-            (None, failure) => Err(failure.clone().unwrap_or_default()),
+        let offered = leader.then(|| match (&mounted, &failure, &workdir) {
+            (Some(m), _, _) => Ok(m.client_roots()),
+            // The work directory stands in for a root the workload never uses.
+            (None, None, Some(w)) if own_only => Ok(vec![w.path().to_path_buf()]),
+            (None, failure, _) => Err(failure.clone().unwrap_or_default()),
         });
         let (root, client_roots) = match crate::ranks::share_roots(ranks, offered) {
             Ok(roots) => (crate::ranks::rank_root(ranks, &roots), roots),
@@ -169,7 +177,15 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 target_label: target.label().to_string(),
                 target_kind: target.kind().to_string(),
                 target_options: target.options(),
-                target_info: mounted.as_ref().map(|m| m.info()).unwrap_or_default(),
+                target_info: match &mounted {
+                    Some(m) => m.info(),
+                    None if own_only => vec![(
+                        "provisioned".to_string(),
+                        "not mounted: the workload makes its own copy (its facts are stored with the result)"
+                            .to_string(),
+                    )],
+                    None => Vec::new(),
+                },
                 workload_kind: workload.kind().to_string(),
                 workload_params: workload.params(),
                 point: step.point.clone(),

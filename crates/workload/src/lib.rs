@@ -189,6 +189,12 @@ pub trait Workload: std::fmt::Debug + Send + Sync {
     fn target_kinds(&self) -> Option<&'static [&'static str]> {
         None
     }
+    /// True when it makes its own copy of the target from [`RunEnv::target`] and never works
+    /// in the mounted one (`crash` records a copy below the filesystem): a target whose steps
+    /// are all such workloads is then not provisioned at all. False by default.
+    fn own_target(&self) -> bool {
+        false
+    }
     /// Runs once in `env.root`: one measurement per part, in the order of [`Workload::parts`]
     /// (one when it has none). An interrupted run returns what ran, the last one marked
     /// incomplete; a failed one returns the error with what was measured so far.

@@ -5,11 +5,13 @@
 //! then rebuilds crash images from the log — (a) the image at every flush, (b) cuts inside the
 //! epoch before the final mark, (c) with `states=subset`, random subsets of that epoch's
 //! writes — mounts each (recovery), checks it against what the marks
-//! promised ([`oracle`]), unmounts it and runs the filesystem's checker.
+//! promised ([`oracle`]), unmounts it and runs the filesystem's checker. The last state of
+//! each generated workload is mounted once more for a sanity pass (a new file in every
+//! directory, the tree removed, the checker again).
 //!
 //! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
 //! `violations_strict` (crash states with at least one broken promise of that level), `fsck_failures` (states the
-//! checker rejects or that do not mount), `cases`, `cases_unsupported`. Each violation is a
+//! checker rejects, that do not mount, or that fail the sanity pass), `cases`, `cases_unsupported`. Each violation is a
 //! verdict (`crash.LEVEL.CASE/STATE`) carrying what was promised, what was found and a
 //! command that reproduces it. A violation is a finding, not a failed run.
 
@@ -314,6 +316,8 @@ impl CrashWorkload {
                 _ => format!("/{}", case.op.subject.unwrap_or("")),
             }
         );
+        // The last state gets a second mount for the sanity pass.
+        let last = list.last().map(|(n, _)| *n);
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<String>> = Mutex::new(None);
         let timeout = Duration::from_nanos(o.mount_timeout);
@@ -346,6 +350,18 @@ impl CrashWorkload {
                             lock(failure).get_or_insert(format!("{}: state {n}: {e}", case.name()));
                             break;
                         }
+                    };
+                    // The recovered filesystem must also take new work: mounted again, a file
+                    // made in every directory and the tree removed, then checked again.
+                    let sanity = match (Some(*n) == last && outcome.checked.is_ok())
+                        .then(|| rec.check_state(slot, &image, timeout, sanity_pass))
+                    {
+                        Some(Ok(s)) => Some(s),
+                        Some(Err(e)) => {
+                            lock(failure).get_or_insert(format!("{}: state {n}: sanity pass: {e}", case.name()));
+                            break;
+                        }
+                        None => None,
                     };
                     let mut t = lock(tally);
                     t.states += 1;
@@ -409,6 +425,26 @@ impl CrashWorkload {
                             actual: format!("{fsck}; {sequence}; {where_}; reproduce: {repro}"),
                         });
                     }
+                    if let Some(sanity) = sanity {
+                        let broken = match sanity.checked {
+                            Ok(Ok(())) => None,
+                            Ok(Err(e)) => Some(e),
+                            Err(unmountable) => Some(format!("it does not mount a second time: {unmountable}")),
+                        };
+                        if let Some(why) = broken.or(sanity.fsck) {
+                            if !failed {
+                                t.fsck += 1;
+                            }
+                            failed = true;
+                            t.finding(Verdict {
+                                case: format!("crash.sanity.{}/{n}", case.name()),
+                                security: false,
+                                outcome: Outcome::Fail,
+                                expected: "the recovered filesystem mounts again, takes a new file in every directory, lets the tree be removed and stays clean".into(),
+                                actual: format!("{why}; {sequence}; {where_}; reproduce: {repro}"),
+                            });
+                        }
+                    }
                     if failed {
                         if let Some(dir) = &o.keep_failed {
                             let dest = dir.join(format!("{}-{n}.img", case.name()));
@@ -426,6 +462,54 @@ impl CrashWorkload {
             None => Ok(()),
         }
     }
+}
+
+/// The sanity pass on a recovered filesystem mounted at `root`: a new 4 KiB file, fsynced,
+/// in every directory, then every entry removed (lost+found kept: the checkers want it).
+fn sanity_pass(root: &Path) -> Result<(), String> {
+    use std::io::Write;
+    let mut dirs = vec![root.to_path_buf()];
+    let mut i = 0;
+    while let Some(dir) = dirs.get(i).cloned() {
+        i += 1;
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        for e in entries {
+            let e = e.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+            // file_type does not follow symlinks.
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(e.path());
+            }
+        }
+    }
+    for dir in &dirs {
+        let path = dir.join(".fsarena-sanity");
+        let made = std::fs::File::create(&path).and_then(|mut f| {
+            f.write_all(&[0x5a; 4096])?;
+            f.sync_all()
+        });
+        made.map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    }
+    for e in std::fs::read_dir(root).map_err(|e| format!("cannot list the root: {e}"))? {
+        let e = e.map_err(|e| format!("cannot list the root: {e}"))?;
+        let path = e.path();
+        let removed = if e.file_name() == "lost+found" {
+            std::fs::read_dir(&path).and_then(|d| {
+                d.flatten().try_for_each(|x| {
+                    if x.file_type().is_ok_and(|t| t.is_dir()) {
+                        std::fs::remove_dir_all(x.path())
+                    } else {
+                        std::fs::remove_file(x.path())
+                    }
+                })
+            })
+        } else if e.file_type().is_ok_and(|t| t.is_dir()) {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        removed.map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -464,7 +548,7 @@ impl Workload for CrashWorkload {
         let o = &self.options;
         let cases = self.cases();
         vec![format!(
-            "crash: {} generated workloads of {} ({} in the set){}, states={}, at most {} crash states each, recorded below the filesystem by fsarena's FUSE recorder",
+            "crash: {} generated workloads of {} ({} in the set){}, states={}, at most {} crash states each ({} in all; how many each gives is known once its writes are logged), recorded below the filesystem by fsarena's FUSE recorder",
             cases.len(),
             o.ops,
             seq::cases().len(),
@@ -475,7 +559,8 @@ impl Workload for CrashWorkload {
                 States::Subset => "subset",
                 States::Torn => "torn",
             },
-            o.max_states
+            o.max_states,
+            cases.len() as u64 * o.max_states
         )]
     }
 
@@ -485,6 +570,10 @@ impl Workload for CrashWorkload {
 
     fn target_kinds(&self) -> Option<&'static [&'static str]> {
         Some(RECORDABLE)
+    }
+
+    fn own_target(&self) -> bool {
+        true
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
@@ -519,6 +608,8 @@ impl Workload for CrashWorkload {
         let spec = spec_text(&target.kind, &target.params);
         let started = Instant::now();
         let mut rec = RecordedFs::start(target.workdir, target.index, record).map_err(|e| fail(e.to_string()))?;
+        // The copy's mkfs, mount and recorder, for the result (the target itself is not mounted).
+        let made: String = rec.info().iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
         let tally = Mutex::new(Tally::default());
         let mut error = None;
         let mut stopped = false;
@@ -558,6 +649,7 @@ impl Workload for CrashWorkload {
         m.count("findings", t.posix + t.linux + t.strict + t.fsck);
         m.count("images_kept", t.kept);
         m.verdicts = t.findings;
+        m.logs.insert("recorder".into(), made);
         m.complete = error.is_none() && !stopped;
         match error {
             Some(message) => Err(WorkloadError { message, partial: vec![m] }),
@@ -611,6 +703,21 @@ mod tests {
         assert_eq!(torn, vec![(3, 1024), (3, 2048), (3, 3072)], "{torn:?}");
         let o = CrashOptions { max_states: 2, ..Default::default() };
         assert_eq!(states(&log, &o).len(), 2);
+    }
+
+    #[test]
+    fn the_sanity_pass_writes_in_every_directory_and_leaves_only_lost_and_found() {
+        let dir = std::env::temp_dir().join(format!("fsarena-crash-sanity-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("A/C")).unwrap();
+        std::fs::create_dir_all(dir.join("lost+found/#12")).unwrap();
+        std::fs::write(dir.join("foo"), b"x").unwrap();
+        std::os::unix::fs::symlink("A", dir.join("link")).unwrap();
+        sanity_pass(&dir).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("lost+found")]);
+        assert_eq!(std::fs::read_dir(dir.join("lost+found")).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
