@@ -372,6 +372,14 @@ impl CrashWorkload {
                         entries.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count()
                     );
                     let repro = self.reproduce(target, case, *n);
+                    // A failed check of this state: its class, what should hold, what was found.
+                    let failed_check = |class: &str, expected: String, found: &str| Verdict {
+                        case: format!("crash.{class}.{}/{n}", case.name()),
+                        security: false,
+                        outcome: Outcome::Fail,
+                        expected,
+                        actual: format!("{found}; {sequence}; {where_}; reproduce: {repro}"),
+                    };
                     let mut failed = false;
                     let unmountable_state = outcome.checked.is_err();
                     let violations = match outcome.checked {
@@ -379,13 +387,7 @@ impl CrashWorkload {
                         Err(unmountable) => {
                             t.fsck += 1;
                             failed = true;
-                            t.finding(Verdict {
-                                case: format!("crash.fsck.{}/{n}", case.name()),
-                                security: false,
-                                outcome: Outcome::Fail,
-                                expected: "the crash image mounts (recovery)".into(),
-                                actual: format!("{unmountable}; {sequence}; {where_}; reproduce: {repro}"),
-                            });
+                            t.finding(failed_check("fsck", "the crash image mounts (recovery)".to_string(), &unmountable));
                             Vec::new()
                         }
                     };
@@ -403,13 +405,7 @@ impl CrashWorkload {
                         }
                         let promised: Vec<String> = of_level.iter().map(|v| v.promised.clone()).collect();
                         let found: Vec<String> = of_level.iter().map(|v| v.found.clone()).collect();
-                        t.finding(Verdict {
-                            case: format!("crash.{level}.{}/{n}", case.name()),
-                            security: false,
-                            outcome: Outcome::Fail,
-                            expected: promised.join("; "),
-                            actual: format!("{}; {sequence}; {where_}; reproduce: {repro}", found.join("; ")),
-                        });
+                        t.finding(failed_check(level, promised.join("; "), &found.join("; ")));
                     }
                     if let Some(fsck) = &outcome.fsck {
                         // A state counts once, whether it failed to mount, the checker, or both.
@@ -417,13 +413,7 @@ impl CrashWorkload {
                             t.fsck += 1;
                         }
                         failed = true;
-                        t.finding(Verdict {
-                            case: format!("crash.fsck.{}/{n}", case.name()),
-                            security: false,
-                            outcome: Outcome::Fail,
-                            expected: "the checker finds the recovered image clean".into(),
-                            actual: format!("{fsck}; {sequence}; {where_}; reproduce: {repro}"),
-                        });
+                        t.finding(failed_check("fsck", "the checker finds the recovered image clean".to_string(), fsck));
                     }
                     if let Some(sanity) = sanity {
                         let broken = match sanity.checked {
@@ -436,13 +426,7 @@ impl CrashWorkload {
                                 t.fsck += 1;
                             }
                             failed = true;
-                            t.finding(Verdict {
-                                case: format!("crash.sanity.{}/{n}", case.name()),
-                                security: false,
-                                outcome: Outcome::Fail,
-                                expected: "the recovered filesystem mounts again, takes a new file in every directory, lets the tree be removed and stays clean".into(),
-                                actual: format!("{why}; {sequence}; {where_}; reproduce: {repro}"),
-                            });
+                            t.finding(failed_check("sanity", "the recovered filesystem mounts again, takes a new file in every directory, lets the tree be removed and stays clean".to_string(), &why));
                         }
                     }
                     if failed {
