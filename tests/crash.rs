@@ -1,6 +1,7 @@
 //! The `crash` workload end to end, as root on real filesystems: ext4, xfs and btrfs keep
 //! every POSIX promise across the crash states of 40 sampled seq1 workloads; an ext4 mounted
-//! `barrier=0` (no flush reaches the device) does not; kinds that cannot be recorded are
+//! `barrier=0` (no flush reaches the device) does not; fuse2fs is recorded at file level
+//! (its image's writes and fsyncs); kinds that cannot be recorded are
 //! refused before anything is created; nothing stays mounted or attached afterwards.
 
 use crate::util::{fsarena, json, require, stderr, TempDir};
@@ -80,6 +81,22 @@ fn ext4_without_barriers_loses_what_fsync_promised() {
     // Each finding names its case and state and how to reproduce it.
     let text = r.to_string();
     assert!(text.contains("crash.posix.") && text.contains("only="), "{text}");
+}
+
+#[test]
+fn fuse2fs_is_recorded_at_file_level_and_sync_promises_nothing_there() {
+    tools();
+    require("fuse2fs");
+    let r = crash("fuse2fs", "crash:ops=seq1,sample=12,seed=5");
+    assert!(metric(&r, "states_checked") >= 20.0, "{r}");
+    // Cases persisted by sync() alone are listed, not run: it never reaches a FUSE daemon.
+    let text = r.to_string();
+    assert!(metric(&r, "cases_unsupported") >= 1.0 && text.contains("sync() is not a persistence point"), "{text}");
+    // fuse2fs does not journal: crash states it cannot recover are its checker's findings.
+    assert!(text.contains("e2fsck"), "{text}");
+    // No fuse2fs of the run is left running.
+    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&ps.stdout).lines().any(|l| l.starts_with("fuse2fs") && l.contains("crash-0")));
 }
 
 #[test]

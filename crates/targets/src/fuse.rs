@@ -88,41 +88,54 @@ impl FuseTarget {
         args: &[String],
     ) -> Result<(), TargetError> {
         let (log_file, log) = p.make_file(ctx.path(&format!("fuse-{}.log", ctx.index)))?;
-        let log_err = log_file.try_clone().map_err(|e| TargetError(e.to_string()))?;
         p.log = Some(log);
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(log_file)
-            .stderr(log_err)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| TargetError(format!("cannot start {program}: {e}")))?;
-        let pid = child.id();
-        // Until it is reaped, the child's /proc entry stays, so its start time is readable.
-        let start_time = sys::process_start_time(pid).unwrap_or(0);
-        p.add(Resource::Process { pid, start_time })?;
-        p.fact("fuse_pid", pid.to_string());
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            if sys::mount_at(mnt).is_some_and(|m| m.fstype.starts_with("fuse")) {
-                p.add_mount(mnt, true)?;
-                // The child is reaped by teardown's kill; do not leave it a zombie meanwhile.
-                std::thread::spawn(move || child.wait());
-                return Ok(());
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                return Err(TargetError(format!("{program} exited ({status}) without mounting {}", mnt.display())));
-            }
-            if Instant::now() > deadline {
-                return Err(TargetError(format!(
-                    "the FUSE command did not mount {} within {:?} (timeout=); fsarena ended it (process group {pid})",
-                    mnt.display(),
-                    self.timeout
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        spawn_daemon(p, mnt, program, args, log_file, self.timeout)
+    }
+}
+
+/// Starts a FUSE daemon in the foreground in a process group of its own, its output to `log`;
+/// records its PID and start time, then its mount at `mnt` once it appears (within `timeout`;
+/// else an error, and the recorded process is ended by the teardown).
+pub(crate) fn spawn_daemon(
+    p: &mut Provisioned,
+    mnt: &Path,
+    program: &str,
+    args: &[String],
+    log: std::fs::File,
+    timeout: Duration,
+) -> Result<(), TargetError> {
+    let log_err = log.try_clone().map_err(|e| TargetError(e.to_string()))?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| TargetError(format!("cannot start {program}: {e}")))?;
+    let pid = child.id();
+    // Until it is reaped, the child's /proc entry stays, so its start time is readable.
+    let start_time = sys::process_start_time(pid).unwrap_or(0);
+    p.add(Resource::Process { pid, start_time })?;
+    p.fact("fuse_pid", pid.to_string());
+    let deadline = Instant::now() + timeout;
+    loop {
+        if sys::mount_at(mnt).is_some_and(|m| m.fstype.starts_with("fuse")) {
+            p.add_mount(mnt, true)?;
+            // The child is reaped by teardown's kill; do not leave it a zombie meanwhile.
+            std::thread::spawn(move || child.wait());
+            return Ok(());
         }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(TargetError(format!("{program} exited ({status}) without mounting {}", mnt.display())));
+        }
+        if Instant::now() > deadline {
+            return Err(TargetError(format!(
+                "the FUSE command did not mount {} within {timeout:?} (timeout=); fsarena ended it (process group {pid})",
+                mnt.display(),
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

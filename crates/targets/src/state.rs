@@ -174,6 +174,12 @@ impl Resource {
                 if sys::process_start_time(*pid) != Some(*start_time) {
                     return Ok(None);
                 }
+                // A FUSE daemon ends by itself once its mount is gone (undone before it), and
+                // may still be writing its image then (fuse2fs flushes at unmount): a signal
+                // now could cut that short, so it gets a moment first.
+                if mode != UndoMode::Emergency {
+                    sys::wait_group_gone(*pid, Duration::from_secs(3));
+                }
                 let grace = if mode == UndoMode::Emergency { Duration::from_secs(1) } else { Duration::from_secs(5) };
                 sys::end_process_group(*pid, *start_time, grace);
                 Ok(Some(format!("ended process {pid}")))

@@ -323,6 +323,14 @@ pub fn end_process_group(pid: u32, start_time: u64, grace: Duration) {
     }
 }
 
+/// Waits up to `timeout` for every process of group `pgid` to end by itself.
+pub fn wait_group_gone(pgid: u32, timeout: Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    while group_alive(pgid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Some process of group `pgid` is alive (not a zombie).
 fn group_alive(pgid: u32) -> bool {
     std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {

@@ -51,6 +51,11 @@ pub struct RecordOptions {
     pub max_log: u64,
     /// Crash images checked at the same time, each on its own loop device.
     pub slots: usize,
+    /// Mounted by fuse2fs on the image file instead of the kernel on a loop device: the
+    /// image is the file a fuse2fs target keeps in its work directory, so the log is that
+    /// file's writes and fsyncs (file level, for one file), and each crash image is mounted
+    /// by fuse2fs too.
+    pub fuse2fs: bool,
 }
 
 /// A crash image checked: what mounting said, what the oracle said, what the checker said.
@@ -225,8 +230,13 @@ impl RecordedFs {
         sparse_copy(&base, &live, self.options.size).map_err(|e| err("copy", &self.base, e))?;
         let mut case = Provisioned::with_ledger(self.ledger.clone());
         let image = self.fuse_mnt.join(server::IMAGE_NAME);
-        let attached = attach(&mut case, &image, self.options.sector_4k)
-            .and_then(|dev| crate::kinds::mount(&mut case, self.fs.name, &dev, &self.options.mount, &self.case_mnt));
+        let attached = if self.options.fuse2fs {
+            let log = self.dir.join("fuse2fs-case.log");
+            fuse2fs(&mut case, &image, &self.case_mnt, &self.options.mount, &log, Duration::from_secs(30))
+        } else {
+            attach(&mut case, &image, self.options.sector_4k)
+                .and_then(|dev| crate::kinds::mount(&mut case, self.fs.name, &dev, &self.options.mount, &self.case_mnt))
+        };
         if let Err(e) = attached {
             let _ = Box::new(case).teardown();
             return Err(e);
@@ -310,16 +320,21 @@ impl RecordedFs {
     ) -> Result<StateOutcome<R>, TargetError> {
         let mnt = self.slot_mnts.get(slot).ok_or_else(|| TargetError(format!("recorder: no slot {slot}")))?;
         let mut state = Provisioned::with_ledger(self.ledger.clone());
-        let dev = match attach(&mut state, image, false) {
-            Ok(d) => d,
-            Err(e) => {
-                Box::new(state).teardown()?;
-                return Err(e);
-            }
+        let mounted = if self.options.fuse2fs {
+            let log = self.dir.join(format!("fuse2fs-s{slot}.log"));
+            fuse2fs(&mut state, image, mnt, "", &log, timeout).map_err(|e| format!("unmountable: {e}"))
+        } else {
+            let dev = match attach(&mut state, image, false) {
+                Ok(d) => d,
+                Err(e) => {
+                    Box::new(state).teardown()?;
+                    return Err(e);
+                }
+            };
+            // xfs refuses a second filesystem with the same UUID (states checked side by side).
+            let opts = if self.fs.name == "xfs" { "nouuid" } else { "" };
+            mount_within(&mut state, self.fs.name, &dev, opts, mnt, timeout)
         };
-        // xfs refuses a second filesystem with the same UUID (states checked side by side).
-        let opts = if self.fs.name == "xfs" { "nouuid" } else { "" };
-        let mounted = mount_within(&mut state, self.fs.name, &dev, opts, mnt, timeout);
         let checked = match mounted {
             Ok(()) => Ok(check(mnt)),
             Err(e) => Err(e),
@@ -340,6 +355,24 @@ impl RecordedFs {
         self.server.stop();
         undone
     }
+}
+
+/// Mounts `image` at `mnt` with fuse2fs in the foreground (its process and mount recorded),
+/// its output in `log` (a file in the recorder's directory, which goes with it).
+fn fuse2fs(
+    p: &mut Provisioned,
+    image: &Path,
+    mnt: &Path,
+    opts: &str,
+    log: &Path,
+    timeout: Duration,
+) -> Result<(), TargetError> {
+    let mut args = vec!["-f".to_string(), image.to_string_lossy().into_owned(), mnt.to_string_lossy().into_owned()];
+    if !opts.is_empty() {
+        args.extend(["-o".to_string(), opts.to_string()]);
+    }
+    let log = File::create(log).map_err(|e| err("create", log, e))?;
+    crate::fuse::spawn_daemon(p, mnt, "fuse2fs", &args, log, timeout)
 }
 
 /// Attaches a loop device to `image` (recorded right after); returns `/dev/loopN`.
@@ -449,6 +482,7 @@ impl Recorded {
             sector_4k: false,
             max_log: 2 << 30,
             slots: 1,
+            fuse2fs: false,
         };
         let mut rec = RecordedFs::start(ctx.workdir, ctx.index, options)?;
         match rec.begin_case() {

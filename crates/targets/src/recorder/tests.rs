@@ -20,6 +20,7 @@ fn an_fsynced_file_survives_the_crash_image_cut_at_its_flush() {
         sector_4k: false,
         max_log: 1 << 30,
         slots: 1,
+        fuse2fs: false,
     };
     let mut rec = RecordedFs::start(&workdir, 0, options).unwrap();
     let root = rec.begin_case().unwrap();

@@ -22,6 +22,10 @@ mod seq;
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
 use fsarena_target::recorder::{self, Entry, RecordOptions, RecordedFs, RECORDABLE};
+
+/// The target kinds `crash` records: the kernel filesystems at block level, and fuse2fs at
+/// file level (its one image file's writes and fsyncs).
+pub const KINDS: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "fuse2fs"];
 use options::{CrashOptions, States};
 use seq::Case;
 use std::path::Path;
@@ -267,12 +271,24 @@ impl CrashWorkload {
     }
 
     #[allow(clippy::too_many_lines)]
-    fn run_case(&self, rec: &mut RecordedFs, case: &Case, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
+    fn run_case(
+        &self,
+        rec: &mut RecordedFs,
+        case: &Case,
+        target: &str,
+        fuse: bool,
+        tally: &Mutex<Tally>,
+    ) -> Result<(), String> {
         let o = &self.options;
         let root = rec.begin_case().map_err(|e| e.to_string())?;
         let ran = (|| -> Result<Option<(seq::Model, seq::Model, seq::Changes)>, String> {
             let before = seq::setup(&root).map_err(|e| format!("{}: setup: {e}", case.name()))?;
             seq::sync_all();
+            if fuse {
+                // sync() does not reach a FUSE daemon: the set-up is made durable by an fsync
+                // of each of its files and directories.
+                seq::fsync_tree(&root).map_err(|e| format!("{}: setup: fsync: {e}", case.name()))?;
+            }
             rec.mark(0).map_err(|e| e.to_string())?;
             let mut after = before.clone();
             let changes = match seq::run_op(&root, &mut after, &case.op) {
@@ -553,7 +569,7 @@ impl Workload for CrashWorkload {
     }
 
     fn target_kinds(&self) -> Option<&'static [&'static str]> {
-        Some(RECORDABLE)
+        Some(KINDS)
     }
 
     fn own_target(&self) -> bool {
@@ -564,21 +580,29 @@ impl Workload for CrashWorkload {
         let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let Some(target) = &env.target else {
             return Err(fail(
-                "crash: records a target fsarena provisions (ext2, ext3, ext4, xfs, btrfs); this run has none".into(),
+                "crash: records a target fsarena provisions (ext2, ext3, ext4, xfs, btrfs, fuse2fs); this run has none"
+                    .into(),
             ));
         };
-        if !RECORDABLE.contains(&target.kind.as_str()) {
+        if !KINDS.contains(&target.kind.as_str()) {
             return Err(fail(format!(
                 "crash cannot record a {} target: the kinds it can record are {}",
                 target.kind,
-                RECORDABLE.join(", ")
+                KINDS.join(", ")
             )));
         }
         let o = &self.options;
         let param = |k: &str| target.params.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        let fuse2fs = target.kind == "fuse2fs";
+        // fuse2fs's image holds an ext filesystem (`fs=`, ext4 by default, as the target).
+        let fs = if fuse2fs { param("fs").unwrap_or_else(|| "ext4".into()) } else { target.kind.clone() };
+        if !RECORDABLE.contains(&fs.as_str()) {
+            return Err(fail(format!("crash cannot record fuse2fs:fs={fs}: expected ext2, ext3 or ext4")));
+        }
         let record = RecordOptions {
-            fs: target.kind.clone(),
-            size: image_size(&target.kind, o.image_size),
+            size: image_size(&fs, o.image_size),
+            fs,
+            fuse2fs,
             mkfs: param("mkfs").map(|m| m.split_whitespace().map(str::to_string).collect()).unwrap_or_default(),
             mount: param("mount").unwrap_or_default(),
             sector_4k: o.sector == 4096,
@@ -608,7 +632,22 @@ impl Workload for CrashWorkload {
                 break;
             }
             (env.progress)(&format!("crash: {} ({}/{})", case.name(), i + 1, cases.len()));
-            if let Err(e) = self.run_case(&mut rec, case, &spec, &tally) {
+            if fuse2fs && case.persist == seq::Persist::Sync {
+                // sync() and syncfs() never reach a FUSE daemon: nothing is promised, nothing
+                // to check.
+                let mut t = lock(&tally);
+                t.unsupported += 1;
+                t.finding(Verdict {
+                    case: format!("crash.unsupported.{}", case.name()),
+                    security: false,
+                    outcome: Outcome::Unsupported,
+                    expected: String::new(),
+                    actual: "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon"
+                        .into(),
+                });
+                continue;
+            }
+            if let Err(e) = self.run_case(&mut rec, case, &spec, fuse2fs, &tally) {
                 error = Some(e);
                 break;
             }

@@ -476,6 +476,34 @@ pub(crate) fn persist(root: &Path, case: &Case) -> io::Result<()> {
 }
 
 /// `sync()`, for the setup.
+/// fsync of every directory under `root` and of `root`, then of every file, each file
+/// opened for writing (symlinks not followed). For a FUSE filesystem, where `sync()` does
+/// nothing: fuse2fs 1.47 flushes its image only on the fsync of a file opened for writing
+/// (and has no fsyncdir), so the files come last and are opened so.
+pub(crate) fn fsync_tree(root: &Path) -> io::Result<()> {
+    let (mut dirs, mut files, mut at) = (vec![root.to_path_buf()], Vec::new(), 0);
+    while let Some(dir) = dirs.get(at).cloned() {
+        at += 1;
+        for e in std::fs::read_dir(&dir)? {
+            let e = e?;
+            let t = e.file_type()?;
+            if t.is_dir() {
+                dirs.push(e.path());
+            } else if t.is_file() {
+                files.push(e.path());
+            }
+        }
+    }
+    for dir in &dirs {
+        File::open(dir)?.sync_all()?;
+    }
+    for file in &files {
+        std::fs::OpenOptions::new().write(true).open(file)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// `sync()`, for the setup.
 pub(crate) fn sync_all() {
     // SAFETY: no arguments.
     unsafe { libc::sync() };
