@@ -93,6 +93,29 @@ impl FuseTarget {
     }
 }
 
+/// Starts `cmd` in a process group of its own, stdin empty, stdout and stderr to `log`, and
+/// records its PID and start time before anything waits on it.
+pub(crate) fn spawn_recorded(
+    p: &mut Provisioned,
+    cmd: &mut Command,
+    log: std::fs::File,
+) -> Result<std::process::Child, TargetError> {
+    let log_err = log.try_clone().map_err(|e| TargetError(e.to_string()))?;
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| TargetError(format!("cannot start {program}: {e}")))?;
+    let pid = child.id();
+    // Until it is reaped, the child's /proc entry stays, so its start time is readable.
+    let start_time = sys::process_start_time(pid).unwrap_or(0);
+    p.add(Resource::Process { pid, start_time })?;
+    Ok(child)
+}
+
 /// Starts a FUSE daemon in the foreground in a process group of its own, its output to `log`;
 /// records its PID and start time, then its mount at `mnt` once it appears (within `timeout`;
 /// else an error, and the recorded process is ended by the teardown).
@@ -104,19 +127,8 @@ pub(crate) fn spawn_daemon(
     log: std::fs::File,
     timeout: Duration,
 ) -> Result<(), TargetError> {
-    let log_err = log.try_clone().map_err(|e| TargetError(e.to_string()))?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| TargetError(format!("cannot start {program}: {e}")))?;
+    let mut child = spawn_recorded(p, Command::new(program).args(args), log)?;
     let pid = child.id();
-    // Until it is reaped, the child's /proc entry stays, so its start time is readable.
-    let start_time = sys::process_start_time(pid).unwrap_or(0);
-    p.add(Resource::Process { pid, start_time })?;
     p.fact("fuse_pid", pid.to_string());
     let deadline = Instant::now() + timeout;
     loop {

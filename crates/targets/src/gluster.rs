@@ -19,9 +19,8 @@ use crate::table::{filesystem, Needs};
 use crate::{sys, Mounted, Target, TargetError};
 use fsarena_core::{InputError, Spec};
 use std::collections::BTreeSet;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The directories GlusterFS writes to outside the work directory; fsarena records and removes
@@ -305,9 +304,8 @@ fn start_glusterd(p: &mut Provisioned, dir: &Path, log: &Path, socket: &Path) ->
         .append(true)
         .open(log)
         .map_err(|e| TargetError(format!("cannot open {}: {e}", log.display())))?;
-    let err = out.try_clone().map_err(|e| TargetError(e.to_string()))?;
-    let mut child = Command::new("glusterd")
-        .arg("-N")
+    let mut cmd = Command::new("glusterd");
+    cmd.arg("-N")
         .arg("-p")
         .arg(dir.join("glusterd.pid"))
         .arg("-l")
@@ -317,17 +315,9 @@ fn start_glusterd(p: &mut Provisioned, dir: &Path, log: &Path, socket: &Path) ->
         .arg("--xlator-option")
         .arg(format!("management.run-directory={}", run.display()))
         .arg("--xlator-option")
-        .arg(format!("management.glusterd-sockfile={}", socket.display()))
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| TargetError(format!("cannot start glusterd: {e}")))?;
+        .arg(format!("management.glusterd-sockfile={}", socket.display()));
+    let mut child = crate::fuse::spawn_recorded(p, &mut cmd, out)?;
     let pid = child.id();
-    // Until it is reaped, the child's /proc entry stays, so its start time is readable.
-    let start_time = sys::process_start_time(pid).unwrap_or(0);
-    p.add(Resource::Process { pid, start_time })?;
     let deadline = Instant::now() + TIMEOUT;
     let probe = dir.join("probe.log");
     loop {

@@ -296,13 +296,7 @@ impl CrashWorkload {
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL)) => {
                     let mut t = lock(tally);
                     t.unsupported += 1;
-                    t.finding(Verdict {
-                        case: format!("crash.unsupported.{}", case.name()),
-                        security: false,
-                        outcome: Outcome::Unsupported,
-                        expected: String::new(),
-                        actual: format!("{}: {e}", case.op.name),
-                    });
+                    t.finding(unsupported(case, format!("{}: {e}", case.op.name)));
                     return Ok(None);
                 }
                 Err(e) => return Err(format!("{}: {}: {e}", case.name(), case.op.name)),
@@ -461,6 +455,17 @@ impl CrashWorkload {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// A generated workload not run, and why.
+fn unsupported(case: &Case, why: String) -> Verdict {
+    Verdict {
+        case: format!("crash.unsupported.{}", case.name()),
+        security: false,
+        outcome: Outcome::Unsupported,
+        expected: String::new(),
+        actual: why,
     }
 }
 
@@ -637,14 +642,10 @@ impl Workload for CrashWorkload {
                 // to check.
                 let mut t = lock(&tally);
                 t.unsupported += 1;
-                t.finding(Verdict {
-                    case: format!("crash.unsupported.{}", case.name()),
-                    security: false,
-                    outcome: Outcome::Unsupported,
-                    expected: String::new(),
-                    actual: "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon"
-                        .into(),
-                });
+                t.finding(unsupported(
+                    case,
+                    "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon".into(),
+                ));
                 continue;
             }
             if let Err(e) = self.run_case(&mut rec, case, &spec, fuse2fs, &tally) {
