@@ -123,3 +123,40 @@ fn posix_failures_count_as_findings_under_strict_checks() {
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("findings (--strict-checks)"), "{err}");
 }
+
+#[test]
+fn fill_reaches_enospc_and_back_with_every_byte_checked() {
+    // tmpfs and fuse2fs (bounded images): filled, read back, half freed and refilled.
+    for t in ["tmpfs:size=48m", "fuse2fs:size=64m"] {
+        let (mismatches, bytes, err, code) = verify(t, "verify:mode=fill,bs=256k", &["--strict-checks"]);
+        assert_eq!((mismatches, code), (0.0, 0), "{t}: {err}");
+        // Everything written is read back once, and what the refill wrote once more.
+        assert!(bytes >= 40.0 * 1048576.0, "{t}: {bytes} bytes verified: {err}");
+    }
+    // time_based: cycles until the runtime, with a per-second series.
+    let wd = TestWorkdir::new("verify-fill-soak");
+    let arg = wd.arg();
+    let out = run(&[
+        "run",
+        "--no-store",
+        "--workdir",
+        &arg,
+        "--output-format",
+        "json",
+        "--target",
+        "tmpfs:size=16m",
+        "--workload",
+        "verify:mode=fill,bs=64k,filesize=4m,time_based=1,runtime=2s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let r = &doc["run"]["results"][0];
+    assert!(r["metrics"]["cycles"]["mean"].as_f64().unwrap() >= 2.0, "{r}");
+    assert!(r["series"]["errors_per_s"].is_object() || r["series"].to_string().contains("errors_per_s"), "{r}");
+    assert!(wd.leftovers().is_empty(), "{:?}", wd.leftovers());
+    // Never on somebody's own directory: refused before anything is made.
+    let out =
+        run(&["run", "--no-store", "--workdir", &arg, "--target", "dir:path=/tmp", "--workload", "verify:mode=fill"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("kind dir") && stderr(&out).contains("tmpfs"), "{}", stderr(&out));
+}

@@ -623,7 +623,7 @@ fn check_footprints(
             if let Some(kinds) = step.workload.target_kinds() {
                 if !kinds.contains(&target.kind()) {
                     let why = format!(
-                        "workload {} cannot run on target {} (kind {}): the kinds it can record are {}",
+                        "workload {} cannot run on target {} (kind {}): the kinds it runs on are {}",
                         step.workload.kind(),
                         target.label(),
                         target.kind(),

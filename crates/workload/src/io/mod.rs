@@ -13,7 +13,7 @@ pub mod options;
 mod pattern;
 mod process;
 mod queue;
-mod verify;
+pub(crate) mod verify;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use files::CreatedFiles;

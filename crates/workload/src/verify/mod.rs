@@ -1,5 +1,6 @@
 //! The `verify` workload: data integrity, every byte checked, in fsx's terms
-//! (`mode=fsx`, the default; see fsx.rs).
+//! (`mode=fsx`, the default; see fsx.rs), or filling the filesystem to ENOSPC and back
+//! (`mode=fill`; see fill.rs).
 //!
 //! Results: `ops`, `ops_per_s`, `bytes_verified` and `mismatches` (0 is the pass); a
 //! mismatch is a finding, not a failed run: it is stored with the run as a failed verdict
@@ -8,13 +9,14 @@
 //! (`opsfile=`), runnable again with `replay=FILE`. The counter `findings` (see
 //! [`fsarena_core::FINDINGS`]) carries the mismatches for `run --strict-checks`.
 
+pub mod fill;
 pub mod fsx;
 
 use crate::options::{opt, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ListSyntax;
-use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text};
+use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text, Time};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
 use fsx::{FsxConfig, Op, Replay};
 use std::path::PathBuf;
@@ -23,7 +25,7 @@ use std::time::Instant;
 /// The options of one `verify` run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifyOptions {
-    /// fsx, for now the only mode.
+    /// `fsx` or `fill`.
     pub mode: &'static str,
     /// fsx's `-N`.
     pub numops: u64,
@@ -41,6 +43,14 @@ pub struct VerifyOptions {
     pub replay: Option<PathBuf>,
     /// Where the log of operations goes when a mismatch is found.
     pub opsfile: Option<PathBuf>,
+    /// fill: bytes a write.
+    pub bs: u64,
+    /// fill: bytes a file at most.
+    pub filesize: u64,
+    /// fill: cycles until `runtime` has passed.
+    pub time_based: bool,
+    /// fill: how long a time_based run lasts, in ns.
+    pub runtime: u64,
 }
 
 impl Default for VerifyOptions {
@@ -55,6 +65,10 @@ impl Default for VerifyOptions {
             ops: fsx::ALL.to_vec(),
             replay: None,
             opsfile: None,
+            bs: 1 << 20,
+            filesize: 64 << 20,
+            time_based: false,
+            runtime: 0,
         }
     }
 }
@@ -66,9 +80,10 @@ macro_rules! vf {
 
 /// Every option of the `verify` workload.
 pub static OPTIONS: &[OptionDef<VerifyOptions>] = &[
-    vf!("mode", Choice(&["fsx"]), Is("fsx"), "fsx: fsx's single-file model, every read and the size checked against a copy in memory", |o, v| o.mode = match v.trim() {
+    vf!("mode", Choice(&["fsx", "fill"]), Is("fsx"), "fsx: fsx's single-file model, every read and the size checked against a copy in memory; fill: the filesystem filled to ENOSPC in files of checked blocks, read back, half of it freed and filled again, read back, emptied (never on a dir: target)", |o, v| o.mode = match v.trim() {
         "fsx" => "fsx",
-        _ => return Err(format!("'{v}' is not a verify mode: expected fsx")),
+        "fill" => "fill",
+        _ => return Err(format!("'{v}' is not a verify mode: expected fsx or fill")),
     }),
     vf!("numops", Count, Is("10000"), "operations to run (fsx's -N; fsx runs forever without it)", |o, v| o.numops = nonzero(v)?).flag('N'),
     vf!("seed", Count, Is("1"), "the random seed (fsx's -S): the same seed on the same filesystem gives the same operations", |o, v| o.seed = crate::options::whole(v)?).flag('S'),
@@ -78,8 +93,30 @@ pub static OPTIONS: &[OptionDef<VerifyOptions>] = &[
     vf!("ops", Text, Derived("all"), "the operations to choose from, uniformly, separated by | (or commas, quoted: ops='read,write'): read, write, mapread, mapwrite, truncate, fallocate, punch_hole, zero_range, collapse_range, insert_range, copy_range, clone_range, dedupe_range; those the filesystem refuses are dropped and listed", |o, v| o.ops = ops(v)?)
         .list(ListSyntax::None),
     vf!("replay", Text, Unset, "run the operations of this .fsxops file (fsx's --replay-ops; one verify wrote at a mismatch, its seed and file_length from its header)", |o, v| o.replay = Some(PathBuf::from(v.trim()))),
+    vf!("bs", Size, Is("1m"), "fill: bytes a write, a multiple of 4k (fio's bs)", |o, v| o.bs = unit_multiple(v)?),
+    vf!("filesize", Size, Is("64m"), "fill: bytes a file at most, a multiple of 4k (fio's filesize)", |o, v| o.filesize = unit_multiple(v)?),
+    vf!("time_based", Bool, Is("0"), "fill: repeat the cycle until runtime has passed (fio's time_based), with a per-second series of operations and errors", |o, v| o.time_based = crate::options::boolean(v)?),
+    vf!("runtime", Time, Is("0"), "fill: how long a time_based run lasts (fio's runtime)", |o, v| o.runtime = fsarena_core::units::parse_time(v, 1_000_000_000).map_err(|e| e.to_string())?.0),
     vf!("opsfile", Text, Derived("TMPDIR/fsarena-verify-SEED.fsxops"), "where the log of operations is written when a mismatch is found (fsx's .fsxops)", |o, v| o.opsfile = Some(PathBuf::from(v.trim()))),
 ];
+
+/// A size that is a non-zero multiple of fill's 4 KiB unit.
+fn unit_multiple(v: &str) -> Result<u64, String> {
+    let n = crate::options::nonzero_size(v)?;
+    if n % fill::UNIT != 0 {
+        return Err(format!("'{v}' is not a multiple of 4k (the unit every byte is checked in)"));
+    }
+    Ok(n)
+}
+
+/// The options only `mode=fill` reads, and only `mode=fsx`.
+const FILL_KEYS: &[&str] = &["bs", "filesize", "time_based", "runtime"];
+const FSX_KEYS: &[&str] = &["numops", "file_length", "max_op_len", "direct", "ops", "replay", "opsfile"];
+
+/// The target kinds `mode=fill` fills: those fsarena makes, never a `dir:` (somebody's own
+/// filesystem, which filling to ENOSPC would harm).
+const FILL_KINDS: &[&str] =
+    &["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "nilfs2", "tmpfs", "fuse2fs", "fuse", "device", "glusterfs"];
 
 /// A count of at least 1.
 fn nonzero(v: &str) -> Result<u64, String> {
@@ -129,6 +166,17 @@ impl VerifyWorkload {
         let mut o = VerifyOptions::default();
         for (k, v) in &spec.params {
             crate::options::set("verify", OPTIONS, &mut o, k, v)?;
+        }
+        let other = if o.mode == "fill" { FSX_KEYS } else { FILL_KEYS };
+        if let Some((k, _)) = spec.params.iter().find(|(k, _)| other.contains(&k.as_str())) {
+            return Err(InputError::new(format!(
+                "verify: {k}= is not an option of mode={}: it is one of mode={}",
+                o.mode,
+                if o.mode == "fill" { "fsx" } else { "fill" }
+            )));
+        }
+        if o.time_based && o.runtime == 0 {
+            return Err(InputError::new("verify: time_based=1 needs runtime=, e.g. runtime=60s"));
         }
         if o.max_op_len > o.file_length {
             return Err(InputError::new(format!(
@@ -196,6 +244,71 @@ impl VerifyWorkload {
     }
 }
 
+impl VerifyWorkload {
+    /// `mode=fill`.
+    fn run_fill(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+        let o = &self.options;
+        let cfg = fill::FillConfig {
+            bs: o.bs,
+            file_size: o.filesize,
+            seed: o.seed,
+            runtime: o.time_based.then(|| std::time::Duration::from_nanos(o.runtime)),
+        };
+        (env.progress)(&format!("verify: {}", self.describe().join("")));
+        let started = Instant::now();
+        let tick = |bytes| env.live.add(1, bytes);
+        let out = fill::run(&cfg, env.root, env.stop, &tick, env.drop_caches)
+            .map_err(|message| WorkloadError { message: format!("verify: {message}"), partial: Vec::new() })?;
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        let mut m = Measurement { complete: !out.interrupted, ..Measurement::default() };
+        let (up, down) = (Better::Higher, Better::Lower);
+        for (name, unit, better, value) in [
+            ("ops", "ops", up, out.ops as f64),
+            ("ops_per_s", "ops/s", up, out.ops as f64 / secs),
+            ("bytes_verified", "bytes", up, out.bytes_verified as f64),
+            ("mismatches", "mismatches", down, out.mismatches as f64),
+            ("errors", "errors", down, out.errors as f64),
+            ("fill_bytes", "bytes", up, out.fill_bytes as f64),
+            ("cycles", "cycles", up, out.cycles as f64),
+            ("elapsed", "ns", down, secs * 1e9),
+        ] {
+            m.push(name, unit, better, value);
+        }
+        for (name, n) in [
+            ("ops", out.ops),
+            ("bytes_written", out.bytes_written),
+            ("bytes_verified", out.bytes_verified),
+            ("mismatches", out.mismatches),
+            ("errors", out.errors),
+        ] {
+            m.count(name, n);
+        }
+        m.count(fsarena_core::FINDINGS, out.mismatches + out.errors);
+        for (name, unit, pick) in [("ops_per_s", "ops/s", 0), ("errors_per_s", "errors/s", 1)] {
+            let values = out.per_second.iter().map(|p| if pick == 0 { p.0 } else { p.1 } as f64).collect();
+            m.series
+                .insert(name.into(), fsarena_core::Series { interval_ns: 1_000_000_000, unit: unit.into(), values });
+        }
+        for (case, what, first) in [
+            ("verify.fill.data", "every 4 KiB unit read back as written", &out.first_mismatch),
+            ("verify.fill.io", "every write, read and fsync succeeds or says the filesystem is full", &out.first_error),
+        ] {
+            let outcome = if first.is_some() { Outcome::Fail } else { Outcome::Pass };
+            if let Some(first) = first {
+                (env.progress)(&format!("verify: {case}: {first}"));
+            }
+            m.verdicts.push(Verdict {
+                case: case.into(),
+                security: false,
+                outcome,
+                expected: if first.is_some() { what.into() } else { String::new() },
+                actual: first.clone().unwrap_or_default(),
+            });
+        }
+        Ok(vec![m])
+    }
+}
+
 impl Workload for VerifyWorkload {
     fn kind(&self) -> &'static str {
         "verify"
@@ -207,6 +320,17 @@ impl Workload for VerifyWorkload {
 
     fn footprint(&self) -> Footprint {
         let o = &self.options;
+        if o.mode == "fill" {
+            return Footprint {
+                source: format!("verify fill (bs={})", o.bs),
+                threads: 1,
+                buffer_bytes: o.bs,
+                // It fills whatever is free: nothing to check beforehand.
+                bytes_on_target: 0,
+                files: 0,
+                open_files: 1,
+            };
+        }
         Footprint {
             source: format!("verify workload (file_length={})", o.file_length),
             threads: 1,
@@ -221,6 +345,14 @@ impl Workload for VerifyWorkload {
 
     fn describe(&self) -> Vec<String> {
         let o = &self.options;
+        if o.mode == "fill" {
+            return vec![format!(
+                "verify fill: files of at most {} bytes written in {}-byte blocks until ENOSPC, each fsynced, every 4 KiB read back and checked; every other file removed and the space filled again, checked again, everything removed{}",
+                o.filesize,
+                o.bs,
+                if o.time_based { format!("; repeated for {:?}", std::time::Duration::from_nanos(o.runtime)) } else { String::new() }
+            )];
+        }
         let what = match &self.replay {
             Some(r) => format!(
                 "{} operations replayed from {}",
@@ -247,7 +379,14 @@ impl Workload for VerifyWorkload {
         false
     }
 
+    fn target_kinds(&self) -> Option<&'static [&'static str]> {
+        (self.options.mode == "fill").then_some(FILL_KINDS)
+    }
+
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+        if self.options.mode == "fill" {
+            return self.run_fill(env);
+        }
         let path = env.root.join("verify.fsx");
         (env.progress)(&format!("verify: fsx, {}", self.describe().join("")));
         let started = Instant::now();
@@ -356,7 +495,11 @@ mod tests {
         assert!(parse("verify:ops=read|wrte").contains("'wrte' is not an fsx operation: did you mean 'write'?"));
         assert!(parse("verify:numops=0").contains("at least 1"));
         assert!(parse("verify:file_length=4k,max_op_len=64k").contains("larger than file_length"));
-        assert!(parse("verify:mode=fill").contains("expected fsx"));
+        assert!(parse("verify:mode=fil").contains("expected fsx or fill"));
+        assert!(parse("verify:mode=fill,numops=5").contains("numops= is not an option of mode=fill"));
+        assert!(parse("verify:bs=8k").contains("bs= is not an option of mode=fsx"));
+        assert!(parse("verify:mode=fill,bs=6k").contains("multiple of 4k"));
+        assert!(parse("verify:mode=fill,time_based=1").contains("needs runtime="));
         assert!(parse("verify:replay=/nonexistent/x.fsxops").contains("replay=/nonexistent/x.fsxops"));
         let w = VerifyWorkload::from_spec(&Spec::parse("verify:ops='write,read|write'").unwrap()).unwrap();
         assert_eq!(w.options.ops, vec![Op::Read, Op::Write]);
