@@ -1,7 +1,8 @@
 //! The `crash` workload end to end, as root on real filesystems: ext4, xfs and btrfs keep
 //! every POSIX promise across the crash states of 40 sampled seq1 workloads; an ext4 mounted
 //! `barrier=0` (no flush reaches the device) does not; fuse2fs is recorded at file level
-//! (its image's writes and fsyncs); kinds that cannot be recorded are
+//! (its image's writes and fsyncs); a `fuse:` daemon (bugfs) through its `{work}` on a
+//! recorded ext4, its planted fsync lie found; kinds that cannot be recorded are
 //! refused before anything is created; nothing stays mounted or attached afterwards.
 
 use crate::util::{fsarena, json, require, stderr, TempDir};
@@ -97,6 +98,32 @@ fn fuse2fs_is_recorded_at_file_level_and_sync_promises_nothing_there() {
     // No fuse2fs of the run is left running.
     let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&ps.stdout).lines().any(|l| l.starts_with("fuse2fs") && l.contains("crash-0")));
+}
+
+#[test]
+fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
+    tools();
+    let bugfs = crate::verify::bugfs();
+    let target = |bugs: &str| format!("fuse:cmd='{} {bugs} {{work}} {{mnt}}'", bugfs.display());
+    // Its data kept in {work} on a recorded ext4; each crash state recovered by the kernel
+    // and the daemon started again on it.
+    let honest = crash(&target(""), "crash:ops=seq1,sample=16,seed=3");
+    assert!(metric(&honest, "states_checked") >= 50.0, "{honest}");
+    assert_eq!(metric(&honest, "violations_posix"), 0.0, "{honest}");
+    let liar = crash(&target("--bugs=fsync_lies"), "crash:ops=seq1,sample=16,seed=3");
+    assert!(metric(&liar, "violations_posix") >= 1.0, "{liar}");
+    assert!(liar.to_string().contains("fsync of /foo"), "{liar}");
+    // A command that keeps no data in {work} cannot be recorded: refused before anything.
+    let scratch = TempDir::new();
+    let work = format!("{}/work", scratch.0);
+    let out = fsarena()
+        .args(["run", "--no-store", "--workdir", &work, "--workload", "crash"])
+        .args(["--target", &format!("fuse:cmd='{} {{mnt}}'", bugfs.display())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs {work}"), "{}", stderr(&out));
+    assert!(!std::path::Path::new(&work).exists());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 /// The bugfs example: `cargo test --workspace` (make test) builds it with the tests;
 /// `cargo test --test tests` does not, so then it is built here, once.
-fn bugfs() -> PathBuf {
+pub(crate) fn bugfs() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {

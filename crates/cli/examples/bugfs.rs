@@ -4,7 +4,8 @@
 //! `bugfs [--bugs=LIST] BACKING MOUNTPOINT`, in the foreground until unmounted, as a
 //! `fuse:cmd='bugfs --bugs=flip_bit {work} {mnt}'` target runs it. The tree is a passthrough
 //! onto BACKING: every directory and file is a real one there, under the same name, so a
-//! file-level recorder of BACKING sees the name operations as they happen. Written file data
+//! file-level recorder of BACKING sees the name operations as they happen, and a restart on
+//! BACKING serves what it holds (a crash state of it). Written file data
 //! stays in memory (4 KiB pages) until fsync or flush (close) writes it to the backing file;
 //! a truncate is applied to the backing file at once.
 //!
@@ -569,7 +570,33 @@ fn main() {
             opens: 0,
         },
     );
-    let fs = BugFs { backing: backing.clone(), bugs, nodes, next: 2 };
+    // What BACKING holds already (a restart on a crash state) is the tree to serve.
+    let mut next = 2;
+    let mut dirs = vec![(fuser::FUSE_ROOT_ID, backing.clone())];
+    while let Some((parent, dir)) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(md) = std::fs::symlink_metadata(e.path()) else { continue };
+            if !md.is_dir() && !md.is_file() {
+                continue;
+            }
+            let ino = next;
+            next += 1;
+            let node = Node {
+                parent,
+                name: e.file_name(),
+                dir: md.is_dir(),
+                size: if md.is_dir() { 0 } else { md.len() },
+                dirty: BTreeMap::new(),
+                file: None,
+                opens: 0,
+            };
+            nodes.insert(ino, node);
+            if md.is_dir() {
+                dirs.push((ino, e.path()));
+            }
+        }
+    }
+    let fs = BugFs { backing: backing.clone(), bugs, nodes, next };
     let options = [MountOption::FSName("bugfs".into()), MountOption::AllowOther, MountOption::DefaultPermissions];
     if let Err(e) = fuser::mount2(fs, mnt, &options) {
         eprintln!("bugfs: mounting {}: {e}", mnt.display());

@@ -636,6 +636,14 @@ fn check_footprints(
                     continue;
                 }
             }
+            if let Err(e) = step.workload.check_target(target.kind(), &target.options()) {
+                let why = format!("workload {} cannot run on target {}: {e}", step.workload.kind(), target.label());
+                if !lenient {
+                    return Err(InputError::new(why));
+                }
+                excluded.push((ti, si, why));
+                continue;
+            }
             // More clients than the target mounts: known here for every kind (the runner
             // checks again against the mounted target).
             match target.clients() {

@@ -74,9 +74,7 @@ impl FuseTarget {
 
     /// The shell command for `fuse:`, with `{mnt}` and `{work}` replaced by quoted paths.
     fn command(&self, mnt: &Path, work: &Path) -> String {
-        let cmd = self.cmd.clone().unwrap_or_default();
-        cmd.replace("{mnt}", &shell_quote(&mnt.to_string_lossy()))
-            .replace("{work}", &shell_quote(&work.to_string_lossy()))
+        substitute(self.cmd.as_deref().unwrap_or_default(), mnt, work)
     }
 
     fn spawn(
@@ -91,6 +89,11 @@ impl FuseTarget {
         p.log = Some(log);
         spawn_daemon(p, mnt, program, args, log_file, self.timeout)
     }
+}
+
+/// A `fuse:` command with `{mnt}` and `{work}` replaced by shell-quoted paths.
+pub fn substitute(cmd: &str, mnt: &Path, work: &Path) -> String {
+    cmd.replace("{mnt}", &shell_quote(&mnt.to_string_lossy())).replace("{work}", &shell_quote(&work.to_string_lossy()))
 }
 
 /// Starts `cmd` in a process group of its own, stdin empty, stdout and stderr to `log`, and

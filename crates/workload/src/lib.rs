@@ -189,6 +189,13 @@ pub trait Workload: std::fmt::Debug + Send + Sync {
     fn target_kinds(&self) -> Option<&'static [&'static str]> {
         None
     }
+    /// Whether it can run on a target of `kind` with `params` beyond its kind (`crash` needs
+    /// a `fuse:` command that keeps its data in `{work}`): the reason it cannot, checked with
+    /// the plan, before anything is created. Fine by default.
+    fn check_target(&self, kind: &str, params: &[(String, String)]) -> Result<(), String> {
+        let _ = (kind, params);
+        Ok(())
+    }
     /// True when it makes its own copy of the target from [`RunEnv::target`] and never works
     /// in the mounted one (`crash` records a copy below the filesystem): a target whose steps
     /// are all such workloads is then not provisioned at all. False by default.

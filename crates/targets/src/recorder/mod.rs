@@ -56,6 +56,14 @@ pub struct RecordOptions {
     /// file's writes and fsyncs (file level, for one file), and each crash image is mounted
     /// by fuse2fs too.
     pub fuse2fs: bool,
+    /// A `fuse:` target's command (`{work}` and `{mnt}` not yet replaced): the daemon keeps
+    /// its data in `{work}`, a directory of the recorded filesystem, and the workload runs on
+    /// its mount; each crash image is recovered by the kernel and the daemon started again on
+    /// it. File level by way of a journaling filesystem below the daemon: what the daemon
+    /// made durable (its fsyncs) survives, what it only wrote may not.
+    pub daemon: Option<String>,
+    /// How long the daemon may take to mount.
+    pub daemon_timeout: Duration,
 }
 
 /// A crash image checked: what mounting said, what the oracle said, what the checker said.
@@ -81,6 +89,8 @@ pub struct RecordedFs {
     fuse_mnt: PathBuf,
     case_mnt: PathBuf,
     slot_mnts: Vec<PathBuf>,
+    /// With a daemon: its mount point for the workload, then one per slot.
+    daemon_mnts: Vec<PathBuf>,
     /// The image the server serves (its bytes replaced per generated workload).
     live: PathBuf,
     spill: File,
@@ -117,8 +127,8 @@ pub fn sparse_copy(src: &File, dst: &File, size: u64) -> std::io::Result<()> {
 }
 
 /// What `start` made: directory, base and live images, FUSE, case and slot mount points,
-/// spill file.
-type Made = (PathBuf, PathBuf, PathBuf, PathBuf, PathBuf, Vec<PathBuf>, File);
+/// the daemon's mount points, spill file.
+type Made = (PathBuf, PathBuf, PathBuf, PathBuf, PathBuf, Vec<PathBuf>, Vec<PathBuf>, File);
 
 fn err(what: &str, path: &Path, e: impl std::fmt::Display) -> TargetError {
     TargetError(format!("cannot {what} {}: {e}", path.display()))
@@ -166,8 +176,15 @@ impl RecordedFs {
             let fuse_mnt = p.make_dir(ctx.path(&format!("crash-{index}-fuse")), false)?;
             let case_mnt = p.make_dir(ctx.path(&format!("crash-{index}-mnt")), false)?;
             let mut slot_mnts = Vec::new();
+            let mut daemon_mnts = Vec::new();
             for s in 0..options.slots.max(1) {
                 slot_mnts.push(p.make_dir(ctx.path(&format!("crash-{index}-s{s}")), false)?);
+            }
+            if options.daemon.is_some() {
+                daemon_mnts.push(p.make_dir(ctx.path(&format!("crash-{index}-mnt-fuse")), false)?);
+                for s in 0..options.slots.max(1) {
+                    daemon_mnts.push(p.make_dir(ctx.path(&format!("crash-{index}-s{s}-fuse")), false)?);
+                }
             }
             let started = ServerProcess::start(
                 live_file,
@@ -188,10 +205,10 @@ impl RecordedFs {
                 format!("FUSE {} serving {} (process {})", fuse_mnt.display(), live.display(), started.pid()),
             );
             server = Some(started);
-            made = Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, spill));
+            made = Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill));
             Ok(())
         })();
-        let (Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, spill)), Some(server)) =
+        let (Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill)), Some(server)) =
             (made.filter(|_| built.is_ok()), server.take())
         else {
             let e = built.err().unwrap_or_else(|| TargetError("recorder: not started".into()));
@@ -204,7 +221,22 @@ impl RecordedFs {
                 None => e,
             });
         };
-        Ok(Self { fs, options, p, ledger, dir, base, live, fuse_mnt, case_mnt, slot_mnts, spill, server, case: None })
+        Ok(Self {
+            fs,
+            options,
+            p,
+            ledger,
+            dir,
+            base,
+            live,
+            fuse_mnt,
+            case_mnt,
+            slot_mnts,
+            daemon_mnts,
+            spill,
+            server,
+            case: None,
+        })
     }
 
     /// Facts for the report: mkfs, the recorder.
@@ -237,12 +269,41 @@ impl RecordedFs {
             attach(&mut case, &image, self.options.sector_4k)
                 .and_then(|dev| crate::kinds::mount(&mut case, self.fs.name, &dev, &self.options.mount, &self.case_mnt))
         };
-        if let Err(e) = attached {
-            let _ = Box::new(case).teardown();
-            return Err(e);
+        // With a daemon: its `{work}` made durable at the level below (the kernel's own
+        // filesystem: it honours fsync) before the daemon starts on it.
+        let root = attached.and_then(|()| match (&self.options.daemon, self.daemon_mnts.first()) {
+            (Some(cmd), Some(mnt)) => {
+                let work = self.case_mnt.join("work");
+                let made = std::fs::create_dir(&work)
+                    .and_then(|()| File::open(&work)?.sync_all())
+                    .and_then(|()| File::open(&self.case_mnt)?.sync_all());
+                made.map_err(|e| err("create", &work, e))?;
+                let log = self.dir.join("daemon-case.log");
+                start_daemon(&mut case, cmd, &work, mnt, &log, self.options.daemon_timeout)?;
+                Ok(mnt.clone())
+            }
+            _ => Ok(self.case_mnt.clone()),
+        });
+        match root {
+            Ok(root) => {
+                self.case = Some(case);
+                Ok(root)
+            }
+            Err(e) => {
+                let _ = Box::new(case).teardown();
+                Err(e)
+            }
         }
-        self.case = Some(case);
-        Ok(self.case_mnt.clone())
+    }
+
+    /// With a daemon: syncs the recorded filesystem below it (syncfs), so that what the daemon
+    /// has written so far is durable whatever the daemon did; nothing otherwise.
+    pub fn sync_lower(&self) -> Result<(), TargetError> {
+        if self.options.daemon.is_none() {
+            return Ok(());
+        }
+        let dir = File::open(&self.case_mnt).map_err(|e| err("open", &self.case_mnt, e))?;
+        rustix::fs::syncfs(&dir).map_err(|e| err("sync", &self.case_mnt, e))
     }
 
     /// Writes mark `n` into the log: the workload's persistence call `n` has returned.
@@ -335,10 +396,17 @@ impl RecordedFs {
             let opts = if self.fs.name == "xfs" { "nouuid" } else { "" };
             mount_within(&mut state, self.fs.name, &dev, opts, mnt, timeout)
         };
-        let checked = match mounted {
-            Ok(()) => Ok(check(mnt)),
-            Err(e) => Err(e),
-        };
+        // With a daemon: started again on the recovered `{work}`, the check through its mount.
+        let root = mounted.and_then(|()| match (&self.options.daemon, self.daemon_mnts.get(slot + 1)) {
+            (Some(cmd), Some(dmnt)) => {
+                let log = self.dir.join(format!("daemon-s{slot}.log"));
+                start_daemon(&mut state, cmd, &mnt.join("work"), dmnt, &log, timeout)
+                    .map(|()| dmnt.clone())
+                    .map_err(|e| format!("unmountable: the FUSE command on the recovered state: {e}"))
+            }
+            _ => Ok(mnt.clone()),
+        });
+        let checked = root.map(|root| check(&root));
         Box::new(state).teardown()?;
         let fsck = fsck(self.fs.name, image);
         Ok(StateOutcome { checked, fsck })
@@ -373,6 +441,21 @@ fn fuse2fs(
     }
     let log = File::create(log).map_err(|e| err("create", log, e))?;
     crate::fuse::spawn_daemon(p, mnt, "fuse2fs", &args, log, timeout)
+}
+
+/// Starts a `fuse:` command with `{work}` = `work` and `{mnt}` = `mnt` (its process and
+/// mount recorded), its output in `log`.
+fn start_daemon(
+    p: &mut Provisioned,
+    cmd: &str,
+    work: &Path,
+    mnt: &Path,
+    log: &Path,
+    timeout: Duration,
+) -> Result<(), TargetError> {
+    let line = crate::fuse::substitute(cmd, mnt, work);
+    let log = File::create(log).map_err(|e| err("create", log, e))?;
+    crate::fuse::spawn_daemon(p, mnt, "sh", &["-c".to_string(), line], log, timeout)
 }
 
 /// Attaches a loop device to `image` (recorded right after); returns `/dev/loopN`.
@@ -483,6 +566,8 @@ impl Recorded {
             max_log: 2 << 30,
             slots: 1,
             fuse2fs: false,
+            daemon: None,
+            daemon_timeout: Duration::from_secs(30),
         };
         let mut rec = RecordedFs::start(ctx.workdir, ctx.index, options)?;
         match rec.begin_case() {

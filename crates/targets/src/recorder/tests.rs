@@ -21,6 +21,8 @@ fn an_fsynced_file_survives_the_crash_image_cut_at_its_flush() {
         max_log: 1 << 30,
         slots: 1,
         fuse2fs: false,
+        daemon: None,
+        daemon_timeout: Duration::from_secs(30),
     };
     let mut rec = RecordedFs::start(&workdir, 0, options).unwrap();
     let root = rec.begin_case().unwrap();

@@ -23,9 +23,10 @@ use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
 use fsarena_target::recorder::{self, Entry, RecordOptions, RecordedFs, RECORDABLE};
 
-/// The target kinds `crash` records: the kernel filesystems at block level, and fuse2fs at
-/// file level (its one image file's writes and fsyncs).
-pub const KINDS: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "fuse2fs"];
+/// The target kinds `crash` records: the kernel filesystems at block level; fuse2fs at file
+/// level (its one image file's writes and fsyncs); a `fuse:` command through the directory it
+/// keeps its data in (`{work}`, on a recorded ext4).
+pub const KINDS: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "fuse2fs", "fuse"];
 use options::{CrashOptions, States};
 use seq::Case;
 use std::path::Path;
@@ -288,6 +289,9 @@ impl CrashWorkload {
                 // sync() does not reach a FUSE daemon: the set-up is made durable by an fsync
                 // of each of its files and directories.
                 seq::fsync_tree(&root).map_err(|e| format!("{}: setup: fsync: {e}", case.name()))?;
+                // Below a `fuse:` daemon, the set-up is made durable whatever the daemon's
+                // fsync does: the operation's persistence call is what is tested.
+                rec.sync_lower().map_err(|e| format!("{}: setup: {e}", case.name()))?;
             }
             rec.mark(0).map_err(|e| e.to_string())?;
             let mut after = before.clone();
@@ -581,13 +585,24 @@ impl Workload for CrashWorkload {
         true
     }
 
+    fn check_target(&self, kind: &str, params: &[(String, String)]) -> Result<(), String> {
+        let cmd = params.iter().find(|(k, _)| k == "cmd").map(|(_, v)| v.as_str());
+        if kind == "fuse" && !cmd.is_some_and(|c| c.contains("{work}")) {
+            return Err(
+                "crash records a fuse: target through the directory its command keeps its data in: cmd= needs {work}"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let Some(target) = &env.target else {
-            return Err(fail(
-                "crash: records a target fsarena provisions (ext2, ext3, ext4, xfs, btrfs, fuse2fs); this run has none"
-                    .into(),
-            ));
+            return Err(fail(format!(
+                "crash: records a target fsarena provisions ({}); this run has none",
+                KINDS.join(", ")
+            )));
         };
         if !KINDS.contains(&target.kind.as_str()) {
             return Err(fail(format!(
@@ -598,9 +613,22 @@ impl Workload for CrashWorkload {
         }
         let o = &self.options;
         let param = |k: &str| target.params.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        self.check_target(&target.kind, &target.params).map_err(fail)?;
         let fuse2fs = target.kind == "fuse2fs";
-        // fuse2fs's image holds an ext filesystem (`fs=`, ext4 by default, as the target).
-        let fs = if fuse2fs { param("fs").unwrap_or_else(|| "ext4".into()) } else { target.kind.clone() };
+        let daemon = if target.kind == "fuse" { param("cmd") } else { None };
+        // fuse2fs's image holds an ext filesystem (`fs=`, ext4 by default, as the target); a
+        // `fuse:` command's `{work}` is on an ext4.
+        let fs = match target.kind.as_str() {
+            "fuse2fs" => param("fs").unwrap_or_else(|| "ext4".into()),
+            "fuse" => "ext4".into(),
+            kind => kind.to_string(),
+        };
+        let daemon_timeout = match param("timeout") {
+            Some(t) => fsarena_core::units::parse_time(&t, 1_000_000_000).map_err(|e| fail(e.to_string()))?.0,
+            None => 30_000_000_000,
+        };
+        // A FUSE filesystem: sync() does not reach it, its setup is made durable otherwise.
+        let fuse = fuse2fs || daemon.is_some();
         if !RECORDABLE.contains(&fs.as_str()) {
             return Err(fail(format!("crash cannot record fuse2fs:fs={fs}: expected ext2, ext3 or ext4")));
         }
@@ -608,8 +636,13 @@ impl Workload for CrashWorkload {
             size: image_size(&fs, o.image_size),
             fs,
             fuse2fs,
-            mkfs: param("mkfs").map(|m| m.split_whitespace().map(str::to_string).collect()).unwrap_or_default(),
-            mount: param("mount").unwrap_or_default(),
+            daemon,
+            daemon_timeout: Duration::from_nanos(daemon_timeout),
+            mkfs: param("mkfs")
+                .filter(|_| !fuse || fuse2fs)
+                .map(|m| m.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default(),
+            mount: param("mount").filter(|_| !fuse || fuse2fs).unwrap_or_default(),
             sector_4k: o.sector == 4096,
             max_log: o.max_log,
             slots: std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4),
@@ -637,7 +670,7 @@ impl Workload for CrashWorkload {
                 break;
             }
             (env.progress)(&format!("crash: {} ({}/{})", case.name(), i + 1, cases.len()));
-            if fuse2fs && case.persist == seq::Persist::Sync {
+            if fuse && case.persist == seq::Persist::Sync {
                 // sync() and syncfs() never reach a FUSE daemon: nothing is promised, nothing
                 // to check.
                 let mut t = lock(&tally);
@@ -648,7 +681,7 @@ impl Workload for CrashWorkload {
                 ));
                 continue;
             }
-            if let Err(e) = self.run_case(&mut rec, case, &spec, fuse2fs, &tally) {
+            if let Err(e) = self.run_case(&mut rec, case, &spec, fuse, &tally) {
                 error = Some(e);
                 break;
             }
