@@ -113,6 +113,12 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
     let liar = crash(&target("--bugs=fsync_lies"), "crash:ops=seq1,sample=16,seed=3");
     assert!(metric(&liar, "violations_posix") >= 1.0, "{liar}");
     assert!(liar.to_string().contains("fsync of /foo"), "{liar}");
+    // A directory fsync that syncs nothing: the new name is lost.
+    let late = crash(&target("--bugs=late_name"), "crash:ops=seq1,only=creat.fsync_parent");
+    assert!(metric(&late, "violations_posix") >= 1.0, "{late}");
+    assert!(late.to_string().contains("A/bar: a file"), "{late}");
+    let honest = crash(&target(""), "crash:ops=seq1,only=creat.fsync_parent");
+    assert_eq!(metric(&honest, "violations_posix"), 0.0, "{honest}");
     // A command that keeps no data in {work} cannot be recorded: refused before anything.
     let scratch = TempDir::new();
     let work = format!("{}/work", scratch.0);

@@ -1,5 +1,5 @@
 //! bugfs: a tiny FUSE filesystem with planted bugs, for fsarena's own tests of its checkers
-//! (`verify` now; `crash` later). Not part of fsarena: an example the tests build.
+//! (`verify` and `crash`). Not part of fsarena: an example the tests build.
 //!
 //! `bugfs [--bugs=LIST] BACKING MOUNTPOINT`, in the foreground until unmounted, as a
 //! `fuse:cmd='bugfs --bugs=flip_bit {work} {mnt}'` target runs it. The tree is a passthrough
@@ -13,7 +13,9 @@
 //! - `stale_truncate`: a truncate down only moves the size; the bytes past it stay, and come
 //!   back when the file grows again (they must read as zeros);
 //! - `flip_bit`: every READ answered flips the lowest bit of its first byte;
-//! - `fsync_lies`: fsync answers success and writes nothing (flush on close still writes).
+//! - `fsync_lies`: fsync answers success and writes nothing (flush on close still writes);
+//! - `late_name`: fsync of a directory answers success and syncs nothing: a new name is
+//!   persisted late (with whatever syncs its backing directory next).
 //!
 //! Why hand-written: the point is a filesystem that is wrong on purpose, and small enough to
 //! see that it is wrong only where it is told to be.
@@ -38,6 +40,7 @@ struct Bugs {
     stale_truncate: bool,
     flip_bit: bool,
     fsync_lies: bool,
+    late_name: bool,
 }
 
 /// One file or directory.
@@ -473,8 +476,16 @@ impl Filesystem for BugFs {
         reply.ok();
     }
 
-    fn fsyncdir(&mut self, _req: &Request<'_>, _ino: u64, _fh: u64, _datasync: bool, reply: ReplyEmpty) {
-        reply.ok();
+    fn fsyncdir(&mut self, _req: &Request<'_>, ino: u64, _fh: u64, _datasync: bool, reply: ReplyEmpty) {
+        // late_name: the directory's entries become durable only when something else makes
+        // them so (the next journal commit below).
+        if self.bugs.late_name {
+            return reply.ok();
+        }
+        match File::open(self.path(ino)).and_then(|d| d.sync_all()) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(&e)),
+        }
     }
 
     fn statfs(&mut self, _req: &Request<'_>, _ino: u64, reply: ReplyStatfs) {
@@ -543,8 +554,11 @@ fn main() {
                     "stale_truncate" => bugs.stale_truncate = true,
                     "flip_bit" => bugs.flip_bit = true,
                     "fsync_lies" => bugs.fsync_lies = true,
+                    "late_name" => bugs.late_name = true,
                     other => {
-                        eprintln!("bugfs: unknown bug '{other}': expected stale_truncate, flip_bit, fsync_lies");
+                        eprintln!(
+                            "bugfs: unknown bug '{other}': expected stale_truncate, flip_bit, fsync_lies, late_name"
+                        );
                         std::process::exit(2);
                     }
                 }
@@ -554,7 +568,7 @@ fn main() {
         }
     }
     let [backing, mnt] = paths.as_slice() else {
-        eprintln!("usage: bugfs [--bugs=stale_truncate,flip_bit,fsync_lies] BACKING MOUNTPOINT");
+        eprintln!("usage: bugfs [--bugs=stale_truncate,flip_bit,fsync_lies,late_name] BACKING MOUNTPOINT");
         std::process::exit(2);
     };
     let mut nodes = HashMap::new();

@@ -297,7 +297,14 @@ impl CrashWorkload {
             let mut after = before.clone();
             let changes = match seq::run_op(&root, &mut after, &case.op) {
                 Ok(c) => c,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL)) => {
+                // Refused: not supported (EPERM is link(2)'s and symlink(2)'s word for a
+                // filesystem without them; ENOSYS a FUSE daemon's), never a violation.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EOPNOTSUPP | libc::EINVAL | libc::EPERM | libc::ENOSYS | libc::ENOTTY)
+                    ) =>
+                {
                     let mut t = lock(tally);
                     t.unsupported += 1;
                     t.finding(unsupported(case, format!("{}: {e}", case.op.name)));
