@@ -117,8 +117,17 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
     let late = crash(&target("--bugs=late_name"), "crash:ops=seq1,only=creat.fsync_parent");
     assert!(metric(&late, "violations_posix") >= 1.0, "{late}");
     assert!(late.to_string().contains("A/bar: a file"), "{late}");
-    let honest = crash(&target(""), "crash:ops=seq1,only=creat.fsync_parent");
-    assert_eq!(metric(&honest, "violations_posix"), 0.0, "{honest}");
+    // A rename made of a durable removal and a new name: neither name survives.
+    let torn = crash(&target("--bugs=torn_rename"), "crash:ops=seq1,only=rename_file.fsync");
+    assert!(metric(&torn, "violations_posix") >= 1.0 && torn.to_string().contains("neither"), "{torn}");
+    // fsync that writes the data but not the size: the append is lost.
+    let size = crash(&target("--bugs=late_size"), "crash:ops=seq1,only=write_append.fsync");
+    assert!(metric(&size, "violations_posix") >= 1.0 && size.to_string().contains("size"), "{size}");
+    // The same cases on the honest daemon: nothing.
+    for only in ["creat.fsync_parent", "rename_file.fsync", "write_append.fsync"] {
+        let honest = crash(&target(""), &format!("crash:ops=seq1,only={only}"));
+        assert_eq!(metric(&honest, "violations_posix"), 0.0, "{only}: {honest}");
+    }
     // A command that keeps no data in {work} cannot be recorded: refused before anything.
     let scratch = TempDir::new();
     let work = format!("{}/work", scratch.0);

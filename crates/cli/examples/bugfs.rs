@@ -15,7 +15,11 @@
 //! - `flip_bit`: every READ answered flips the lowest bit of its first byte;
 //! - `fsync_lies`: fsync answers success and writes nothing (flush on close still writes);
 //! - `late_name`: fsync of a directory answers success and syncs nothing: a new name is
-//!   persisted late (with whatever syncs its backing directory next).
+//!   persisted late (with whatever syncs its backing directory next);
+//! - `torn_rename`: a file is renamed by removing the old name (made durable), then writing
+//!   the data under the new one: a crash between keeps neither;
+//! - `late_size`: fsync writes the file's data but not its size (sync_file_range, not fsync):
+//!   the size change is persisted after its data, whenever the backing filesystem commits.
 //!
 //! Why hand-written: the point is a filesystem that is wrong on purpose, and small enough to
 //! see that it is wrong only where it is told to be.
@@ -32,6 +36,8 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 const PAGE: u64 = 4096;
+/// The bugs `--bugs=` takes.
+const BUGS: &str = "stale_truncate, flip_bit, fsync_lies, late_name, torn_rename, late_size";
 const TTL: Duration = Duration::ZERO;
 
 /// The planted bugs that are switched on.
@@ -41,6 +47,8 @@ struct Bugs {
     flip_bit: bool,
     fsync_lies: bool,
     late_name: bool,
+    torn_rename: bool,
+    late_size: bool,
 }
 
 /// One file or directory.
@@ -349,7 +357,27 @@ impl Filesystem for BugFs {
     ) {
         let Some(ino) = self.child(parent, name) else { return reply.error(libc::ENOENT) };
         let (from, to) = (self.path(parent).join(name), self.path(newparent).join(newname));
-        if let Err(e) = std::fs::rename(from, to) {
+        let is_file = self.nodes.get(&ino).is_some_and(|n| !n.dir);
+        let renamed = if self.bugs.torn_rename && is_file {
+            // Remove, make that durable, then write the new name: not atomic.
+            if let Err(e) = self.writeback(ino) {
+                return reply.error(e);
+            }
+            if let Some(n) = self.nodes.get_mut(&ino) {
+                n.file = None;
+            }
+            let parent_dir = self.path(parent);
+            std::fs::read(&from).and_then(|data| {
+                let mode = std::fs::metadata(&from)?.permissions();
+                std::fs::remove_file(&from)?;
+                File::open(&parent_dir)?.sync_all()?;
+                std::fs::write(&to, &data)?;
+                std::fs::set_permissions(&to, mode)
+            })
+        } else {
+            std::fs::rename(from, to)
+        };
+        if let Err(e) = renamed {
             return reply.error(errno(&e));
         }
         if let Some(old) = self.child(newparent, newname) {
@@ -448,7 +476,21 @@ impl Filesystem for BugFs {
         if self.bugs.fsync_lies {
             return reply.ok();
         }
-        let r = self.writeback(ino).and_then(|()| self.backing_file(ino)?.sync_all().map_err(|e| errno(&e)));
+        let late_size = self.bugs.late_size;
+        let r = self.writeback(ino).and_then(|()| {
+            let file = self.backing_file(ino)?;
+            if late_size {
+                use std::os::fd::AsRawFd;
+                let flags =
+                    libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+                // SAFETY: an open descriptor; the whole file.
+                if unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) } != 0 {
+                    return Err(errno(&std::io::Error::last_os_error()));
+                }
+                return Ok(());
+            }
+            file.sync_all().map_err(|e| errno(&e))
+        });
         match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
@@ -555,10 +597,10 @@ fn main() {
                     "flip_bit" => bugs.flip_bit = true,
                     "fsync_lies" => bugs.fsync_lies = true,
                     "late_name" => bugs.late_name = true,
+                    "torn_rename" => bugs.torn_rename = true,
+                    "late_size" => bugs.late_size = true,
                     other => {
-                        eprintln!(
-                            "bugfs: unknown bug '{other}': expected stale_truncate, flip_bit, fsync_lies, late_name"
-                        );
+                        eprintln!("bugfs: unknown bug '{other}': expected {BUGS}");
                         std::process::exit(2);
                     }
                 }
@@ -568,7 +610,7 @@ fn main() {
         }
     }
     let [backing, mnt] = paths.as_slice() else {
-        eprintln!("usage: bugfs [--bugs=stale_truncate,flip_bit,fsync_lies,late_name] BACKING MOUNTPOINT");
+        eprintln!("usage: bugfs [--bugs=LIST of {BUGS}] BACKING MOUNTPOINT");
         std::process::exit(2);
     };
     let mut nodes = HashMap::new();
