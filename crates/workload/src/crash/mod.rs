@@ -256,14 +256,14 @@ impl Tally {
 
 impl CrashWorkload {
     /// The command that reproduces state `n` of `case` on this target.
-    fn reproduce(&self, target: &str, case: &Case, n: usize) -> String {
+    fn reproduce(&self, target: &str, case: &str, n: usize) -> String {
         let mut keys = vec![format!("ops={}", self.options.ops), format!("seed={}", self.options.seed)];
         for (k, v) in &self.given {
             if ["states", "max_states", "sector", "image_size", "mount_timeout"].contains(&k.as_str()) {
                 keys.push(format!("{k}={v}"));
             }
         }
-        keys.push(format!("only={}/{n}", case.name()));
+        keys.push(format!("only={case}/{n}"));
         format!(
             "fsarena run --target {} --workload {}",
             fsarena_target::shell_quote(target),
@@ -280,7 +280,6 @@ impl CrashWorkload {
         fuse: bool,
         tally: &Mutex<Tally>,
     ) -> Result<(), String> {
-        let o = &self.options;
         let root = rec.begin_case().map_err(|e| e.to_string())?;
         let ran = (|| -> Result<Option<(seq::Model, seq::Model, seq::Changes)>, String> {
             let before = seq::setup(&root).map_err(|e| format!("{}: setup: {e}", case.name()))?;
@@ -318,10 +317,6 @@ impl CrashWorkload {
         })();
         let entries = rec.end_case().map_err(|e| e.to_string())?;
         let Some((before, after, changes)) = ran? else { return Ok(()) };
-        let mut list: Vec<(usize, State)> = states(&entries, o).into_iter().enumerate().collect();
-        if let Some((_, Some(n))) = &o.only {
-            list.retain(|(i, _)| *i as u64 == *n);
-        }
         let sequence = format!(
             "setup (foo, bar, A/foo, A/C; sync), mark 0; {}; {} of {}, mark 1",
             case.op.name,
@@ -337,38 +332,58 @@ impl CrashWorkload {
                 _ => format!("/{}", case.op.subject.unwrap_or("")),
             }
         );
+        let check = |r: &Path, marks: &[u32]| match oracle::expect(case, &before, &after, &changes, marks) {
+            Some(e) => {
+                let mut v = oracle::check(r, &e);
+                v.extend(oracle::check_strict(r, &before, &after));
+                v
+            }
+            None => Vec::new(),
+        };
+        self.check_log(rec, &entries, &case.name(), &sequence, &check, target, tally)
+    }
+
+    /// Checks the crash states of one generated workload's log: each built, recovered,
+    /// checked by `check` (given the recovered root and the marks the state must honour)
+    /// and by the filesystem's checker, the last also given the sanity pass.
+    #[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+    fn check_log(
+        &self,
+        rec: &RecordedFs,
+        entries: &[Entry],
+        name: &str,
+        sequence: &str,
+        check: &(dyn Fn(&Path, &[u32]) -> Vec<oracle::Violation> + Sync),
+        target: &str,
+        tally: &Mutex<Tally>,
+    ) -> Result<(), String> {
+        let o = &self.options;
+        let mut list: Vec<(usize, State)> = states(entries, o).into_iter().enumerate().collect();
+        if let Some((_, Some(n))) = &o.only {
+            list.retain(|(i, _)| *i as u64 == *n);
+        }
         // The last state gets a second mount for the sanity pass.
         let last = list.last().map(|(n, _)| *n);
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<String>> = Mutex::new(None);
         let timeout = Duration::from_nanos(o.mount_timeout);
-        let rec: &RecordedFs = rec;
         std::thread::scope(|scope| {
             for slot in 0..rec.slots() {
-                let (list, next, failure, entries) = (&list, &next, &failure, &entries);
-                let (before, after, changes, sequence) = (&before, &after, &changes, &sequence);
+                let (list, next, failure) = (&list, &next, &failure);
                 scope.spawn(move || loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((n, state)) = list.get(i) else { break };
                     if lock(failure).is_some() {
                         break;
                     }
-                    let expect = oracle::expect(case, before, after, changes, &state.marks);
                     let checked = rec.build_state(slot, entries, &state.keep, state.torn).and_then(|image| {
-                        let outcome = rec.check_state(slot, &image, timeout, |r| match &expect {
-                            Some(e) => {
-                                let mut v = oracle::check(r, e);
-                                v.extend(oracle::check_strict(r, before, after));
-                                v
-                            }
-                            None => Vec::new(),
-                        })?;
+                        let outcome = rec.check_state(slot, &image, timeout, |r| check(r, &state.marks))?;
                         Ok((image, outcome))
                     });
                     let (image, outcome) = match checked {
                         Ok(x) => x,
                         Err(e) => {
-                            lock(failure).get_or_insert(format!("{}: state {n}: {e}", case.name()));
+                            lock(failure).get_or_insert(format!("{name}: state {n}: {e}"));
                             break;
                         }
                     };
@@ -379,7 +394,7 @@ impl CrashWorkload {
                     {
                         Some(Ok(s)) => Some(s),
                         Some(Err(e)) => {
-                            lock(failure).get_or_insert(format!("{}: state {n}: sanity pass: {e}", case.name()));
+                            lock(failure).get_or_insert(format!("{name}: state {n}: sanity pass: {e}"));
                             break;
                         }
                         None => None,
@@ -392,10 +407,10 @@ impl CrashWorkload {
                         state.keep.len(),
                         entries.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count()
                     );
-                    let repro = self.reproduce(target, case, *n);
+                    let repro = self.reproduce(target, name, *n);
                     // A failed check of this state: its class, what should hold, what was found.
                     let failed_check = |class: &str, expected: String, found: &str| Verdict {
-                        case: format!("crash.{class}.{}/{n}", case.name()),
+                        case: format!("crash.{class}.{name}/{n}"),
                         security: false,
                         outcome: Outcome::Fail,
                         expected,
@@ -452,7 +467,7 @@ impl CrashWorkload {
                     }
                     if failed {
                         if let Some(dir) = &o.keep_failed {
-                            let dest = dir.join(format!("{}-{n}.img", case.name()));
+                            let dest = dir.join(format!("{name}-{n}.img"));
                             if keep_image(&image, &dest).is_ok() {
                                 t.kept += 1;
                             }
