@@ -142,6 +142,20 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
 }
 
 #[test]
+fn sqlite_keeps_what_it_documents_as_durable_unless_flushes_are_lost() {
+    tools();
+    let r = crash("ext4:size=256m", "crash:app=sqlite");
+    assert_eq!(metric(&r, "cases"), 3.0, "{r}");
+    assert!(metric(&r, "states_checked") >= 60.0, "{r}");
+    assert_eq!(metric(&r, "violations_posix"), 0.0, "{r}");
+    assert_eq!(metric(&r, "fsck_failures"), 0.0, "{r}");
+    // No flush reaches the device: committed transactions are gone.
+    let lost = crash("ext4:size=256m,mount=barrier=0", "crash:app=sqlite,only=sqlite.wal");
+    assert!(metric(&lost, "violations_posix") >= 1.0, "{lost}");
+    assert!(lost.to_string().contains("crash.posix.sqlite.wal/"), "{lost}");
+}
+
+#[test]
 fn kinds_that_cannot_be_recorded_are_refused_before_anything_is_made() {
     let scratch = TempDir::new();
     for target in ["tmpfs:size=64m", &format!("dir:path={}", std::env::temp_dir().display())] {

@@ -15,6 +15,7 @@
 //! verdict (`crash.LEVEL.CASE/STATE`) carrying what was promised, what was found and a
 //! command that reproduces it. A violation is a finding, not a failed run.
 
+mod app;
 mod options;
 mod oracle;
 mod seq;
@@ -53,20 +54,35 @@ impl CrashWorkload {
         for (k, v) in &spec.params {
             crate::options::set("crash", OPTIONS, &mut options, k, v)?;
         }
-        if let Some((case, _)) = &options.only {
-            if !seq::cases().iter().any(|c| c.name() == *case) {
-                return Err(InputError::new(format!(
-                    "only={case}: no such generated workload in {}: names are OPERATION.PERSISTENCE, e.g. link.fsync",
-                    options.ops
-                )));
+        let w = Self { options, given: spec.params.clone() };
+        if let Some((case, _)) = &w.options.only {
+            if !w.all().iter().any(|c| c.name() == *case) {
+                return Err(InputError::new(match w.options.app {
+                    Some(app) => format!(
+                        "only={case}: no such workload of app={app}: expected {}",
+                        w.all().iter().map(Job::name).collect::<Vec<_>>().join(", ")
+                    ),
+                    None => format!(
+                        "only={case}: no such generated workload in {}: names are OPERATION.PERSISTENCE, e.g. link.fsync",
+                        w.options.ops
+                    ),
+                }));
             }
         }
-        Ok(Self { options, given: spec.params.clone() })
+        Ok(w)
     }
 
-    /// The generated workloads this run runs, in their fixed order.
-    fn cases(&self) -> Vec<Case> {
-        let all = seq::cases();
+    /// Every workload of the set or the application, in their fixed order.
+    fn all(&self) -> Vec<Job> {
+        match self.options.app {
+            Some(_) => app::ALL.into_iter().map(Job::App).collect(),
+            None => seq::cases().into_iter().map(Job::Seq).collect(),
+        }
+    }
+
+    /// The workloads this run runs, in their fixed order.
+    fn cases(&self) -> Vec<Job> {
+        let all = self.all();
         let o = &self.options;
         if let Some((only, _)) = &o.only {
             return all.into_iter().filter(|c| c.name() == *only).collect();
@@ -80,6 +96,22 @@ impl CrashWorkload {
         picked.truncate(o.sample as usize);
         picked.sort_unstable();
         picked.into_iter().map(|i| all[i]).collect()
+    }
+}
+
+/// One workload of a crash run: a generated one, or an application's.
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    Seq(Case),
+    App(app::Journal),
+}
+
+impl Job {
+    fn name(&self) -> String {
+        match self {
+            Self::Seq(c) => c.name(),
+            Self::App(j) => j.name().to_string(),
+        }
     }
 }
 
@@ -306,7 +338,7 @@ impl CrashWorkload {
                 {
                     let mut t = lock(tally);
                     t.unsupported += 1;
-                    t.finding(unsupported(case, format!("{}: {e}", case.op.name)));
+                    t.finding(unsupported(&case.name(), format!("{}: {e}", case.op.name)));
                     return Ok(None);
                 }
                 Err(e) => return Err(format!("{}: {}: {e}", case.name(), case.op.name)),
@@ -341,6 +373,35 @@ impl CrashWorkload {
             None => Vec::new(),
         };
         self.check_log(rec, &entries, &case.name(), &sequence, &check, target, tally)
+    }
+
+    /// An application's workload (`app=sqlite`): its transactions, a mark after each commit,
+    /// then its crash states checked by [`app::check`].
+    fn run_app(
+        &self,
+        rec: &mut RecordedFs,
+        j: app::Journal,
+        target: &str,
+        fuse: bool,
+        tally: &Mutex<Tally>,
+    ) -> Result<(), String> {
+        let root = rec.begin_case().map_err(|e| e.to_string())?;
+        let ran = (|| -> Result<(), String> {
+            let conn = app::setup(&root, j).map_err(|e| format!("{}: setup: {e}", j.name()))?;
+            if fuse {
+                // The table's commit was fsynced by SQLite; below a daemon, made durable too.
+                rec.sync_lower().map_err(|e| format!("{}: setup: {e}", j.name()))?;
+            }
+            rec.mark(0).map_err(|e| e.to_string())?;
+            for k in 1..=app::TXNS {
+                app::commit(&conn, k).map_err(|e| format!("{}: transaction {k}: {e}", j.name()))?;
+                rec.mark(k).map_err(|e| e.to_string())?;
+            }
+            conn.close().map_err(|(_, e)| format!("{}: close: {e}", j.name()))
+        })();
+        let entries = rec.end_case().map_err(|e| e.to_string())?;
+        ran?;
+        self.check_log(rec, &entries, j.name(), &j.sequence(), &|r, marks| app::check(r, j, marks), target, tally)
     }
 
     /// Checks the crash states of one generated workload's log: each built, recovered,
@@ -485,9 +546,9 @@ impl CrashWorkload {
 }
 
 /// A generated workload not run, and why.
-fn unsupported(case: &Case, why: String) -> Verdict {
+fn unsupported(case: &str, why: String) -> Verdict {
     Verdict {
-        case: format!("crash.unsupported.{}", case.name()),
+        case: format!("crash.unsupported.{case}"),
         security: false,
         outcome: Outcome::Unsupported,
         expected: String::new(),
@@ -578,11 +639,17 @@ impl Workload for CrashWorkload {
     fn describe(&self) -> Vec<String> {
         let o = &self.options;
         let cases = self.cases();
+        let set = match o.app {
+            Some(app) => format!(
+                "{} workloads of app={app} ({}; {} transactions each)",
+                cases.len(),
+                cases.iter().map(Job::name).collect::<Vec<_>>().join(", "),
+                app::TXNS
+            ),
+            None => format!("{} generated workloads of {} ({} in the set)", cases.len(), o.ops, seq::cases().len()),
+        };
         vec![format!(
-            "crash: {} generated workloads of {} ({} in the set){}, states={}, at most {} crash states each ({} in all; how many each gives is known once its writes are logged), recorded below the filesystem by fsarena's FUSE recorder",
-            cases.len(),
-            o.ops,
-            seq::cases().len(),
+            "crash: {set}{}, states={}, at most {} crash states each ({} in all; how many each gives is known once its writes are logged), recorded below the filesystem by fsarena's FUSE recorder",
             if o.sample > 0 { format!(", sample={} with seed={}", o.sample, o.seed) } else { String::new() },
             match o.states {
                 States::Prefix => "prefix",
@@ -692,18 +759,22 @@ impl Workload for CrashWorkload {
                 break;
             }
             (env.progress)(&format!("crash: {} ({}/{})", case.name(), i + 1, cases.len()));
-            if fuse && case.persist == seq::Persist::Sync {
-                // sync() and syncfs() never reach a FUSE daemon: nothing is promised, nothing
-                // to check.
-                let mut t = lock(&tally);
-                t.unsupported += 1;
-                t.finding(unsupported(
-                    case,
-                    "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon".into(),
-                ));
-                continue;
-            }
-            if let Err(e) = self.run_case(&mut rec, case, &spec, fuse, &tally) {
+            let ran = match case {
+                Job::Seq(case) if fuse && case.persist == seq::Persist::Sync => {
+                    // sync() and syncfs() never reach a FUSE daemon: nothing is promised,
+                    // nothing to check.
+                    let mut t = lock(&tally);
+                    t.unsupported += 1;
+                    t.finding(unsupported(
+                        &case.name(),
+                        "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon".into(),
+                    ));
+                    continue;
+                }
+                Job::Seq(case) => self.run_case(&mut rec, case, &spec, fuse, &tally),
+                Job::App(j) => self.run_app(&mut rec, *j, &spec, fuse, &tally),
+            };
+            if let Err(e) = ran {
                 error = Some(e);
                 break;
             }
@@ -807,10 +878,20 @@ mod tests {
         let a = CrashWorkload::from_spec(&spec("crash:sample=10,seed=3")).unwrap().cases();
         let b = CrashWorkload::from_spec(&spec("crash:sample=10,seed=3")).unwrap().cases();
         assert_eq!(a.len(), 10);
-        assert_eq!(a.iter().map(Case::name).collect::<Vec<_>>(), b.iter().map(Case::name).collect::<Vec<_>>());
+        assert_eq!(a.iter().map(Job::name).collect::<Vec<_>>(), b.iter().map(Job::name).collect::<Vec<_>>());
         let one = CrashWorkload::from_spec(&spec("crash:only=link.fsync/2")).unwrap().cases();
         assert_eq!(one.len(), 1);
         assert!(CrashWorkload::from_spec(&spec("crash:only=nope.fsync")).is_err());
+        // An application's workloads, by name.
+        let app = CrashWorkload::from_spec(&spec("crash:app=sqlite")).unwrap().cases();
+        assert_eq!(
+            app.iter().map(Job::name).collect::<Vec<_>>(),
+            ["sqlite.rollback", "sqlite.rollback_extra", "sqlite.wal"]
+        );
+        let wal = CrashWorkload::from_spec(&spec("crash:app=sqlite,only=sqlite.wal")).unwrap().cases();
+        assert_eq!(wal.len(), 1);
+        let e = CrashWorkload::from_spec(&spec("crash:app=sqlite,only=link.fsync")).unwrap_err().to_string();
+        assert!(e.contains("sqlite.rollback, sqlite.rollback_extra, sqlite.wal"), "{e}");
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub enum States {
 pub struct CrashOptions {
     /// The generated set: `seq1` (one operation and one persistence call).
     pub ops: &'static str,
+    /// An application's workloads instead of generated ones: `sqlite`.
+    pub app: Option<&'static str>,
     /// Run this many of the generated workloads, chosen with `seed` (0: all).
     pub sample: u64,
     /// The seed of the sample and of the state choice.
@@ -56,6 +58,7 @@ impl Default for CrashOptions {
     fn default() -> Self {
         Self {
             ops: "seq1",
+            app: None,
             sample: 0,
             seed: 1,
             states: States::Epoch,
@@ -121,6 +124,16 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
         |o, v| o.ops = match v {
             "seq1" => "seq1",
             _ => return Err(format!("'{v}' is not a generated set: expected seq1")),
+        }
+    ),
+    cr!(
+        "app",
+        Choice(&["sqlite"]),
+        Unset,
+        "an application's promises instead of generated workloads: sqlite = SQLite in rollback mode with synchronous=FULL and EXTRA and in WAL mode with FULL, 8 transactions each; every state must pass integrity_check and keep every commit SQLite documents as durable",
+        |o, v| o.app = match v {
+            "sqlite" => Some("sqlite"),
+            _ => return Err(format!("'{v}' is not an application: expected sqlite")),
         }
     ),
     cr!("sample", Count, Is("0"), "run this many of the generated workloads, chosen with seed= (0: all)", |o, v| o
