@@ -142,7 +142,7 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
 }
 
 #[test]
-fn sqlite_keeps_what_it_documents_as_durable_unless_flushes_are_lost() {
+fn sqlite_and_the_kv_store_keep_what_they_promise_unless_flushes_are_lost() {
     tools();
     let r = crash("ext4:size=256m", "crash:app=sqlite");
     assert_eq!(metric(&r, "cases"), 3.0, "{r}");
@@ -153,6 +153,11 @@ fn sqlite_keeps_what_it_documents_as_durable_unless_flushes_are_lost() {
     let lost = crash("ext4:size=256m,mount=barrier=0", "crash:app=sqlite,only=sqlite.wal");
     assert!(metric(&lost, "violations_posix") >= 1.0, "{lost}");
     assert!(lost.to_string().contains("crash.posix.sqlite.wal/"), "{lost}");
+    // The kv store with sync=true: every acknowledged put survives, unless flushes are lost.
+    let kv = crash("ext4:size=256m", "crash:app=kv");
+    assert!(metric(&kv, "states_checked") >= 16.0 && metric(&kv, "violations_posix") == 0.0, "{kv}");
+    let kv = crash("ext4:size=256m,mount=barrier=0", "crash:app=kv");
+    assert!(metric(&kv, "violations_posix") >= 1.0 && kv.to_string().contains("no key 1"), "{kv}");
 }
 
 #[test]

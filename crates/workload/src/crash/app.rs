@@ -10,6 +10,10 @@
 //! - rollback, `synchronous=FULL`: the journal's unlink is not synced, so a power cut may roll
 //!   the last commit back; it is durable once the next one has synced the directory (rows
 //!   1..=k-1 at mark k, the table from mark 1).
+//!
+//! `crash:app=kv`: the `kv` workload's store (fjall) with `sync=true`: [`TXNS`] puts, a mark
+//! after each returns; once mark k is promised, keys 1..=k are there with their values' sizes
+//! and the store opens.
 
 use super::oracle::Violation;
 use rusqlite::Connection;
@@ -37,6 +41,62 @@ pub(crate) enum Journal {
 
 /// All three, in their fixed order.
 pub(crate) const ALL: [Journal; 3] = [Journal::Rollback, Journal::RollbackExtra, Journal::Wal];
+
+/// The `kv` store's workload's name.
+pub(crate) const KV: &str = "kv.sync";
+
+/// The store's directory.
+const KV_DIR: &str = "kv";
+
+/// Key `k`.
+fn key(k: u32) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..4].copy_from_slice(b"key.");
+    out[4..8].copy_from_slice(&k.to_be_bytes());
+    out
+}
+
+/// The store as the `kv` workload opens it, with `sync=true`.
+fn kv_options() -> crate::kv::options::KvOptions {
+    crate::kv::options::KvOptions { sync: true, ..Default::default() }
+}
+
+/// Opens the store in `root` and puts keys 1..=[`TXNS`], calling `mark(k)` after put k.
+pub(crate) fn kv_run(root: &Path, mark: &mut dyn FnMut(u32) -> Result<(), String>) -> Result<(), String> {
+    use crate::kv::engine;
+    let dir = root.join(KV_DIR);
+    let store = engine::open(crate::kv::options::EngineKind::Fjall, &dir, &kv_options())?;
+    mark(0)?;
+    for k in 1..=TXNS {
+        store.put(&key(k), &row(k))?;
+        mark(k)?;
+    }
+    Ok(())
+}
+
+/// Checks a recovered store against the marks the state must honour.
+pub(crate) fn kv_check(root: &Path, marks: &[u32]) -> Vec<Violation> {
+    let want = marks.iter().copied().max().unwrap_or(0);
+    if want == 0 {
+        // Nothing acknowledged yet.
+        return Vec::new();
+    }
+    let posix = |promised: String, found: String| vec![Violation { level: "posix", promised, found }];
+    let store = match crate::kv::engine::open(crate::kv::options::EngineKind::Fjall, &root.join(KV_DIR), &kv_options())
+    {
+        Ok(s) => s,
+        Err(e) => return posix(format!("the store opens (put {want} was acknowledged)"), e),
+    };
+    for k in 1..=want {
+        match store.get(&key(k)) {
+            Ok(Some(n)) if n == ROW => {}
+            Ok(Some(n)) => return posix(format!("key {k}: {ROW} bytes"), format!("{n} bytes")),
+            Ok(None) => return posix(format!("key {k} (acknowledged before mark {want})"), format!("no key {k}")),
+            Err(e) => return posix(format!("key {k} reads"), e),
+        }
+    }
+    Vec::new()
+}
 
 impl Journal {
     /// The generated workload's name (`only=` takes it).

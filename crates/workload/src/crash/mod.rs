@@ -75,6 +75,7 @@ impl CrashWorkload {
     /// Every workload of the set or the application, in their fixed order.
     fn all(&self) -> Vec<Job> {
         match self.options.app {
+            Some("kv") => vec![Job::Kv],
             Some(_) => app::ALL.into_iter().map(Job::App).collect(),
             None => seq::cases().into_iter().map(Job::Seq).collect(),
         }
@@ -104,6 +105,7 @@ impl CrashWorkload {
 enum Job {
     Seq(Case),
     App(app::Journal),
+    Kv,
 }
 
 impl Job {
@@ -111,6 +113,7 @@ impl Job {
         match self {
             Self::Seq(c) => c.name(),
             Self::App(j) => j.name().to_string(),
+            Self::Kv => app::KV.to_string(),
         }
     }
 }
@@ -402,6 +405,17 @@ impl CrashWorkload {
         let entries = rec.end_case().map_err(|e| e.to_string())?;
         ran?;
         self.check_log(rec, &entries, j.name(), &j.sequence(), &|r, marks| app::check(r, j, marks), target, tally)
+    }
+
+    /// `app=kv`: the kv store's acknowledged puts, a mark after each.
+    fn run_kv(&self, rec: &mut RecordedFs, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
+        let root = rec.begin_case().map_err(|e| e.to_string())?;
+        let ran = app::kv_run(&root, &mut |k| rec.mark(k).map_err(|e| e.to_string()));
+        let entries = rec.end_case().map_err(|e| e.to_string())?;
+        ran.map_err(|e| format!("{}: {e}", app::KV))?;
+        let sequence =
+            format!("the kv store (fjall) with sync=true opened, mark 0; {} puts, mark k after put k", app::TXNS);
+        self.check_log(rec, &entries, app::KV, &sequence, &app::kv_check, target, tally)
     }
 
     /// Checks the crash states of one generated workload's log: each built, recovered,
@@ -773,6 +787,7 @@ impl Workload for CrashWorkload {
                 }
                 Job::Seq(case) => self.run_case(&mut rec, case, &spec, fuse, &tally),
                 Job::App(j) => self.run_app(&mut rec, *j, &spec, fuse, &tally),
+                Job::Kv => self.run_kv(&mut rec, &spec, &tally),
             };
             if let Err(e) = ran {
                 error = Some(e);

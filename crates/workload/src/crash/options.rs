@@ -128,12 +128,13 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     ),
     cr!(
         "app",
-        Choice(&["sqlite"]),
+        Choice(&["sqlite", "kv"]),
         Unset,
-        "an application's promises instead of generated workloads: sqlite = SQLite in rollback mode with synchronous=FULL and EXTRA and in WAL mode with FULL, 8 transactions each; every state must pass integrity_check and keep every commit SQLite documents as durable",
+        "an application's promises instead of generated workloads: sqlite = SQLite in rollback mode with synchronous=FULL and EXTRA and in WAL mode with FULL, 8 transactions each; every state must pass integrity_check and keep every commit SQLite documents as durable; kv = the kv workload's store with sync=true, 8 puts; every acknowledged put survives and the store opens",
         |o, v| o.app = match v {
             "sqlite" => Some("sqlite"),
-            _ => return Err(format!("'{v}' is not an application: expected sqlite")),
+            "kv" => Some("kv"),
+            _ => return Err(format!("'{v}' is not an application: expected sqlite or kv")),
         }
     ),
     cr!("sample", Count, Is("0"), "run this many of the generated workloads, chosen with seed= (0: all)", |o, v| o
