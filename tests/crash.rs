@@ -69,6 +69,17 @@ fn btrfs_keeps_every_posix_promise() {
 }
 
 #[test]
+fn pairs_of_operations_keep_their_promises_on_ext4_and_lose_them_without_barriers() {
+    tools();
+    let r = crash("ext4:size=256m", "crash:ops=seq2,sample=24,seed=7");
+    assert_eq!(metric(&r, "cases"), 24.0, "{r}");
+    assert!(metric(&r, "states_checked") >= 100.0, "{r}");
+    assert_eq!(metric(&r, "violations_posix"), 0.0, "{}", r["measurements"]);
+    let lost = crash("ext4:size=256m,mount=barrier=0", "crash:ops=seq2,sample=6,seed=7");
+    assert!(metric(&lost, "violations_posix") >= 1.0 && lost.to_string().contains('+'), "{lost}");
+}
+
+#[test]
 fn ext4_without_barriers_loses_what_fsync_promised() {
     tools();
     let kept = TempDir::new();

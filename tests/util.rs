@@ -213,7 +213,16 @@ pub fn wait_for_mount_under(dir: &Path) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while std::time::Instant::now() < deadline {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        if mountinfo.lines().any(|l| l.split(' ').nth(4).is_some_and(|mp| mp.starts_with(&dir.display().to_string()))) {
+        let mounted =
+            mountinfo.lines().any(|l| l.split(' ').nth(4).is_some_and(|mp| mp.starts_with(&dir.display().to_string())));
+        // And recorded: a mount is written to the state file once mount(8) has made it, so a
+        // kill between the two leaves it unrecorded (a window every kind has, not the
+        // subject of the tests that wait here).
+        let recorded = std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with("state-")
+                && std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("\"mount\""))
+        });
+        if mounted && recorded {
             return true;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));

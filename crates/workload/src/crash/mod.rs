@@ -77,6 +77,10 @@ impl CrashWorkload {
         match self.options.app {
             Some("kv") => vec![Job::Kv],
             Some(_) => app::ALL.into_iter().map(Job::App).collect(),
+            None if self.options.ops == "seq2" => {
+                let one = seq::cases();
+                one.iter().flat_map(|a| one.iter().map(move |b| Job::Seq2(*a, *b))).collect()
+            }
             None => seq::cases().into_iter().map(Job::Seq).collect(),
         }
     }
@@ -100,10 +104,16 @@ impl CrashWorkload {
     }
 }
 
+/// What a sequence of operations ran through: the models (set-up, then after each step) and
+/// each step's changes.
+type Chain = (Vec<seq::Model>, Vec<seq::Changes>);
+
 /// One workload of a crash run: a generated one, or an application's.
 #[derive(Debug, Clone, Copy)]
 enum Job {
     Seq(Case),
+    /// seq2: two operations, each with its persistence call.
+    Seq2(Case, Case),
     App(app::Journal),
     Kv,
 }
@@ -112,6 +122,7 @@ impl Job {
     fn name(&self) -> String {
         match self {
             Self::Seq(c) => c.name(),
+            Self::Seq2(a, b) => format!("{}+{}", a.name(), b.name()),
             Self::App(j) => j.name().to_string(),
             Self::Kv => app::KV.to_string(),
         }
@@ -310,72 +321,92 @@ impl CrashWorkload {
     fn run_case(
         &self,
         rec: &mut RecordedFs,
-        case: &Case,
+        steps: &[Case],
         target: &str,
         fuse: bool,
         tally: &Mutex<Tally>,
     ) -> Result<(), String> {
+        let name = steps.iter().map(Case::name).collect::<Vec<_>>().join("+");
         let root = rec.begin_case().map_err(|e| e.to_string())?;
-        let ran = (|| -> Result<Option<(seq::Model, seq::Model, seq::Changes)>, String> {
-            let before = seq::setup(&root).map_err(|e| format!("{}: setup: {e}", case.name()))?;
+        let ran = (|| -> Result<Option<Chain>, String> {
+            let setup = seq::setup(&root).map_err(|e| format!("{name}: setup: {e}"))?;
             seq::sync_all();
             if fuse {
                 // sync() does not reach a FUSE daemon: the set-up is made durable by an fsync
                 // of each of its files and directories.
-                seq::fsync_tree(&root).map_err(|e| format!("{}: setup: fsync: {e}", case.name()))?;
+                seq::fsync_tree(&root).map_err(|e| format!("{name}: setup: fsync: {e}"))?;
                 // Below a `fuse:` daemon, the set-up is made durable whatever the daemon's
                 // fsync does: the operation's persistence call is what is tested.
-                rec.sync_lower().map_err(|e| format!("{}: setup: {e}", case.name()))?;
+                rec.sync_lower().map_err(|e| format!("{name}: setup: {e}"))?;
             }
             rec.mark(0).map_err(|e| e.to_string())?;
-            let mut after = before.clone();
-            let changes = match seq::run_op(&root, &mut after, &case.op) {
-                Ok(c) => c,
-                // Refused: not supported (EPERM is link(2)'s and symlink(2)'s word for a
-                // filesystem without them; ENOSYS a FUSE daemon's), never a violation.
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EOPNOTSUPP | libc::EINVAL | libc::EPERM | libc::ENOSYS | libc::ENOTTY)
-                    ) =>
-                {
-                    let mut t = lock(tally);
-                    t.unsupported += 1;
-                    t.finding(unsupported(&case.name(), format!("{}: {e}", case.op.name)));
-                    return Ok(None);
-                }
-                Err(e) => return Err(format!("{}: {}: {e}", case.name(), case.op.name)),
-            };
-            seq::persist(&root, case).map_err(|e| format!("{}: persistence call: {e}", case.name()))?;
-            rec.mark(1).map_err(|e| e.to_string())?;
-            Ok(Some((before, after, changes)))
+            let (mut models, mut changes) = (vec![setup], Vec::new());
+            for (i, case) in steps.iter().enumerate() {
+                let mut after = models[i].clone();
+                let ch = match seq::run_op(&root, &mut after, &case.op) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let code = e.raw_os_error().unwrap_or(0);
+                        // Refused: not supported (EPERM is link(2)'s and symlink(2)'s word for
+                        // a filesystem without them; ENOSYS a FUSE daemon's), never a
+                        // violation; or, in a sequence, not applicable after the step before
+                        // (its name gone or taken).
+                        let refused =
+                            matches!(code, libc::EOPNOTSUPP | libc::EINVAL | libc::EPERM | libc::ENOSYS | libc::ENOTTY);
+                        let moot = i > 0
+                            && matches!(
+                                code,
+                                libc::ENOENT
+                                    | libc::EEXIST
+                                    | libc::ENOTEMPTY
+                                    | libc::ENOTDIR
+                                    | libc::EISDIR
+                                    | libc::ENODATA
+                            );
+                        if !(refused || moot) {
+                            return Err(format!("{name}: {}: {e}", case.op.name));
+                        }
+                        let mut t = lock(tally);
+                        t.unsupported += 1;
+                        let why = if moot { "does not apply after the step before" } else { "refused" };
+                        t.finding(unsupported(&name, format!("{}: {e} ({why})", case.op.name)));
+                        return Ok(None);
+                    }
+                };
+                seq::persist(&root, case).map_err(|e| format!("{name}: persistence call {}: {e}", i + 1))?;
+                rec.mark(i as u32 + 1).map_err(|e| e.to_string())?;
+                models.push(after);
+                changes.push(ch);
+            }
+            Ok(Some((models, changes)))
         })();
         let entries = rec.end_case().map_err(|e| e.to_string())?;
-        let Some((before, after, changes)) = ran? else { return Ok(()) };
-        let sequence = format!(
-            "setup (foo, bar, A/foo, A/C; sync), mark 0; {}; {} of {}, mark 1",
-            case.op.name,
-            match case.persist {
-                seq::Persist::Fsync => "fsync",
-                seq::Persist::Fdatasync => "fdatasync",
-                seq::Persist::FsyncParent => "fsync",
-                seq::Persist::Sync => "sync",
-            },
-            match case.persist {
-                seq::Persist::Sync => "everything".to_string(),
-                seq::Persist::FsyncParent => format!("/{}", case.op.parent),
-                _ => format!("/{}", case.op.subject.unwrap_or("")),
-            }
-        );
-        let check = |r: &Path, marks: &[u32]| match oracle::expect(case, &before, &after, &changes, marks) {
+        let Some((models, changes)) = ran? else { return Ok(()) };
+        let mut sequence = "setup (foo, bar, A/foo, A/C; sync), mark 0".to_string();
+        for (i, case) in steps.iter().enumerate() {
+            let what = match case.persist {
+                seq::Persist::Sync => "sync of everything".to_string(),
+                seq::Persist::FsyncParent => format!("fsync of /{}", case.op.parent),
+                p => format!(
+                    "{} of /{}",
+                    if p == seq::Persist::Fdatasync { "fdatasync" } else { "fsync" },
+                    case.op.subject.unwrap_or("")
+                ),
+            };
+            sequence.push_str(&format!("; {}; {what}, mark {}", case.op.name, i + 1));
+        }
+        let chain: Vec<(Case, &seq::Model, &seq::Model, &seq::Changes)> =
+            steps.iter().enumerate().map(|(i, c)| (*c, &models[i], &models[i + 1], &changes[i])).collect();
+        let all: Vec<&seq::Model> = models.iter().collect();
+        let check = |r: &Path, marks: &[u32]| match oracle::expect_chain(&chain, marks) {
             Some(e) => {
                 let mut v = oracle::check(r, &e);
-                v.extend(oracle::check_strict(r, &before, &after));
+                v.extend(oracle::check_strict_chain(r, &all));
                 v
             }
             None => Vec::new(),
         };
-        self.check_log(rec, &entries, &case.name(), &sequence, &check, target, tally)
+        self.check_log(rec, &entries, &name, &sequence, &check, target, tally)
     }
 
     /// An application's workload (`app=sqlite`): its transactions, a mark after each commit,
@@ -660,7 +691,7 @@ impl Workload for CrashWorkload {
                 cases.iter().map(Job::name).collect::<Vec<_>>().join(", "),
                 app::TXNS
             ),
-            None => format!("{} generated workloads of {} ({} in the set)", cases.len(), o.ops, seq::cases().len()),
+            None => format!("{} generated workloads of {} ({} in the set)", cases.len(), o.ops, self.all().len()),
         };
         vec![format!(
             "crash: {set}{}, states={}, at most {} crash states each ({} in all; how many each gives is known once its writes are logged), recorded below the filesystem by fsarena's FUSE recorder",
@@ -763,7 +794,7 @@ impl Workload for CrashWorkload {
         let mut error = None;
         let mut stopped = false;
         let cases = self.cases();
-        for (i, case) in cases.iter().enumerate() {
+        for (i, job) in cases.iter().enumerate() {
             if env.stop.load(Ordering::Relaxed) {
                 stopped = true;
                 break;
@@ -772,20 +803,23 @@ impl Workload for CrashWorkload {
                 (env.progress)(&format!("crash: budget reached after {i} of {} generated workloads", cases.len()));
                 break;
             }
-            (env.progress)(&format!("crash: {} ({}/{})", case.name(), i + 1, cases.len()));
-            let ran = match case {
-                Job::Seq(case) if fuse && case.persist == seq::Persist::Sync => {
+            (env.progress)(&format!("crash: {} ({}/{})", job.name(), i + 1, cases.len()));
+            let ran = match job {
+                Job::Seq(case) | Job::Seq2(case, _) | Job::Seq2(_, case)
+                    if fuse && case.persist == seq::Persist::Sync =>
+                {
                     // sync() and syncfs() never reach a FUSE daemon: nothing is promised,
                     // nothing to check.
                     let mut t = lock(&tally);
                     t.unsupported += 1;
                     t.finding(unsupported(
-                        &case.name(),
+                        &job.name(),
                         "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon".into(),
                     ));
                     continue;
                 }
-                Job::Seq(case) => self.run_case(&mut rec, case, &spec, fuse, &tally),
+                Job::Seq(case) => self.run_case(&mut rec, &[*case], &spec, fuse, &tally),
+                Job::Seq2(a, b) => self.run_case(&mut rec, &[*a, *b], &spec, fuse, &tally),
                 Job::App(j) => self.run_app(&mut rec, *j, &spec, fuse, &tally),
                 Job::Kv => self.run_kv(&mut rec, &spec, &tally),
             };
@@ -868,6 +902,37 @@ mod tests {
         assert_eq!(torn, vec![(3, 1024), (3, 2048), (3, 3072)], "{torn:?}");
         let o = CrashOptions { max_states: 2, ..Default::default() };
         assert_eq!(states(&log, &o).len(), 2);
+    }
+
+    #[test]
+    fn a_chain_promises_only_what_each_persistence_call_covered() {
+        let dir = std::env::temp_dir().join(format!("fsarena-crash-chain-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let setup = seq::setup(&dir).unwrap();
+        let old_foo = std::fs::read(dir.join("foo")).unwrap();
+        let find = |n: &str| seq::cases().into_iter().find(|c| c.name() == n).unwrap();
+        // Step 1 appends to foo and fsyncs its parent (the entries, not foo's data); step 2
+        // creates A/bar and fsyncs it.
+        let (a, b) = (find("write_append.fsync_parent"), find("creat.fsync"));
+        let mut m1 = setup.clone();
+        let c1 = seq::run_op(&dir, &mut m1, &a.op).unwrap();
+        let mut m2 = m1.clone();
+        let c2 = seq::run_op(&dir, &mut m2, &b.op).unwrap();
+        let chain = [(a, &setup, &m1, &c1), (b, &m1, &m2, &c2)];
+        let all = oracle::expect_chain(&chain, &[0, 1, 2]).unwrap();
+        assert_eq!(oracle::check(&dir, &all), Vec::new());
+        // foo back at its set-up contents: still no broken promise (the append was never
+        // promised), and A/bar is.
+        std::fs::write(dir.join("foo"), &old_foo).unwrap();
+        assert_eq!(oracle::check(&dir, &all), Vec::new());
+        std::fs::remove_file(dir.join("A/bar")).unwrap();
+        let v = oracle::check(&dir, &all);
+        assert!(v.iter().any(|v| v.found.contains("no A/bar")), "{v:?}");
+        // Before mark 2, A/bar is not promised.
+        let one = oracle::expect_chain(&chain, &[0, 1]).unwrap();
+        assert_eq!(oracle::check(&dir, &one), Vec::new());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -118,12 +118,13 @@ macro_rules! cr {
 pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     cr!(
         "ops",
-        Choice(&["seq1"]),
+        Choice(&["seq1", "seq2"]),
         Is("seq1"),
-        "generated workloads: seq1 = each operation once (creat, mkdir, writes, O_DIRECT, mmap, fallocate, truncate, link, symlink, rename, unlink, rmdir, xattrs), followed by fsync, fdatasync or sync of the file or its parent",
+        "generated workloads: seq1 = each operation once (creat, mkdir, writes, O_DIRECT, mmap, fallocate, truncate, link, symlink, rename, unlink, rmdir, xattrs), followed by fsync, fdatasync or sync of the file or its parent (80); seq2 = every pair of those, each with its persistence call (6400: use sample=)",
         |o, v| o.ops = match v {
             "seq1" => "seq1",
-            _ => return Err(format!("'{v}' is not a generated set: expected seq1")),
+            "seq2" => "seq2",
+            _ => return Err(format!("'{v}' is not a generated set: expected seq1 or seq2")),
         }
     ),
     cr!(
@@ -201,7 +202,7 @@ mod tests {
     #[test]
     fn bad_values_are_named() {
         for (k, v, want) in [
-            ("ops", "seq9", "expected seq1"),
+            ("ops", "seq9", "expected seq1 or seq2"),
             ("states", "all", "expected prefix, epoch, subset or torn"),
             ("only", "a/b", "not a state number"),
             ("only", "a;b", "not a generated workload"),

@@ -98,6 +98,29 @@ impl Expect {
         e
     }
 
+    /// What `ch` changed (an operation run on `before`) made unknown: its entries in flux,
+    /// the files under them and the changed files' data and metadata no longer expected.
+    fn flux_changes(&mut self, ch: &Changes, before: &Model) {
+        for key in &ch.entries {
+            self.entries.remove(key);
+            self.flux.insert(key.clone());
+        }
+        let flux = self.flux.clone();
+        self.files.retain(|p, _| stable(p, &flux));
+        let changed = |p: &str| before.names.get(p).is_some_and(|i| ch.data.contains(i) || ch.meta.contains(i));
+        for (path, &ino) in &before.names {
+            if let Some(fe) = self.files.get_mut(path) {
+                if ch.data.contains(&ino) {
+                    fe.data = None;
+                }
+                if ch.meta.contains(&ino) {
+                    fe.meta = None;
+                }
+            }
+        }
+        self.linux.retain(|(p, _)| stable(p, &flux) && !changed(p));
+    }
+
     /// Directory `dir`'s entries as in `m`, names gone from it since `before` absent.
     fn promise_dir(&mut self, dir: &str, m: &Model, before: &Model) {
         for (name, ino) in m.listing(dir) {
@@ -125,23 +148,43 @@ fn join(dir: &str, name: &str) -> String {
 }
 
 /// What a state must hold when the marks `marks` (0: the setup's sync, 1: the operation's
-/// persistence call) must have been kept. `before` is the model at mark 0, `after` at mark 1.
+/// persistence call) must have been kept, for one operation: the chain of one.
+#[cfg(test)]
 pub(crate) fn expect(case: &Case, before: &Model, after: &Model, ch: &Changes, marks: &[u32]) -> Option<Expect> {
+    expect_chain(&[(*case, before, after, ch)], marks)
+}
+
+/// What a chain of operations (seq2: `steps` = each case with its models before and after
+/// and its changes) promises at a state that must keep `marks` (0: the setup, k: step k's
+/// persistence call). Cumulative: the setup's snapshot, then for each promised step its
+/// changes made unknown and its persistence call's promise applied; the changes of the steps
+/// not yet promised stay unknown (old, new or anything between).
+pub(crate) fn expect_chain(steps: &[(Case, &Model, &Model, &Changes)], marks: &[u32]) -> Option<Expect> {
     if !marks.contains(&0) {
-        // Nothing was promised yet.
         return None;
     }
-    if !marks.contains(&1) {
-        let mut e = Expect::snapshot(before, ch);
-        if let Some((from, to)) = case.op.rename {
+    let promised = marks.iter().copied().max().unwrap_or(0) as usize;
+    let (_, setup, _, _) = steps.first()?;
+    let mut e = Expect::snapshot(setup, &Changes::default());
+    for (i, (case, before, after, ch)) in steps.iter().enumerate() {
+        let durable_from = case.op.rename.filter(|(from, _)| e.entries.get(&split(from)).is_some_and(Option::is_some));
+        e.flux_changes(ch, before);
+        if i < promised {
+            e = promise(e, case, before, after, ch);
+        } else if let Some((from, to)) = durable_from {
+            // A rename of a durable name, not yet promised: the old or the new name.
             e.either.push((from.to_string(), to.to_string()));
         }
-        return Some(e);
     }
+    Some(e)
+}
+
+/// `e` (what was durable before the operation, its changes unknown) with the promise of
+/// `case`'s persistence call applied.
+fn promise(mut e: Expect, case: &Case, before: &Model, after: &Model, ch: &Changes) -> Expect {
     if case.persist == Persist::Sync {
-        return Some(Expect::snapshot(after, &Changes::default()));
+        return Expect::snapshot(after, &Changes::default());
     }
-    let mut e = Expect::snapshot(before, ch);
     let covered = case.persist == Persist::Fsync && case.op.rename.is_some();
     match (case.persist, case.op.subject) {
         (Persist::FsyncParent, _) => e.promise_dir(case.op.parent, after, before),
@@ -179,7 +222,7 @@ pub(crate) fn expect(case: &Case, before: &Model, after: &Model, ch: &Changes, m
             e.either.push((from.to_string(), to.to_string()));
         }
     }
-    Some(e)
+    e
 }
 
 fn describe(kind: Kind, target: &str) -> String {
@@ -350,9 +393,16 @@ fn model_namespace(m: &Model) -> BTreeSet<(String, &'static str)> {
 /// The **strict** level: the recovered namespace is the one after some prefix of the
 /// operations — the setup's, one by one, or the operation's — never a mix. Whether
 /// filesystems owe this is disputed: a miss is a finding, not a bug.
+#[cfg(test)]
 pub(crate) fn check_strict(root: &Path, before: &Model, after: &Model) -> Option<Violation> {
+    check_strict_chain(root, &[before, after])
+}
+
+/// The strict level for a chain: `models` are the setup's, then after each operation.
+pub(crate) fn check_strict_chain(root: &Path, models: &[&Model]) -> Option<Violation> {
+    let (before, after) = (*models.first()?, *models.last()?);
     let found = namespace(root);
-    if found == model_namespace(before) || found == model_namespace(after) {
+    if models.iter().any(|m| found == model_namespace(m)) {
         return None;
     }
     // The setup's own operations are a prefix too: its names were made in inode order.
