@@ -148,6 +148,28 @@ fn each_server_runs_on_tmpfs_and_ext4_with_its_data_in_the_target_and_leaves_not
 }
 
 #[test]
+fn http_spreads_its_load_over_files_with_one_ab_each() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for tool in ["nginx", "ab"] {
+        require(tool);
+    }
+    let work = Scratch::under("/tmp", "servers-files");
+    let workdir = work.path.join("w").to_string_lossy().into_owned();
+    let load = ["--workload", "http:files=4,requests=2000,concurrency=4"];
+    let args = [&["run", "--no-store", "--output-format", "json", "--workdir", &workdir][..], &load[..]].concat();
+    let out = run(&[&args[..], &["--target", "tmpfs:size=64m"][..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("4 × ab -n 500 -c 1"), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &report["run"]["results"][0];
+    // Every request of the four abs, counted once.
+    assert_eq!(r["counters"]["requests"][0].as_u64(), Some(2000), "{r}");
+    assert!(metric(&report, "requests_per_s").iter().all(|v| *v > 0.0), "{r}");
+    assert!(metric(&report, "latency_p99").iter().all(|v| *v > 0.0), "{r}");
+    nothing_left(&[]);
+}
+
+#[test]
 fn bad_input_exits_2_before_anything_is_created() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let work = Scratch::under("/tmp", "servers-bad");
@@ -157,6 +179,7 @@ fn bad_input_exits_2_before_anything_is_created() {
         ("pgbench:scale=0", "scale=0"),
         ("sysbench:test=oltp_nothing", "'oltp_nothing' is not a sysbench test"),
         ("http:concurrency=10,requests=5", "concurrency=10 is more than requests=5"),
+        ("http:files=3,concurrency=4,requests=300", "concurrency=4 is not a multiple of files=3"),
         ("pgbench:time=2.5s", "not a whole number of seconds"),
     ] {
         let out = run(&[

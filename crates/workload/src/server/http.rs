@@ -8,6 +8,12 @@
 //! drops the caches and runs `ab -n REQUESTS -c CONCURRENCY [-k] -e CSV`. Traffic stays on
 //! loopback. Figures: ab's requests/s, transfer rate (bytes/s), mean time per request and the
 //! 99th percentile from its `-e` table.
+//!
+//! `files=N` serves N files and spreads the load over them: ab fetches one URL per process, so
+//! N ab processes run at once, each on its own file with requests/N and concurrency/N. The
+//! figures are the aggregate: every completed request and byte over the longest ab's time, the
+//! mean time per request weighted by requests, and the percentiles of the merged distribution
+//! of their `-e` tables (with one ab, exactly its own table's rows).
 
 use super::pgbench::whole_seconds;
 use super::{Account, Failed, Host, Running, Tenant};
@@ -23,6 +29,8 @@ use std::time::Duration;
 /// The options of one `http` run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpOptions {
+    /// Files served (one ab each).
+    pub files: u32,
     /// Bytes of the served file.
     pub file_size: u64,
     /// ab -c.
@@ -37,7 +45,7 @@ pub struct HttpOptions {
 
 impl Default for HttpOptions {
     fn default() -> Self {
-        Self { file_size: 4096, concurrency: 1, requests: 100_000, keepalive: false, start_timeout: 60 }
+        Self { files: 1, file_size: 4096, concurrency: 1, requests: 100_000, keepalive: false, start_timeout: 60 }
     }
 }
 
@@ -48,6 +56,7 @@ macro_rules! ht {
 
 /// Every option of the `http` workload.
 pub static OPTIONS: &[OptionDef<HttpOptions>] = &[
+    ht!("files", Count, Is("1"), "files served, each loaded by its own ab with requests/files and concurrency/files (ab fetches one URL); a server key", |o, v| o.files = positive(v)?),
     ht!("file_size", Size, Is("4k"), "bytes of the static file served from the target; a server key", |o, v| o
         .file_size =
         nonzero_size(v)?),
@@ -69,8 +78,17 @@ pub struct HttpWorkload {
     given: Vec<(String, String)>,
 }
 
-/// The file ab requests.
+/// The file ab requests (with `files=1`).
 const FILE: &str = "index.html";
+
+/// File `i` of `n`: `index.html` alone, else `page-I.html`.
+fn file_name(i: u32, n: u32) -> String {
+    if n == 1 {
+        FILE.to_string()
+    } else {
+        format!("page-{i}.html")
+    }
+}
 
 impl HttpWorkload {
     /// From `--workload http:concurrency=32`.
@@ -84,6 +102,16 @@ impl HttpWorkload {
                 "http: concurrency={} is more than requests={}: ab needs at least one request per connection",
                 o.concurrency, o.requests
             )));
+        }
+        if o.files > 1 {
+            for (key, value) in [("concurrency", o.concurrency), ("requests", o.requests)] {
+                if value % o.files != 0 {
+                    return Err(InputError::new(format!(
+                        "http: {key}={value} is not a multiple of files={}: each file gets its own ab with {key}/files (ab fetches one URL)",
+                        o.files
+                    )));
+                }
+            }
         }
         // ab's -c limit (MAX_CONCURRENCY).
         if o.concurrency > 20_000 {
@@ -144,7 +172,8 @@ impl Workload for HttpWorkload {
             source: "http workload (nginx and ab)".into(),
             threads: 2,
             buffer_bytes: 1 << 20,
-            bytes_on_target: self.options.file_size + u64::from(self.options.requests) * 100 * 2,
+            bytes_on_target: self.options.file_size * u64::from(self.options.files)
+                + u64::from(self.options.requests) * 100 * 2,
             files: 8,
             open_files: u64::from(self.options.concurrency) + 16,
         }
@@ -153,11 +182,15 @@ impl Workload for HttpWorkload {
     fn describe(&self) -> Vec<String> {
         let o = &self.options;
         vec![
-            format!("http: write a {}-byte {FILE} in the target, untimed; nginx as www-data on 127.0.0.1, files and logs in the target", o.file_size),
             format!(
-                "http: each round: start nginx, drop caches, ab -n {} -c {}{}",
-                o.requests,
-                o.concurrency,
+                "http: write {} file(s) of {} bytes in the target, untimed; nginx as www-data on 127.0.0.1, files and logs in the target",
+                o.files, o.file_size
+            ),
+            format!(
+                "http: each round: start nginx, drop caches, {}ab -n {} -c {}{}",
+                if o.files > 1 { format!("{} at once, one per file: ", o.files) } else { String::new() },
+                o.requests / o.files,
+                o.concurrency / o.files,
                 if o.keepalive { " -k" } else { "" }
             ),
         ]
@@ -176,8 +209,11 @@ impl Workload for HttpWorkload {
             return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
         };
         let bare = |e: String| Box::new((e, Measurement::default()));
-        let data =
-            env.root.join(format!("http-{}", super::key_hash(&[("file_size", self.options.file_size.to_string())])));
+        let mut keys = vec![("file_size", self.options.file_size.to_string())];
+        if self.options.files > 1 {
+            keys.push(("files", self.options.files.to_string()));
+        }
+        let data = env.root.join(format!("http-{}", super::key_hash(&keys)));
         let run = host.run_path(&format!("http-{}", super::next_index()));
         let made = super::check_reachable("http", &data, "www-data")
             .and_then(|()| super::make_private_dir(host, &Tenant::RunDir(run.clone()), self.account))
@@ -198,7 +234,8 @@ impl HttpWorkload {
         let bare = |e: String| Box::new((e, Measurement::default()));
         let o = &self.options;
         let site = data.join("site");
-        if !site.join(FILE).exists() {
+        let names: Vec<String> = (0..o.files).map(|i| file_name(i, o.files)).collect();
+        if !names.iter().all(|n| site.join(n).exists()) {
             if data.exists() {
                 host.release(&Tenant::DataDir(data.to_path_buf())).map_err(bare)?;
             }
@@ -213,7 +250,9 @@ impl HttpWorkload {
             }
             // Printable bytes, so that the page is what a web server serves.
             let body: Vec<u8> = (0..o.file_size).map(|i| b'a' + (i % 26) as u8).collect();
-            std::fs::write(site.join(FILE), body).map_err(|e| bare(format!("cannot write {FILE}: {e}")))?;
+            for name in &names {
+                std::fs::write(site.join(name), &body).map_err(|e| bare(format!("cannot write {name}: {e}")))?;
+            }
         }
         // A free port on loopback: the kernel picks one, nginx takes it over.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -235,20 +274,40 @@ impl HttpWorkload {
         if let Some(drop) = env.drop_caches {
             drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
         }
-        (env.progress)(&format!("http: ab -n {} -c {}", o.requests, o.concurrency));
-        let csv = run.join("ab-percentiles.csv");
-        let mut ab = Command::new(&self.ab);
-        ab.arg("-q").arg("-n").arg(o.requests.to_string()).arg("-c").arg(o.concurrency.to_string());
-        if o.keepalive {
-            ab.arg("-k");
-        }
-        ab.arg("-e").arg(&csv).arg(format!("http://127.0.0.1:{port}/{FILE}"));
-        let out = super::run_client(ab, env.stop).map_err(bare)?;
-        let mut m = figures(&out.stdout);
-        percentiles(&mut m, &std::fs::read_to_string(&csv).unwrap_or_default());
-        m.complete = out.success && !out.stopped;
-        if !out.stopped && (!out.success || m.metric("requests_per_s").is_none()) {
-            let why = format!("ab failed: {}; nginx's error log ends: {}", out.stderr_tail, server.tail());
+        let (n, c) = (o.requests / o.files, o.concurrency / o.files);
+        (env.progress)(&format!(
+            "http: {}ab -n {n} -c {c}",
+            if o.files > 1 { format!("{} × ", o.files) } else { String::new() }
+        ));
+        // One ab per file, all at once.
+        let outs: Vec<Result<(super::ClientOutput, String), String>> = std::thread::scope(|s| {
+            let runs: Vec<_> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let csv = run.join(format!("ab-percentiles-{i}.csv"));
+                    let mut ab = Command::new(&self.ab);
+                    ab.arg("-q").arg("-n").arg(n.to_string()).arg("-c").arg(c.to_string());
+                    if o.keepalive {
+                        ab.arg("-k");
+                    }
+                    ab.arg("-e").arg(&csv).arg(format!("http://127.0.0.1:{port}/{name}"));
+                    s.spawn(move || {
+                        let out = super::run_client(ab, env.stop)?;
+                        Ok((out, std::fs::read_to_string(&csv).unwrap_or_default()))
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("ab's thread panicked".into()))).collect()
+        });
+        let outs: Vec<(super::ClientOutput, String)> = outs.into_iter().collect::<Result<_, _>>().map_err(bare)?;
+        let mut m = aggregate(&outs.iter().map(|(o, csv)| (o.stdout.as_str(), csv.as_str())).collect::<Vec<_>>());
+        let stopped = outs.iter().any(|(o, _)| o.stopped);
+        let failed = outs.iter().find(|(o, _)| !o.success);
+        m.complete = failed.is_none() && !stopped;
+        if !stopped && (failed.is_some() || m.metric("requests_per_s").is_none()) {
+            let tail = failed.map(|(o, _)| o.stderr_tail.clone()).unwrap_or_default();
+            let why = format!("ab failed: {tail}; nginx's error log ends: {}", server.tail());
             return Err(Box::new((why, m)));
         }
         if let Err(e) = server.stop() {
@@ -303,12 +362,81 @@ pub fn figures(stdout: &str) -> Measurement {
     m
 }
 
+/// The figures of several ab runs at once (stdout and `-e` table each): requests and bytes
+/// over the longest run's time, the mean time per request weighted by requests, the
+/// percentiles of the merged distribution. With one run, exactly that run's figures.
+pub fn aggregate(runs: &[(&str, &str)]) -> Measurement {
+    if let [(stdout, csv)] = runs {
+        let mut m = figures(stdout);
+        percentiles(&mut m, csv);
+        return m;
+    }
+    let field = |stdout: &str, key: &str| -> Option<f64> {
+        stdout.lines().find_map(|l| {
+            let (k, rest) = l.split_once(':')?;
+            (k.trim() == key).then(|| rest.split_whitespace().next()?.parse().ok()).flatten()
+        })
+    };
+    let each: Vec<Measurement> = runs.iter().map(|(out, _)| figures(out)).collect();
+    let mut m = Measurement::default();
+    let requests: u64 = each.iter().map(|e| e.counters.get("requests").copied().unwrap_or(0)).sum();
+    let secs = runs.iter().filter_map(|(out, _)| field(out, "Time taken for tests")).fold(0.0, f64::max);
+    let bytes: f64 = runs.iter().filter_map(|(out, _)| field(out, "Total transferred")).sum();
+    if secs > 0.0 {
+        m.push("requests_per_s", "requests/s", Better::Higher, requests as f64 / secs);
+        m.push("transfer_bw", "bytes/s", Better::Higher, bytes / secs);
+    }
+    let weighted: f64 = each
+        .iter()
+        .filter_map(|e| Some(e.metric("latency_avg")?.value * e.counters.get("requests").copied()? as f64))
+        .sum();
+    if requests > 0 {
+        m.push("latency_avg", "ns", Better::Lower, weighted / requests as f64);
+    }
+    for name in ["requests", "failed_requests", "non_2xx_responses"] {
+        let n: u64 = each.iter().filter_map(|e| e.counters.get(name)).sum();
+        if each.iter().any(|e| e.counters.contains_key(name)) {
+            m.count(name, n);
+        }
+    }
+    // Each table: the time (ms) under which p% of that run's requests were served. The
+    // merged distribution's p-th percentile: the smallest time at which, averaged over the
+    // runs (equal request counts), at least p% were served.
+    let tables: Vec<Vec<(u32, f64)>> = runs.iter().map(|(_, csv)| table(csv)).filter(|t| !t.is_empty()).collect();
+    if !tables.is_empty() {
+        let served = |t: f64| -> f64 {
+            let sum: f64 = tables
+                .iter()
+                .map(|rows| f64::from(rows.iter().filter(|(_, ms)| *ms <= t).map(|(p, _)| *p).max().unwrap_or(0)))
+                .sum();
+            sum / tables.len() as f64
+        };
+        let mut times: Vec<f64> = tables.iter().flatten().map(|(_, ms)| *ms).collect();
+        times.sort_by(f64::total_cmp);
+        for (p, name) in [(50.0, "latency_p50"), (99.0, "latency_p99")] {
+            if let Some(t) = times.iter().find(|&&t| served(t) >= p) {
+                m.push(name, "ns", Better::Lower, t * 1e6);
+            }
+        }
+    }
+    m
+}
+
+/// ab's `-e` table: (percent, ms) rows.
+fn table(csv: &str) -> Vec<(u32, f64)> {
+    csv.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let (p, ms) = line.split_once(',')?;
+            Some((p.trim().parse().ok()?, ms.trim().parse().ok()?))
+        })
+        .collect()
+}
+
 /// `latency_p99` (and p50) from ab's `-e` table: `Percentage served,Time in ms`, one row per
 /// percent.
 pub fn percentiles(m: &mut Measurement, csv: &str) {
-    for line in csv.lines().skip(1) {
-        let Some((p, ms)) = line.split_once(',') else { continue };
-        let (Ok(p), Ok(ms)) = (p.trim().parse::<u32>(), ms.trim().parse::<f64>()) else { continue };
+    for (p, ms) in table(csv) {
         match p {
             50 => m.push("latency_p50", "ns", Better::Lower, ms * 1e6),
             99 => m.push("latency_p99", "ns", Better::Lower, ms * 1e6),
@@ -337,6 +465,44 @@ mod tests {
         assert!((m.metric("latency_avg").unwrap().value - 4_936_000.0).abs() < 1.0);
         assert!((m.metric("latency_p99").unwrap().value - 12_500_000.0).abs() < 1.0);
         assert_eq!((m.counters["requests"], m.counters["failed_requests"]), (1000, 0));
+    }
+
+    #[test]
+    fn several_abs_add_up_and_their_percentiles_merge() {
+        let out = |secs: f64, n: u64, mean: f64| {
+            format!("Time taken for tests:   {secs} seconds\nComplete requests:      {n}\nFailed requests:        0\nTotal transferred:      {} bytes\nRequests per second:    {} [#/sec] (mean)\nTime per request:       {mean} [ms] (mean)\n", n * 4400, n as f64 / secs)
+        };
+        let csv = |base: f64| -> String {
+            let mut t = "Percentage served,Time in ms\n".to_string();
+            for p in 0..=100 {
+                t.push_str(&format!("{p},{:.3}\n", base + f64::from(p) / 100.0));
+            }
+            t
+        };
+        let (a, b) = (out(2.0, 1000, 1.0), out(4.0, 1000, 3.0));
+        let (ca, cb) = (csv(1.0), csv(3.0));
+        let m = aggregate(&[(&a, &ca), (&b, &cb)]);
+        // 2000 requests over the longer run's 4 s; bytes likewise; means weighted.
+        assert_eq!(m.metric("requests_per_s").unwrap().value, 500.0);
+        assert_eq!(m.metric("transfer_bw").unwrap().value, 2000.0 * 4400.0 / 4.0);
+        assert!((m.metric("latency_avg").unwrap().value - 2_000_000.0).abs() < 1.0);
+        assert_eq!(m.counters["requests"], 2000);
+        // Half of all requests are the fast run's: the merged median is its slowest time, the
+        // merged p99 the slow run's 98th percentile.
+        assert!((m.metric("latency_p50").unwrap().value - 2_000_000.0).abs() < 1.0, "{:?}", m.metric("latency_p50"));
+        assert!((m.metric("latency_p99").unwrap().value - 3_980_000.0).abs() < 1.0, "{:?}", m.metric("latency_p99"));
+        // One run: exactly its own figures.
+        let one = aggregate(&[(&a, &ca)]);
+        assert_eq!(one.metric("latency_p99").unwrap().value, 1.99e6);
+        assert_eq!(one.metric("requests_per_s").unwrap().value, 500.0);
+    }
+
+    #[test]
+    fn files_must_divide_the_load() {
+        let e = HttpWorkload::from_spec(&Spec::parse("http:files=3,concurrency=4,requests=300").unwrap()).unwrap_err();
+        assert!(e.to_string().contains("concurrency=4 is not a multiple of files=3"), "{e}");
+        let e = HttpWorkload::from_spec(&Spec::parse("http:files=2,concurrency=2,requests=301").unwrap()).unwrap_err();
+        assert!(e.to_string().contains("requests=301 is not a multiple of files=2"), "{e}");
     }
 
     #[test]
