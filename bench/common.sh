@@ -87,3 +87,54 @@ bench_cleanup() {
 	[[ -n ${RES:-} && -d $RES ]] && rm -rf -- "$RES"
 	return 0
 }
+
+# bench_server_mount FS IMGPARENT: the scratch directory under IMGPARENT (0711: a server
+# running as its own account passes through it) and FS (tmpfs or ext4 on a loop image)
+# mounted at $MNT (0755) in it.
+bench_server_mount() {
+	bench_imgdir "$2"
+	chmod 0711 "$IMGDIR"
+	bench_scratch "$IMGDIR" "work.XXXXXX"
+	MNT=$IMGDIR/$1.mnt
+	case $1 in
+	tmpfs) bench_mount_tmpfs "$MNT" 2g ;;
+	ext4) bench_mount_loop ext4 "$IMGDIR/ext4.img" 4G "$MNT" -E lazy_itable_init=0,lazy_journal_init=0 ;;
+	*) die "bad file system '$1': tmpfs or ext4" ;;
+	esac
+	chmod 0755 "$MNT"
+}
+
+# bench_interleave ROUNDS WHAT UNIT C...: for each round and each client count C, the caller's
+# `hand C` (sets H) and `tool C` (sets T), the order alternating per round; collects them in
+# HAND[C] and TOOL[C].
+declare -A HAND TOOL
+bench_interleave() {
+	local rounds=$1 what=$2 unit=$3 r c
+	shift 3
+	for ((r = 1; r <= rounds; r++)); do
+		for c in "$@"; do
+			if ((r % 2)); then
+				hand "$c"; tool "$c"
+			else
+				tool "$c"; hand "$c"
+			fi
+			log "round $r, $what $c: by hand $H $unit, fsarena $T $unit"
+			HAND[$c]+="$H " TOOL[$c]+="$T "
+		done
+	done
+}
+
+# bench_ratio_table FS WHAT UNIT C...: the means of HAND and TOOL per C and their ratio.
+bench_ratio_table() {
+	local fs=$1 what=$2 unit=$3 c
+	shift 3
+	printf '%-6s %-8s %14s %14s %8s\n' fs "$what" "by hand $unit" "fsarena $unit" ratio
+	for c in "$@"; do
+		python3 - "$fs" "$c" "${HAND[$c]}" "${TOOL[$c]}" <<'PY'
+import statistics, sys
+fs, c, h, t = sys.argv[1], sys.argv[2], [float(x) for x in sys.argv[3].split()], [float(x) for x in sys.argv[4].split()]
+mh, mt = statistics.mean(h), statistics.mean(t)
+print(f"{fs:<6} {c:<8} {mh:14.1f} {mt:14.1f} {mt / mh:8.3f}")
+PY
+	done
+}

@@ -63,16 +63,7 @@ BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 id postgres >/dev/null 2>&1 || die "no postgres account: apt-get install postgresql"
 command -v python3 >/dev/null || die "python3 not found"
 
-bench_imgdir "$IMGPARENT"
-# The server runs as postgres: it must pass through the scratch directory to the mount.
-chmod 0711 "$IMGDIR"
-bench_scratch "$IMGDIR" "work.XXXXXX"
-MNT=$IMGDIR/$FS.mnt
-case $FS in
-tmpfs) bench_mount_tmpfs "$MNT" 2g ;;
-ext4) bench_mount_loop ext4 "$IMGDIR/ext4.img" 4G "$MNT" -E lazy_itable_init=0,lazy_journal_init=0 ;;
-esac
-chmod 0755 "$MNT"
+bench_server_mount "$FS" "$IMGPARENT"
 SOCK=$(mktemp -d "/tmp/fsarena-$BENCH-sock.XXXXXX")
 chown postgres: "$SOCK"
 DATA=$MNT/pg-hand
@@ -146,25 +137,5 @@ tool() {
 }
 
 log "PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') from $BIN, $FS at $MNT, scale $SCALE, ${TIME}s, $ROUNDS round(s)"
-declare -A HAND TOOL
-for ((r = 1; r <= ROUNDS; r++)); do
-	for c in "${CLIENT_LIST[@]}"; do
-		if ((r % 2)); then
-			hand "$c"; tool "$c"
-		else
-			tool "$c"; hand "$c"
-		fi
-		log "round $r, clients $c: by hand $H tps, fsarena $T tps"
-		HAND[$c]+="$H " TOOL[$c]+="$T "
-	done
-done
-
-printf '%-6s %-8s %14s %14s %8s\n' fs clients "by hand tps" "fsarena tps" ratio
-for c in "${CLIENT_LIST[@]}"; do
-	python3 - "$FS" "$c" "${HAND[$c]}" "${TOOL[$c]}" <<'PY'
-import statistics, sys
-fs, c, h, t = sys.argv[1], sys.argv[2], [float(x) for x in sys.argv[3].split()], [float(x) for x in sys.argv[4].split()]
-mh, mt = statistics.mean(h), statistics.mean(t)
-print(f"{fs:<6} {c:<8} {mh:14.1f} {mt:14.1f} {mt / mh:8.3f}")
-PY
-done
+bench_interleave "$ROUNDS" clients 'tps' "${CLIENT_LIST[@]}"
+bench_ratio_table "$FS" clients 'tps' "${CLIENT_LIST[@]}"
