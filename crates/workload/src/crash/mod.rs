@@ -55,8 +55,19 @@ impl CrashWorkload {
             crate::options::set("crash", OPTIONS, &mut options, k, v)?;
         }
         let w = Self { options, given: spec.params.clone() };
+        let length = match w.options.ops {
+            "seq2" => 2,
+            "seq3" => 3,
+            _ => 1,
+        };
+        if w.options.ops == "seq3" && w.options.sample == 0 && w.options.only.is_none() && w.options.app.is_none() {
+            return Err(InputError::new(
+                "crash: ops=seq3 has 512000 sequences of three: give sample=N (e.g. sample=200)",
+            ));
+        }
         if let Some((case, _)) = &w.options.only {
-            if !w.all().iter().any(|c| c.name() == *case) {
+            let generated = w.options.app.is_none() && chain_of(case).is_some_and(|c| c.len() == length);
+            if !generated && !w.all().iter().any(|c| c.name() == *case) {
                 return Err(InputError::new(match w.options.app {
                     Some(app) => format!(
                         "only={case}: no such workload of app={app}: expected {}",
@@ -79,16 +90,35 @@ impl CrashWorkload {
             Some(_) => app::ALL.into_iter().map(Job::App).collect(),
             None if self.options.ops == "seq2" => {
                 let one = seq::cases();
-                one.iter().flat_map(|a| one.iter().map(move |b| Job::Seq2(*a, *b))).collect()
+                one.iter().flat_map(|a| one.iter().map(move |b| Job::Chain(vec![*a, *b]))).collect()
             }
-            None => seq::cases().into_iter().map(Job::Seq).collect(),
+            // seq3 is sampled, never listed whole (512,000 sequences): see `cases`.
+            None if self.options.ops == "seq3" => Vec::new(),
+            None => seq::cases().into_iter().map(|c| Job::Chain(vec![c])).collect(),
         }
     }
 
     /// The workloads this run runs, in their fixed order.
     fn cases(&self) -> Vec<Job> {
-        let all = self.all();
         let o = &self.options;
+        if let (Some((only, _)), None) = (&o.only, o.app) {
+            return chain_of(only).map(Job::Chain).into_iter().collect();
+        }
+        if o.ops == "seq3" && o.app.is_none() {
+            // `sample` sequences of three drawn with the seed, each once, in a fixed order.
+            let one = seq::cases();
+            let n = one.len();
+            let mut rng = fastrand::Rng::with_seed(o.seed);
+            let mut picked = std::collections::BTreeSet::new();
+            while (picked.len() as u64) < o.sample.min((n * n * n) as u64) {
+                picked.insert(rng.usize(..n * n * n));
+            }
+            return picked
+                .into_iter()
+                .map(|i| Job::Chain(vec![one[i / (n * n)], one[i / n % n], one[i % n]]))
+                .collect();
+        }
+        let all = self.all();
         if let Some((only, _)) = &o.only {
             return all.into_iter().filter(|c| c.name() == *only).collect();
         }
@@ -100,8 +130,14 @@ impl CrashWorkload {
         rng.shuffle(&mut picked);
         picked.truncate(o.sample as usize);
         picked.sort_unstable();
-        picked.into_iter().map(|i| all[i]).collect()
+        picked.into_iter().map(|i| all[i].clone()).collect()
     }
+}
+
+/// The generated workload `only=` names: seq1 names joined by `+`.
+fn chain_of(name: &str) -> Option<Vec<Case>> {
+    let one = seq::cases();
+    name.split('+').map(|n| one.iter().find(|c| c.name() == n).copied()).collect()
 }
 
 /// What a sequence of operations ran through: the models (set-up, then after each step) and
@@ -109,11 +145,11 @@ impl CrashWorkload {
 type Chain = (Vec<seq::Model>, Vec<seq::Changes>);
 
 /// One workload of a crash run: a generated one, or an application's.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Job {
-    Seq(Case),
-    /// seq2: two operations, each with its persistence call.
-    Seq2(Case, Case),
+    /// Generated: operations (one for seq1, two or three for seq2 and seq3), each with its
+    /// persistence call.
+    Chain(Vec<Case>),
     App(app::Journal),
     Kv,
 }
@@ -121,8 +157,7 @@ enum Job {
 impl Job {
     fn name(&self) -> String {
         match self {
-            Self::Seq(c) => c.name(),
-            Self::Seq2(a, b) => format!("{}+{}", a.name(), b.name()),
+            Self::Chain(steps) => steps.iter().map(Case::name).collect::<Vec<_>>().join("+"),
             Self::App(j) => j.name().to_string(),
             Self::Kv => app::KV.to_string(),
         }
@@ -691,7 +726,19 @@ impl Workload for CrashWorkload {
                 cases.iter().map(Job::name).collect::<Vec<_>>().join(", "),
                 app::TXNS
             ),
-            None => format!("{} generated workloads of {} ({} in the set)", cases.len(), o.ops, self.all().len()),
+            None => {
+                let length = match o.ops {
+                    "seq2" => 2,
+                    "seq3" => 3,
+                    _ => 1,
+                };
+                format!(
+                    "{} generated workloads of {} ({} in the set)",
+                    cases.len(),
+                    o.ops,
+                    seq::cases().len().pow(length)
+                )
+            }
         };
         vec![format!(
             "crash: {set}{}, states={}, at most {} crash states each ({} in all; how many each gives is known once its writes are logged), recorded below the filesystem by fsarena's FUSE recorder",
@@ -805,9 +852,7 @@ impl Workload for CrashWorkload {
             }
             (env.progress)(&format!("crash: {} ({}/{})", job.name(), i + 1, cases.len()));
             let ran = match job {
-                Job::Seq(case) | Job::Seq2(case, _) | Job::Seq2(_, case)
-                    if fuse && case.persist == seq::Persist::Sync =>
-                {
+                Job::Chain(steps) if fuse && steps.iter().any(|c| c.persist == seq::Persist::Sync) => {
                     // sync() and syncfs() never reach a FUSE daemon: nothing is promised,
                     // nothing to check.
                     let mut t = lock(&tally);
@@ -818,8 +863,7 @@ impl Workload for CrashWorkload {
                     ));
                     continue;
                 }
-                Job::Seq(case) => self.run_case(&mut rec, &[*case], &spec, fuse, &tally),
-                Job::Seq2(a, b) => self.run_case(&mut rec, &[*a, *b], &spec, fuse, &tally),
+                Job::Chain(steps) => self.run_case(&mut rec, steps, &spec, fuse, &tally),
                 Job::App(j) => self.run_app(&mut rec, *j, &spec, fuse, &tally),
                 Job::Kv => self.run_kv(&mut rec, &spec, &tally),
             };
@@ -962,6 +1006,17 @@ mod tests {
         let one = CrashWorkload::from_spec(&spec("crash:only=link.fsync/2")).unwrap().cases();
         assert_eq!(one.len(), 1);
         assert!(CrashWorkload::from_spec(&spec("crash:only=nope.fsync")).is_err());
+        // seq3: sampled only, by the seed; a sequence named by only=.
+        assert!(CrashWorkload::from_spec(&spec("crash:ops=seq3")).unwrap_err().to_string().contains("sample="));
+        let three = CrashWorkload::from_spec(&spec("crash:ops=seq3,sample=5,seed=9")).unwrap().cases();
+        assert_eq!(three.len(), 5);
+        assert!(three.iter().all(|j| j.name().matches('+').count() == 2), "{three:?}");
+        let again = CrashWorkload::from_spec(&spec("crash:ops=seq3,sample=5,seed=9")).unwrap().cases();
+        assert_eq!(three.iter().map(Job::name).collect::<Vec<_>>(), again.iter().map(Job::name).collect::<Vec<_>>());
+        let named = three[0].name();
+        let one = CrashWorkload::from_spec(&spec(&format!("crash:ops=seq3,only={named}"))).unwrap().cases();
+        assert_eq!(one.iter().map(Job::name).collect::<Vec<_>>(), [named]);
+        assert!(CrashWorkload::from_spec(&spec("crash:ops=seq2,only=link.fsync")).is_err());
         // An application's workloads, by name.
         let app = CrashWorkload::from_spec(&spec("crash:app=sqlite")).unwrap().cases();
         assert_eq!(

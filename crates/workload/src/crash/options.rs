@@ -92,7 +92,7 @@ fn only(v: &str) -> Result<(String, Option<u64>), String> {
         }
         None => (v, None),
     };
-    if case.is_empty() || !case.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+    if case.is_empty() || !case.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+')) {
         return Err(format!(
             "'{v}' is not a generated workload's name: expected CASE or CASE/STATE, e.g. link.fsync/2"
         ));
@@ -118,13 +118,14 @@ macro_rules! cr {
 pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     cr!(
         "ops",
-        Choice(&["seq1", "seq2"]),
+        Choice(&["seq1", "seq2", "seq3"]),
         Is("seq1"),
-        "generated workloads: seq1 = each operation once (creat, mkdir, writes, O_DIRECT, mmap, fallocate, truncate, link, symlink, rename, unlink, rmdir, xattrs), followed by fsync, fdatasync or sync of the file or its parent (80); seq2 = every pair of those, each with its persistence call (6400: use sample=)",
+        "generated workloads: seq1 = each operation once (creat, mkdir, writes, O_DIRECT, mmap, fallocate, truncate, link, symlink, rename, unlink, rmdir, xattrs), followed by fsync, fdatasync or sync of the file or its parent (80); seq2 = every pair of those, each with its persistence call (6400: use sample=); seq3 = sampled sequences of three (sample= needed)",
         |o, v| o.ops = match v {
             "seq1" => "seq1",
             "seq2" => "seq2",
-            _ => return Err(format!("'{v}' is not a generated set: expected seq1 or seq2")),
+            "seq3" => "seq3",
+            _ => return Err(format!("'{v}' is not a generated set: expected seq1, seq2 or seq3")),
         }
     ),
     cr!(
@@ -202,7 +203,7 @@ mod tests {
     #[test]
     fn bad_values_are_named() {
         for (k, v, want) in [
-            ("ops", "seq9", "expected seq1 or seq2"),
+            ("ops", "seq9", "expected seq1, seq2 or seq3"),
             ("states", "all", "expected prefix, epoch, subset or torn"),
             ("only", "a/b", "not a state number"),
             ("only", "a;b", "not a generated workload"),
