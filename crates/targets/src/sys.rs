@@ -360,6 +360,21 @@ pub fn loop_backed_by(device: &Path, image: &Path, image_id: crate::safefs::Iden
     ino.ok().and_then(|i| i.trim().parse::<u64>().ok()) == Some(image_id.ino)
 }
 
+/// The signal dispositions of a child forked without an exec: SIGINT ignored (the terminal
+/// sends it to the whole process group; the parent decides), SIGTERM, SIGHUP and SIGQUIT back
+/// to their defaults. fsarena's handlers (signal-hook) write to a pipe the child has closed
+/// ([`close_all_but`]), whose number a file the child opens may take: a handler left in
+/// place could write into that file.
+pub fn reset_signals_after_fork() {
+    // SAFETY: setting signal dispositions has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
+}
+
 /// Closes every descriptor above stderr except those in `keep`, in a child right after a
 /// fork that is not followed by an exec.
 ///

@@ -180,8 +180,7 @@ fn decode(b: &[u8]) -> Result<Entry, String> {
 
 /// The server's whole life after the fork; never returns.
 fn child_main(backing: File, spill: File, size: u64, max_log: u64, mnt: &Path, mut ctl: UnixStream) -> ! {
-    // SAFETY: setting a signal disposition has no preconditions.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    crate::sys::reset_signals_after_fork();
     // Marks the serving thread an I/O flusher: its memory allocations must not wait for
     // writeback of the very device it serves. PR_SET_IO_FLUSHER (Linux 5.6) is not in the libc
     // crate's table yet. It needs CAP_SYS_RESOURCE, which a container's root may lack: then

@@ -244,8 +244,7 @@ pub(super) fn pipe_for_tests() -> (OwnedFd, OwnedFd) {
 
 /// The child's whole life after the fork; never returns.
 fn child_main(spec: &CloneSpec, root: BorrowedFd<'_>, shared: &Shared, result: i32, go: i32) -> ! {
-    // SAFETY: setting a signal disposition has no preconditions.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    fsarena_target::sys::reset_signals_after_fork();
     let body = std::panic::AssertUnwindSafe(|| {
         let start = PipeStart { result, go };
         let run = super::CloneRun { spec, root, start: &start, stop: &shared.stop, live: &shared.live };
