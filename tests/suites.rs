@@ -157,7 +157,9 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("pgbench-not-built"), "{}", stderr(&out));
     // With it, the row is skipped and listed; the smoke scale writes 4 MiB.
-    let out = run(&["run", &path, "--skip-unavailable", "--scale", "smoke", "--repeat", "3", "--no-store"]);
+    let db = format!("{}/runs.db", files.path.display());
+    let out =
+        run(&["run", &path, "--skip-unavailable", "--scale", "smoke", "--repeat", "3", "--db", &db, "--name", "exp"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("Findings (twodirs, scale smoke"), "{text}");
@@ -167,6 +169,21 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
     assert!(stderr(&out).contains("skipping row servers"), "{}", stderr(&out));
     // One of the four verdicts for the claim between the two directories, with its figures.
     assert!(text.contains("a over b: "), "{text}");
+    // The report of the stored run, as Chromium renders it: the Findings with the claims'
+    // verdicts, the skipped row listed, every chart drawing something, no script.
+    let page = files.path.join("report.html");
+    let out = crate::util::fsarena().args(["report", "exp", "--db", &db, "-o"]).arg(&page).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dom = crate::util::chromium_dom(&page);
+    assert!(dom.contains("Findings") && dom.contains("c writes faster than a"), "{dom}");
+    assert!(dom.contains("not tested here") && dom.contains("pgbench-not-built"), "{dom}");
+    let charts: Vec<&str> = dom.split("<svg class=\"chart\"").skip(1).collect();
+    assert!(!charts.is_empty(), "no chart in the rendered report");
+    for chart in &charts {
+        let body = &chart[..chart.find("</svg>").unwrap_or(chart.len())];
+        assert!(["<path", "<rect", "<line"].iter().any(|s| body.contains(s)), "a chart draws nothing: {body}");
+    }
+    assert!(!dom.contains("<script"), "the report has a script");
     let v =
         json(&run(&["run", &path, "--skip-unavailable", "--scale", "smoke", "--output-format", "json", "--no-store"]));
     let params = &v["run"]["results"][0]["workload"]["params"];

@@ -229,3 +229,36 @@ pub fn wait_for_mount_under(dir: &Path) -> bool {
     }
     false
 }
+
+/// The DOM Debian's headless Chromium renders from the HTML file `page` (`--dump-dom`),
+/// failing the test if Chromium is missing or takes over two minutes.
+pub fn chromium_dom(page: &Path) -> String {
+    let chromium = require("chromium");
+    let profile = TempDir::new();
+    let mut child = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.0))
+        .arg(format!("file://{}", page.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read stdout while waiting: a DOM larger than the pipe buffer would block Chromium.
+    let mut pipe = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 2 minutes on {}", page.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    reader.join().unwrap()
+}
