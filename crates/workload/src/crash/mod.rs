@@ -55,18 +55,14 @@ impl CrashWorkload {
             crate::options::set("crash", OPTIONS, &mut options, k, v)?;
         }
         let w = Self { options, given: spec.params.clone() };
-        let length = match w.options.ops {
-            "seq2" => 2,
-            "seq3" => 3,
-            _ => 1,
-        };
+        let length = w.options.chain_length();
         if w.options.ops == "seq3" && w.options.sample == 0 && w.options.only.is_none() && w.options.app.is_none() {
             return Err(InputError::new(
                 "crash: ops=seq3 has 512000 sequences of three: give sample=N (e.g. sample=200)",
             ));
         }
         if let Some((case, _)) = &w.options.only {
-            let generated = w.options.app.is_none() && chain_of(case).is_some_and(|c| c.len() == length);
+            let generated = w.options.app.is_none() && chain_of(case).is_some_and(|c| c.len() == length as usize);
             if !generated && !w.all().iter().any(|c| c.name() == *case) {
                 return Err(InputError::new(match w.options.app {
                     Some(app) => format!(
@@ -727,11 +723,7 @@ impl Workload for CrashWorkload {
                 app::TXNS
             ),
             None => {
-                let length = match o.ops {
-                    "seq2" => 2,
-                    "seq3" => 3,
-                    _ => 1,
-                };
+                let length = o.chain_length();
                 format!(
                     "{} generated workloads of {} ({} in the set)",
                     cases.len(),

@@ -54,6 +54,17 @@ pub struct CrashOptions {
     pub image_size: u64,
 }
 
+impl CrashOptions {
+    /// Operations in one generated workload of `ops`: 1 for seq1, 2 for seq2, 3 for seq3.
+    pub fn chain_length(&self) -> u32 {
+        match self.ops {
+            "seq2" => 2,
+            "seq3" => 3,
+            _ => 1,
+        }
+    }
+}
+
 impl Default for CrashOptions {
     fn default() -> Self {
         Self {
