@@ -160,3 +160,29 @@ fn fill_reaches_enospc_and_back_with_every_byte_checked() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("kind dir") && stderr(&out).contains("tmpfs"), "{}", stderr(&out));
 }
+
+#[test]
+fn concurrent_jobs_are_read_back_after_dropping_caches_and_after_a_remount() {
+    let once = ["--repeat", "1", "--warmup", "0", "--strict-checks"];
+    let w = "verify:mode=concurrent,numjobs=2,size=16m,verify_backlog=64";
+    // ext4 on a loop device: written (backlog and pass), read back cold, read back after the
+    // remount: every block three times.
+    let (mismatches, bytes, err, code) = verify("ext4:size=256m", w, &once);
+    assert_eq!((mismatches, code), (0.0, 0), "{err}");
+    assert_eq!(bytes, 3.0 * 32.0 * 1048576.0, "{err}");
+    // tmpfs cannot be remounted (its contents would go): that pass is listed, not dropped.
+    let (mismatches, bytes, err, code) = verify("tmpfs:size=64m", w, &once);
+    assert_eq!((mismatches, bytes, code), (0.0, 2.0 * 32.0 * 1048576.0, 0), "{err}");
+    assert!(err.contains("verify.concurrent.remount: not run: this kind of target cannot be remounted"), "{err}");
+}
+
+#[test]
+fn a_flipped_bit_is_found_by_the_concurrent_read_back() {
+    let once = ["--repeat", "1", "--warmup", "0", "--strict-checks"];
+    let w = "verify:mode=concurrent,numjobs=2,size=4m";
+    let (mismatches, _, err, code) = verify(&target("flip_bit"), w, &once);
+    assert!(mismatches > 0.0 && code == 3, "{mismatches} {code}: {err}");
+    assert!(err.contains("verify.concurrent.cold: verify failed in ") && err.contains("blocks failed verify"), "{err}");
+    let (clean, _, err, code) = verify(&target(""), w, &once);
+    assert_eq!((clean, code), (0.0, 0), "{err}");
+}

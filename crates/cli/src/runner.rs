@@ -137,8 +137,17 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             },
             None => None,
         };
+        // The target behind a lock, for a workload that remounts it (`verify:mode=concurrent`)
+        // while the runner holds it.
+        let mounted = mounted.map(std::sync::Mutex::new);
+        let remount_now = || -> Result<(), String> {
+            match &mounted {
+                Some(m) => lock(m).remount().map_err(|e| e.to_string()),
+                None => Err("the workload has no target of its own to remount".into()),
+            }
+        };
         let offered = leader.then(|| match (&mounted, &failure, &workdir) {
-            (Some(m), _, _) => Ok(m.client_roots()),
+            (Some(m), _, _) => Ok(lock(m).client_roots()),
             // The work directory stands in for a root the workload never uses.
             (None, None, Some(w)) if own_only => Ok(vec![w.path().to_path_buf()]),
             (None, failure, _) => Err(failure.clone().unwrap_or_default()),
@@ -152,7 +161,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         };
         // A FUSE mount that lets only root in cannot host a server: refused before one starts.
         if let (Some(m), Some(_)) = (&mounted, &run_dir) {
-            if let Err(e) = crate::tenants::check_fuse_allows_others(target.label(), m.root()) {
+            if let Err(e) = crate::tenants::check_fuse_allows_others(target.label(), lock(m).root()) {
                 failure.get_or_insert(e);
             }
         }
@@ -178,7 +187,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 target_kind: target.kind().to_string(),
                 target_options: target.options(),
                 target_info: match &mounted {
-                    Some(m) => m.info(),
+                    Some(m) => lock(m).info(),
                     None if own_only => vec![(
                         "provisioned".to_string(),
                         "not mounted: the workload makes its own copy (its facts are stored with the result)"
@@ -236,6 +245,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                     progress: &events,
                     keep_files: round + 1 < rounds,
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
+                    remount: Some(&remount_now),
                     live: progress.live(),
                     rendezvous: None,
                     host: host.as_ref().map(|h| h as &dyn fsarena_workload::server::Host),
@@ -293,7 +303,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 }
                 if let Some(message) = error {
                     let mut message = format!("{}: {message}", target.label());
-                    if let Some(log) = mounted.as_ref().and_then(|m| m.diagnostics()) {
+                    if let Some(log) = mounted.as_ref().and_then(|m| lock(m).diagnostics()) {
                         message.push_str(&format!("; FUSE daemon said: {log}"));
                     }
                     failure = Some(message);
@@ -325,7 +335,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         }
         drop(host);
         if let Some(mounted) = mounted {
-            if let Err(e) = mounted.teardown() {
+            if let Err(e) = mounted.into_inner().unwrap_or_else(|p| p.into_inner()).teardown() {
                 failure.get_or_insert(format!("teardown of {}: {e}", target.label()));
             }
         }
@@ -564,4 +574,11 @@ fn watch_signals(
         })
         .map_err(|e| Failure::Run(e.into()))?;
     Ok(())
+}
+
+/// The target behind its lock (a panic while it was held leaves it usable: teardown must run).
+fn lock(
+    m: &std::sync::Mutex<Box<dyn fsarena_target::Mounted>>,
+) -> std::sync::MutexGuard<'_, Box<dyn fsarena_target::Mounted>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -109,6 +109,9 @@ pub struct Provisioned {
     pub log: Option<PathBuf>,
     /// Every client's mount of a shared filesystem, `root` first (empty: just `root`).
     pub clients: Vec<PathBuf>,
+    /// How `root` was mounted (filesystem type, device, options), for [`Mounted::remount`];
+    /// None where fsarena does not remount.
+    pub remount: Option<(String, String, String)>,
 }
 
 impl Provisioned {
@@ -121,13 +124,22 @@ impl Provisioned {
             ledger: ctx.workdir.ledger(),
             log: None,
             clients: Vec::new(),
+            remount: None,
         }
     }
 
     /// Starts a group of resources recorded in `ledger` (the recorder's per-state loop
     /// devices and mounts), torn down on their own.
     pub(crate) fn with_ledger(ledger: LedgerHandle) -> Self {
-        Self { root: PathBuf::new(), info: Vec::new(), resources: Vec::new(), ledger, log: None, clients: Vec::new() }
+        Self {
+            root: PathBuf::new(),
+            info: Vec::new(),
+            resources: Vec::new(),
+            ledger,
+            log: None,
+            clients: Vec::new(),
+            remount: None,
+        }
     }
 
     /// Records `resource`, which fsarena has just created, in the state file, and remembers
@@ -240,6 +252,26 @@ impl Mounted for Provisioned {
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = lines[lines.len().saturating_sub(10)..].join(" | ");
         (!tail.is_empty()).then(|| fsarena_core::printable(&tail).into_owned())
+    }
+    fn remount(&mut self) -> Result<(), TargetError> {
+        let Some((fstype, source, options)) = self.remount.clone() else {
+            return Err(TargetError(
+                "this kind of target cannot be remounted: only those fsarena mounts on a loop device".into(),
+            ));
+        };
+        let root = self.root.clone();
+        let at = self
+            .resources
+            .iter()
+            .rposition(|r| matches!(r, Resource::Mount { path, .. } if *path == root))
+            .ok_or_else(|| TargetError(format!("remount: fsarena has no mount at {}", root.display())))?;
+        // Unmounted (and forgotten in the state file) as teardown would, then mounted again
+        // and recorded anew: the state file always names the mount that is there.
+        if let Some(e) = self.ledger.undo(&self.resources[at..=at], UndoMode::Teardown).error {
+            return Err(TargetError(format!("remount: {e}")));
+        }
+        self.resources.remove(at);
+        crate::kinds::mount(self, &fstype, &source, &options, &root)
     }
     fn teardown(self: Box<Self>) -> Result<(), TargetError> {
         match self.ledger.undo(&self.resources, UndoMode::Teardown).error {

@@ -168,7 +168,9 @@ impl Target for LoopTarget {
                 "loop_device",
                 format!("{dev} (direct I/O to the image {})", if self.loop_dio { "on" } else { "off" }),
             );
-            mount(&mut p, self.fs.name, &dev, &self.common.mount, &mnt)
+            mount(&mut p, self.fs.name, &dev, &self.common.mount, &mnt)?;
+            p.remount = Some((self.fs.name.to_string(), dev, self.common.mount.clone()));
+            Ok(())
         })();
         p.finish(built)
     }

@@ -77,7 +77,7 @@ pub trait Target: std::fmt::Debug + Send + Sync {
 }
 
 /// A provisioned target.
-pub trait Mounted: std::fmt::Debug {
+pub trait Mounted: std::fmt::Debug + Send {
     /// The directory workloads work in.
     fn root(&self) -> &Path;
     /// Every client's view of the same filesystem, the first being [`Mounted::root`]: a
@@ -93,6 +93,12 @@ pub trait Mounted: std::fmt::Debug {
     /// The FUSE daemon's last lines of stderr, shown when a run fails.
     fn diagnostics(&self) -> Option<String> {
         None
+    }
+    /// Unmounts the filesystem and mounts it again as it was (same device, same options),
+    /// so that nothing of it stays cached: what a later read finds came from the device. The
+    /// new mount is recorded in place of the old. Kinds fsarena cannot remount say so.
+    fn remount(&mut self) -> Result<(), TargetError> {
+        Err(TargetError("this kind of target cannot be remounted: only those fsarena mounts on a loop device".into()))
     }
     /// Undoes `provision`; touches nothing else.
     fn teardown(self: Box<Self>) -> Result<(), TargetError>;

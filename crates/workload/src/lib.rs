@@ -52,6 +52,10 @@ pub struct RunEnv<'a> {
     /// cold after an untimed step of its own (meta's build, `drop_caches=phase`). `None` when
     /// the run keeps caches (`--no-drop-caches`); the error says why a drop failed (not root).
     pub drop_caches: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
+    /// Unmounts the target and mounts it again as it was ([`fsarena_target::Mounted::remount`]),
+    /// for a workload that checks what survives a remount (`verify:mode=concurrent`); the
+    /// error says why it cannot (a kind fsarena does not mount, or none: tests, tools).
+    pub remount: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
     /// Operations and bytes completed so far, for the live rate on the progress line: add
     /// from any thread (`env.live.add(ops, bytes)`), batched in hot loops ([`LiveBatch`]).
     /// [`Live::unused`] where nothing displays it.
@@ -97,6 +101,7 @@ impl<'a> RunEnv<'a> {
             progress: &|_| {},
             keep_files: false,
             drop_caches: None,
+            remount: None,
             live: Live::unused(),
             rendezvous: None,
             host: None,

@@ -42,6 +42,14 @@ pub struct CloneResult {
     pub runtime_ns: u64,
     /// Verify pass time in ns.
     pub verify_ns: u64,
+    /// Bytes read back and checked (backlog and pass together).
+    pub verified_bytes: u64,
+    /// Blocks that failed the check.
+    pub verify_errors: u64,
+    /// The first block that failed, naming file and offset.
+    pub verify_first: Option<String>,
+    /// `verify_state_save`: which blocks of each file the clone wrote (empty otherwise).
+    pub written: Vec<Vec<u64>>,
     /// CPU use over the measured phase: user ns, system ns, context switches, major and
     /// minor faults.
     pub cpu: Rusage,
@@ -128,6 +136,8 @@ pub(super) struct FileState<'fd> {
     pub map: Option<BlockMap>,
     /// Units written, for the verify pass.
     pub written: Vec<u64>,
+    /// With `verify_backlog`: units written and not yet checked by the backlog.
+    pub unverified: Option<Vec<u64>>,
     pub exhausted: bool,
 }
 
@@ -152,6 +162,8 @@ pub struct CloneSpec {
     pub file_sizes: Vec<u64>,
     /// Buffer alignment for O_DIRECT.
     pub align: usize,
+    /// `verify_state_load`: the saved bitmap of each file, in `files`' order.
+    pub verify_state: Option<Vec<Vec<u64>>>,
 }
 
 /// Runs one clone on engine `E`: set the engine up, open, wait at `start`, measure,
@@ -181,6 +193,10 @@ pub fn run_clone<E: Engine>(
         ],
         runtime_ns: 0,
         verify_ns: 0,
+        verified_bytes: 0,
+        verify_errors: 0,
+        verify_first: None,
+        written: Vec::new(),
         cpu: Rusage::default(),
         error: None,
         log: super::iolog::LogOptions::of(&o.outputs).any().then(Vec::new),
@@ -226,7 +242,19 @@ pub fn run_clone<E: Engine>(
         return result;
     }
     let cpu_start = Rusage::thread();
-    super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result);
+    if o.verify_only {
+        // fio's verify_only: nothing written; the units an earlier run wrote are checked, as
+        // its saved state names them (verify_state_load) or, without one, every unit of the
+        // region (what a completed pass of a write job writes).
+        for (i, f) in files.iter_mut().enumerate() {
+            match spec.verify_state.as_ref().and_then(|s| s.get(i)) {
+                Some(saved) => f.written.clone_from(saved),
+                None => f.written = all_units(f.blocks),
+            }
+        }
+    } else {
+        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result);
+    }
     if result.error.is_none() {
         result.error = o.ratemin_missed(result.bytes, result.runtime_ns).map(|e| (libc::EIO, e));
     }
@@ -234,20 +262,50 @@ pub fn run_clone<E: Engine>(
     result.cpu = end.since(cpu_start).within(result.runtime_ns);
     let life = end.since(life_start);
     (result.cpu.majflt, result.cpu.minflt) = (life.majflt, life.minflt);
-    if o.verify && o.do_verify && result.error.is_none() && !diskless {
+    if o.verify && o.verify_state_save && !o.verify_only {
+        result.written = files.iter().map(|f| f.written.clone()).collect();
+    }
+    let verify_pass = o.verify && (o.do_verify || o.verify_only) && !diskless;
+    if verify_pass && result.error.is_none() && !(o.verify_fatal && result.verify_errors > 0) {
         let t = std::time::Instant::now();
+        let mut checked = super::verify::Checked::default();
         for (f, handle) in files.iter().zip(&handles) {
-            if let Err(e) = verify::check_file(handle, &f.path, f.start, o.min_bs(), &f.written, spec.align) {
-                result.error = Some((libc::EILSEQ, e));
+            // With verify_backlog, what the backlog checked already is not read again.
+            let bitmap = f.unverified.as_ref().unwrap_or(&f.written);
+            match verify::check_file(handle.as_fd(), &f.path, f.start, o.min_bs(), bitmap, spec.align, o.verify_fatal) {
+                Ok(c) => checked.add(c),
+                Err(e) => {
+                    result.error = Some((libc::EIO, e));
+                    break;
+                }
+            }
+            if o.verify_fatal && checked.bad > 0 {
                 break;
             }
         }
-        // fio reads every written I/O back and counts those reads as the job's reads.
-        if result.error.is_none() {
-            result.bytes[READ] += result.bytes[WRITE];
-            result.ios[READ] += result.ios[WRITE];
+        result.verified_bytes += checked.units * o.min_bs();
+        result.verify_errors += checked.bad;
+        if result.verify_first.is_none() {
+            result.verify_first = checked.first;
+        }
+        if o.verify_only {
+            // What verify_only moves is its reads: the job's figures.
+            result.bytes[READ] += checked.units * o.min_bs();
+            result.ios[READ] += checked.units;
+            result.runtime_ns = t.elapsed().as_nanos() as u64;
         }
         result.verify_ns = t.elapsed().as_nanos() as u64;
+    }
+    if !o.verify_only && verify_pass && result.error.is_none() {
+        // fio reads every written I/O back and counts those reads as the job's reads.
+        result.bytes[READ] += result.bytes[WRITE];
+        result.ios[READ] += result.ios[WRITE];
+    }
+    if result.error.is_none() && result.verify_errors > 0 {
+        let first = result.verify_first.clone().unwrap_or_default();
+        let n = result.verify_errors;
+        result.error =
+            Some((libc::EILSEQ, format!("{first} ({n} block{} failed verify)", if n == 1 { "" } else { "s" })));
     }
     // fio's exitall: this job's end stops the others of its group (`stop` is the group's).
     if o.exitall {
@@ -260,7 +318,7 @@ pub fn run_clone<E: Engine>(
 /// link, and only regular files.
 fn open_files(spec: &CloneSpec, root: BorrowedFd<'_>) -> Result<Vec<File>, (i32, String)> {
     let o = &spec.options;
-    let mut flags = if o.rw.writes() { OFlags::RDWR } else { OFlags::RDONLY };
+    let mut flags = if o.rw.writes() && !o.verify_only { OFlags::RDWR } else { OFlags::RDONLY };
     for (on, flag) in [
         (o.direct, OFlags::DIRECT),
         (o.sync == SyncMode::Sync, OFlags::SYNC),
@@ -300,6 +358,17 @@ pub fn duration(o: &IoOptions) -> Option<std::time::Duration> {
     }
 }
 
+/// A bitmap with the first `blocks` units set.
+fn all_units(blocks: u64) -> Vec<u64> {
+    let mut v = vec![u64::MAX; blocks.div_ceil(64) as usize];
+    if !blocks.is_multiple_of(64) {
+        if let Some(last) = v.last_mut() {
+            *last = (1u64 << (blocks % 64)) - 1;
+        }
+    }
+    v
+}
+
 /// Where each file's I/O goes and in which order; `fds[i]` is `spec.files[i]`, open.
 fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<'fd>> {
     let o = &spec.options;
@@ -321,6 +390,8 @@ fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<
                 perm: Permutation::new(blocks.max(1), seed),
                 map: map.then(|| BlockMap::new(blocks)),
                 written: if o.verify { vec![0; blocks.div_ceil(64) as usize] } else { Vec::new() },
+                unverified: (o.verify && o.verify_backlog > 0 && !o.verify_only)
+                    .then(|| vec![0; blocks.div_ceil(64) as usize]),
                 exhausted: false,
             }
         })

@@ -27,6 +27,7 @@ use jobfile::{FioJobFile, JobDef};
 use layout::FileNeed;
 use options::IoOptions;
 use rustix::fd::{AsFd, BorrowedFd};
+use rustix::fs::OFlags;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +49,14 @@ impl IoWorkload {
     /// From jobs and the `[global]` options they came with.
     pub fn new(jobs: Vec<JobDef>, global_options: Vec<(String, String)>) -> Self {
         Self { jobs, global_options, created: CreatedFiles::default() }
+    }
+
+    /// Removes the files this workload created in `root` (and only while each is still the
+    /// file it created): for a caller that ran it with `keep=1` over several passes.
+    pub fn remove_created(&self, root: &Path) {
+        if let Ok(fd) = files::open_root(root) {
+            self.created.remove_all(&[root], &[fd.as_fd()]);
+        }
     }
 
     /// From `--workload io:key=value,...` (or a TOML table turned into pairs).
@@ -276,6 +285,9 @@ struct Totals {
     runtime_ns: [u64; 2],
     cpu_ns: [u64; 2],
     clone_runtime_ns: u64,
+    /// verify=: bytes read back and checked, and blocks that failed.
+    verified_bytes: u64,
+    verify_errors: u64,
     /// Per client, when the result's clones ran on more than one (`clients=`).
     clients: Vec<ClientTotals>,
 }
@@ -326,6 +338,8 @@ impl Totals {
                 t.ios[d] += c.ios[d];
             }
             t.sync.merge(&c.sync);
+            t.verified_bytes += c.verified_bytes;
+            t.verify_errors += c.verify_errors;
             t.cpu_ns[0] += c.cpu.user_ns;
             t.cpu_ns[1] += c.cpu.sys_ns;
             t.clone_runtime_ns += c.runtime_ns;
@@ -357,6 +371,10 @@ impl Totals {
             for (suffix, p) in [("p50", 50.0), ("p99", 99.0), ("p999", 99.9)] {
                 m.push(&format!("{name}_lat_{suffix}"), "ns", Better::Lower, self.clat[d].percentile(p) as f64);
             }
+        }
+        if self.verified_bytes > 0 || self.verify_errors > 0 {
+            m.count("bytes_verified", self.verified_bytes);
+            m.count("verify_errors", self.verify_errors);
         }
         if self.clone_runtime_ns > 0 {
             let pct = |ns: u64| ns as f64 * 100.0 / self.clone_runtime_ns as f64;
@@ -456,6 +474,8 @@ fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_threa
                     }
                 }
             }
+            let verify_state =
+                if o.verify_state_load { Some(load_verify_state(root, o, clone, &files)?) } else { None };
             let spec = CloneSpec {
                 options: o.clone(),
                 clone,
@@ -465,6 +485,7 @@ fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_threa
                 file_size,
                 file_sizes,
                 align: 4096,
+                verify_state,
             };
             specs.push((ji, spec));
         }
@@ -541,6 +562,7 @@ fn run_group(
         run_threads(env, clients.fds, &specs)?
     };
     write_logs(&specs, &finished, first_thread)?;
+    save_verify_states(clients, &specs, &finished, created)?;
 
     // fio's group_reporting merges the whole group; otherwise one result per job, whose
     // fio detail keeps one entry per clone as fio prints them.
@@ -620,6 +642,74 @@ fn write_logs(specs: &[(usize, CloneSpec)], finished: &[Finished], first_thread:
         iolog::write_logs(&iolog::LogOptions::of(&o.outputs), &job, samples)?;
     }
     Ok(())
+}
+
+/// fio's verify_state_save: each clone's bitmaps of written units, beside its files
+/// (`local-NAME-CLONE-verify.state`), replaced on every run and removed with the files.
+fn save_verify_states(
+    clients: &Clients<'_>,
+    specs: &[(usize, CloneSpec)],
+    finished: &[Finished],
+    created: &CreatedFiles,
+) -> Result<(), String> {
+    for ((_, spec), done) in specs.iter().zip(finished) {
+        if done.result.written.is_empty() {
+            continue;
+        }
+        let o = &spec.options;
+        let state = verify::VerifyState {
+            unit: o.min_bs(),
+            files: spec.files.iter().cloned().zip(done.result.written.iter().cloned()).collect(),
+        };
+        let name = PathBuf::from(verify::VerifyState::file_name(&o.name, spec.clone));
+        let Some(&root) = clients.fds.get(spec.client) else { continue };
+        let err =
+            |e: std::io::Error| format!("verify_state_save: {}: {e}", clients.paths[spec.client].join(&name).display());
+        let file = match files::create_new(root, &name).map_err(err)? {
+            Some(f) => {
+                created.record(&clients.paths[spec.client].join(&name), &f);
+                f
+            }
+            None => files::open_existing(root, &name, OFlags::WRONLY | OFlags::TRUNC).map_err(err)?,
+        };
+        serde_json::to_writer(std::io::BufWriter::new(file), &state).map_err(|e| err(std::io::Error::other(e)))?;
+    }
+    Ok(())
+}
+
+/// fio's verify_state_load: the bitmaps clone `clone` of the job saved in `root`, in the
+/// order of `files`.
+fn load_verify_state(root: &Path, o: &IoOptions, clone: u32, files: &[PathBuf]) -> Result<Vec<Vec<u64>>, String> {
+    let name = PathBuf::from(verify::VerifyState::file_name(&o.name, clone));
+    let path = root.join(&name);
+    let dir = files::open_root(root)?;
+    let file = files::open_existing(dir.as_fd(), &name, OFlags::RDONLY).map_err(|e| {
+        format!(
+            "verify_state_load=1: no saved state at {} ({e}): run the job with verify_state_save=1 first",
+            path.display()
+        )
+    })?;
+    let state: verify::VerifyState = serde_json::from_reader(std::io::BufReader::new(file))
+        .map_err(|e| format!("verify_state_load=1: {} is not a verify state: {e}", path.display()))?;
+    if state.unit != o.min_bs() {
+        return Err(format!(
+            "verify_state_load=1: {} counts in blocks of {} bytes, the job's smallest block is {}",
+            path.display(),
+            state.unit,
+            o.min_bs()
+        ));
+    }
+    files
+        .iter()
+        .map(|f| {
+            state
+                .files
+                .iter()
+                .find(|(p, _)| p.file_name() == f.file_name())
+                .map(|(_, w)| w.clone())
+                .ok_or_else(|| format!("verify_state_load=1: {} has no state for {}", path.display(), f.display()))
+        })
+        .collect()
 }
 
 /// One clone's run, compiled for the engine its job names: the engine is chosen once per

@@ -179,6 +179,18 @@ pub struct IoOptions {
     pub verify: bool,
     /// Run the verify pass (default 1 when `verify` is set).
     pub do_verify: bool,
+    /// fio's `verify_backlog`: verify the written blocks every this many writes, during the
+    /// job (0: only in the pass after it).
+    pub verify_backlog: u64,
+    /// fio's `verify_fatal`: stop checking at the first failure (0: check everything, count
+    /// the failures).
+    pub verify_fatal: bool,
+    /// fio's `verify_only`: write nothing; check what an earlier run of the job wrote.
+    pub verify_only: bool,
+    /// fio's `verify_state_save`: write down which blocks the job wrote.
+    pub verify_state_save: bool,
+    /// fio's `verify_state_load`: with `verify_only`, check the blocks the saved state names.
+    pub verify_state_load: bool,
     /// How written units are checked (fio's `verify=` method).
     pub verify_method: super::verify::VerifyMethod,
     /// fio's `verify_pattern=`, for `verify=pattern`.
@@ -266,6 +278,11 @@ impl Default for IoOptions {
             random_distribution: Distribution::Random,
             verify: false,
             do_verify: true,
+            verify_backlog: 0,
+            verify_fatal: false,
+            verify_only: false,
+            verify_state_save: true,
+            verify_state_load: false,
             verify_method: super::verify::VerifyMethod::Crc32c,
             verify_pattern: None,
             rate: [0, 0],
@@ -338,6 +355,20 @@ impl IoOptions {
             return e("time_based needs runtime= (e.g. runtime=10s)".into());
         }
         let method = self.verify_method.fio_name();
+        for (on, key) in [
+            (self.verify_only, "verify_only"),
+            (self.verify_backlog > 0, "verify_backlog"),
+            (self.verify_state_load, "verify_state_load"),
+        ] {
+            if on && !self.verify {
+                return e(format!("{key} needs verify= (e.g. verify=crc32c): nothing is checked without it"));
+            }
+        }
+        if self.verify_state_load && !self.verify_only {
+            return e(
+                "verify_state_load=1 needs verify_only=1: the saved state says what a verify-only run checks".into()
+            );
+        }
         if self.verify && !self.rw.writes() {
             return e(format!(
                 "verify={method} needs a job that writes: rw={} only reads; use write, randwrite, rw or randrw",

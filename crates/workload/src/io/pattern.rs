@@ -358,6 +358,7 @@ mod tests {
             file_size: 1 << 20,
             file_sizes: Vec::new(),
             align: 4096,
+            verify_state: None,
         };
         let (p, mut d) = (plan(&spec), Draws::new(&spec));
         let mut seen = [false; 4];

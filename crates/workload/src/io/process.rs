@@ -149,6 +149,10 @@ struct Wire {
     series: [(u64, Vec<(u64, u64)>); 2],
     runtime_ns: u64,
     verify_ns: u64,
+    verified_bytes: u64,
+    verify_errors: u64,
+    verify_first: Option<String>,
+    written: Vec<Vec<u64>>,
     /// user, sys, ctx, majflt, minflt.
     cpu: [u64; 5],
     error: Option<(i32, String)>,
@@ -172,6 +176,10 @@ fn encode(r: CloneResult) -> Vec<u8> {
         short_ios: r.short_ios,
         runtime_ns: r.runtime_ns,
         verify_ns: r.verify_ns,
+        verified_bytes: r.verified_bytes,
+        verify_errors: r.verify_errors,
+        verify_first: r.verify_first,
+        written: r.written,
         cpu: [c.user_ns, c.sys_ns, c.ctx, c.majflt, c.minflt],
         error: r.error,
         log: r.log,
@@ -194,6 +202,10 @@ fn decode(bytes: &[u8]) -> Result<CloneResult, String> {
         series: [IntervalCounter::from_intervals(s0.0, s0.1), IntervalCounter::from_intervals(s1.0, s1.1)],
         runtime_ns: w.runtime_ns,
         verify_ns: w.verify_ns,
+        verified_bytes: w.verified_bytes,
+        verify_errors: w.verify_errors,
+        verify_first: w.verify_first,
+        written: w.written,
         cpu: Rusage { user_ns, sys_ns, ctx, majflt, minflt },
         error: w.error,
         log: w.log,
@@ -457,6 +469,10 @@ mod tests {
             series,
             runtime_ns: 2_400_000_000,
             verify_ns: 9,
+            verified_bytes: 8192,
+            verify_errors: 1,
+            verify_first: Some("verify failed at offset 4096".into()),
+            written: vec![vec![0b101, 7]],
             cpu: Rusage { user_ns: 1, sys_ns: 2, ctx: 3, majflt: 4, minflt: 5 },
             error: Some((5, "EIO at 4096".into())),
             log: Some(vec![Sample { time_ns: 1, lat_ns: 2, slat_ns: Some(3), total_ns: 5, bytes: 4096, dir: 1 }]),
@@ -471,6 +487,10 @@ mod tests {
         assert_eq!((back.slat, back.lat), (r.slat.clone(), r.lat.clone()));
         assert_eq!(back.sync.mean(), r.sync.mean());
         assert_eq!((back.bytes, back.ios, back.short_ios), (r.bytes, r.ios, r.short_ios));
+        assert_eq!(
+            (back.verified_bytes, back.verify_errors, &back.verify_first, &back.written),
+            (r.verified_bytes, r.verify_errors, &r.verify_first, &r.written)
+        );
         assert_eq!((back.runtime_ns, back.verify_ns, back.cpu.minflt), (r.runtime_ns, r.verify_ns, 5));
         assert_eq!((back.error, back.log), (r.error, r.log));
         assert!(decode(b"{\"clat\":").unwrap_err().contains("garbled"));

@@ -95,6 +95,14 @@ impl Queue {
     }
 }
 
+/// fio's `verify_backlog`: the writes since the last check, and what a check does.
+struct Backlog {
+    every: u64,
+    writes: u64,
+    fatal: bool,
+    align: usize,
+}
+
 /// The loop's clock, position and counters.
 struct State<'r> {
     p: Plan,
@@ -117,6 +125,8 @@ struct State<'r> {
     queues: bool,
     seed: u64,
     r: &'r mut CloneResult,
+    /// fio's verify_backlog: check the written blocks every this many writes.
+    backlog: Option<Backlog>,
     /// Every completion (ramp included), for the live rate on the progress line.
     live: crate::LiveBatch<'r>,
 }
@@ -134,6 +144,41 @@ impl State<'_> {
 
     fn fail(&mut self, errno: i32, message: String) {
         self.r.error.get_or_insert((errno, message));
+    }
+
+    /// fio's verify_backlog: reads back and checks the units written since the last check.
+    /// False when the job must stop (a read failed, or a bad block under verify_fatal).
+    #[cold]
+    fn check_backlog(&mut self, files: &mut [FileState<'_>]) -> bool {
+        let Some(b) = &self.backlog else { return true };
+        let (fatal, align) = (b.fatal, b.align);
+        for f in files.iter_mut() {
+            let Some(pending) = f.unverified.as_mut() else { continue };
+            if pending.iter().all(|w| *w == 0) {
+                continue;
+            }
+            let checked = verify::check_file(f.fd, &f.path, f.start, self.p.unit, pending, align, fatal);
+            pending.iter_mut().for_each(|w| *w = 0);
+            match checked {
+                Ok(c) => {
+                    self.r.verified_bytes += c.units * self.p.unit;
+                    self.r.verify_errors += c.bad;
+                    if self.r.verify_first.is_none() {
+                        self.r.verify_first = c.first;
+                    }
+                    if fatal && c.bad > 0 {
+                        let first = self.r.verify_first.clone().unwrap_or_default();
+                        self.fail(libc::EILSEQ, format!("{first} (verify_fatal=1)"));
+                        return false;
+                    }
+                }
+                Err(e) => {
+                    self.fail(libc::EIO, e);
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Accounts one completed I/O whose completion took `lat` ns (clat), and for a queued
@@ -168,6 +213,18 @@ impl State<'_> {
         self.live.add(n, self.elapsed);
         if io.dir == WRITE && self.p.verify {
             verify::mark(&mut f.written, io.offset - f.start, n, self.p.unit);
+            if let Some(u) = &mut f.unverified {
+                verify::mark(u, io.offset - f.start, n, self.p.unit);
+            }
+            if let Some(b) = &mut self.backlog {
+                b.writes += 1;
+                if b.writes >= b.every {
+                    b.writes = 0;
+                    if !self.check_backlog(files) {
+                        return Next::Stop;
+                    }
+                }
+            }
         }
         if !self.measuring && self.elapsed >= self.p.ramp_ns {
             self.start_measuring();
@@ -391,6 +448,7 @@ pub(super) fn measured_phase<E: Engine>(
     let limited = p.rate != [0, 0] || p.rate_iops != [0, 0];
     let queues = !E::caps(&o.engine_config(spec.align)).sync;
     let sync_dir = if p.datasync { IoDir::Fdatasync } else { IoDir::Fsync };
+    let p_verify_backlog = if p.verify { o.verify_backlog } else { 0 };
     let mut st = State {
         measuring: p.ramp_ns == 0,
         p,
@@ -407,6 +465,12 @@ pub(super) fn measured_phase<E: Engine>(
         queues,
         seed: o.randseed ^ u64::from(spec.clone),
         r,
+        backlog: (p_verify_backlog > 0).then_some(Backlog {
+            every: p_verify_backlog,
+            writes: 0,
+            fatal: o.verify_fatal,
+            align: spec.align,
+        }),
         live: crate::LiveBatch::new(live),
     };
     let mut pass: u64 = 0;

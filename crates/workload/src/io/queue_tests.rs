@@ -120,6 +120,7 @@ fn the_live_counter_sees_every_completion_at_every_depth() {
             progress: &|_| {},
             keep_files: false,
             drop_caches: None,
+            remount: None,
             live: &live,
             rendezvous: None,
             host: None,

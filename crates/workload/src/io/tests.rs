@@ -106,6 +106,7 @@ fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
         progress: &|_| {},
         keep_files,
         drop_caches: None,
+        remount: None,
         live: crate::Live::unused(),
         rendezvous: None,
         host: None,
@@ -135,6 +136,7 @@ fn clients_place_each_clients_jobs_under_its_root_and_count_them_apart() {
             progress: &|_| {},
             keep_files,
             drop_caches: None,
+            remount: None,
             live: crate::Live::unused(),
             rendezvous: None,
             host: None,
@@ -271,4 +273,52 @@ fn the_measurement_keeps_every_samples_histogram_and_each_clone_its_own() {
     let job = &one.jobs()[0];
     assert!(job.read.clat_histogram.is_none());
     assert_eq!(fsarena_core::fio::job_latency(&one, job, "read").unwrap().len(), 64);
+}
+
+/// The verify keys fio's users script integrity runs with: verify_backlog checks during the
+/// job, verify_state_save writes down what was written, verify_only with verify_state_load
+/// checks exactly that later, counting every bad block (verify_fatal=0) or stopping at the
+/// first (verify_fatal=1).
+#[test]
+fn verify_backlog_state_save_and_verify_only_find_every_damaged_block() {
+    let dir = Scratch::new("verify-only");
+    let m =
+        run(&dir.0, &workload("io:name=v,rw=randwrite,bs=4k,size=1m,verify=crc32c,verify_backlog=16,keep=1")).unwrap();
+    assert_eq!(m.counters.get("bytes_verified").copied(), Some(1 << 20), "{:?}", m.counters);
+    assert_eq!(m.counters.get("verify_errors").copied(), Some(0));
+    assert_eq!(dir.entries(), ["local-v-0-verify.state", "v.0.0"]);
+    let state: verify::VerifyState =
+        serde_json::from_slice(&std::fs::read(dir.0.join("local-v-0-verify.state")).unwrap()).unwrap();
+    assert_eq!((state.unit, state.files[0].1.iter().map(|w| w.count_ones()).sum::<u32>()), (4096, 256));
+    let only = "io:name=v,rw=randwrite,bs=4k,size=1m,verify=crc32c,verify_only=1,verify_state_load=1,keep=1";
+    let clean = run(&dir.0, &workload(only)).unwrap();
+    assert_eq!(
+        (clean.counters.get("bytes_verified").copied(), clean.counters.get("write_ios").copied()),
+        (Some(1 << 20), None)
+    );
+    // Two blocks damaged behind the job's back.
+    let file = std::fs::OpenOptions::new().write(true).open(dir.0.join("v.0.0")).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, b"XX", 5 * 4096 + 100).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, b"XX", 9 * 4096 + 100).unwrap();
+    let err = run(&dir.0, &workload(only)).unwrap_err();
+    assert!(err.message.contains("at offset 20480") && err.message.contains("2 blocks failed"), "{}", err.message);
+    assert_eq!(err.partial[0].counters.get("verify_errors").copied(), Some(2));
+    let err = run(&dir.0, &workload(&format!("{only},verify_fatal=1"))).unwrap_err();
+    assert_eq!(err.partial[0].counters.get("verify_errors").copied(), Some(1), "{}", err.message);
+    // Without the state file, verify_state_load names what is missing.
+    std::fs::remove_file(dir.0.join("local-v-0-verify.state")).unwrap();
+    let err = run(&dir.0, &workload(only)).unwrap_err();
+    assert!(err.message.contains("no saved state") && err.message.contains("verify_state_save=1"), "{}", err.message);
+}
+
+#[test]
+fn verify_keys_without_verify_are_refused() {
+    for spec in [
+        "io:rw=write,size=1m,verify_only=1",
+        "io:rw=write,size=1m,verify_backlog=8",
+        "io:rw=write,size=1m,verify=crc32c,verify_state_load=1",
+    ] {
+        let e = IoWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap_err().to_string();
+        assert!(e.contains("verify"), "{spec}: {e}");
+    }
 }

@@ -9,8 +9,7 @@
 //! The layout is fsarena's own: fio's I/O counts are matched, not its on-disk format.
 
 use fsarena_engine::AlignedBuf;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::os::fd::BorrowedFd;
 use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"FSAV";
@@ -213,44 +212,107 @@ pub fn check(piece: &[u8], offset: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads back every written unit of a file region starting at `start` and checks it.
+/// What a verify pass found: units checked, units that failed, the first failure.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Units read back and checked.
+    pub units: u64,
+    /// Units that failed the check.
+    pub bad: u64,
+    /// The first failure, naming file and offset.
+    pub first: Option<String>,
+}
+
+impl Checked {
+    /// Adds another pass's findings.
+    pub fn add(&mut self, other: Checked) {
+        self.units += other.units;
+        self.bad += other.bad;
+        if self.first.is_none() {
+            self.first = other.first;
+        }
+    }
+}
+
+/// Reads back every written unit of a file region starting at `start` and checks it. As
+/// fio's `verify_fatal=0` (its default) every unit is checked and the failures counted;
+/// `fatal` stops at the first. An error reading is an `Err`.
 pub fn check_file(
-    file: &File,
+    file: BorrowedFd<'_>,
     path: &Path,
     start: u64,
     unit: u64,
     written: &[u64],
     align: usize,
-) -> Result<(), String> {
+    fatal: bool,
+) -> Result<Checked, String> {
     let chunk_units = (1u64 << 20).div_ceil(unit).max(1);
     let mut buf = AlignedBuf::new((chunk_units * unit) as usize, align);
     let total_units = written.len() as u64 * 64;
+    let is_set = |x: u64| written[(x / 64) as usize] & (1 << (x % 64)) != 0;
+    let mut out = Checked::default();
     let mut u = 0;
     while u < total_units {
         let here = chunk_units.min(total_units - u);
-        let any = (u..u + here).any(|x| written[(x / 64) as usize] & (1 << (x % 64)) != 0);
-        if any {
+        if (u..u + here).any(is_set) {
             let len = (here * unit) as usize;
-            let got = file
-                .read_at(&mut buf.as_mut_slice()[..len], start + u * unit)
+            let got = read_full(file, &mut buf.as_mut_slice()[..len], start + u * unit)
                 .map_err(|e| format!("verify: read of {} at offset {}: {e}", path.display(), start + u * unit))?;
-            for x in u..u + here {
-                if written[(x / 64) as usize] & (1 << (x % 64)) == 0 {
-                    continue;
-                }
+            for x in (u..u + here).filter(|&x| is_set(x)) {
                 let i = ((x - u) * unit) as usize;
                 let off = x * unit;
                 let piece = buf.as_slice().get(i..i + unit as usize).filter(|_| i + unit as usize <= got);
+                out.units += 1;
                 let outcome =
                     piece.map_or_else(|| Err("file is shorter than what was written".to_string()), |p| check(p, off));
                 if let Err(why) = outcome {
-                    return Err(format!("verify failed in {} at offset {}: {why}", path.display(), start + off));
+                    out.bad += 1;
+                    out.first.get_or_insert_with(|| {
+                        format!("verify failed in {} at offset {}: {why}", path.display(), start + off)
+                    });
+                    if fatal {
+                        return Ok(out);
+                    }
                 }
             }
         }
         u += here;
     }
-    Ok(())
+    Ok(out)
+}
+
+/// Reads `buf.len()` bytes at `offset`, or up to the end of the file: the bytes read.
+fn read_full(file: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match rustix::io::pread(file, &mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(done)
+}
+
+/// fio's `verify_state_save`: which units of each file a job wrote, so that a later
+/// `verify_only` run with `verify_state_load` checks exactly those. Saved as
+/// `local-JOBNAME-CLONE-verify.state` (fio's name) beside the job's files; the format is
+/// fsarena's own (JSON).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VerifyState {
+    /// The unit the bitmaps count in (the job's smallest block size).
+    pub unit: u64,
+    /// Per file, in the job's order: its path as the job names it and its bitmap.
+    pub files: Vec<(std::path::PathBuf, Vec<u64>)>,
+}
+
+impl VerifyState {
+    /// The state file's name for clone `clone` of job `name`.
+    pub fn file_name(name: &str, clone: u32) -> String {
+        let safe: String = name.chars().map(|c| if c == '/' { '_' } else { c }).collect();
+        format!("local-{safe}-{clone}-verify.state")
+    }
 }
 
 #[cfg(test)]
@@ -276,18 +338,27 @@ mod tests {
         let mut data = vec![3u8; 4 * 4096];
         stamp(&mut data, 0, 4096, 1);
         std::fs::write(&path, &data).unwrap();
-        let file = File::open(&path).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let file = std::os::fd::AsFd::as_fd(&file);
         let written = vec![0b1111u64];
-        assert!(check_file(&file, &path, 0, 4096, &written, 4096).is_ok());
+        let clean = check_file(file, &path, 0, 4096, &written, 4096, false).unwrap();
+        assert_eq!((clean.units, clean.bad, clean.first), (4, 0, None));
         data[2 * 4096 + 100] ^= 0xff;
+        data[3 * 4096 + 100] ^= 0xff;
         std::fs::write(&path, &data).unwrap();
-        let err = check_file(&file, &path, 0, 4096, &written, 4096).unwrap_err();
+        // verify_fatal=0 (fio's default): every unit checked, both failures counted.
+        let all = check_file(file, &path, 0, 4096, &written, 4096, false).unwrap();
+        assert_eq!((all.units, all.bad), (4, 2));
+        let err = all.first.unwrap();
         assert!(
             err.contains(&path.display().to_string()) && err.contains("at offset 8192") && err.contains("crc32c"),
             "{err}"
         );
+        // verify_fatal=1: the first failure ends the pass.
+        let fatal = check_file(file, &path, 0, 4096, &written, 4096, true).unwrap();
+        assert_eq!((fatal.units, fatal.bad), (3, 1));
         // units never written are not checked
-        assert!(check_file(&file, &path, 0, 4096, &[0b1011u64], 4096).is_ok());
+        assert_eq!(check_file(file, &path, 0, 4096, &[0b0011u64], 4096, false).unwrap().bad, 0);
         std::fs::remove_file(&path).unwrap();
     }
 

@@ -9,6 +9,7 @@
 //! (`opsfile=`), runnable again with `replay=FILE`. The counter `findings` (see
 //! [`fsarena_core::FINDINGS`]) carries the mismatches for `run --strict-checks`.
 
+pub mod concurrent;
 pub mod fill;
 pub mod fsx;
 
@@ -51,6 +52,20 @@ pub struct VerifyOptions {
     pub time_based: bool,
     /// fill: how long a time_based run lasts, in ns.
     pub runtime: u64,
+    /// concurrent: jobs writing at once.
+    pub numjobs: u64,
+    /// concurrent: bytes each job writes.
+    pub size: u64,
+    /// concurrent: `randwrite` or `write`.
+    pub rw: &'static str,
+    /// concurrent: fio's verify_backlog.
+    pub verify_backlog: u64,
+    /// concurrent: fio's verify_fatal.
+    pub verify_fatal: bool,
+    /// concurrent: fio's ioengine.
+    pub ioengine: String,
+    /// concurrent: fio's iodepth.
+    pub iodepth: u64,
 }
 
 impl Default for VerifyOptions {
@@ -69,6 +84,31 @@ impl Default for VerifyOptions {
             filesize: 64 << 20,
             time_based: false,
             runtime: 0,
+            numjobs: 4,
+            size: 64 << 20,
+            rw: "randwrite",
+            verify_backlog: 1024,
+            verify_fatal: false,
+            ioengine: "psync".into(),
+            iodepth: 1,
+        }
+    }
+}
+
+impl VerifyOptions {
+    /// What `mode=concurrent` runs.
+    fn concurrent(&self) -> concurrent::ConcurrentConfig {
+        concurrent::ConcurrentConfig {
+            numjobs: self.numjobs,
+            size: self.size,
+            bs: self.bs,
+            rw: self.rw,
+            verify_backlog: self.verify_backlog,
+            verify_fatal: self.verify_fatal,
+            direct: self.direct,
+            ioengine: self.ioengine.clone(),
+            iodepth: self.iodepth,
+            seed: self.seed,
         }
     }
 }
@@ -80,10 +120,11 @@ macro_rules! vf {
 
 /// Every option of the `verify` workload.
 pub static OPTIONS: &[OptionDef<VerifyOptions>] = &[
-    vf!("mode", Choice(&["fsx", "fill"]), Is("fsx"), "fsx: fsx's single-file model, every read and the size checked against a copy in memory; fill: the filesystem filled to ENOSPC in files of checked blocks, read back, half of it freed and filled again, read back, emptied (never on a dir: target)", |o, v| o.mode = match v.trim() {
+    vf!("mode", Choice(&["fsx", "fill", "concurrent"]), Is("fsx"), "fsx: fsx's single-file model, every read and the size checked against a copy in memory; fill: the filesystem filled to ENOSPC in files of checked blocks, read back, half of it freed and filled again, read back, emptied (never on a dir: target); concurrent: numjobs io jobs writing with verify=crc32c and verify_backlog, then every block read back with verify_only after the caches are dropped and again after a remount", |o, v| o.mode = match v.trim() {
         "fsx" => "fsx",
         "fill" => "fill",
-        _ => return Err(format!("'{v}' is not a verify mode: expected fsx or fill")),
+        "concurrent" => "concurrent",
+        _ => return Err(format!("'{v}' is not a verify mode: expected fsx, fill or concurrent")),
     }),
     vf!("numops", Count, Is("10000"), "operations to run (fsx's -N; fsx runs forever without it)", |o, v| o.numops = nonzero(v)?).flag('N'),
     vf!("seed", Count, Is("1"), "the random seed (fsx's -S): the same seed on the same filesystem gives the same operations", |o, v| o.seed = crate::options::whole(v)?).flag('S'),
@@ -93,7 +134,18 @@ pub static OPTIONS: &[OptionDef<VerifyOptions>] = &[
     vf!("ops", Text, Derived("all"), "the operations to choose from, uniformly, separated by | (or commas, quoted: ops='read,write'): read, write, mapread, mapwrite, truncate, fallocate, punch_hole, zero_range, collapse_range, insert_range, copy_range, clone_range, dedupe_range; those the filesystem refuses are dropped and listed", |o, v| o.ops = ops(v)?)
         .list(ListSyntax::None),
     vf!("replay", Text, Unset, "run the operations of this .fsxops file (fsx's --replay-ops; one verify wrote at a mismatch, its seed and file_length from its header)", |o, v| o.replay = Some(PathBuf::from(v.trim()))),
-    vf!("bs", Size, Is("1m"), "fill: bytes a write, a multiple of 4k (fio's bs)", |o, v| o.bs = unit_multiple(v)?),
+    vf!("bs", Size, Derived("1m (fill), 4k (concurrent)"), "fill and concurrent: bytes a write, a multiple of 4k (fio's bs)", |o, v| o.bs = unit_multiple(v)?),
+    vf!("numjobs", Count, Is("4"), "concurrent: jobs writing at once, each its own file (fio's numjobs)", |o, v| o.numjobs = nonzero(v)?),
+    vf!("size", Size, Is("64m"), "concurrent: bytes each job writes (fio's size)", |o, v| o.size = unit_multiple(v)?),
+    vf!("rw", Choice(&["randwrite", "write"]), Is("randwrite"), "concurrent: the jobs' pattern (fio's rw)", |o, v| o.rw = match v.trim() {
+        "randwrite" => "randwrite",
+        "write" => "write",
+        _ => return Err(format!("'{v}' is not a pattern of mode=concurrent: expected randwrite or write")),
+    }),
+    vf!("verify_backlog", Count, Is("1024"), "concurrent: check the written blocks after every N writes, during the run (fio's verify_backlog; 0: after it)", |o, v| o.verify_backlog = crate::options::whole(v)?),
+    vf!("verify_fatal", Bool, Is("0"), "concurrent: stop at the first bad block (fio's verify_fatal; 0: check all, count them)", |o, v| o.verify_fatal = crate::options::boolean(v)?),
+    vf!("ioengine", Text, Is("psync"), "concurrent: the jobs' I/O engine (fio's ioengine)", |o, v| o.ioengine = v.trim().to_string()),
+    vf!("iodepth", Count, Is("1"), "concurrent: I/Os in flight per job (fio's iodepth)", |o, v| o.iodepth = nonzero(v)?),
     vf!("filesize", Size, Is("64m"), "fill: bytes a file at most, a multiple of 4k (fio's filesize)", |o, v| o.filesize = unit_multiple(v)?),
     vf!("time_based", Bool, Is("0"), "fill: repeat the cycle until runtime has passed (fio's time_based), with a per-second series of operations and errors", |o, v| o.time_based = crate::options::boolean(v)?),
     vf!("runtime", Time, Is("0"), "fill: how long a time_based run lasts (fio's runtime)", |o, v| o.runtime = fsarena_core::units::parse_time(v, 1_000_000_000).map_err(|e| e.to_string())?.0),
@@ -109,9 +161,27 @@ fn unit_multiple(v: &str) -> Result<u64, String> {
     Ok(n)
 }
 
-/// The options only `mode=fill` reads, and only `mode=fsx`.
-const FILL_KEYS: &[&str] = &["bs", "filesize", "time_based", "runtime"];
-const FSX_KEYS: &[&str] = &["numops", "file_length", "max_op_len", "direct", "ops", "replay", "opsfile"];
+/// The modes each mode-specific option belongs to.
+const MODE_KEYS: &[(&str, &[&str])] = &[
+    ("bs", &["fill", "concurrent"]),
+    ("filesize", &["fill"]),
+    ("time_based", &["fill"]),
+    ("runtime", &["fill"]),
+    ("numops", &["fsx"]),
+    ("file_length", &["fsx"]),
+    ("max_op_len", &["fsx"]),
+    ("direct", &["fsx", "concurrent"]),
+    ("ops", &["fsx"]),
+    ("replay", &["fsx"]),
+    ("opsfile", &["fsx"]),
+    ("numjobs", &["concurrent"]),
+    ("size", &["concurrent"]),
+    ("rw", &["concurrent"]),
+    ("verify_backlog", &["concurrent"]),
+    ("verify_fatal", &["concurrent"]),
+    ("ioengine", &["concurrent"]),
+    ("iodepth", &["concurrent"]),
+];
 
 /// The target kinds `mode=fill` fills: those fsarena makes, never a `dir:` (somebody's own
 /// filesystem, which filling to ENOSPC would harm).
@@ -167,13 +237,24 @@ impl VerifyWorkload {
         for (k, v) in &spec.params {
             crate::options::set("verify", OPTIONS, &mut o, k, v)?;
         }
-        let other = if o.mode == "fill" { FSX_KEYS } else { FILL_KEYS };
-        if let Some((k, _)) = spec.params.iter().find(|(k, _)| other.contains(&k.as_str())) {
-            return Err(InputError::new(format!(
-                "verify: {k}= is not an option of mode={}: it is one of mode={}",
-                o.mode,
-                if o.mode == "fill" { "fsx" } else { "fill" }
-            )));
+        for (k, _) in &spec.params {
+            if let Some((_, modes)) = MODE_KEYS.iter().find(|(key, modes)| key == k && !modes.contains(&o.mode)) {
+                return Err(InputError::new(format!(
+                    "verify: {k}= is not an option of mode={}: it is one of mode={}",
+                    o.mode,
+                    modes.join(" and mode=")
+                )));
+            }
+        }
+        if o.mode == "concurrent" {
+            if !spec.params.iter().any(|(k, _)| k == "bs") {
+                o.bs = 4096;
+            }
+            if o.size < o.bs {
+                return Err(InputError::new(format!("verify: size={} is smaller than bs={}", o.size, o.bs)));
+            }
+            // The io workload checks the rest (the engine, its depth) as it checks its own.
+            o.concurrent().io(false).map_err(|e| InputError::new(format!("verify: mode=concurrent: {e}")))?;
         }
         if o.time_based && o.runtime == 0 {
             return Err(InputError::new("verify: time_based=1 needs runtime=, e.g. runtime=60s"));
@@ -221,6 +302,11 @@ impl VerifyWorkload {
             }
         };
         Ok(Self { options: o, replay, given: spec.params.clone() })
+    }
+
+    /// `mode=concurrent`'s passes.
+    fn concurrent(&self) -> concurrent::ConcurrentConfig {
+        self.options.concurrent()
     }
 
     fn config(&self) -> FsxConfig {
@@ -320,6 +406,16 @@ impl Workload for VerifyWorkload {
 
     fn footprint(&self) -> Footprint {
         let o = &self.options;
+        if o.mode == "concurrent" {
+            return Footprint {
+                source: format!("verify concurrent ({} jobs of {} bytes)", o.numjobs, o.size),
+                threads: o.numjobs,
+                buffer_bytes: o.numjobs * (o.bs * o.iodepth + (1 << 20)),
+                bytes_on_target: o.numjobs * o.size,
+                files: o.numjobs,
+                open_files: o.numjobs,
+            };
+        }
         if o.mode == "fill" {
             return Footprint {
                 source: format!("verify fill (bs={})", o.bs),
@@ -345,6 +441,12 @@ impl Workload for VerifyWorkload {
 
     fn describe(&self) -> Vec<String> {
         let o = &self.options;
+        if o.mode == "concurrent" {
+            return vec![format!(
+                "verify concurrent: {} jobs writing {} bytes each ({}, bs={}, ioengine={}, iodepth={}{}) with verify=crc32c, verify_backlog={}, verify_fatal={}; every block read back with verify_only after the caches are dropped, and again after the target is remounted",
+                o.numjobs, o.size, o.rw, o.bs, o.ioengine, o.iodepth, if o.direct { ", direct" } else { "" }, o.verify_backlog, u8::from(o.verify_fatal)
+            )];
+        }
         if o.mode == "fill" {
             return vec![format!(
                 "verify fill: files of at most {} bytes written in {}-byte blocks until ENOSPC, each fsynced, every 4 KiB read back and checked; every other file removed and the space filled again, checked again, everything removed{}",
@@ -386,6 +488,9 @@ impl Workload for VerifyWorkload {
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         if self.options.mode == "fill" {
             return self.run_fill(env);
+        }
+        if self.options.mode == "concurrent" {
+            return concurrent::run(&self.concurrent(), env).map(|m| vec![m]);
         }
         let path = env.root.join("verify.fsx");
         (env.progress)(&format!("verify: fsx, {}", self.describe().join("")));
@@ -495,7 +600,7 @@ mod tests {
         assert!(parse("verify:ops=read|wrte").contains("'wrte' is not an fsx operation: did you mean 'write'?"));
         assert!(parse("verify:numops=0").contains("at least 1"));
         assert!(parse("verify:file_length=4k,max_op_len=64k").contains("larger than file_length"));
-        assert!(parse("verify:mode=fil").contains("expected fsx or fill"));
+        assert!(parse("verify:mode=fil").contains("expected fsx, fill or concurrent"));
         assert!(parse("verify:mode=fill,numops=5").contains("numops= is not an option of mode=fill"));
         assert!(parse("verify:bs=8k").contains("bs= is not an option of mode=fsx"));
         assert!(parse("verify:mode=fill,bs=6k").contains("multiple of 4k"));

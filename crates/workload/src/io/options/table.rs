@@ -411,6 +411,33 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         o.verify_pattern = Some(pattern);
     }),
     io!("do_verify", Bool, Is("1"), "run the verify pass when verify is set", |o, v| o.do_verify = boolean(v)?),
+    io!(
+        "verify_backlog",
+        Count,
+        Is("0"),
+        "verify the written blocks after every N writes, during the job (0: only after it)",
+        |o, v| o.verify_backlog = whole(v)?
+    ),
+    io!("verify_fatal", Bool, Is("0"), "stop at the first block that fails (0: check all, count failures)", |o, v| {
+        o.verify_fatal = boolean(v)?
+    }),
+    io!("verify_only", Bool, Is("0"), "write nothing: check what an earlier run of this job wrote", |o, v| {
+        o.verify_only = boolean(v)?
+    }),
+    io!(
+        "verify_state_save",
+        Bool,
+        Is("1"),
+        "write down which blocks a verify job wrote (local-NAME-N-verify.state beside its files)",
+        |o, v| o.verify_state_save = boolean(v)?
+    ),
+    io!(
+        "verify_state_load",
+        Bool,
+        Is("0"),
+        "with verify_only: check exactly the blocks the saved state names",
+        |o, v| o.verify_state_load = boolean(v)?
+    ),
     io!("rate", PerDirection(&Size), Is("0"), "bandwidth limit (0: none), or READ,WRITE (e.g. 10m)", |o, v| o.rate =
         per_direction(v, [0; 2], size)?)
     .unit("bytes/s"),
