@@ -431,30 +431,21 @@ impl ProgressArgs {
 /// `fsarena demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Seconds per job and repetition.
-    #[arg(long, default_value_t = 1)]
-    pub seconds: u32,
-    /// Measured repetitions.
+    /// Measured repetitions of every row (so that Findings have intervals).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub repeat: u32,
-    /// Discarded warm-up repetitions.
-    #[arg(long, value_name = "K", default_value_t = 1)]
+    /// Discarded warm-up repetitions of every row.
+    #[arg(long, value_name = "K", default_value_t = 0)]
     pub warmup: u32,
+    /// Only these suites (`fsarena suite list`), in the studies' order; all by default.
+    #[arg(long = "suite", value_name = "NAME")]
+    pub suites: Vec<String>,
     /// Where the HTML report goes.
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "fsarena-demo.html")]
     pub output: PathBuf,
     /// The results database.
     #[command(flatten)]
     pub db: DbArg,
-    /// human, json, fio-json, fio-json+ or csv.
-    #[arg(
-        long,
-        value_name = "FORMAT",
-        value_parser = crate::man::format_names(RUN_FORMATS),
-        hide_possible_values = true,
-        default_value = "human",
-    )]
-    pub output_format: String,
     /// Where images, mount points and the state file go.
     #[command(flatten)]
     pub workdir: WorkdirArg,

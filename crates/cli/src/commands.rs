@@ -312,12 +312,15 @@ fn render_rows(rows: &[AbRow]) -> String {
     format!("{table}\n")
 }
 
-/// `fsarena report RUN... -o FILE`.
-pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
-    let out = &args.output;
+/// `-o FILE` for a report: a name ending in one of `exts` in a directory that exists, or bad
+/// input saying which, before anything runs.
+pub fn check_report_path(out: &std::path::Path, exts: &[&str]) -> Result<(), Failure> {
     let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ext != "html" && ext != "md" {
-        return Err(InputError::new(format!("-o {}: expected a file ending in .html or .md", out.display())).into());
+    if !exts.contains(&ext) {
+        let names: Vec<String> = exts.iter().map(|e| format!(".{e}")).collect();
+        return Err(
+            InputError::new(format!("-o {}: expected a file ending in {}", out.display(), names.join(" or "))).into()
+        );
     }
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     if !parent.is_dir() {
@@ -328,6 +331,13 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         ))
         .into());
     }
+    Ok(())
+}
+
+/// `fsarena report RUN... -o FILE`.
+pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
+    let out = &args.output;
+    check_report_path(out, &["html", "md"])?;
     let store = open(&args.db)?;
     let runs = args.runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
     write_report(&runs, out).map_err(Failure::Run)?;

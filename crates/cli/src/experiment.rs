@@ -192,6 +192,9 @@ pub struct FileScale {
     pub targets: Option<Vec<String>>,
     /// Why.
     pub reason: Option<String>,
+    /// How long the whole file may take at this scale here (`budget = "45s"`): `fsarena demo`
+    /// runs every suite at smoke within the sum of their budgets.
+    pub budget: Option<std::time::Duration>,
 }
 
 /// Parses `text` (from `origin`) as an experiment file.
@@ -244,6 +247,11 @@ pub fn file_scale(job: &TomlJob, scale: Scale, origin: &str) -> Result<FileScale
                         out.warmup =
                             Some(u32::try_from(*n).map_err(|_| InputError::new("expected 0 to 2^32-1").at(at()))?)
                     }
+                    ("budget", toml::Value::String(t)) => {
+                        let ns = fsarena_core::units::parse_time(t, 1_000_000_000)
+                            .map_err(|e| InputError::new(format!("{e}: expected a duration such as \"45s\"")).at(at()))?;
+                        out.budget = Some(std::time::Duration::from_nanos(ns.0));
+                    }
                     ("targets", toml::Value::Array(items)) => {
                         let specs: Option<Vec<String>> = items.iter().map(|i| i.as_str().map(String::from)).collect();
                         out.targets =
@@ -251,7 +259,7 @@ pub fn file_scale(job: &TomlJob, scale: Scale, origin: &str) -> Result<FileScale
                     }
                     _ => {
                         return Err(InputError::new(format!(
-                            "[scale.{wanted}] {} = ...: a file's scale table takes reason, repeat, warmup and targets",
+                            "[scale.{wanted}] {} = ...: a file's scale table takes reason, repeat, warmup, targets and budget",
                             cut(key)
                         ))
                         .at(origin))

@@ -7,6 +7,7 @@
 
 mod args;
 mod commands;
+mod demo;
 mod experiment;
 mod help;
 mod hold;
@@ -47,9 +48,7 @@ where
     };
     let outcome = match cli.command {
         args::Command::Run(run) => run_plan(&run),
-        args::Command::Demo(demo) => {
-            plan::Plan::demo(&demo).and_then(|p| runner::execute(&p, demo.progress.mode(), &ranks::Alone))
-        }
+        args::Command::Demo(demo) => demo::run(&demo),
         args::Command::Suite(s) => suite::command(&s),
         args::Command::Results(r) => commands::results(&r),
         args::Command::Compare(c) => commands::compare(&c),

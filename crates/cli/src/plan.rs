@@ -1,8 +1,8 @@
 //! Validation: command line and job files become a [`Plan`] before anything is created.
 
-use crate::args::{DemoArgs, PlanArgs, RunArgs, SuiteRunArgs};
+use crate::args::{PlanArgs, RunArgs, SuiteRunArgs};
 use crate::experiment::{self, Scale, TomlJob};
-use fsarena_core::{InputError, Nanos, Spec};
+use fsarena_core::{InputError, Spec};
 use fsarena_report::experiment::{Experiment, Row as ExperimentRow, Skipped};
 use fsarena_report::OutputFormat;
 use fsarena_target::Target;
@@ -468,68 +468,6 @@ impl Plan {
             tags,
             report: None,
             strict_checks: args.strict_checks,
-        })
-    }
-
-    /// The demo: the standard io jobs of `suites/demo.fio`, each reported on its own, on
-    /// tmpfs, ext4, xfs, btrfs and fuse2fs (those this machine can provision).
-    pub fn demo(args: &DemoArgs) -> Result<Self, Failure> {
-        let format = parse_format(&args.output_format, "--output-format")?;
-        if args.seconds == 0 {
-            return Err(InputError::new("--seconds 0: expected at least 1").into());
-        }
-        let suite = jobfile::parse_str(include_str!("../../../suites/demo.fio"), "suites/demo.fio")?;
-        let steps: Vec<Step> = suite
-            .jobs
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut job)| {
-                job.options.runtime = Some(Nanos(u64::from(args.seconds) * 1_000_000_000));
-                let workload = Box::new(IoWorkload::new(vec![job], suite.global_options.clone()));
-                Step { workload, point: Vec::new(), workload_index: i, point_index: 0, points: 1 }
-            })
-            .collect();
-        let workload_count = steps.len();
-        // The filesystems this machine can provision, each on a 2 GiB sparse image.
-        let mut targets = Vec::new();
-        for spec in ["tmpfs:size=2g", "ext4:size=2g", "xfs:size=2g", "btrfs:size=2g", "fuse2fs:size=2g"] {
-            let target = fsarena_target::parse(spec, false)?;
-            match fsarena_target::requirements::check(&target.requirements()) {
-                Ok(()) => targets.push(target),
-                Err(why) => eprintln!("fsarena: demo skips {}: {why}", target.kind()),
-            }
-        }
-        if targets.is_empty() {
-            return Err(
-                InputError::new("the demo found no filesystem it can provision here: see `fsarena targets`").into()
-            );
-        }
-        let workdir = check_machine(&targets, &args.workdir.path)?;
-        check_footprints(&targets, &steps, 1, false)?;
-        let text = format!("{}\n\n# suites/demo.fio\n{}", plan_text(&[]), include_str!("../../../suites/demo.fio"));
-        if args.repeat == 0 {
-            return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
-        }
-        Ok(Self {
-            targets,
-            steps,
-            workload_count,
-            description: None,
-            format,
-            dry_run: false,
-            workdir,
-            drop_caches: true,
-            text,
-            repeat: args.repeat,
-            warmup: args.warmup,
-            db: Some(args.db.path()),
-            name: None,
-            tags: vec!["demo".to_string()],
-            report: Some(args.output.clone()),
-            skipped: Vec::new(),
-            excluded: Vec::new(),
-            scale: None,
-            strict_checks: false,
         })
     }
 }

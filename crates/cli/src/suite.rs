@@ -76,7 +76,7 @@ fn run(args: &SuiteRunArgs) -> Result<ExitCode, Failure> {
 }
 
 /// The suite's description: the file's `description = "..."` line.
-fn description(suite: &Suite) -> String {
+pub fn description(suite: &Suite) -> String {
     crate::experiment::parse(suite.text, &suite.path()).ok().and_then(|j| j.description).unwrap_or_default()
 }
 

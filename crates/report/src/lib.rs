@@ -47,7 +47,7 @@ pub use ab::{compare_runs, compare_targets, AbComparison, AbRow, AbVerdict};
 pub use csv::Csv;
 pub use fio_json::{FioJson, FioJsonPlus, FIO_VERSION};
 pub use format::{OutputFormat, UnknownFormat};
-pub use html::{html_report, Html};
+pub use html::{html_parts, html_report, Html, Part};
 pub use human::Human;
 pub use humanize::value as format_value;
 pub use json::Json;
