@@ -72,6 +72,7 @@ fn suite_show_prints_the_file_the_plans_and_the_before_after_commands() {
     for scale in ["smoke", "quick", "full"] {
         assert!(text.contains(&format!("# plan at --scale {scale}\n")), "{text}");
     }
+    assert!(text.contains("# plan at --scale smoke\n#   budget: 45 s of run time (fsarena demo"), "{text}");
     // crash records the fuse2fs contenders (at file level) and the kernel's ext4 alike.
     assert!(text.contains("crash: ") && !text.contains("skipped crash"), "{text}");
     // Smoke and quick always plan here; full may be refused for disk room alone.

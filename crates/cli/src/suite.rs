@@ -114,6 +114,14 @@ fn show_text(suite: &Suite, workdir: &std::path::Path) -> String {
     }
     for scale in Scale::ALL {
         out.push_str(&format!("\n# plan at --scale {}\n", scale.name()));
+        if scale == Scale::Smoke {
+            if let Ok(budget) = crate::demo::smoke_budget(suite) {
+                out.push_str(&format!(
+                    "#   budget: {} s of run time (fsarena demo runs every suite at smoke)\n",
+                    budget.as_secs()
+                ));
+            }
+        }
         let listing = match plan_at(suite, scale, workdir) {
             Ok(plan) => crate::runner::plan_listing(&plan),
             Err(Failure::BadInput(e)) => format!("cannot run here: {e}\n"),
