@@ -59,6 +59,9 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     }
     let out = &args.output;
     crate::commands::check_report_path(out, &["html"])?;
+    // The work directory is every suite's: one that cannot be used is bad input for the demo,
+    // said once, not a reason to skip each suite.
+    fsarena_target::Workdir::check(&args.workdir.path)?;
     let suites: Vec<&Suite> = if args.suites.is_empty() {
         SUITES.iter().collect()
     } else {
