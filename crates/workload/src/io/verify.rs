@@ -246,33 +246,45 @@ pub fn check_file(
     align: usize,
     fatal: bool,
 ) -> Result<Checked, String> {
+    // Runs of written units, each read at once (at most 1 MiB a read): a dense bitmap (the
+    // pass after a job) is read in large reads, a sparse one (a verify_backlog of random
+    // writes) reads only its units.
     let chunk_units = (1u64 << 20).div_ceil(unit).max(1);
-    let mut buf = AlignedBuf::new((chunk_units * unit) as usize, align);
     let total_units = written.len() as u64 * 64;
     let is_set = |x: u64| written[(x / 64) as usize] & (1 << (x % 64)) != 0;
+    let mut buf = AlignedBuf::new((chunk_units.min(total_units.max(1)) * unit) as usize, align);
     let mut out = Checked::default();
     let mut u = 0;
     while u < total_units {
-        let here = chunk_units.min(total_units - u);
-        if (u..u + here).any(is_set) {
-            let len = (here * unit) as usize;
-            let got = read_full(file, &mut buf.as_mut_slice()[..len], start + u * unit)
-                .map_err(|e| format!("verify: read of {} at offset {}: {e}", path.display(), start + u * unit))?;
-            for x in (u..u + here).filter(|&x| is_set(x)) {
-                let i = ((x - u) * unit) as usize;
-                let off = x * unit;
-                let piece = buf.as_slice().get(i..i + unit as usize).filter(|_| i + unit as usize <= got);
-                out.units += 1;
-                let outcome =
-                    piece.map_or_else(|| Err("file is shorter than what was written".to_string()), |p| check(p, off));
-                if let Err(why) = outcome {
-                    out.bad += 1;
-                    out.first.get_or_insert_with(|| {
-                        format!("verify failed in {} at offset {}: {why}", path.display(), start + off)
-                    });
-                    if fatal {
-                        return Ok(out);
-                    }
+        if written[(u / 64) as usize] == 0 {
+            u = (u / 64 + 1) * 64;
+            continue;
+        }
+        if !is_set(u) {
+            u += 1;
+            continue;
+        }
+        let mut here = 1;
+        while here < chunk_units && u + here < total_units && is_set(u + here) {
+            here += 1;
+        }
+        let len = (here * unit) as usize;
+        let got = read_full(file, &mut buf.as_mut_slice()[..len], start + u * unit)
+            .map_err(|e| format!("verify: read of {} at offset {}: {e}", path.display(), start + u * unit))?;
+        for x in u..u + here {
+            let i = ((x - u) * unit) as usize;
+            let off = x * unit;
+            let piece = buf.as_slice().get(i..i + unit as usize).filter(|_| i + unit as usize <= got);
+            out.units += 1;
+            let outcome =
+                piece.map_or_else(|| Err("file is shorter than what was written".to_string()), |p| check(p, off));
+            if let Err(why) = outcome {
+                out.bad += 1;
+                out.first.get_or_insert_with(|| {
+                    format!("verify failed in {} at offset {}: {why}", path.display(), start + off)
+                });
+                if fatal {
+                    return Ok(out);
                 }
             }
         }
