@@ -140,6 +140,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         // The target behind a lock, for a workload that remounts it (`verify:mode=concurrent`)
         // while the runner holds it.
         let mounted = mounted.map(std::sync::Mutex::new);
+        let remounts = mounted.as_ref().is_some_and(|m| lock(m).remounts());
         let remount_now = || -> Result<(), String> {
             match &mounted {
                 Some(m) => lock(m).remount().map_err(|e| e.to_string()),
@@ -245,7 +246,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                     progress: &events,
                     keep_files: round + 1 < rounds,
                     drop_caches: if cache.enabled { Some(&drop_caches_now) } else { None },
-                    remount: Some(&remount_now),
+                    remount: if remounts { Some(&remount_now) } else { None },
                     live: progress.live(),
                     rendezvous: None,
                     host: host.as_ref().map(|h| h as &dyn fsarena_workload::server::Host),

@@ -253,6 +253,9 @@ impl Mounted for Provisioned {
         let tail = lines[lines.len().saturating_sub(10)..].join(" | ");
         (!tail.is_empty()).then(|| fsarena_core::printable(&tail).into_owned())
     }
+    fn remounts(&self) -> bool {
+        self.remount.is_some()
+    }
     fn remount(&mut self) -> Result<(), TargetError> {
         let Some((fstype, source, options)) = self.remount.clone() else {
             return Err(TargetError(

@@ -96,9 +96,13 @@ pub trait Mounted: std::fmt::Debug + Send {
     }
     /// Unmounts the filesystem and mounts it again as it was (same device, same options),
     /// so that nothing of it stays cached: what a later read finds came from the device. The
-    /// new mount is recorded in place of the old. Kinds fsarena cannot remount say so.
+    /// new mount is recorded in place of the old. Only where [`Mounted::remounts`] says so.
     fn remount(&mut self) -> Result<(), TargetError> {
         Err(TargetError("this kind of target cannot be remounted: only those fsarena mounts on a loop device".into()))
+    }
+    /// Whether [`Mounted::remount`] can be asked: the kinds fsarena mounts on a loop device.
+    fn remounts(&self) -> bool {
+        false
     }
     /// Undoes `provision`; touches nothing else.
     fn teardown(self: Box<Self>) -> Result<(), TargetError>;

@@ -53,8 +53,9 @@ pub struct RunEnv<'a> {
     /// the run keeps caches (`--no-drop-caches`); the error says why a drop failed (not root).
     pub drop_caches: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
     /// Unmounts the target and mounts it again as it was ([`fsarena_target::Mounted::remount`]),
-    /// for a workload that checks what survives a remount (`verify:mode=concurrent`); the
-    /// error says why it cannot (a kind fsarena does not mount, or none: tests, tools).
+    /// for a workload that checks what survives a remount (`verify:mode=concurrent`); `None`
+    /// where the target cannot be remounted (a kind fsarena does not mount on a loop device,
+    /// tests, tools).
     pub remount: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
     /// Operations and bytes completed so far, for the live rate on the progress line: add
     /// from any thread (`env.live.add(ops, bytes)`), batched in hot loops ([`LiveBatch`]).
