@@ -170,6 +170,9 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
     assert!(stderr(&out).contains("skipping row servers"), "{}", stderr(&out));
     // One of the four verdicts for the claim between the two directories, with its figures.
     assert!(text.contains("a over b: "), "{text}");
+    // What the row cost here: its 2 results (a and b), every round counted.
+    assert!(text.contains("Time here per row"), "{text}");
+    assert!(text.contains("sequential writes: ") && text.contains("(2 result(s) on 2 target(s))"), "{text}");
     // The report of the stored run, as Chromium renders it: the Findings with the claims'
     // verdicts, the skipped row listed, every chart drawing something, no script.
     let page = files.path.join("report.html");
@@ -185,6 +188,8 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
         assert!(["<path", "<rect", "<line"].iter().any(|s| body.contains(s)), "a chart draws nothing: {body}");
     }
     assert!(!dom.contains("<script"), "the report has a script");
+    // The stored run kept each row's time: the heading and the Findings table say it.
+    assert!(dom.contains("ran here in ") && dom.contains("Time here per row"), "{dom}");
     let v =
         json(&run(&["run", &path, "--skip-unavailable", "--scale", "smoke", "--output-format", "json", "--no-store"]));
     let params = &v["run"]["results"][0]["workload"]["params"];

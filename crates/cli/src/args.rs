@@ -36,7 +36,8 @@ pub struct Cli {
 pub enum Command {
     /// Run workloads on targets and report the results.
     Run(RunArgs),
-    /// Run the standard io jobs on the filesystems this machine offers and compare them.
+    /// The studies in miniature: every built-in suite at smoke scale on what this machine can
+    /// provision, each stored as its own run, into one HTML report with Findings.
     Demo(DemoArgs),
     /// The five studies as built-in suites: list them, show one (its file, its plan at each
     /// scale), or run one with the study's report and Findings.

@@ -179,25 +179,7 @@ pub fn duration_text(total: (Duration, usize)) -> String {
     }
 }
 
-/// `850ms`, `4.2s`, `42s`, `4m20s`, `1h05m`: rounded, so a value just under a unit's edge
-/// reads as the next (9.97 s is `10s`, not `10.0s` or `9s`).
-pub fn human_duration(d: Duration) -> String {
-    let seconds = d.as_secs_f64();
-    if seconds < 0.9995 {
-        return format!("{}ms", (seconds * 1000.0).round() as u64);
-    }
-    if seconds < 9.95 {
-        return format!("{seconds:.1}s");
-    }
-    let secs = seconds.round() as u64;
-    if secs < 60 {
-        format!("{secs}s")
-    } else if secs < 3600 {
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else {
-        format!("{}h{:02}m", secs / 3600, secs % 3600 / 60)
-    }
-}
+pub use fsarena_core::text::human_duration;
 
 /// The current rate as the status line shows it: bytes for data I/O (`1.2GiB/s`), operations
 /// for metadata (`312 ops/s`); one figure, to leave the line's width to the position. Empty

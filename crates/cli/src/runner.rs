@@ -201,6 +201,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 point: step.point.clone(),
                 part: None,
                 measurements: Vec::new(),
+                wall_ms: None,
             };
             let mut entries: Vec<ResultEntry> = if parts.is_empty() {
                 vec![base]
@@ -225,6 +226,8 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             };
             (position.warmup, position.repeat) = plan.rounds_of(step);
             let rounds = position.warmup + position.repeat;
+            // What the step costs here, every round and its untimed setup included.
+            let step_started = std::time::Instant::now();
             for round in 0..rounds {
                 if ranks.any(stop.load(Ordering::Relaxed)) {
                     break;
@@ -317,6 +320,9 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 // to its teardown, which removes the target's directory only when empty.
                 let _ = std::fs::remove_dir(&root);
                 ranks.barrier();
+            }
+            if let Some(first) = entries.first_mut() {
+                first.wall_ms = Some(u64::try_from(step_started.elapsed().as_millis()).unwrap_or(u64::MAX));
             }
             for entry in &entries {
                 if let Some(unstable) = crate::warnings::unstable(entry) {

@@ -134,6 +134,7 @@ mod tests {
             point: point.iter().map(|(k, v)| Param { key: (*k).into(), given: (*v).into(), number: None }).collect(),
             part: None,
             measurements,
+            wall_ms: None,
         }
     }
 

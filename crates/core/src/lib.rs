@@ -22,7 +22,7 @@ pub use measurement::{
 };
 pub use run::Param;
 pub use spec::Spec;
-pub use text::{did_you_mean, printable, shell_quote};
+pub use text::{did_you_mean, human_duration, printable, shell_quote};
 pub use units::{Bytes, Nanos};
 
 /// Version of fsarena's own JSON results schema (`--output-format json`).

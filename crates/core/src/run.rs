@@ -78,6 +78,11 @@ pub struct ResultEntry {
     pub part: Option<String>,
     /// One measurement per measured repetition (one until repetitions land).
     pub measurements: Vec<Measurement>,
+    /// Wall-clock milliseconds the workload took on this target: every round, warm-ups and
+    /// untimed setup included (what a study row costs to run here). On the first part only
+    /// when one workload gives several results; none in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<u64>,
 }
 
 /// One swept parameter at one point: the key, the value as given, and the value as a number

@@ -54,6 +54,26 @@ fn needs_escape(c: char) -> bool {
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
+/// `850ms`, `4.2s`, `42s`, `4m20s`, `1h05m`: rounded, so a value just under a unit's edge
+/// reads as the next (9.97 s is `10s`, not `10.0s` or `9s`).
+pub fn human_duration(d: std::time::Duration) -> String {
+    let seconds = d.as_secs_f64();
+    if seconds < 0.9995 {
+        return format!("{}ms", (seconds * 1000.0).round() as u64);
+    }
+    if seconds < 9.95 {
+        return format!("{seconds:.1}s");
+    }
+    let secs = seconds.round() as u64;
+    if secs < 60 {
+        format!("{secs}s")
+    } else if secs < 3600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, secs % 3600 / 60)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{did_you_mean, printable};

@@ -167,6 +167,35 @@ pub struct ClaimFinding {
     pub figures: Vec<String>,
 }
 
+/// What one experiment row cost to run here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowTime {
+    /// The row's title.
+    pub row: String,
+    /// Its results (target × sweep point × part).
+    pub results: usize,
+    /// The targets it ran on.
+    pub targets: usize,
+    /// Wall-clock milliseconds, every round, warm-ups and setup included; none when the run
+    /// was stored before this was kept (or the row did not run).
+    pub wall_ms: Option<u64>,
+}
+
+impl RowTime {
+    /// `4m12s`, or `not recorded`.
+    pub fn time_text(&self) -> String {
+        match self.wall_ms {
+            Some(ms) => fsarena_core::human_duration(std::time::Duration::from_millis(ms)),
+            None => "not recorded".into(),
+        }
+    }
+
+    /// `12 results on 4 targets`.
+    pub fn size_text(&self) -> String {
+        format!("{} result(s) on {} target(s)", self.results, self.targets)
+    }
+}
+
 /// The Findings of one run.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Findings {
@@ -174,6 +203,36 @@ pub struct Findings {
     pub metrics: Vec<MetricFinding>,
     /// The claims.
     pub claims: Vec<ClaimFinding>,
+    /// Per row, the time it took here.
+    pub times: Vec<RowTime>,
+}
+
+/// Each row's results, targets and wall-clock time in `run`.
+fn row_times(run: &RunReport, experiment: &Experiment) -> Vec<RowTime> {
+    experiment
+        .rows
+        .iter()
+        .map(|row| {
+            let mine: Vec<&ResultEntry> =
+                run.results.iter().filter(|e| row.workloads.contains(&e.workload_title())).collect();
+            let mut targets: Vec<&str> = mine.iter().map(|e| e.target_label.as_str()).collect();
+            targets.sort_unstable();
+            targets.dedup();
+            let walls: Vec<u64> = mine.iter().filter_map(|e| e.wall_ms).collect();
+            RowTime {
+                row: row.title.clone(),
+                results: mine.len(),
+                targets: targets.len(),
+                wall_ms: (!walls.is_empty()).then(|| walls.iter().sum()),
+            }
+        })
+        .collect()
+}
+
+/// The rows' total time, when every row that ran recorded one.
+fn total_ms(times: &[RowTime]) -> Option<u64> {
+    let ran: Vec<&RowTime> = times.iter().filter(|t| t.results > 0).collect();
+    ran.iter().map(|t| t.wall_ms).sum::<Option<u64>>().filter(|_| !ran.is_empty())
 }
 
 /// The values of `metric` over the repetitions of `entry`.
@@ -270,7 +329,7 @@ pub fn findings(run: &RunReport, experiment: &Experiment) -> Findings {
         }
     }
     let claims = experiment.claims.iter().map(|c| check_claim(c, run, experiment, &groups)).collect();
-    Findings { metrics, claims }
+    Findings { metrics, claims, times: row_times(run, experiment) }
 }
 
 /// Checks one claim over every result of its row (at its point) where the metric is.
@@ -368,6 +427,15 @@ pub fn text(findings: &Findings, experiment: &Experiment) -> String {
         }
     }
     skipped_text(&mut out, experiment, "Skipped here:\n", "  ");
+    if findings.times.iter().any(|t| t.wall_ms.is_some()) {
+        out.push_str("Time here per row (every round, warm-ups and setup included):\n");
+        for t in &findings.times {
+            let _ = writeln!(out, "  {}: {} ({})", t.row, t.time_text(), t.size_text());
+        }
+        if let Some(ms) = total_ms(&findings.times) {
+            let _ = writeln!(out, "  all rows: {}", fsarena_core::human_duration(std::time::Duration::from_millis(ms)));
+        }
+    }
     out
 }
 
@@ -407,6 +475,19 @@ pub fn markdown(findings: &Findings, experiment: &Experiment) -> String {
         out.push_str("\n### Skipped here\n\n");
         for s in &experiment.skipped {
             let _ = writeln!(out, "- {}: {}", md(&s.what), md(&s.reason));
+        }
+    }
+    if findings.times.iter().any(|t| t.wall_ms.is_some()) {
+        out.push_str("\n### Time here per row\n\nWall-clock, every round, warm-ups and setup included.\n\n| row | results | time |\n|---|---|---|\n");
+        for t in &findings.times {
+            let _ = writeln!(out, "| {} | {} | {} |", md(&t.row), md(&t.size_text()), t.time_text());
+        }
+        if let Some(ms) = total_ms(&findings.times) {
+            let _ = writeln!(
+                out,
+                "| all rows | | {} |",
+                fsarena_core::human_duration(std::time::Duration::from_millis(ms))
+            );
         }
     }
     out
@@ -459,6 +540,26 @@ pub fn html(findings: &Findings, experiment: &Experiment) -> String {
             let _ = writeln!(out, "<li>{}: {}</li>", h(&s.what), h(&s.reason));
         }
         out.push_str("</ul>\n");
+    }
+    if findings.times.iter().any(|t| t.wall_ms.is_some()) {
+        out.push_str("<h3>Time here per row</h3><p class=\"note\">Wall-clock, every round, warm-ups and setup included.</p><div class=\"table-wrap\"><table><thead><tr><th>row</th><th>results</th><th class=\"num\">time</th></tr></thead><tbody>\n");
+        for t in &findings.times {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+                h(&t.row),
+                h(&t.size_text()),
+                t.time_text()
+            );
+        }
+        if let Some(ms) = total_ms(&findings.times) {
+            let _ = writeln!(
+                out,
+                "<tr><td>all rows</td><td></td><td class=\"num\">{}</td></tr>",
+                fsarena_core::human_duration(std::time::Duration::from_millis(ms))
+            );
+        }
+        out.push_str("</tbody></table></div>\n");
     }
     out.push_str("</section>\n");
     out

@@ -182,3 +182,28 @@ fn compliance_checks_are_not_ranked() {
     let f = findings(&run, &experiment);
     assert_eq!(f.metrics.len(), 1, "only the sqlite row is ranked: {:?}", f.metrics);
 }
+
+#[test]
+fn each_row_says_how_long_it_took_here() {
+    let (mut run, experiment) = fixture();
+    // Not recorded (a run stored before wall times were kept): no table, no heading figure.
+    let f = findings(&run, &experiment);
+    assert_eq!(f.times.len(), 1);
+    assert_eq!((f.times[0].results, f.times[0].targets, f.times[0].wall_ms), (3, 3, None));
+    assert!(!crate::html_report(std::slice::from_ref(&run)).contains("Time here per row"));
+    // Recorded: the row's time is the sum over its results (targets, parts).
+    for (e, ms) in run.results.iter_mut().zip([61_000, 2_400, 59_000]) {
+        e.wall_ms = Some(ms);
+    }
+    let f = findings(&run, &experiment);
+    assert_eq!(f.times[0].wall_ms, Some(122_400));
+    assert_eq!(f.times[0].time_text(), "2m02s");
+    let text = crate::findings::text(&f, &experiment);
+    assert!(text.contains("SQLite 12,500 inserts: 2m02s (3 result(s) on 3 target(s))"), "{text}");
+    assert!(text.contains("all rows: 2m02s"), "{text}");
+    let html = crate::html_report(std::slice::from_ref(&run));
+    assert!(html.contains("<h3>Time here per row</h3>"), "{html}");
+    assert!(html.contains("· ran here in 2m02s"), "{html}");
+    let (md, _) = crate::markdown_report(std::slice::from_ref(&run));
+    assert!(md.contains("| SQLite 12,500 inserts | 3 result(s) on 3 target(s) | 2m02s |"), "{md}");
+}

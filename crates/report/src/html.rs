@@ -141,7 +141,14 @@ pub fn html_report(runs: &[RunReport]) -> String {
             .filter(|(_, g)| g.entries.first().is_some_and(|(_, e)| row.workloads.contains(&e.workload_title())))
             .collect();
         let skipped = experiment.iter().flat_map(|e| &e.skipped).find(|s| s.what == format!("row {}", row.id));
-        row_heading(&mut out, row, mine.len(), skipped.map(|s| s.reason.as_str()));
+        let walls: Vec<u64> = runs
+            .iter()
+            .flat_map(|r| &r.results)
+            .filter(|e| row.workloads.contains(&e.workload_title()))
+            .filter_map(|e| e.wall_ms)
+            .collect();
+        let wall = (!walls.is_empty()).then(|| walls.iter().sum::<u64>());
+        row_heading(&mut out, row, mine.len(), wall, skipped.map(|s| s.reason.as_str()));
         for (i, group) in mine {
             shown[*i] = true;
             result_section(&mut out, &model, group, i + 1);
@@ -155,7 +162,13 @@ pub fn html_report(runs: &[RunReport]) -> String {
 }
 
 /// An experiment row's heading: its title, the chart the study drew, and what was reduced.
-fn row_heading(out: &mut String, row: &crate::experiment::Row, results: usize, skipped: Option<&str>) {
+fn row_heading(
+    out: &mut String,
+    row: &crate::experiment::Row,
+    results: usize,
+    wall_ms: Option<u64>,
+    skipped: Option<&str>,
+) {
     let _ = write!(
         out,
         "<section id=\"row-{}\"><h2>{}</h2><p class=\"note\">",
@@ -163,6 +176,9 @@ fn row_heading(out: &mut String, row: &crate::experiment::Row, results: usize, s
         escape::html(&row.title)
     );
     let _ = write!(out, "row <code>{}</code> · {} result(s)", escape::html(&row.id), results);
+    if let Some(ms) = wall_ms {
+        let _ = write!(out, " · ran here in {}", fsarena_core::human_duration(std::time::Duration::from_millis(ms)));
+    }
     if let Some(chart) = &row.chart {
         let _ = write!(out, " · the study's chart: {}", escape::html(chart));
     }

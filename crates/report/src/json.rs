@@ -8,13 +8,15 @@
 //!                             "part": "job name" | null},
 //!                "metrics": {"read_iops": {"unit", "better", "values": [..], "mean", "stdev",
 //!                                          "min", "max", "ci95": [lo, hi], "cv", "outliers"}},
-//!                "complete": true,
+//!                "complete": true, "wall_ms": 61234 | null,
 //!                "counters": {"io.ops": [per repetition..]},
 //!                "series": {"ops_per_s": {"unit", "interval_ns", "values": [[per repetition..]]}},
 //!                "jobs": [..JobResults of the last repetition..],
 //!                "verdicts": [{"case", "security", "outcome", "expected", "actual"}]}]}}
 //! ```
 //!
+//! `wall_ms`: what the workload took on the target, wall-clock, every round included (on the
+//! first part of a workload that gives several; null in runs stored before it was kept).
 //! `verdicts` only for a compliance workload (`posix`): one per case, its worst outcome over
 //! the repetitions (`pass`, `fail`, `unsupported`); `security` only when true, `expected` and
 //! `actual` only when not empty.
@@ -74,6 +76,7 @@ fn result_object(entry: &ResultEntry) -> Value {
         },
         "metrics": metrics_object(entry),
         "complete": complete,
+        "wall_ms": entry.wall_ms,
         "counters": counters_object(entry),
         "series": series_object(entry),
         "jobs": serde_json::to_value(jobs).unwrap_or(Value::Array(Vec::new())),
@@ -209,6 +212,7 @@ mod tests {
                     measurement(200.0, 8.0, true),
                     measurement(300.0, 7.0, true),
                 ],
+                wall_ms: None,
             }],
             ..Default::default()
         }

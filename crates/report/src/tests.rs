@@ -53,6 +53,7 @@ fn entry(target: &str, params: &[(&str, &str)], scale: f64) -> ResultEntry {
         point: Vec::new(),
         part: None,
         measurements: (0..3).map(|i| measurement(scale * (1.0 + 0.05 * f64::from(i)))).collect(),
+        wall_ms: None,
     }
 }
 

@@ -79,6 +79,7 @@ fn entry(target: &str, kind: &str, numjobs: &str, scale: f64) -> ResultEntry {
         point: vec![Param { key: "numjobs".into(), given: numjobs.into(), number: numjobs.parse().ok() }],
         part: None,
         measurements: (0..3).map(|r| measurement(scale, r)).collect(),
+        wall_ms: None,
     }
 }
 

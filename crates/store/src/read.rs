@@ -144,7 +144,7 @@ impl Store {
 
         let mut stmt = tx.prepare(
             "SELECT id, target_label, target_kind, target_options, target_info, workload_kind, workload_params,
-                    point, part
+                    point, part, wall_ms
              FROM results WHERE run_id = ?1 ORDER BY position",
         )?;
         let mut rows = stmt.query([run_id])?;
@@ -164,6 +164,7 @@ impl Store {
                     .map_err(|e| self.corrupt(run_id, &what("sweep point"), &e))?,
                 part: row.get(8)?,
                 measurements: Vec::new(),
+                wall_ms: row.get::<_, Option<i64>>(9)?.and_then(|ms| u64::try_from(ms).ok()),
             });
         }
 

@@ -27,7 +27,7 @@ const PLAUSIBLE_NEWER: u32 = 64;
 /// Entry `i` upgrades schema `i` to `i + 1`. Never edit a released entry: append one. Every
 /// migration changes the tables or indexes (a data-only change adds, say, an index), so that
 /// a header claiming a newer schema over exactly this code's tables is known for damage.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// Schema 1: runs, their results (target × workload), each result's measurements (one per
 /// repetition, the whole `Measurement` as JSON) and each measurement's metrics as rows, so
@@ -94,6 +94,12 @@ const V3: &str = "
 ALTER TABLE results ADD COLUMN point TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE results ADD COLUMN part TEXT;
 CREATE INDEX results_by_part ON results (run_id, part);
+";
+
+/// Schema 4: what each result cost to run, wall-clock (`wall_ms`: every round, warm-ups and
+/// untimed setup included), so a study's report says how long each row took here.
+const V4: &str = "
+ALTER TABLE results ADD COLUMN wall_ms INTEGER;
 ";
 
 /// What a database file holds, as far as opening it is concerned.
@@ -287,7 +293,7 @@ mod tests {
         assert_eq!(classify(path, &conn).unwrap(), Shape::Current);
         // A bit flipped in the high byte of user_version (file offset 60), and one in the low byte.
         // And one that makes it read as the schema before over today's tables.
-        for version in [SCHEMA_VERSION | 1 << 24, SCHEMA_VERSION ^ 4, SCHEMA_VERSION - 1] {
+        for version in [SCHEMA_VERSION | 1 << 24, SCHEMA_VERSION ^ 8, SCHEMA_VERSION - 1] {
             conn.execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
             let e = classify(path, &conn).unwrap_err();
             assert!(matches!(e, StoreError::Damaged { .. }), "{version}: {e:?}");

@@ -90,6 +90,11 @@ impl Store {
                     .optional()?;
                 if stored.is_none() {
                     insert_result(tx, &report.id, position, entry)?;
+                } else if let Some(ms) = entry.wall_ms {
+                    // Known once the workload's last round is over, after its repetitions
+                    // were stored.
+                    tx.prepare_cached("UPDATE results SET wall_ms = ?3 WHERE run_id = ?1 AND position = ?2")?
+                        .execute(params![report.id, to_sql_int(position as u64), to_sql_int(ms)])?;
                 }
             }
             tx.execute(
@@ -230,8 +235,8 @@ fn insert_result_row(tx: &Transaction<'_>, run_id: &str, position: usize, entry:
     }
     tx.prepare_cached(
         "INSERT INTO results (run_id, position, target_label, target_kind, target_options, target_info,
-                              workload_kind, workload_params, point, part)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                              workload_kind, workload_params, point, part, wall_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         run_id,
@@ -244,6 +249,7 @@ fn insert_result_row(tx: &Transaction<'_>, run_id: &str, position: usize, entry:
         json(&entry.workload_params)?,
         json(&entry.point)?,
         entry.part,
+        entry.wall_ms.map(to_sql_int),
     ])?;
     Ok(tx.last_insert_rowid())
 }

@@ -486,3 +486,29 @@ fn latency_histograms_are_stored_and_give_back_identical_percentiles() {
     };
     assert_eq!(merge(&loaded.results[0].measurements), merge(&original.results[0].measurements));
 }
+
+#[test]
+fn a_results_wall_time_is_stored_when_the_run_finishes() {
+    let (_dir, path) = temp_db();
+    let mut store = Store::open(&path).unwrap();
+    let mut run = report("walled", 7000);
+    // The runner stores repetitions as they finish, before the workload's time is known.
+    let mut head = run.clone();
+    head.results.clear();
+    for (position, entry) in run.results.iter().enumerate() {
+        store.add_repetition(&head, position, entry, 0, &entry.measurements[0]).unwrap();
+    }
+    assert_eq!(store.load("walled").unwrap().results[0].wall_ms, None);
+    run.results[0].wall_ms = Some(61_234);
+    for e in &mut run.results {
+        e.measurements.truncate(1);
+    }
+    assert!(store.finish(&run, 9000).unwrap());
+    let loaded = store.load("walled").unwrap();
+    assert_eq!(loaded.results.iter().map(|e| e.wall_ms).collect::<Vec<_>>(), vec![Some(61_234), None]);
+    // A whole run saved at once keeps it too.
+    let mut saved = report("saved", 8000);
+    saved.results[1].wall_ms = Some(5);
+    store.save(&saved, Some(8100)).unwrap();
+    assert_eq!(store.load("saved").unwrap().results[1].wall_ms, Some(5));
+}

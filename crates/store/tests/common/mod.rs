@@ -47,6 +47,7 @@ pub fn report(id: &str, started_unix_ms: u64) -> RunReport {
         point: Vec::new(),
         part: None,
         measurements: (0..3).map(|rep| measurement(rep, scale)).collect(),
+        wall_ms: None,
     };
     RunReport {
         id: id.to_string(),
