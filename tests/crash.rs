@@ -1,8 +1,9 @@
 //! The `crash` workload end to end, as root on real filesystems: ext4, xfs and btrfs keep
 //! every POSIX promise across the crash states of 40 sampled seq1 workloads; an ext4 mounted
 //! `barrier=0` (no flush reaches the device) does not; fuse2fs is recorded at file level
-//! (its image's writes and fsyncs); a `fuse:` daemon (bugfs) through its `{work}` on a
-//! recorded ext4, its planted fsync lie found; kinds that cannot be recorded are
+//! (its image's writes and fsyncs); a `fuse:` daemon (bugfs) through its `{work}` served by
+//! the logging passthrough (file level) and on a recorded ext4 (`level=block`), each planted
+//! bug found; kinds that cannot be recorded are
 //! refused before anything is created; nothing stays mounted or attached afterwards.
 
 use crate::util::{fsarena, json, require, stderr, TempDir};
@@ -116,18 +117,26 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
     tools();
     let bugfs = crate::verify::bugfs();
     let target = |bugs: &str| format!("fuse:cmd='{} {bugs} {{work}} {{mnt}}'", bugfs.display());
-    // Its data kept in {work} on a recorded ext4; each crash state recovered by the kernel
-    // and the daemon started again on it.
+    // File level (the default): its {work} served by fsarena's logging passthrough, each
+    // crash state rebuilt from the log and the daemon started again on it.
     let honest = crash(&target(""), "crash:ops=seq1,sample=16,seed=3");
     assert!(metric(&honest, "states_checked") >= 50.0, "{honest}");
     assert_eq!(metric(&honest, "violations_posix"), 0.0, "{honest}");
     let liar = crash(&target("--bugs=fsync_lies"), "crash:ops=seq1,sample=16,seed=3");
     assert!(metric(&liar, "violations_posix") >= 1.0, "{liar}");
     assert!(liar.to_string().contains("fsync of /foo"), "{liar}");
-    // A directory fsync that syncs nothing: the new name is lost.
-    let late = crash(&target("--bugs=late_name"), "crash:ops=seq1,only=creat.fsync_parent");
+    assert!(liar.to_string().contains("every unsynced piece lost"), "a file-level state: {liar}");
+    // Block level: its {work} on a recorded ext4 below it; the lie found there too.
+    let liar = crash(&target("--bugs=fsync_lies"), "crash:ops=seq1,sample=6,seed=3,level=block");
+    assert!(metric(&liar, "violations_posix") >= 1.0, "{liar}");
+    assert!(liar.to_string().contains("level=block") && liar.to_string().contains("at flush"), "{liar}");
+    // A directory fsync that syncs nothing: the new name is lost once names are not kept
+    // for free (names=lossy: POSIX promises a new name only after its directory's fsync).
+    let late = crash(&target("--bugs=late_name"), "crash:ops=seq1,only=creat.fsync_parent,names=lossy");
     assert!(metric(&late, "violations_posix") >= 1.0, "{late}");
     assert!(late.to_string().contains("A/bar: a file"), "{late}");
+    let kept = crash(&target("--bugs=late_name"), "crash:ops=seq1,only=creat.fsync_parent");
+    assert_eq!(metric(&kept, "violations_posix"), 0.0, "names kept at every crash point: {kept}");
     // A rename made of a durable removal and a new name: neither name survives.
     let torn = crash(&target("--bugs=torn_rename"), "crash:ops=seq1,only=rename_file.fsync");
     assert!(metric(&torn, "violations_posix") >= 1.0 && torn.to_string().contains("neither"), "{torn}");
@@ -135,7 +144,7 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
     let size = crash(&target("--bugs=late_size"), "crash:ops=seq1,only=write_append.fsync");
     assert!(metric(&size, "violations_posix") >= 1.0 && size.to_string().contains("size"), "{size}");
     // The same cases on the honest daemon: nothing.
-    for only in ["creat.fsync_parent", "rename_file.fsync", "write_append.fsync"] {
+    for only in ["creat.fsync_parent,names=lossy", "rename_file.fsync", "write_append.fsync"] {
         let honest = crash(&target(""), &format!("crash:ops=seq1,only={only}"));
         assert_eq!(metric(&honest, "violations_posix"), 0.0, "{only}: {honest}");
     }

@@ -9,8 +9,10 @@
 //! the loop driver's writes and flushes arrive at the server in order and are logged. A crash
 //! image is a sparse copy of the base plus a chosen subset of the logged writes, attached to
 //! its own loop device, mounted (recovery), checked, unmounted and given to the filesystem's
-//! checker.
+//! checker. A `fuse:` daemon's `{work}` is recorded at file level instead ([`files`],
+//! [`FilesFs`]).
 
+pub mod files;
 pub mod log;
 mod process;
 mod server;
@@ -423,6 +425,214 @@ impl RecordedFs {
         self.server.stop();
         undone
     }
+}
+
+/// A `fuse:` target's daemon recorded at file level: its `{work}` is fsarena's logging
+/// passthrough ([`files`]) onto a fresh directory per generated workload; a crash state is
+/// that log replayed into a directory of its own, with the daemon started again on it.
+#[derive(Debug)]
+pub struct FilesFs {
+    cmd: String,
+    timeout: Duration,
+    max_log: u64,
+    p: Provisioned,
+    ledger: crate::state::LedgerHandle,
+    dir: PathBuf,
+    work_mnt: PathBuf,
+    /// The daemon's mount point for the workload, then one per slot.
+    daemon_mnts: Vec<PathBuf>,
+    case: Option<(Provisioned, files::FileRecorder)>,
+}
+
+impl FilesFs {
+    /// Makes the directories and mount points (recorded); nothing is mounted yet.
+    pub fn start(workdir: &Workdir, index: usize, options: &RecordOptions) -> Result<Self, TargetError> {
+        let cmd = options.daemon.clone().ok_or_else(|| TargetError("file level needs a fuse: command".into()))?;
+        let ctx = ProvisionCtx { workdir, index, mount_base: None };
+        let mut p = Provisioned::new(&ctx);
+        let ledger = workdir.ledger();
+        let made = (|| {
+            let dir = p.make_dir(ctx.path(&format!("crash-{index}")), true)?;
+            let work_mnt = p.make_dir(ctx.path(&format!("crash-{index}-work")), false)?;
+            let mut daemon_mnts = vec![p.make_dir(ctx.path(&format!("crash-{index}-mnt-fuse")), false)?];
+            for s in 0..options.slots.max(1) {
+                daemon_mnts.push(p.make_dir(ctx.path(&format!("crash-{index}-s{s}-fuse")), false)?);
+            }
+            Ok::<_, TargetError>((dir, work_mnt, daemon_mnts))
+        })();
+        let (dir, work_mnt, daemon_mnts) = match made {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = Box::new(p).teardown();
+                return Err(e);
+            }
+        };
+        p.fact(
+            "recorder",
+            format!(
+                "file level: {{work}} is fsarena's logging FUSE passthrough at {} onto {}/live",
+                work_mnt.display(),
+                dir.display()
+            ),
+        );
+        Ok(Self {
+            cmd,
+            timeout: options.daemon_timeout,
+            max_log: options.max_log,
+            p,
+            ledger,
+            dir,
+            work_mnt,
+            daemon_mnts,
+            case: None,
+        })
+    }
+
+    /// Facts for the report.
+    pub fn info(&self) -> Vec<(String, String)> {
+        self.p.info.clone()
+    }
+
+    /// Crash states checked at once.
+    pub fn slots(&self) -> usize {
+        self.daemon_mnts.len() - 1
+    }
+
+    /// Starts a generated workload: a fresh, empty `{work}` behind the passthrough, the daemon
+    /// on it. Returns the daemon's mount point.
+    pub fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
+        if self.case.is_some() {
+            return Err(TargetError("recorder: a generated workload is running already".into()));
+        }
+        let live = self.dir.join("live");
+        fresh_dir(&live)?;
+        let mut case = Provisioned::with_ledger(self.ledger.clone());
+        let rec = files::FileRecorder::start(&live, &self.work_mnt, self.max_log)?;
+        let started = (|| {
+            case.add_mount(&self.work_mnt, true)?;
+            let log = self.dir.join("daemon-case.log");
+            start_daemon(&mut case, &self.cmd, &self.work_mnt, &self.daemon_mnts[0], &log, self.timeout)
+        })();
+        match started {
+            Ok(()) => {
+                self.case = Some((case, rec));
+                Ok(self.daemon_mnts[0].clone())
+            }
+            Err(e) => {
+                let _ = Box::new(case).teardown();
+                rec.stop();
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes mark `n` into the log.
+    pub fn mark(&self, n: u32) -> Result<(), TargetError> {
+        match &self.case {
+            Some((_, rec)) => {
+                rec.mark(n);
+                Ok(())
+            }
+            None => Err(TargetError("recorder: no generated workload is running".into())),
+        }
+    }
+
+    /// The set-up so far is durable, whatever the daemon's fsync did.
+    pub fn sync_lower(&self) -> Result<(), TargetError> {
+        match &self.case {
+            Some((_, rec)) => {
+                rec.barrier();
+                Ok(())
+            }
+            None => Err(TargetError("recorder: no generated workload is running".into())),
+        }
+    }
+
+    /// Bytes of data logged so far.
+    pub fn logged_bytes(&self) -> u64 {
+        self.case.as_ref().map_or(0, |(_, r)| r.logged_bytes())
+    }
+
+    /// Ends the generated workload: stops the daemon, unmounts the passthrough, returns the log.
+    pub fn end_case(&mut self) -> Result<Vec<files::FileOp>, TargetError> {
+        let Some((case, rec)) = self.case.take() else { return Ok(Vec::new()) };
+        let undone = Box::new(case).teardown();
+        let ops = rec.ops();
+        rec.stop();
+        undone.map(|()| ops)
+    }
+
+    /// Builds crash state `slot`: the operations `keep` selects, replayed into a fresh directory.
+    pub fn build_state(&self, slot: usize, ops: &[files::FileOp], keep: &[usize]) -> Result<PathBuf, TargetError> {
+        let path = self.dir.join(format!("state-{slot}"));
+        fresh_dir(&path)?;
+        files::build(ops, keep, &path).map_err(|e| err("build the crash state in", &path, e))?;
+        Ok(path)
+    }
+
+    /// Starts the daemon on crash state `dir` in `slot` within `timeout`, calls `check` on its
+    /// mount, stops it. There is no checker of a daemon's data: `fsck` is None.
+    pub fn check_state<R>(
+        &self,
+        slot: usize,
+        dir: &Path,
+        timeout: Duration,
+        check: impl FnOnce(&Path) -> R,
+    ) -> Result<StateOutcome<R>, TargetError> {
+        let mnt = self.daemon_mnts.get(slot + 1).ok_or_else(|| TargetError(format!("recorder: no slot {slot}")))?;
+        let mut state = Provisioned::with_ledger(self.ledger.clone());
+        let log = self.dir.join(format!("daemon-s{slot}.log"));
+        let checked = start_daemon(&mut state, &self.cmd, dir, mnt, &log, timeout)
+            .map(|()| check(mnt))
+            .map_err(|e| format!("unmountable: the FUSE command on the crash state: {e}"));
+        Box::new(state).teardown()?;
+        Ok(StateOutcome { checked, fsck: None })
+    }
+
+    /// Stops what runs, unmounts, removes the directories.
+    pub fn finish(mut self) -> Result<(), TargetError> {
+        let ended = match self.case.take() {
+            Some((case, rec)) => {
+                let r = Box::new(case).teardown();
+                rec.stop();
+                r
+            }
+            None => Ok(()),
+        };
+        let undone = Box::new(self.p).teardown();
+        ended.and(undone)
+    }
+}
+
+/// `path` as a new empty directory (0700), whatever was there before (a crash state of the
+/// last generated workload, inside the recorder's own directory).
+fn fresh_dir(path: &Path) -> Result<(), TargetError> {
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(err("remove", path, e)),
+    }
+    std::fs::create_dir(path).map_err(|e| err("create", path, e))?;
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .map_err(|e| err("set the mode of", path, e))
+}
+
+/// Copies the tree `src` to the new directory `dest` (a failing crash state kept).
+pub fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(dest)?;
+    for e in std::fs::read_dir(src)? {
+        let e = e?;
+        let (from, to) = (e.path(), dest.join(e.file_name()));
+        let t = e.file_type()?;
+        if t.is_dir() {
+            copy_tree(&from, &to)?;
+        } else if t.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
+        } else {
+            std::fs::copy(&from, &to)?;
+        }
+    }
+    Ok(())
 }
 
 /// Mounts `image` at `mnt` with fuse2fs in the foreground (its process and mount recorded),

@@ -9,6 +9,12 @@
 //! each generated workload is mounted once more for a sanity pass (a new file in every
 //! directory, the tree removed, the checker again).
 //!
+//! A `fuse:` daemon is recorded at file level by default ([`rec`]): its `{work}` is fsarena's
+//! logging passthrough, and a crash state is the log replayed into a directory — every name
+//! operation before the crash point kept (with `names=lossy`, only those a directory fsync
+//! covered), each file's data kept up to its last fsync and the rest lost in 4 KiB pieces —
+//! with the daemon started again on it.
+//!
 //! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
 //! `violations_strict` (crash states with at least one broken promise of that level), `fsck_failures` (states the
 //! checker rejects, that do not mount, or that fail the sanity pass), `cases`, `cases_unsupported`. Each violation is a
@@ -18,15 +24,18 @@
 mod app;
 mod options;
 mod oracle;
+mod rec;
 mod seq;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
-use fsarena_target::recorder::{self, Entry, RecordOptions, RecordedFs, RECORDABLE};
+use fsarena_target::recorder::{self, Entry, FilesFs, RecordOptions, RecordedFs, RECORDABLE};
+use rec::{Log, Rec};
 
 /// The target kinds `crash` records: the kernel filesystems at block level; fuse2fs at file
 /// level (its one image file's writes and fsyncs); a `fuse:` command through the directory it
-/// keeps its data in (`{work}`, on a recorded ext4).
+/// keeps its data in (`{work}`): served by the logging passthrough (`level=file`, the default)
+/// or a directory of a recorded ext4 (`level=block`).
 pub const KINDS: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "fuse2fs", "fuse"];
 use options::{CrashOptions, States};
 use seq::Case;
@@ -275,6 +284,12 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
             }
         }
     }
+    cap(out, prefix, o)
+}
+
+/// At most `max_states` of `out`: its first `prefix` (the persistence points) first, then a
+/// seeded choice of the rest.
+fn cap(mut out: Vec<State>, prefix: usize, o: &CrashOptions) -> Vec<State> {
     let max = o.max_states as usize;
     if out.len() > max {
         // The persistence points first; then a seeded choice of the cuts.
@@ -336,7 +351,8 @@ impl CrashWorkload {
     fn reproduce(&self, target: &str, case: &str, n: usize) -> String {
         let mut keys = vec![format!("ops={}", self.options.ops), format!("seed={}", self.options.seed)];
         for (k, v) in &self.given {
-            if ["states", "max_states", "sector", "image_size", "mount_timeout"].contains(&k.as_str()) {
+            if ["states", "max_states", "sector", "image_size", "mount_timeout", "level", "names"].contains(&k.as_str())
+            {
                 keys.push(format!("{k}={v}"));
             }
         }
@@ -351,7 +367,7 @@ impl CrashWorkload {
     #[allow(clippy::too_many_lines)]
     fn run_case(
         &self,
-        rec: &mut RecordedFs,
+        rec: &mut Rec,
         steps: &[Case],
         target: &str,
         fuse: bool,
@@ -411,7 +427,7 @@ impl CrashWorkload {
             }
             Ok(Some((models, changes)))
         })();
-        let entries = rec.end_case().map_err(|e| e.to_string())?;
+        let log = rec.end_case().map_err(|e| e.to_string())?;
         let Some((models, changes)) = ran? else { return Ok(()) };
         let mut sequence = "setup (foo, bar, A/foo, A/C; sync), mark 0".to_string();
         for (i, case) in steps.iter().enumerate() {
@@ -437,14 +453,14 @@ impl CrashWorkload {
             }
             None => Vec::new(),
         };
-        self.check_log(rec, &entries, &name, &sequence, &check, target, tally)
+        self.check_log(rec, &log, &name, &sequence, &check, target, tally)
     }
 
     /// An application's workload (`app=sqlite`): its transactions, a mark after each commit,
     /// then its crash states checked by [`app::check`].
     fn run_app(
         &self,
-        rec: &mut RecordedFs,
+        rec: &mut Rec,
         j: app::Journal,
         target: &str,
         fuse: bool,
@@ -464,20 +480,20 @@ impl CrashWorkload {
             }
             conn.close().map_err(|(_, e)| format!("{}: close: {e}", j.name()))
         })();
-        let entries = rec.end_case().map_err(|e| e.to_string())?;
+        let log = rec.end_case().map_err(|e| e.to_string())?;
         ran?;
-        self.check_log(rec, &entries, j.name(), &j.sequence(), &|r, marks| app::check(r, j, marks), target, tally)
+        self.check_log(rec, &log, j.name(), &j.sequence(), &|r, marks| app::check(r, j, marks), target, tally)
     }
 
     /// `app=kv`: the kv store's acknowledged puts, a mark after each.
-    fn run_kv(&self, rec: &mut RecordedFs, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
+    fn run_kv(&self, rec: &mut Rec, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
         let root = rec.begin_case().map_err(|e| e.to_string())?;
         let ran = app::kv_run(&root, &mut |k| rec.mark(k).map_err(|e| e.to_string()));
-        let entries = rec.end_case().map_err(|e| e.to_string())?;
+        let log = rec.end_case().map_err(|e| e.to_string())?;
         ran.map_err(|e| format!("{}: {e}", app::KV))?;
         let sequence =
             format!("the kv store (fjall) with sync=true opened, mark 0; {} puts, mark k after put k", app::TXNS);
-        self.check_log(rec, &entries, app::KV, &sequence, &app::kv_check, target, tally)
+        self.check_log(rec, &log, app::KV, &sequence, &app::kv_check, target, tally)
     }
 
     /// Checks the crash states of one generated workload's log: each built, recovered,
@@ -486,8 +502,8 @@ impl CrashWorkload {
     #[allow(clippy::too_many_arguments, clippy::too_many_lines)]
     fn check_log(
         &self,
-        rec: &RecordedFs,
-        entries: &[Entry],
+        rec: &Rec,
+        log: &Log,
         name: &str,
         sequence: &str,
         check: &(dyn Fn(&Path, &[u32]) -> Vec<oracle::Violation> + Sync),
@@ -495,7 +511,7 @@ impl CrashWorkload {
         tally: &Mutex<Tally>,
     ) -> Result<(), String> {
         let o = &self.options;
-        let mut list: Vec<(usize, State)> = states(entries, o).into_iter().enumerate().collect();
+        let mut list: Vec<(usize, State)> = log.states(o).into_iter().enumerate().collect();
         if let Some((_, Some(n))) = &o.only {
             list.retain(|(i, _)| *i as u64 == *n);
         }
@@ -513,7 +529,7 @@ impl CrashWorkload {
                     if lock(failure).is_some() {
                         break;
                     }
-                    let checked = rec.build_state(slot, entries, &state.keep, state.torn).and_then(|image| {
+                    let checked = rec.build_state(slot, log, state).and_then(|image| {
                         let outcome = rec.check_state(slot, &image, timeout, |r| check(r, &state.marks))?;
                         Ok((image, outcome))
                     });
@@ -541,8 +557,8 @@ impl CrashWorkload {
                     let where_ = format!(
                         "state {n} ({}, {} of {} logged writes kept)",
                         state.what,
-                        state.keep.len(),
-                        entries.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count()
+                        log.kept_writes(&state.keep),
+                        log.writes()
                     );
                     let repro = self.reproduce(target, name, *n);
                     // A failed check of this state: its class, what should hold, what was found.
@@ -604,8 +620,8 @@ impl CrashWorkload {
                     }
                     if failed {
                         if let Some(dir) = &o.keep_failed {
-                            let dest = dir.join(format!("{name}-{n}.img"));
-                            if keep_image(&image, &dest).is_ok() {
+                            let dest = dir.join(format!("{name}-{n}"));
+                            if rec.keep(&image, &dest).is_ok() {
                                 t.kept += 1;
                             }
                         }
@@ -826,7 +842,14 @@ impl Workload for CrashWorkload {
         }
         let spec = spec_text(&target.kind, &target.params);
         let started = Instant::now();
-        let mut rec = RecordedFs::start(target.workdir, target.index, record).map_err(|e| fail(e.to_string()))?;
+        // A `fuse:` daemon at file level (the default): its `{work}` through the logging
+        // passthrough; else everything at block level.
+        let started_rec = if record.daemon.is_some() && o.level == "file" {
+            FilesFs::start(target.workdir, target.index, &record).map(Rec::Files)
+        } else {
+            RecordedFs::start(target.workdir, target.index, record).map(Rec::Block)
+        };
+        let mut rec = started_rec.map_err(|e| fail(e.to_string()))?;
         // The copy's mkfs, mount and recorder, for the result (the target itself is not mounted).
         let made: String = rec.info().iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
         let tally = Mutex::new(Tally::default());

@@ -52,6 +52,11 @@ pub struct CrashOptions {
     pub sector: u64,
     /// Size of the recorded image (0: the smallest that suits the filesystem).
     pub image_size: u64,
+    /// How a `fuse:` target's daemon is recorded: `file` (its `{work}` served by a logging
+    /// passthrough) or `block` (its `{work}` on a recorded ext4).
+    pub level: &'static str,
+    /// File level: name operations in a directory after its last fsync are dropped too.
+    pub lossy: bool,
 }
 
 impl CrashOptions {
@@ -81,6 +86,8 @@ impl Default for CrashOptions {
             keep_failed: None,
             sector: 512,
             image_size: 0,
+            level: "file",
+            lossy: false,
         }
     }
 }
@@ -199,6 +206,28 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     cr!("image_size", Size, Is("0"), "size of the recorded image (0: 64 MiB, or the smallest xfs and btrfs accept)", |o, v| o
         .image_size =
         size(v)?),
+    cr!(
+        "level",
+        Choice(&["file", "block"]),
+        Is("file"),
+        "how a fuse: target's daemon is recorded: file = its {work} directory served by fsarena's logging passthrough (every name operation, write, truncate and fsync logged per file; a crash keeps the names and loses unsynced data in 4 KiB pieces); block = its {work} on a recorded ext4, below the daemon",
+        |o, v| o.level = match v {
+            "file" => "file",
+            "block" => "block",
+            _ => return Err(format!("'{v}' is not a recording level: expected file or block")),
+        }
+    ),
+    cr!(
+        "names",
+        Choice(&["kept", "lossy"]),
+        Is("kept"),
+        "file level: kept = a crash keeps every name operation made before it, in order; lossy = also drops those in a directory after its last fsync (POSIX promises a new name only then)",
+        |o, v| o.lossy = match v {
+            "kept" => false,
+            "lossy" => true,
+            _ => return Err(format!("'{v}' is not a name model: expected kept or lossy")),
+        }
+    ),
 ];
 
 #[cfg(test)]
@@ -220,6 +249,8 @@ mod tests {
             ("only", "a;b", "not a generated workload"),
             ("max_states", "0", "at least 1"),
             ("keep_failed", "/", "exists"),
+            ("level", "page", "expected file or block"),
+            ("names", "lost", "expected kept or lossy"),
         ] {
             let e = crate::options::set("crash", OPTIONS, &mut CrashOptions::default(), k, v).unwrap_err();
             assert!(e.message.contains(want), "{k}={v}: {}", e.message);

@@ -1,0 +1,267 @@
+//! The two recorders behind one face: block level (the kernel filesystems, fuse2fs, and a
+//! `fuse:` daemon with `level=block`) and file level (a `fuse:` daemon's `{work}` through the
+//! logging passthrough), with the crash states of a file-level log.
+
+use super::options::{CrashOptions, States};
+use super::State;
+use fsarena_target::recorder::files::{self, FileOp};
+use fsarena_target::recorder::{Entry, FilesFs, RecordedFs, StateOutcome};
+use fsarena_target::TargetError;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The recorder of one crash run.
+#[derive(Debug)]
+pub(super) enum Rec {
+    Block(RecordedFs),
+    Files(FilesFs),
+}
+
+/// One generated workload's log.
+#[derive(Debug)]
+pub(super) enum Log {
+    Block(Vec<Entry>),
+    Files(Vec<FileOp>),
+}
+
+impl Log {
+    /// The logged writes (block level) or data operations (file level).
+    pub(super) fn writes(&self) -> usize {
+        match self {
+            Self::Block(e) => e.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count(),
+            Self::Files(ops) => ops.iter().filter(|o| o.is_data()).count(),
+        }
+    }
+
+    /// Of a state's kept entries, the writes (or data operations).
+    pub(super) fn kept_writes(&self, keep: &[usize]) -> usize {
+        match self {
+            Self::Block(_) => keep.len(),
+            Self::Files(ops) => keep.iter().filter(|&&i| ops.get(i).is_some_and(FileOp::is_data)).count(),
+        }
+    }
+
+    /// The crash states of this log.
+    pub(super) fn states(&self, o: &CrashOptions) -> Vec<State> {
+        match self {
+            Self::Block(e) => super::states(e, o),
+            Self::Files(ops) => file_states(ops, o),
+        }
+    }
+}
+
+impl Rec {
+    pub(super) fn info(&self) -> Vec<(String, String)> {
+        match self {
+            Self::Block(r) => r.info(),
+            Self::Files(r) => r.info(),
+        }
+    }
+
+    pub(super) fn slots(&self) -> usize {
+        match self {
+            Self::Block(r) => r.slots(),
+            Self::Files(r) => r.slots(),
+        }
+    }
+
+    pub(super) fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
+        match self {
+            Self::Block(r) => r.begin_case(),
+            Self::Files(r) => r.begin_case(),
+        }
+    }
+
+    pub(super) fn sync_lower(&self) -> Result<(), TargetError> {
+        match self {
+            Self::Block(r) => r.sync_lower(),
+            Self::Files(r) => r.sync_lower(),
+        }
+    }
+
+    pub(super) fn mark(&self, n: u32) -> Result<(), TargetError> {
+        match self {
+            Self::Block(r) => r.mark(n),
+            Self::Files(r) => r.mark(n),
+        }
+    }
+
+    pub(super) fn end_case(&mut self) -> Result<Log, TargetError> {
+        match self {
+            Self::Block(r) => r.end_case().map(Log::Block),
+            Self::Files(r) => r.end_case().map(Log::Files),
+        }
+    }
+
+    /// Builds `state` of `log` in `slot`: an image (block level) or a directory (file level).
+    pub(super) fn build_state(&self, slot: usize, log: &Log, state: &State) -> Result<PathBuf, TargetError> {
+        match (self, log) {
+            (Self::Block(r), Log::Block(e)) => r.build_state(slot, e, &state.keep, state.torn),
+            (Self::Files(r), Log::Files(ops)) => r.build_state(slot, ops, &state.keep),
+            _ => Err(TargetError("recorder: a log of the other level".into())),
+        }
+    }
+
+    pub(super) fn check_state<R>(
+        &self,
+        slot: usize,
+        image: &Path,
+        timeout: Duration,
+        check: impl FnOnce(&Path) -> R,
+    ) -> Result<StateOutcome<R>, TargetError> {
+        match self {
+            Self::Block(r) => r.check_state(slot, image, timeout, check),
+            Self::Files(r) => r.check_state(slot, image, timeout, check),
+        }
+    }
+
+    /// Keeps a failing state at `dest` (a new file, or a new directory at file level).
+    pub(super) fn keep(&self, state: &Path, dest: &Path) -> std::io::Result<()> {
+        match self {
+            Self::Block(_) => super::keep_image(state, &dest.with_extension("img")),
+            Self::Files(_) => fsarena_target::recorder::copy_tree(state, dest),
+        }
+    }
+
+    pub(super) fn finish(self) -> Result<(), TargetError> {
+        match self {
+            Self::Block(r) => r.finish(),
+            Self::Files(r) => r.finish(),
+        }
+    }
+}
+
+/// The crash states of a file-level log, deterministic from the seed. Crash points: after
+/// every mark, before every persistence call, and at the end. At each, every name operation
+/// before it is kept (with `names=lossy`, only those their directories' fsync covered), and
+/// every data operation its file's fsync covered; the rest of the data (4 KiB pieces) is
+/// lost: all of it (`prefix`); with `epoch` also none of it, its first k pieces, and all but
+/// one; with `subset` (and `torn`, the same at this granularity) seeded random subsets until
+/// 8 tries in a row find no new state. Each state must keep every mark logged before its point.
+pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
+    let marks_before = |p: usize| -> Vec<u32> {
+        ops[..p].iter().filter_map(|e| if let FileOp::Mark(n) = e { Some(*n) } else { None }).collect()
+    };
+    let mut points: Vec<usize> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            FileOp::Mark(_) => points.push(i + 1),
+            op if op.is_persist() => points.push(i),
+            _ => {}
+        }
+    }
+    points.push(ops.len());
+    points.sort_unstable();
+    points.dedup();
+    let mut out: Vec<State> = Vec::new();
+    let push = |s: State, out: &mut Vec<State>| {
+        if !out.iter().any(|o| o.keep == s.keep && o.marks == s.marks) {
+            out.push(s);
+        }
+    };
+    let with = |sure: &[usize], extra: &[usize]| -> Vec<usize> {
+        let mut k: Vec<usize> = sure.iter().chain(extra).copied().collect();
+        k.sort_unstable();
+        k
+    };
+    let n = points.len();
+    let split: Vec<(usize, Vec<usize>, Vec<usize>)> = points
+        .iter()
+        .map(|&p| {
+            let (sure, unsynced) = files::durable_at(ops, p, o.lossy);
+            (p, sure, unsynced)
+        })
+        .collect();
+    for (k, (p, sure, unsynced)) in split.iter().enumerate() {
+        let what = format!(
+            "crash point {} of {n} (before operation {p} of {}): every unsynced piece lost ({})",
+            k + 1,
+            ops.len(),
+            unsynced.len()
+        );
+        push(State { keep: sure.clone(), torn: None, marks: marks_before(*p), what }, &mut out);
+    }
+    let prefix = out.len();
+    if o.states != States::Prefix {
+        for (k, (p, sure, unsynced)) in split.iter().enumerate() {
+            if unsynced.is_empty() {
+                continue;
+            }
+            let marks = marks_before(*p);
+            let at = format!("crash point {} of {n}", k + 1);
+            let total = unsynced.len();
+            push(
+                State {
+                    keep: with(sure, unsynced),
+                    torn: None,
+                    marks: marks.clone(),
+                    what: format!("{at}: every unsynced piece kept ({total})"),
+                },
+                &mut out,
+            );
+            for j in 1..total.min(8) {
+                let what = format!("{at}: the first {j} of its {total} unsynced pieces kept");
+                push(State { keep: with(sure, &unsynced[..j]), torn: None, marks: marks.clone(), what }, &mut out);
+            }
+            for (j, &u) in unsynced.iter().enumerate().take(8) {
+                let rest: Vec<usize> = unsynced.iter().copied().filter(|&x| x != u).collect();
+                let what = format!("{at}: every unsynced piece but piece {} of {total} kept", j + 1);
+                push(State { keep: with(sure, &rest), torn: None, marks: marks.clone(), what }, &mut out);
+            }
+            if matches!(o.states, States::Subset | States::Torn) {
+                let mut rng = fastrand::Rng::with_seed(o.seed ^ 0x5eed ^ *p as u64);
+                let (mut misses, mut tries) = (0, 0);
+                while misses < 8 && out.len() < o.max_states as usize * 4 {
+                    let chosen: Vec<usize> = unsynced.iter().copied().filter(|_| rng.bool()).collect();
+                    tries += 1;
+                    let had = out.len();
+                    let what = format!("{at}: random subset {tries} of its {total} unsynced pieces kept");
+                    push(State { keep: with(sure, &chosen), torn: None, marks: marks.clone(), what }, &mut out);
+                    misses = if out.len() > had { 0 } else { misses + 1 };
+                }
+            }
+        }
+    }
+    super::cap(out, prefix, o)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_states_keep_names_lose_unsynced_data_and_honour_the_marks_before_them() {
+        let w = |id: u64, path: &str, offset: u64| FileOp::Write { id, path: path.into(), offset, data: vec![1; 4] };
+        let ops = vec![
+            FileOp::Create { path: "a".into(), mode: 0o644 },
+            w(2, "a", 0),
+            FileOp::Barrier,
+            FileOp::Mark(0),
+            w(2, "a", 4096),
+            w(2, "a", 8192),
+            FileOp::Fsync { id: 2, path: "a".into() },
+            FileOp::Mark(1),
+            FileOp::Create { path: "b".into(), mode: 0o644 },
+            w(3, "b", 0),
+        ];
+        let o = CrashOptions { states: States::Prefix, ..CrashOptions::default() };
+        let s = file_states(&ops, &o);
+        // After mark 0: the set-up; before the fsync: its two writes lost, mark 0 only; after
+        // mark 1: both kept; at the end: b's name kept, its data lost.
+        let got: Vec<(Vec<usize>, Vec<u32>)> = s.iter().map(|s| (s.keep.clone(), s.marks.clone())).collect();
+        assert_eq!(
+            got,
+            vec![(vec![0, 1], vec![0]), (vec![0, 1, 4, 5], vec![0, 1]), (vec![0, 1, 4, 5, 8], vec![0, 1]),]
+        );
+        // epoch adds the cuts of the unsynced pieces: before the fsync, each of the two.
+        let o = CrashOptions { states: States::Epoch, ..CrashOptions::default() };
+        let s = file_states(&ops, &o);
+        assert!(s.iter().any(|s| s.keep == vec![0, 1, 4] && s.marks == vec![0]), "{s:?}");
+        assert!(s.iter().any(|s| s.keep == vec![0, 1, 5] && s.marks == vec![0]), "{s:?}");
+        assert!(s.iter().any(|s| s.keep == vec![0, 1, 4, 5, 8, 9] && s.marks == vec![0, 1]), "{s:?}");
+        // Fixed by the seed.
+        let o = CrashOptions { states: States::Subset, seed: 7, ..CrashOptions::default() };
+        assert_eq!(file_states(&ops, &o), file_states(&ops, &o));
+    }
+}
