@@ -173,6 +173,8 @@ fn sqlite_and_the_kv_store_keep_what_they_promise_unless_flushes_are_lost() {
     let lost = crash("ext4:size=256m,mount=barrier=0", "crash:app=sqlite,only=sqlite.wal");
     assert!(metric(&lost, "violations_posix") >= 1.0, "{lost}");
     assert!(lost.to_string().contains("crash.posix.sqlite.wal/"), "{lost}");
+    // Its reproduce command names the application, not a generated set.
+    assert!(lost.to_string().contains("crash:app=sqlite,seed=1,only=sqlite.wal/"), "{lost}");
     // The kv store with sync=true: every acknowledged put survives, unless flushes are lost.
     let kv = crash("ext4:size=256m", "crash:app=kv");
     assert!(metric(&kv, "states_checked") >= 16.0 && metric(&kv, "violations_posix") == 0.0, "{kv}");

@@ -349,7 +349,12 @@ impl Tally {
 impl CrashWorkload {
     /// The command that reproduces state `n` of `case` on this target.
     fn reproduce(&self, target: &str, case: &str, n: usize) -> String {
-        let mut keys = vec![format!("ops={}", self.options.ops), format!("seed={}", self.options.seed)];
+        // An application's workloads are named by `app=`, the generated ones by `ops=`.
+        let set = match self.options.app {
+            Some(app) => format!("app={app}"),
+            None => format!("ops={}", self.options.ops),
+        };
+        let mut keys = vec![set, format!("seed={}", self.options.seed)];
         for (k, v) in &self.given {
             if ["states", "max_states", "sector", "image_size", "mount_timeout", "level", "names"].contains(&k.as_str())
             {
