@@ -65,10 +65,7 @@ where
         Ok(code) => code,
         Err(plan::Failure::BadInput(_)) if silent => ExitCode::from(2),
         Err(plan::Failure::BadInput(e)) => {
-            // A job file's problems come one per line, each said as fsarena's.
-            for line in e.to_string().lines() {
-                eprintln!("fsarena: {line}");
-            }
+            say_bad_input(&e);
             ExitCode::from(2)
         }
         Err(plan::Failure::Run(e)) => {
@@ -79,14 +76,29 @@ where
     }
 }
 
+/// Bad input, on stderr: a job file's problems come one per line, each said as fsarena's.
+fn say_bad_input(e: &impl std::fmt::Display) {
+    for line in e.to_string().lines() {
+        eprintln!("fsarena: {line}");
+    }
+}
+
 /// `fsarena run`: validate, then run, on this process alone or, with `--mpi`, on every rank
 /// of the MPI job (which ends when the ranks are dropped, after the run).
 fn run_plan(run: &args::RunArgs) -> Result<ExitCode, plan::Failure> {
     let ranks = ranks::open(run.plan.mpi)?;
     match plan::Plan::from_run_args(run) {
         Ok(plan) => runner::execute(&plan, run.plan.progress.mode(), ranks.as_ref()),
-        // Every rank validated the same plan and found the same fault: rank 0 says it.
-        Err(plan::Failure::BadInput(_)) if ranks.rank() != 0 => Ok(ExitCode::from(2)),
+        // Every rank validated the same plan and found the same fault: rank 0 says it, while
+        // every rank is still in the job (a rank that ended first with exit 2 would have
+        // mpirun end rank 0 before it said why), then they all leave.
+        Err(plan::Failure::BadInput(e)) if ranks.size() > 1 => {
+            if ranks.rank() == 0 {
+                say_bad_input(&e);
+            }
+            ranks.barrier();
+            Ok(ExitCode::from(2))
+        }
         Err(e) => Err(e),
     }
 }
