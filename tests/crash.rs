@@ -38,13 +38,22 @@ fn tools() {
     }
 }
 
-fn keeps_every_posix_promise(target: &str) {
+/// Checks that `target` breaks no POSIX promise, except in the generated workloads `known`
+/// (a finding about the kernel filesystem that this test cannot make happen on demand).
+fn keeps_every_posix_promise(target: &str, known: &[&str]) {
     tools();
     let r = crash(target, "crash:ops=seq1,sample=40");
     assert_eq!(metric(&r, "cases"), 40.0, "{r}");
     assert!(metric(&r, "states_checked") >= 80.0, "{r}");
     // A violation names its sequence, crash state and reproduce command.
-    assert_eq!(metric(&r, "violations_posix"), 0.0, "{target}: {}", r["verdicts"]);
+    let verdicts = r["verdicts"].as_array().cloned().unwrap_or_default();
+    let posix: Vec<&str> =
+        verdicts.iter().filter_map(|v| v["case"].as_str()).filter_map(|c| c.strip_prefix("crash.posix.")).collect();
+    let unexpected: Vec<&&str> =
+        posix.iter().filter(|c| !known.iter().any(|k| c.starts_with(&format!("{k}/")))).collect();
+    assert!(unexpected.is_empty(), "{target}: {unexpected:?} in {}", r["verdicts"]);
+    // Every state with a violation is among the verdicts shown (none hidden past the cap).
+    assert_eq!(metric(&r, "violations_posix"), posix.len() as f64, "{target}: {}", r["verdicts"]);
     assert_eq!(metric(&r, "fsck_failures"), 0.0, "{target}: {r}");
     // The target itself is never provisioned: the workload records a copy of its own.
     assert!(r["target"]["environment"].get("mkfs").is_none(), "{}", r["target"]);
@@ -57,17 +66,23 @@ fn keeps_every_posix_promise(target: &str) {
 
 #[test]
 fn ext4_keeps_every_posix_promise() {
-    keeps_every_posix_promise("ext4:size=256m");
+    keeps_every_posix_promise("ext4:size=256m", &[]);
 }
 
 #[test]
 fn xfs_keeps_every_posix_promise() {
-    keeps_every_posix_promise("xfs:size=512m");
+    // Twice in CI under heavy load, never when run alone: a state without an O_DIRECT
+    // overwrite of foo although sync() had returned, no flush logged between the write and
+    // the mark. xfs's sync_fs forces the log, and issues a cache flush only when the log has
+    // something to write: an overwrite that changed no metadata (its timestamp update
+    // skipped within one clock tick) leaves the data in the device's volatile cache. A
+    // finding about xfs, listed in the README; any other violation fails this test.
+    keeps_every_posix_promise("xfs:size=512m", &["write_direct.sync"]);
 }
 
 #[test]
 fn btrfs_keeps_every_posix_promise() {
-    keeps_every_posix_promise("btrfs:size=256m");
+    keeps_every_posix_promise("btrfs:size=256m", &[]);
 }
 
 #[test]
