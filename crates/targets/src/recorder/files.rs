@@ -866,6 +866,13 @@ pub fn build(ops: &[FileOp], keep: &[usize], dest: &Path) -> std::io::Result<()>
     let at = |p: &Path| dest.join(p);
     for &i in keep {
         let Some(op) = ops.get(i) else { continue };
+        // Safety: fsarena runs as root, and a daemon's log may name a path through a
+        // symbolic link it made (or one a dropped operation would have replaced): nothing is
+        // done through a link, so nothing is made or written outside `dest`.
+        if !op_paths(op).iter().all(|p| beneath(dest, p, !matches!(op, FileOp::Rename { .. } | FileOp::Unlink { .. })))
+        {
+            continue;
+        }
         let done = match op {
             FileOp::Create { path, mode } => File::options()
                 .write(true)
@@ -902,6 +909,46 @@ pub fn build(ops: &[FileOp], keep: &[usize], dest: &Path) -> std::io::Result<()>
         }
     }
     Ok(())
+}
+
+/// The paths an operation names.
+fn op_paths(op: &FileOp) -> Vec<&Path> {
+    match op {
+        FileOp::Create { path, .. }
+        | FileOp::Mkdir { path, .. }
+        | FileOp::Symlink { path, .. }
+        | FileOp::Unlink { path }
+        | FileOp::Rmdir { path }
+        | FileOp::Chmod { path, .. }
+        | FileOp::Xattr { path, .. }
+        | FileOp::Write { path, .. }
+        | FileOp::Truncate { path, .. } => vec![path],
+        FileOp::Link { from, to } | FileOp::Rename { from, to } => vec![from, to],
+        FileOp::Fsync { .. } | FileOp::FsyncDir { .. } | FileOp::Mark(_) | FileOp::Barrier => Vec::new(),
+    }
+}
+
+/// Whether `rel` below `dest` is reached through no symbolic link: no component is `..` or
+/// absolute, no directory on the way is a link, and (unless `link_ok`: a rename or unlink
+/// acts on the link itself) the last component is not one either.
+fn beneath(dest: &Path, rel: &Path, last_no_link: bool) -> bool {
+    use std::path::Component;
+    let parts: Vec<Component<'_>> = rel.components().collect();
+    if parts.iter().any(|c| !matches!(c, Component::Normal(_))) {
+        return false;
+    }
+    let mut at = dest.to_path_buf();
+    for (k, c) in parts.iter().enumerate() {
+        at.push(c);
+        let last = k + 1 == parts.len();
+        if last && !last_no_link {
+            break;
+        }
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Which operations a crash at point `p` (before `ops[p]`) keeps for certain: every name
@@ -999,5 +1046,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build(&ops, &[1, 8], dir.path()).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_rebuilt_state_never_reaches_through_a_link() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("victim"), b"keep").unwrap();
+        let ops = vec![
+            FileOp::Symlink { path: "d".into(), target: outside.path().to_path_buf() },
+            FileOp::Symlink { path: "l".into(), target: outside.path().join("victim") },
+            FileOp::Create { path: "d/new".into(), mode: 0o644 },
+            FileOp::Mkdir { path: "d/dir".into(), mode: 0o755 },
+            w(5, "l", 0, b'x'),
+            FileOp::Truncate { id: 5, path: "l".into(), size: 0 },
+            FileOp::Chmod { path: "l".into(), mode: 0o777 },
+            FileOp::Write { id: 6, path: "../escape".into(), offset: 0, data: vec![1] },
+            FileOp::Rename { from: "l".into(), to: "m".into() },
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        build(&ops, &(0..ops.len()).collect::<Vec<_>>(), dir.path()).unwrap();
+        assert_eq!(std::fs::read(outside.path().join("victim")).unwrap(), b"keep");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+        assert!(!dir.path().parent().unwrap().join("escape").exists());
+        // The link itself may be renamed: it is the link that moves.
+        assert!(std::fs::symlink_metadata(dir.path().join("m")).unwrap().file_type().is_symlink());
     }
 }
