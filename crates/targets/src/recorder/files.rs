@@ -701,12 +701,7 @@ impl Filesystem for Passthrough {
             buf.truncate(n);
             Ok(buf)
         });
-        match r {
-            Ok(v) if size == 0 => reply.size(v.len() as u32),
-            Ok(v) if v.len() <= size as usize => reply.data(&v),
-            Ok(_) => reply.error(libc::ERANGE),
-            Err(e) => reply.error(e),
-        }
+        xattr_reply(r, size, reply);
     }
 
     fn listxattr(&mut self, _req: &Request<'_>, ino: u64, size: u32, reply: ReplyXattr) {
@@ -716,12 +711,7 @@ impl Filesystem for Passthrough {
             buf.truncate(n);
             Ok(buf)
         });
-        match r {
-            Ok(v) if size == 0 => reply.size(v.len() as u32),
-            Ok(v) if v.len() <= size as usize => reply.data(&v),
-            Ok(_) => reply.error(libc::ERANGE),
-            Err(e) => reply.error(e),
-        }
+        xattr_reply(r, size, reply);
     }
 
     fn removexattr(&mut self, _req: &Request<'_>, ino: u64, name: &OsStr, reply: ReplyEmpty) {
@@ -776,6 +766,17 @@ impl Filesystem for Passthrough {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
         }
+    }
+}
+
+/// An xattr value or name list answered as FUSE asks: its size when `size` is 0, else the
+/// bytes if they fit, else ERANGE.
+fn xattr_reply(r: Result<Vec<u8>, i32>, size: u32, reply: ReplyXattr) {
+    match r {
+        Ok(v) if size == 0 => reply.size(v.len() as u32),
+        Ok(v) if v.len() <= size as usize => reply.data(&v),
+        Ok(_) => reply.error(libc::ERANGE),
+        Err(e) => reply.error(e),
     }
 }
 
