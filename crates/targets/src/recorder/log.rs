@@ -86,4 +86,9 @@ impl Log {
     pub(crate) fn spill_len(&self) -> u64 {
         self.spill_len
     }
+
+    /// Reads logged data: `out.len()` bytes at `at` in the spill file.
+    pub(crate) fn read_spill(&self, out: &mut [u8], at: u64) -> io::Result<()> {
+        self.spill.read_exact_at(out, at)
+    }
 }

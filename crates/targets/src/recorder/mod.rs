@@ -9,8 +9,10 @@
 //! the loop driver's writes and flushes arrive at the server in order and are logged. A crash
 //! image is a sparse copy of the base plus a chosen subset of the logged writes, attached to
 //! its own loop device, mounted (recovery), checked, unmounted and given to the filesystem's
-//! checker. A `fuse:` daemon's `{work}` is recorded at file level instead ([`files`],
-//! [`FilesFs`]).
+//! checker. The image is virtual where it can be: the server composes it from its own log
+//! (`state-K` on its mount, see [`server::VirtualImage`]) rather than fsarena copying the base
+//! and the writes for every state. A `fuse:` daemon's `{work}` is recorded at file level
+//! instead ([`files`], [`FilesFs`]).
 
 pub mod files;
 pub mod log;
@@ -188,14 +190,15 @@ impl RecordedFs {
                     daemon_mnts.push(p.make_dir(ctx.path(&format!("crash-{index}-s{s}-fuse")), false)?);
                 }
             }
-            let started = ServerProcess::start(
-                live_file,
-                spill_file,
-                options.size,
-                options.max_log,
-                &fuse_mnt,
-                Duration::from_secs(30),
-            );
+            let base_ro = File::open(&base).map_err(|e| err("open", &base, e))?;
+            let files = process::ServerFiles {
+                backing: live_file,
+                spill: spill_file,
+                base: base_ro,
+                slots: options.slots.max(1),
+            };
+            let started =
+                ServerProcess::start(files, options.size, options.max_log, &fuse_mnt, Duration::from_secs(30));
             // Recorded whenever it is mounted, even if the server then said otherwise.
             if sys::mount_at(&fuse_mnt).is_some() {
                 p.add_mount(&fuse_mnt, true)?;
@@ -328,8 +331,26 @@ impl RecordedFs {
 
     /// Builds crash image `slot`: the base plus the writes `keep` selects from `entries`
     /// (indexes into it, in log order), then, for a torn write, the first `bytes` of write
-    /// `torn.0` only.
+    /// `torn.0` only. A virtual image the server composes from its log (`state-SLOT` on the
+    /// recorder's mount: the base's blocks shared, the chosen writes read from the spill file,
+    /// recovery's writes kept apart), or, where a logged write is not in whole sectors (a
+    /// FUSE daemon's own file writes), a sparse copy.
     pub fn build_state(
+        &self,
+        slot: usize,
+        entries: &[Entry],
+        keep: &[usize],
+        torn: Option<(usize, u64)>,
+    ) -> Result<PathBuf, TargetError> {
+        match self.server.compose(slot, keep, torn) {
+            Ok(()) => Ok(self.fuse_mnt.join(server::state_name(slot))),
+            Err(process::ComposeError::Refused) => self.build_copy(slot, entries, keep, torn),
+            Err(process::ComposeError::Gone(e)) => Err(TargetError(e)),
+        }
+    }
+
+    /// [`RecordedFs::build_state`] as a sparse copy of the base with the writes applied.
+    fn build_copy(
         &self,
         slot: usize,
         entries: &[Entry],

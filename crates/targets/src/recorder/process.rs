@@ -19,7 +19,9 @@
 //!
 //! The control socket carries one request at a time, each answered before the next:
 //! `M` + mark (u32) → `k`; `R` (reset the log) → status (u32, 0 or an errno); `E` → count (u64)
-//! and the entries (25 bytes each); `L` → the spill file's length (u64). At start the child
+//! and the entries (25 bytes each); `L` → the spill file's length (u64); `S` + slot (u32), torn
+//! entry and bytes (u64 each, entry u64::MAX for none), count (u64) and the kept entries' numbers
+//! (u64 each) → status (u32): crash image `state-SLOT` composed from the log. At start the child
 //! sends a status byte (0 mounted, 1 + length-prefixed message not).
 
 use super::log::{Entry, Log};
@@ -47,8 +49,7 @@ impl ServerProcess {
     /// Forks the server: it mounts `mnt`, serving `backing` as its image and logging to
     /// `spill`. Returns once it has mounted (or said why not), within `timeout`.
     pub(crate) fn start(
-        backing: File,
-        spill: File,
+        files: ServerFiles,
         size: u64,
         max_log: u64,
         mnt: &Path,
@@ -58,14 +59,19 @@ impl ServerProcess {
         // SAFETY: the child runs `child_main` only (see the module documentation).
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            crate::sys::close_all_but([backing.as_raw_fd(), spill.as_raw_fd(), theirs.as_raw_fd()]);
-            child_main(backing, spill, size, max_log, mnt, theirs);
+            crate::sys::close_all_but([
+                files.backing.as_raw_fd(),
+                files.spill.as_raw_fd(),
+                files.base.as_raw_fd(),
+                theirs.as_raw_fd(),
+            ]);
+            child_main(files, size, max_log, mnt, theirs);
         }
         if pid < 0 {
             return Err(format!("cannot start the recorder's FUSE server: {}", std::io::Error::last_os_error()));
         }
         // The child's ends are the child's: closed here, the socket ends with the child.
-        drop((backing, spill, theirs));
+        drop((files, theirs));
         let server = Self { pid, ctl: Mutex::new(None) };
         let started = (|| {
             ours.set_read_timeout(Some(timeout)).map_err(gone)?;
@@ -121,6 +127,26 @@ impl ServerProcess {
         Ok(())
     }
 
+    /// Composes crash image `state-SLOT` from the log: the base, the writes `keep` names, the
+    /// first `torn.1` bytes of write `torn.0`. Err(Refused) when the server cannot (a write
+    /// not in whole sectors: EINVAL), Err(Gone) when it stopped answering.
+    pub(crate) fn compose(&self, slot: usize, keep: &[usize], torn: Option<(usize, u64)>) -> Result<(), ComposeError> {
+        let mut req = vec![b'S'];
+        req.extend_from_slice(&(slot as u32).to_le_bytes());
+        let (ti, tb) = torn.map_or((u64::MAX, 0), |(i, b)| (i as u64, b));
+        req.extend_from_slice(&ti.to_le_bytes());
+        req.extend_from_slice(&tb.to_le_bytes());
+        req.extend_from_slice(&(keep.len() as u64).to_le_bytes());
+        for &i in keep {
+            req.extend_from_slice(&(i as u64).to_le_bytes());
+        }
+        let status = u32::from_le_bytes(self.ask(&req, 4).map_err(ComposeError::Gone)?.try_into().unwrap_or_default());
+        match status {
+            0 => Ok(()),
+            _ => Err(ComposeError::Refused),
+        }
+    }
+
     /// Bytes in the spill file.
     pub(crate) fn spill_len(&self) -> Result<u64, String> {
         Ok(u64::from_le_bytes(self.ask(b"L", 8)?.try_into().unwrap_or_default()))
@@ -151,6 +177,28 @@ impl ServerProcess {
     }
 }
 
+/// The files the server process serves from: the live image, the spill file, the base.
+#[derive(Debug)]
+pub(crate) struct ServerFiles {
+    /// The recorded image's bytes.
+    pub backing: File,
+    /// Where logged writes' data goes.
+    pub spill: File,
+    /// The freshly made filesystem crash images are composed on.
+    pub base: File,
+    /// Crash images served at once.
+    pub slots: usize,
+}
+
+/// Why a crash image was not composed.
+#[derive(Debug)]
+pub(crate) enum ComposeError {
+    /// The server cannot compose this one (an errno): build a copy instead.
+    Refused,
+    /// The server stopped answering.
+    Gone(String),
+}
+
 /// An entry on the wire: a tag and three u64.
 const ENTRY_BYTES: usize = 25;
 
@@ -179,7 +227,7 @@ fn decode(b: &[u8]) -> Result<Entry, String> {
 }
 
 /// The server's whole life after the fork; never returns.
-fn child_main(backing: File, spill: File, size: u64, max_log: u64, mnt: &Path, mut ctl: UnixStream) -> ! {
+fn child_main(files: ServerFiles, size: u64, max_log: u64, mnt: &Path, mut ctl: UnixStream) -> ! {
     crate::sys::reset_signals_after_fork();
     // Marks the serving thread an I/O flusher: its memory allocations must not wait for
     // writeback of the very device it serves. PR_SET_IO_FLUSHER (Linux 5.6) is not in the libc
@@ -188,7 +236,9 @@ fn child_main(backing: File, spill: File, size: u64, max_log: u64, mnt: &Path, m
     const PR_SET_IO_FLUSHER: libc::c_int = 57;
     // SAFETY: prctl with integer arguments only.
     let _ = unsafe { libc::prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) };
-    let shared = Arc::new(Mutex::new(Shared { backing, size, log: Log::new(spill, max_log) }));
+    let ServerFiles { backing, spill, base, slots } = files;
+    let states = (0..slots).map(|_| Default::default()).collect();
+    let shared = Arc::new(Mutex::new(Shared { backing, size, log: Log::new(spill, max_log), base, states }));
     let options = [fuser::MountOption::FSName("fsarena-recorder".into()), fuser::MountOption::RW];
     let mut session = match fuser::Session::new(RecorderFs { shared: shared.clone() }, mnt, &options) {
         Ok(s) => s,
@@ -245,6 +295,24 @@ fn answer(shared: &Mutex<Shared>, ctl: &mut UnixStream) -> std::io::Result<()> {
             b'L' => {
                 let len = lock(shared).log.spill_len();
                 ctl.write_all(&len.to_le_bytes())?;
+            }
+            b'S' => {
+                let mut head = [0u8; 28];
+                ctl.read_exact(&mut head)?;
+                let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap_or_default());
+                let slot = u32::from_le_bytes(head[0..4].try_into().unwrap_or_default()) as usize;
+                let (ti, tb, count) = (word(4), word(12), word(20));
+                // A request fsarena built: the count is its own list's length.
+                let mut body = vec![0u8; (count as usize).saturating_mul(8)];
+                ctl.read_exact(&mut body)?;
+                let keep: Vec<u64> =
+                    body.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect();
+                let torn = (ti != u64::MAX).then_some((ti, tb));
+                let status = match lock(shared).compose(slot, &keep, torn) {
+                    Ok(()) => 0u32,
+                    Err(e) => e as u32,
+                };
+                ctl.write_all(&status.to_le_bytes())?;
             }
             b'E' => {
                 let entries = lock(shared).log.entries();

@@ -29,7 +29,7 @@ mod seq;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
-use fsarena_target::recorder::{self, Entry, FilesFs, RecordOptions, RecordedFs, RECORDABLE};
+use fsarena_target::recorder::{Entry, FilesFs, RecordOptions, RecordedFs, RECORDABLE};
 use rec::{Log, Rec};
 
 /// The target kinds `crash` records: the kernel filesystems at block level; fuse2fs at file
@@ -705,11 +705,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Copies a failing crash image into `keep_failed=` (a new file, sparse).
+/// Copies a failing crash image into `keep_failed=` (a new file, sparse: blocks of zeroes are
+/// left as holes). Read and written, not copy_file_range: the image may be a virtual one on
+/// the recorder's FUSE mount, another filesystem than the destination's.
 fn keep_image(image: &Path, dest: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
     let src = std::fs::File::open(image)?;
     let (dst, _) = fsarena_target::safefs::create_new_file(dest)?;
-    recorder::sparse_copy(&src, &dst, src.metadata()?.len())
+    let size = src.metadata()?.len();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    while at < size {
+        let n = ((size - at) as usize).min(buf.len());
+        src.read_exact_at(&mut buf[..n], at)?;
+        if buf[..n].iter().any(|b| *b != 0) {
+            dst.write_all_at(&buf[..n], at)?;
+        }
+        at += n as u64;
+    }
+    dst.set_len(size)
 }
 
 impl Workload for CrashWorkload {
