@@ -52,16 +52,18 @@ impl Log {
         self.spill.set_len(0)
     }
 
-    /// Logs a write; fails (and the write with it) when the spill file would pass `max`.
-    pub(crate) fn write(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+    /// Logs a write and says where its data is in the spill file; fails (and the write with
+    /// it) when the spill file would pass `max`.
+    pub(crate) fn write(&mut self, offset: u64, data: &[u8]) -> io::Result<u64> {
         let len = data.len() as u64;
         if self.spill_len + len > self.max {
             return Err(io::Error::from_raw_os_error(libc::ENOSPC));
         }
-        self.spill.write_all_at(data, self.spill_len)?;
-        self.entries.push(Entry::Write { offset, len, spill: self.spill_len });
+        let at = self.spill_len;
+        self.spill.write_all_at(data, at)?;
+        self.entries.push(Entry::Write { offset, len, spill: at });
         self.spill_len += len;
-        Ok(())
+        Ok(at)
     }
 
     pub(crate) fn zero(&mut self, offset: u64, len: u64) {

@@ -3,16 +3,17 @@
 //! (images, a FUSE mount, loop devices, mounts, every one recorded in the state file before
 //! anything else happens and undone on every exit path) and needs the same private helpers.
 //!
-//! How: mkfs once on a sparse base image; per generated workload the base is copied (sparse)
-//! to the live image that fsarena's own FUSE server (a process fsarena forks, see [`process`]
-//! for why, and [`server`]) serves as `image`; a loop device on that file is the filesystem's device, so
-//! the loop driver's writes and flushes arrive at the server in order and are logged. A crash
-//! image is a sparse copy of the base plus a chosen subset of the logged writes, attached to
-//! its own loop device, mounted (recovery), checked, unmounted and given to the filesystem's
-//! checker. The image is virtual where it can be: the server composes it from its own log
-//! (`state-K` on its mount, see [`server::VirtualImage`]) rather than fsarena copying the base
-//! and the writes for every state. A `fuse:` daemon's `{work}` is recorded at file level
-//! instead ([`files`], [`FilesFs`]).
+//! How: mkfs once on a sparse base image, which is never written again. fsarena's own FUSE
+//! server (a process fsarena forks, see [`process`] for why, and [`server`]) serves `image`, a
+//! copy-on-write view of the base: each generated workload starts from the base again, and
+//! every write lands in the log (its data in the spill file), which the view reads it back
+//! from. A loop device on that file is the filesystem's device, so the loop driver's writes and
+//! flushes arrive at the server in order and are logged. A crash image is the base plus a
+//! chosen subset of the logged writes, composed by the server from its log as another virtual
+//! file (`state-K` on its mount, see [`server::VirtualImage`], with a private overlay for
+//! recovery's writes), never a copy; it is attached to its own loop device, mounted
+//! (recovery), checked, unmounted and given to the filesystem's checker. A `fuse:` daemon's
+//! `{work}` is recorded at file level instead ([`files`], [`FilesFs`]).
 
 pub mod files;
 pub mod log;
@@ -29,7 +30,6 @@ use crate::{safefs, sys, Mounted, TargetError, Workdir};
 pub use log::Entry;
 use process::ServerProcess;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -84,55 +84,26 @@ pub struct StateOutcome<R> {
 pub struct RecordedFs {
     fs: &'static Filesystem,
     options: RecordOptions,
-    /// The directory with the base, live and state images and the spill file, its FUSE mount
-    /// point and the mount points, all recorded.
+    /// The directory with the base image and the spill file, its FUSE mount point and the
+    /// mount points, all recorded.
     p: Provisioned,
     ledger: crate::state::LedgerHandle,
     dir: PathBuf,
-    base: PathBuf,
     fuse_mnt: PathBuf,
     case_mnt: PathBuf,
     slot_mnts: Vec<PathBuf>,
     /// With a daemon: its mount point for the workload, then one per slot.
     daemon_mnts: Vec<PathBuf>,
-    /// The image the server serves (its bytes replaced per generated workload).
-    live: PathBuf,
-    spill: File,
+    /// Keeps the spill file open (the server has its own handle).
+    _spill: File,
     server: ServerProcess,
     /// The current generated workload's loop device and mount.
     case: Option<Provisioned>,
 }
 
-/// A sparse copy of `src` into `dst` (`size` bytes): only the data extents are copied, with
-/// copy_file_range (which shares blocks where the filesystem can).
-pub fn sparse_copy(src: &File, dst: &File, size: u64) -> std::io::Result<()> {
-    use rustix::fs::SeekFrom;
-    dst.set_len(0)?;
-    dst.set_len(size)?;
-    let mut pos = 0u64;
-    while pos < size {
-        let start = match rustix::fs::seek(src, SeekFrom::Data(pos)) {
-            Ok(s) => s,
-            Err(rustix::io::Errno::NXIO) => break,
-            Err(e) => return Err(e.into()),
-        };
-        let end = rustix::fs::seek(src, SeekFrom::Hole(start))?.min(size);
-        let (mut off_in, mut off_out) = (start, start);
-        while off_in < end {
-            let want = (end - off_in) as usize;
-            let n = rustix::fs::copy_file_range(src, Some(&mut off_in), dst, Some(&mut off_out), want)?;
-            if n == 0 {
-                return Err(std::io::Error::other("copy_file_range copied nothing"));
-            }
-        }
-        pos = end;
-    }
-    Ok(())
-}
-
-/// What `start` made: directory, base and live images, FUSE, case and slot mount points,
-/// the daemon's mount points, spill file.
-type Made = (PathBuf, PathBuf, PathBuf, PathBuf, PathBuf, Vec<PathBuf>, Vec<PathBuf>, File);
+/// What `start` made: directory, FUSE, case and slot mount points, the daemon's mount
+/// points, spill file.
+type Made = (PathBuf, PathBuf, PathBuf, Vec<PathBuf>, Vec<PathBuf>, File);
 
 fn err(what: &str, path: &Path, e: impl std::fmt::Display) -> TargetError {
     TargetError(format!("cannot {what} {}: {e}", path.display()))
@@ -172,8 +143,6 @@ impl RecordedFs {
                 mkfs.splice(0..0, ["-b".to_string(), "4096".to_string()]);
             }
             crate::kinds::make_filesystem(&mut p, fs, &mkfs, &base)?;
-            let live = dir.join("live.img");
-            let (live_file, _) = safefs::create_new_file(&live).map_err(|e| err("create", &live, e))?;
             let spill_path = dir.join("spill.log");
             let (spill_file, _) = safefs::create_new_file(&spill_path).map_err(|e| err("create", &spill_path, e))?;
             let spill = File::open(&spill_path).map_err(|e| err("open", &spill_path, e))?;
@@ -191,12 +160,7 @@ impl RecordedFs {
                 }
             }
             let base_ro = File::open(&base).map_err(|e| err("open", &base, e))?;
-            let files = process::ServerFiles {
-                backing: live_file,
-                spill: spill_file,
-                base: base_ro,
-                slots: options.slots.max(1),
-            };
+            let files = process::ServerFiles { spill: spill_file, base: base_ro, slots: options.slots.max(1) };
             let started =
                 ServerProcess::start(files, options.size, options.max_log, &fuse_mnt, Duration::from_secs(30));
             // Recorded whenever it is mounted, even if the server then said otherwise.
@@ -207,13 +171,18 @@ impl RecordedFs {
                 .map_err(|e| TargetError(format!("cannot mount the recorder at {}: {e}", fuse_mnt.display())))?;
             p.fact(
                 "recorder",
-                format!("FUSE {} serving {} (process {})", fuse_mnt.display(), live.display(), started.pid()),
+                format!(
+                    "FUSE {} serving copy-on-write views of {} (process {})",
+                    fuse_mnt.display(),
+                    base.display(),
+                    started.pid()
+                ),
             );
             server = Some(started);
-            made = Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill));
+            made = Some((dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill));
             Ok(())
         })();
-        let (Some((dir, base, live, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill)), Some(server)) =
+        let (Some((dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill)), Some(server)) =
             (made.filter(|_| built.is_ok()), server.take())
         else {
             let e = built.err().unwrap_or_else(|| TargetError("recorder: not started".into()));
@@ -232,13 +201,11 @@ impl RecordedFs {
             p,
             ledger,
             dir,
-            base,
-            live,
             fuse_mnt,
             case_mnt,
             slot_mnts,
             daemon_mnts,
-            spill,
+            _spill: spill,
             server,
             case: None,
         })
@@ -260,11 +227,8 @@ impl RecordedFs {
         if self.case.is_some() {
             return Err(TargetError("recorder: a generated workload is running already".into()));
         }
-        // No loop device is on the image now: the server serves nothing while it is replaced.
+        // No loop device is on the image now: its view goes back to the base at once.
         self.server.reset().map_err(TargetError)?;
-        let base = File::open(&self.base).map_err(|e| err("open", &self.base, e))?;
-        let live = std::fs::OpenOptions::new().write(true).open(&self.live).map_err(|e| err("open", &self.live, e))?;
-        sparse_copy(&base, &live, self.options.size).map_err(|e| err("copy", &self.base, e))?;
         let mut case = Provisioned::with_ledger(self.ledger.clone());
         let image = self.fuse_mnt.join(server::IMAGE_NAME);
         let attached = if self.options.fuse2fs {
@@ -329,68 +293,14 @@ impl RecordedFs {
         self.server.spill_len().map_err(TargetError)
     }
 
-    /// Builds crash image `slot`: the base plus the writes `keep` selects from `entries`
+    /// Builds crash image `slot`: the base plus the writes `keep` selects from the log
     /// (indexes into it, in log order), then, for a torn write, the first `bytes` of write
     /// `torn.0` only. A virtual image the server composes from its log (`state-SLOT` on the
     /// recorder's mount: the base's blocks shared, the chosen writes read from the spill file,
-    /// recovery's writes kept apart), or, where a logged write is not in whole sectors (a
-    /// FUSE daemon's own file writes), a sparse copy.
-    pub fn build_state(
-        &self,
-        slot: usize,
-        entries: &[Entry],
-        keep: &[usize],
-        torn: Option<(usize, u64)>,
-    ) -> Result<PathBuf, TargetError> {
-        match self.server.compose(slot, keep, torn) {
-            Ok(()) => Ok(self.fuse_mnt.join(server::state_name(slot))),
-            Err(process::ComposeError::Refused) => self.build_copy(slot, entries, keep, torn),
-            Err(process::ComposeError::Gone(e)) => Err(TargetError(e)),
-        }
-    }
-
-    /// [`RecordedFs::build_state`] as a sparse copy of the base with the writes applied.
-    fn build_copy(
-        &self,
-        slot: usize,
-        entries: &[Entry],
-        keep: &[usize],
-        torn: Option<(usize, u64)>,
-    ) -> Result<PathBuf, TargetError> {
-        let path = self.dir.join(format!("state-{slot}.img"));
-        let file = match std::fs::OpenOptions::new().read(true).write(true).open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                safefs::create_new_file(&path).map_err(|e| err("create", &path, e))?.0
-            }
-            Err(e) => return Err(err("open", &path, e)),
-        };
-        let base = File::open(&self.base).map_err(|e| err("open", &self.base, e))?;
-        sparse_copy(&base, &file, self.options.size).map_err(|e| err("copy", &self.base, e))?;
-        let mut buf = Vec::new();
-        for &i in keep {
-            match entries.get(i) {
-                Some(Entry::Write { offset, len, spill }) => {
-                    buf.resize(*len as usize, 0);
-                    self.spill.read_exact_at(&mut buf, *spill).map_err(|e| err("read", &self.dir, e))?;
-                    file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
-                }
-                Some(Entry::Zero { offset, len }) => {
-                    buf.clear();
-                    buf.resize(*len as usize, 0);
-                    file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
-                }
-                _ => {}
-            }
-        }
-        if let Some((i, bytes)) = torn {
-            if let Some(Entry::Write { offset, len, spill }) = entries.get(i) {
-                buf.resize(bytes.min(*len) as usize, 0);
-                self.spill.read_exact_at(&mut buf, *spill).map_err(|e| err("read", &self.dir, e))?;
-                file.write_all_at(&buf, *offset).map_err(|e| err("write", &path, e))?;
-            }
-        }
-        Ok(path)
+    /// recovery's writes kept apart); its path.
+    pub fn build_state(&self, slot: usize, keep: &[usize], torn: Option<(usize, u64)>) -> Result<PathBuf, TargetError> {
+        self.server.compose(slot, keep, torn).map_err(TargetError)?;
+        Ok(self.fuse_mnt.join(server::state_name(slot)))
     }
 
     /// Mounts crash image `image` in `slot` within `timeout` (recovery runs), calls `check`

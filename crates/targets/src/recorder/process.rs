@@ -10,7 +10,7 @@
 //! `fsarena cleanup` then undoes the recorded mounts and loop devices as after any kill.
 //! fsarena never holds the FUSE device, so a dead server always ends the connection.
 //!
-//! Fork, not re-exec: the server needs no more than its two files, its mount point and the
+//! Fork, not re-exec: the server needs no more than its two files (the base, the spill file), its mount point and the
 //! socket, and the same binary in a test harness has no subcommand to exec. The child closes
 //! every other descriptor first (the work directory's lock, other runs' pipes), ignores the
 //! terminal's SIGINT (fsarena decides when to stop, by unmounting), then builds everything it
@@ -18,7 +18,7 @@
 //! never in fsarena), the control thread.
 //!
 //! The control socket carries one request at a time, each answered before the next:
-//! `M` + mark (u32) → `k`; `R` (reset the log) → status (u32, 0 or an errno); `E` → count (u64)
+//! `M` + mark (u32) → `k`; `R` (reset the log, the live image the base again) → status (u32, 0 or an errno); `E` → count (u64)
 //! and the entries (25 bytes each); `L` → the spill file's length (u64); `S` + slot (u32), torn
 //! entry and bytes (u64 each, entry u64::MAX for none), count (u64) and the kept entries' numbers
 //! (u64 each) → status (u32): crash image `state-SLOT` composed from the log. At start the child
@@ -46,8 +46,8 @@ fn gone(e: impl std::fmt::Display) -> String {
 }
 
 impl ServerProcess {
-    /// Forks the server: it mounts `mnt`, serving `backing` as its image and logging to
-    /// `spill`. Returns once it has mounted (or said why not), within `timeout`.
+    /// Forks the server: it mounts `mnt`, serving a copy-on-write view of `files.base` as its
+    /// image and logging to `files.spill`. Returns once it has mounted (or said why not), within `timeout`.
     pub(crate) fn start(
         files: ServerFiles,
         size: u64,
@@ -59,12 +59,7 @@ impl ServerProcess {
         // SAFETY: the child runs `child_main` only (see the module documentation).
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            crate::sys::close_all_but([
-                files.backing.as_raw_fd(),
-                files.spill.as_raw_fd(),
-                files.base.as_raw_fd(),
-                theirs.as_raw_fd(),
-            ]);
+            crate::sys::close_all_but([files.spill.as_raw_fd(), files.base.as_raw_fd(), theirs.as_raw_fd()]);
             child_main(files, size, max_log, mnt, theirs);
         }
         if pid < 0 {
@@ -128,9 +123,8 @@ impl ServerProcess {
     }
 
     /// Composes crash image `state-SLOT` from the log: the base, the writes `keep` names, the
-    /// first `torn.1` bytes of write `torn.0`. Err(Refused) when the server cannot (a write
-    /// not in whole sectors: EINVAL), Err(Gone) when it stopped answering.
-    pub(crate) fn compose(&self, slot: usize, keep: &[usize], torn: Option<(usize, u64)>) -> Result<(), ComposeError> {
+    /// first `torn.1` bytes of write `torn.0`.
+    pub(crate) fn compose(&self, slot: usize, keep: &[usize], torn: Option<(usize, u64)>) -> Result<(), String> {
         let mut req = vec![b'S'];
         req.extend_from_slice(&(slot as u32).to_le_bytes());
         let (ti, tb) = torn.map_or((u64::MAX, 0), |(i, b)| (i as u64, b));
@@ -140,10 +134,13 @@ impl ServerProcess {
         for &i in keep {
             req.extend_from_slice(&(i as u64).to_le_bytes());
         }
-        let status = u32::from_le_bytes(self.ask(&req, 4).map_err(ComposeError::Gone)?.try_into().unwrap_or_default());
+        let status = u32::from_le_bytes(self.ask(&req, 4)?.try_into().unwrap_or_default());
         match status {
             0 => Ok(()),
-            _ => Err(ComposeError::Refused),
+            errno => Err(format!(
+                "the recorder could not compose crash image {slot}: {}",
+                std::io::Error::from_raw_os_error(errno as i32)
+            )),
         }
     }
 
@@ -177,26 +174,15 @@ impl ServerProcess {
     }
 }
 
-/// The files the server process serves from: the live image, the spill file, the base.
+/// The files the server process serves from: the spill file and the base.
 #[derive(Debug)]
 pub(crate) struct ServerFiles {
-    /// The recorded image's bytes.
-    pub backing: File,
     /// Where logged writes' data goes.
     pub spill: File,
     /// The freshly made filesystem crash images are composed on.
     pub base: File,
     /// Crash images served at once.
     pub slots: usize,
-}
-
-/// Why a crash image was not composed.
-#[derive(Debug)]
-pub(crate) enum ComposeError {
-    /// The server cannot compose this one (an errno): build a copy instead.
-    Refused,
-    /// The server stopped answering.
-    Gone(String),
 }
 
 /// An entry on the wire: a tag and three u64.
@@ -236,9 +222,10 @@ fn child_main(files: ServerFiles, size: u64, max_log: u64, mnt: &Path, mut ctl: 
     const PR_SET_IO_FLUSHER: libc::c_int = 57;
     // SAFETY: prctl with integer arguments only.
     let _ = unsafe { libc::prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) };
-    let ServerFiles { backing, spill, base, slots } = files;
+    let ServerFiles { spill, base, slots } = files;
     let states = (0..slots).map(|_| Default::default()).collect();
-    let shared = Arc::new(Mutex::new(Shared { backing, size, log: Log::new(spill, max_log), base, states }));
+    let live = Default::default();
+    let shared = Arc::new(Mutex::new(Shared { size, log: Log::new(spill, max_log), base, live, states }));
     let options = [fuser::MountOption::FSName("fsarena-recorder".into()), fuser::MountOption::RW];
     let mut session = match fuser::Session::new(RecorderFs { shared: shared.clone() }, mnt, &options) {
         Ok(s) => s,
@@ -286,7 +273,7 @@ fn answer(shared: &Mutex<Shared>, ctl: &mut UnixStream) -> std::io::Result<()> {
                 ctl.write_all(b"k")?;
             }
             b'R' => {
-                let status = match lock(shared).log.reset() {
+                let status = match lock(shared).reset() {
                     Ok(()) => 0u32,
                     Err(e) => e.raw_os_error().unwrap_or(libc::EIO) as u32,
                 };

@@ -1,6 +1,8 @@
-//! The recorder's FUSE server: one directory holding `image`, backed by a file in the work
-//! directory, and one virtual crash image per slot (`state-K`, see [`VirtualImage`]). Every WRITE is appended to the log (its data to the spill file) before
-//! it is answered; FSYNC closes an epoch; FALLOCATE punch/zero is logged as a zeroing write.
+//! The recorder's FUSE server: one directory holding `image`, the recorded device, and one
+//! crash image per slot (`state-K`), each a [`VirtualImage`] over the freshly made base image
+//! (never written). Every WRITE to `image` is appended to the log (its data to the spill file)
+//! before it is answered, and read back from there; FSYNC closes an epoch; FALLOCATE
+//! punch/zero is logged as a zeroing write.
 //! The kernel's loop driver turns every block-layer flush into an FSYNC on the image, in order
 //! with the writes, so the log is the device's write history with its persistence points.
 //!
@@ -14,6 +16,7 @@ use fuser::{
     consts::FOPEN_DIRECT_IO, FileAttr, FileType, Filesystem, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
 };
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -29,83 +32,138 @@ pub(crate) const IMAGE_NAME: &str = "image";
 /// How long the kernel may cache attributes and names: the file never changes size.
 const TTL: Duration = Duration::from_secs(3600);
 
-/// What the server and fsarena share: the backing file and the log.
+/// What the server and fsarena share: the images and the log.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    /// The image's bytes (replaced per generated workload while no loop device uses it).
-    pub backing: File,
-    /// Its size, fixed.
+    /// The images' size, fixed.
     pub size: u64,
     /// The write history.
     pub log: Log,
-    /// The freshly made filesystem every generated workload starts from.
+    /// The freshly made filesystem every generated workload starts from, never written.
     pub base: File,
+    /// The recorded device as it reads now: the base with every logged write over it, a
+    /// copy-on-write view that a new generated workload starts again from the base.
+    pub live: VirtualImage,
     /// One virtual crash image per slot.
     pub states: Vec<VirtualImage>,
 }
 
-/// A crash image without a copy: the base image, with the sectors of the chosen logged writes
-/// read from the spill file instead, and a private overlay that takes what recovery writes
-/// (journal replay, the sanity pass). Built by the server from its own log, so that nothing
-/// but a list of entry numbers crosses the control socket.
+/// An image without a copy: the base, with some sectors read from the spill file (the logged
+/// writes that reached them) and some held here. The live image is one (every write so far),
+/// and so is each crash image (the chosen writes, then what recovery writes: journal replay,
+/// the sanity pass). Built by the server from its own log, so that nothing but a list of
+/// entry numbers crosses the control socket.
 #[derive(Debug, Default)]
 pub(crate) struct VirtualImage {
     /// Sector → where its bytes are now: Some(offset in the spill file), None: zeroes.
-    chosen: std::collections::HashMap<u64, Option<u64>>,
-    /// Sector → what recovery wrote there.
-    overlay: std::collections::HashMap<u64, Box<[u8]>>,
+    spilled: HashMap<u64, Option<u64>>,
+    /// Sector → its bytes, when no one logged write has them all: a sector a write covered in
+    /// part, or one recovery wrote.
+    own: HashMap<u64, Box<[u8]>>,
+}
+
+/// One of the server's images.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Which {
+    /// The recorded device.
+    Live,
+    /// Crash image `slot`.
+    State(usize),
 }
 
 impl Shared {
+    fn image(&self, which: Which) -> &VirtualImage {
+        match which {
+            Which::Live => &self.live,
+            Which::State(slot) => &self.states[slot],
+        }
+    }
+
+    fn image_mut(&mut self, which: Which) -> &mut VirtualImage {
+        match which {
+            Which::Live => &mut self.live,
+            Which::State(slot) => &mut self.states[slot],
+        }
+    }
+
     /// Composes crash image `slot`: the base plus, in log order, the writes `keep` names
-    /// (entry numbers) and the first `torn.1` bytes of write `torn.0`. EINVAL when a write is
-    /// not in whole sectors (the caller then builds a copy).
+    /// (entry numbers) and the first `torn.1` bytes of write `torn.0`; recovery starts on it
+    /// with nothing of its own.
     pub(crate) fn compose(&mut self, slot: usize, keep: &[u64], torn: Option<(u64, u64)>) -> Result<(), i32> {
+        let state = self.states.get_mut(slot).ok_or(libc::ENOENT)?;
+        *state = VirtualImage::default();
         let entries = self.log.entries();
-        let mut chosen = std::collections::HashMap::new();
-        let whole = |x: u64| x.is_multiple_of(SECTOR);
-        let mut apply = |i: u64, limit: Option<u64>| -> Result<(), i32> {
+        let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EIO);
+        let pieces = keep.iter().map(|&i| (i, None)).chain(torn.map(|(i, bytes)| (i, Some(bytes))));
+        for (i, limit) in pieces {
             match entries.get(i as usize) {
                 Some(super::log::Entry::Write { offset, len, spill }) => {
                     let len = limit.map_or(*len, |l| l.min(*len));
-                    if !whole(*offset) || !whole(len) {
-                        return Err(libc::EINVAL);
-                    }
-                    for k in 0..len / SECTOR {
-                        chosen.insert(offset / SECTOR + k, Some(spill + k * SECTOR));
-                    }
+                    self.put(Which::State(slot), *offset, len, Some(*spill)).map_err(errno)?;
                 }
                 Some(super::log::Entry::Zero { offset, len }) => {
-                    if !whole(*offset) || !whole(*len) {
-                        return Err(libc::EINVAL);
-                    }
-                    for k in 0..len / SECTOR {
-                        chosen.insert(offset / SECTOR + k, None);
-                    }
+                    self.put(Which::State(slot), *offset, *len, None).map_err(errno)?;
                 }
                 _ => {}
             }
-            Ok(())
-        };
-        for &i in keep {
-            apply(i, None)?;
         }
-        if let Some((i, bytes)) = torn {
-            apply(i, Some(bytes))?;
-        }
-        let state = self.states.get_mut(slot).ok_or(libc::ENOENT)?;
-        *state = VirtualImage { chosen, overlay: std::collections::HashMap::new() };
         Ok(())
     }
 
-    /// Sector `s` of crash image `slot` as it reads now.
-    fn state_sector(&self, slot: usize, s: u64, out: &mut [u8]) -> std::io::Result<()> {
-        let state = &self.states[slot];
-        if let Some(bytes) = state.overlay.get(&s) {
+    /// Puts `len` bytes at `offset` into image `which`: the spill file's bytes from `spill`
+    /// on, or zeroes. A sector they cover whole points at them; one they cover in part is
+    /// read, changed and held.
+    fn put(&mut self, which: Which, offset: u64, len: u64, spill: Option<u64>) -> std::io::Result<()> {
+        let end = offset + len;
+        let mut s = offset / SECTOR;
+        while s * SECTOR < end {
+            let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
+            if stop - start == SECTOR {
+                let image = self.image_mut(which);
+                image.own.remove(&s);
+                image.spilled.insert(s, spill.map(|at| at + (start - offset)));
+            } else {
+                let mut bytes = vec![0u8; (stop - start) as usize];
+                if let Some(at) = spill {
+                    self.log.read_spill(&mut bytes, at + (start - offset))?;
+                }
+                self.hold(which, start, &bytes)?;
+            }
+            s += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes `data` at `offset` into image `which`'s own sectors (recovery's writes, never
+    /// logged).
+    fn hold(&mut self, which: Which, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        let end = offset + data.len() as u64;
+        let mut s = offset / SECTOR;
+        while s * SECTOR < end {
+            let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
+            let mut sector = vec![0u8; SECTOR as usize].into_boxed_slice();
+            if stop - start < SECTOR {
+                self.sector(which, s, &mut sector)?;
+            }
+            let from = (start - s * SECTOR) as usize;
+            sector[from..from + (stop - start) as usize]
+                .copy_from_slice(&data[(start - offset) as usize..(stop - offset) as usize]);
+            let image = self.image_mut(which);
+            image.spilled.remove(&s);
+            image.own.insert(s, sector);
+            s += 1;
+        }
+        Ok(())
+    }
+
+    /// Sector `s` of image `which` as it reads now.
+    fn sector(&self, which: Which, s: u64, out: &mut [u8]) -> std::io::Result<()> {
+        let image = self.image(which);
+        if let Some(bytes) = image.own.get(&s) {
             out.copy_from_slice(bytes);
             return Ok(());
         }
-        match state.chosen.get(&s) {
+        match image.spilled.get(&s) {
             Some(Some(at)) => self.log.read_spill(out, *at),
             Some(None) => {
                 out.fill(0);
@@ -115,21 +173,21 @@ impl Shared {
         }
     }
 
-    /// `buf.len()` bytes of crash image `slot` at `offset` (within the image): the base's
-    /// bytes in one read, then the sectors the image takes from elsewhere put over them.
-    fn read_state(&self, slot: usize, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    /// `buf.len()` bytes of image `which` at `offset` (within the image): the base's bytes in
+    /// one read, then the sectors the image takes from elsewhere put over them.
+    fn read(&self, which: Which, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         read_or_zero(&self.base, buf, offset)?;
-        let state = &self.states[slot];
-        if state.chosen.is_empty() && state.overlay.is_empty() {
+        let image = self.image(which);
+        if image.spilled.is_empty() && image.own.is_empty() {
             return Ok(());
         }
         let mut sector = [0u8; SECTOR as usize];
         let end = offset + buf.len() as u64;
         let mut s = offset / SECTOR;
         while s * SECTOR < end {
-            if state.overlay.contains_key(&s) || state.chosen.contains_key(&s) {
+            if image.own.contains_key(&s) || image.spilled.contains_key(&s) {
                 let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
-                self.state_sector(slot, s, &mut sector)?;
+                self.sector(which, s, &mut sector)?;
                 let from = (start - s * SECTOR) as usize;
                 buf[(start - offset) as usize..(stop - offset) as usize]
                     .copy_from_slice(&sector[from..from + (stop - start) as usize]);
@@ -139,23 +197,31 @@ impl Shared {
         Ok(())
     }
 
-    /// Writes `data` into crash image `slot`'s overlay at `offset`.
-    fn write_state(&mut self, slot: usize, offset: u64, data: &[u8]) -> std::io::Result<()> {
-        let end = offset + data.len() as u64;
-        let mut s = offset / SECTOR;
-        while s * SECTOR < end {
-            let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
-            let mut sector = vec![0u8; SECTOR as usize].into_boxed_slice();
-            if stop - start < SECTOR {
-                self.state_sector(slot, s, &mut sector)?;
+    /// A write to image `which`: the live image's is logged first (a write the log could not
+    /// keep is failed, never answered), then it points at the logged bytes; a crash image's
+    /// (recovery's own) is held, never logged.
+    fn write(&mut self, which: Which, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        match which {
+            Which::Live => {
+                let at = self.log.write(offset, data)?;
+                self.put(which, offset, data.len() as u64, Some(at))
             }
-            let from = (start - s * SECTOR) as usize;
-            sector[from..from + (stop - start) as usize]
-                .copy_from_slice(&data[(start - offset) as usize..(stop - offset) as usize]);
-            self.states[slot].overlay.insert(s, sector);
-            s += 1;
+            Which::State(_) => self.hold(which, offset, data),
         }
-        Ok(())
+    }
+
+    /// Zeroes `len` bytes at `offset` (discard, write-zeroes): logged for the live image.
+    fn zero(&mut self, which: Which, offset: u64, len: u64) -> std::io::Result<()> {
+        if let Which::Live = which {
+            self.log.zero(offset, len);
+        }
+        self.put(which, offset, len, None)
+    }
+
+    /// A new generated workload: the log empty, the live image the base again.
+    pub(crate) fn reset(&mut self) -> std::io::Result<()> {
+        self.live = VirtualImage::default();
+        self.log.reset()
     }
 }
 
@@ -178,6 +244,14 @@ fn read_or_zero(file: &File, out: &mut [u8], offset: u64) -> std::io::Result<()>
 fn slot_of(ino: u64, slots: usize) -> Option<usize> {
     let k = ino.checked_sub(IMAGE_INO + 1)? as usize;
     (k < slots).then_some(k)
+}
+
+/// The image an inode is: the recorded one, a crash image, or neither.
+fn which(ino: u64, slots: usize) -> Option<Which> {
+    match ino {
+        IMAGE_INO => Some(Which::Live),
+        _ => slot_of(ino, slots).map(Which::State),
+    }
 }
 
 /// The name of crash image `slot` in the recorder's directory.
@@ -299,14 +373,14 @@ impl Filesystem for RecorderFs {
         reply: ReplyData,
     ) {
         let shared = lock(&self.shared);
+        let Some(image) = which(ino, shared.states.len()) else {
+            reply.error(libc::EISDIR);
+            return;
+        };
         let offset = offset.max(0) as u64;
         let len = (size as u64).min(shared.size.saturating_sub(offset)) as usize;
         let mut buf = vec![0u8; len];
-        let read = match slot_of(ino, shared.states.len()) {
-            Some(slot) => shared.read_state(slot, offset, &mut buf),
-            None => shared.backing.read_exact_at(&mut buf, offset),
-        };
-        match read {
+        match shared.read(image, offset, &mut buf) {
             Ok(()) => reply.data(&buf),
             Err(e) => reply.error(e.raw_os_error().unwrap_or(libc::EIO)),
         }
@@ -326,25 +400,16 @@ impl Filesystem for RecorderFs {
         reply: ReplyWrite,
     ) {
         let mut shared = lock(&self.shared);
+        let Some(image) = which(ino, shared.states.len()) else {
+            reply.error(libc::EISDIR);
+            return;
+        };
         let offset = offset.max(0) as u64;
         if offset + data.len() as u64 > shared.size {
             reply.error(libc::ENOSPC);
             return;
         }
-        // A crash image: recovery's own writes go to its overlay, never to the log.
-        if let Some(slot) = slot_of(ino, shared.states.len()) {
-            match shared.write_state(slot, offset, data) {
-                Ok(()) => reply.written(data.len() as u32),
-                Err(e) => reply.error(e.raw_os_error().unwrap_or(libc::EIO)),
-            }
-            return;
-        }
-        // Logged first: a write the log could not keep is failed, never answered.
-        if let Err(e) = shared.log.write(offset, data) {
-            reply.error(e.raw_os_error().unwrap_or(libc::EIO));
-            return;
-        }
-        match shared.backing.write_all_at(data, offset) {
+        match shared.write(image, offset, data) {
             Ok(()) => reply.written(data.len() as u32),
             Err(e) => reply.error(e.raw_os_error().unwrap_or(libc::EIO)),
         }
@@ -389,30 +454,16 @@ impl Filesystem for RecorderFs {
             reply.ok();
             return;
         }
-        let end = (offset + length).min(shared.size);
-        let length = end.saturating_sub(offset);
-        if let Some(slot) = slot_of(ino, shared.states.len()) {
-            // Recovery's discard on a crash image: zeroes in its overlay.
-            let zeros = vec![0u8; length as usize];
-            match shared.write_state(slot, offset, &zeros) {
-                Ok(()) => reply.ok(),
-                Err(e) => reply.error(e.raw_os_error().unwrap_or(libc::EIO)),
-            }
+        let length = (offset + length).min(shared.size).saturating_sub(offset);
+        let Some(image) = which(ino, shared.states.len()) else {
+            reply.error(libc::EISDIR);
             return;
+        };
+        // Recovery's discard on a crash image: zeroes it holds. The device's: logged.
+        match shared.zero(image, offset, length) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e.raw_os_error().unwrap_or(libc::EIO)),
         }
-        shared.log.zero(offset, length);
-        // Zeroes written through, so the live image reads as the device would.
-        let zeros = vec![0u8; 1 << 16];
-        let mut at = offset;
-        while at < end {
-            let n = (end - at).min(zeros.len() as u64) as usize;
-            if let Err(e) = shared.backing.write_all_at(&zeros[..n], at) {
-                reply.error(e.raw_os_error().unwrap_or(libc::EIO));
-                return;
-            }
-            at += n as u64;
-        }
-        reply.ok();
     }
 
     fn statfs(&mut self, _req: &Request<'_>, _ino: u64, reply: ReplyStatfs) {
@@ -448,50 +499,92 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str, bytes: &[u8]) -> File {
-        let path = std::env::temp_dir().join(format!("fsarena-vimg-{name}-{}", std::process::id()));
+        // Tests run side by side: each file a name of its own.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("fsarena-vimg-{name}-{}-{n}", std::process::id()));
         std::fs::write(&path, bytes).unwrap();
         let f = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         f
     }
 
+    fn shared(size: u64) -> Shared {
+        Shared {
+            size,
+            log: Log::new(scratch("spill", b""), 1 << 20),
+            base: scratch("base", &vec![b'b'; size as usize]),
+            live: VirtualImage::default(),
+            states: vec![VirtualImage::default()],
+        }
+    }
+
+    /// The first byte of every sector of `which`.
+    fn firsts(shared: &Shared, which: Which) -> Vec<u8> {
+        let mut buf = vec![0u8; shared.size as usize];
+        shared.read(which, 0, &mut buf).unwrap();
+        buf.chunks(SECTOR as usize).map(|c| c[0]).collect()
+    }
+
+    #[test]
+    fn the_live_image_is_the_base_with_every_logged_write_and_starts_again_from_it() {
+        let size = 8 * SECTOR;
+        let mut shared = shared(size);
+        shared.write(Which::Live, SECTOR, &vec![b'1'; 2 * SECTOR as usize]).unwrap();
+        shared.zero(Which::Live, 4 * SECTOR, SECTOR).unwrap();
+        // Not in whole sectors: the bytes around it stay the base's.
+        shared.write(Which::Live, 6 * SECTOR - 3, b"xyzwv").unwrap();
+        assert_eq!(firsts(&shared, Which::Live), b"b11b\0bwb");
+        let mut at = [0u8; 7];
+        shared.read(Which::Live, 6 * SECTOR - 4, &mut at).unwrap();
+        assert_eq!(&at, b"bxyzwvb");
+        // Every write and zeroing logged; the base untouched.
+        assert_eq!(shared.log.entries().len(), 3);
+        let mut base = vec![0u8; size as usize];
+        shared.base.read_exact_at(&mut base, 0).unwrap();
+        assert!(base.iter().all(|b| *b == b'b'));
+        // A new generated workload: the base again, an empty log.
+        shared.reset().unwrap();
+        assert_eq!(firsts(&shared, Which::Live), b"bbbbbbbb");
+        assert!(shared.log.entries().is_empty());
+    }
+
     #[test]
     fn a_virtual_crash_image_is_the_base_with_the_chosen_writes_and_its_own_overlay() {
         let size = 8 * SECTOR;
-        let base = scratch("base", &vec![b'b'; size as usize]);
-        let mut shared = Shared {
-            backing: scratch("live", &vec![0; size as usize]),
-            size,
-            log: Log::new(scratch("spill", b""), 1 << 20),
-            base,
-            states: vec![VirtualImage::default()],
-        };
-        shared.log.write(SECTOR, &vec![b'1'; 2 * SECTOR as usize]).unwrap(); // entry 0
+        let mut shared = shared(size);
+        shared.write(Which::Live, SECTOR, &vec![b'1'; 2 * SECTOR as usize]).unwrap(); // entry 0
         shared.log.flush(); // entry 1
-        shared.log.write(2 * SECTOR, &vec![b'2'; 2 * SECTOR as usize]).unwrap(); // entry 2
-        shared.log.zero(5 * SECTOR, SECTOR); // entry 3
-        let image = |shared: &Shared| {
-            let mut buf = vec![0u8; size as usize];
-            shared.read_state(0, 0, &mut buf).unwrap();
-            buf.chunks(SECTOR as usize).map(|c| c[0]).collect::<Vec<u8>>()
-        };
-        // Both writes in log order (the second over the first's second sector), the zeroing.
+        shared.write(Which::Live, 2 * SECTOR, &vec![b'2'; 2 * SECTOR as usize]).unwrap(); // entry 2
+        shared.zero(Which::Live, 5 * SECTOR, SECTOR).unwrap(); // entry 3
+                                                               // Both writes in log order (the second over the first's second sector), the zeroing.
         shared.compose(0, &[0, 2, 3], None).unwrap();
-        assert_eq!(image(&shared), b"b122b\0bb");
+        assert_eq!(firsts(&shared, Which::State(0)), b"b122b\0bb");
         // The first write only, then the second torn after one sector.
         shared.compose(0, &[0], Some((2, SECTOR))).unwrap();
-        assert_eq!(image(&shared), b"b12bbbbb");
-        // Recovery's writes (here across a sector boundary) go to the overlay, not the log.
-        shared.write_state(0, SECTOR - 2, b"xyzw").unwrap();
+        assert_eq!(firsts(&shared, Which::State(0)), b"b12bbbbb");
+        // Recovery's writes (here across a sector boundary) are held, not logged, and the
+        // live image does not see them.
+        shared.write(Which::State(0), SECTOR - 2, b"xyzw").unwrap();
         let mut at = [0u8; 4];
-        shared.read_state(0, SECTOR - 2, &mut at).unwrap();
+        shared.read(Which::State(0), SECTOR - 2, &mut at).unwrap();
         assert_eq!(&at, b"xyzw");
         assert_eq!(shared.log.entries().len(), 4);
-        // A new composition starts from a clean overlay.
+        assert_eq!(firsts(&shared, Which::Live), b"b122b\0bb");
+        // A new composition starts from nothing held.
         shared.compose(0, &[], None).unwrap();
-        assert_eq!(image(&shared), b"bbbbbbbb");
-        // A write not in whole sectors cannot be composed: the caller copies instead.
-        shared.log.write(100, b"odd").unwrap(); // entry 4
-        assert_eq!(shared.compose(0, &[4], None), Err(libc::EINVAL));
+        assert_eq!(firsts(&shared, Which::State(0)), b"bbbbbbbb");
+        // A write not in whole sectors (a FUSE daemon's image file) is composed too, over
+        // what the writes before it left there; torn inside a sector, its first bytes only.
+        shared.write(Which::Live, 2 * SECTOR + 1, b"odd").unwrap(); // entry 4
+        shared.compose(0, &[0, 4], None).unwrap();
+        let mut at = [0u8; 6];
+        shared.read(Which::State(0), 2 * SECTOR - 1, &mut at).unwrap();
+        assert_eq!(&at, b"11odd1");
+        shared.compose(0, &[0], Some((4, 2))).unwrap();
+        shared.read(Which::State(0), 2 * SECTOR - 1, &mut at).unwrap();
+        assert_eq!(&at, b"11od11");
+        // No such slot.
+        assert_eq!(shared.compose(1, &[], None), Err(libc::ENOENT));
     }
 }

@@ -44,13 +44,13 @@ fn an_fsynced_file_survives_the_crash_image_cut_at_its_flush() {
     // Every write up to the last flush before the mark.
     let cut = entries[..mark].iter().rposition(|e| *e == Entry::Flush).unwrap();
     let keep: Vec<usize> = (0..cut).collect();
-    let image = rec.build_state(0, &entries, &keep, None).unwrap();
+    let image = rec.build_state(0, &keep, None).unwrap();
     let outcome =
         rec.check_state(0, &image, Duration::from_secs(10), |root| std::fs::read(root.join("f")).ok()).unwrap();
     assert_eq!(outcome.checked.unwrap().as_deref(), Some(&b"hello"[..]));
     assert!(outcome.fsck.is_none(), "{:?}", outcome.fsck);
     // Nothing in it: the fresh filesystem has no f.
-    let image = rec.build_state(0, &entries, &[], None).unwrap();
+    let image = rec.build_state(0, &[], None).unwrap();
     let outcome = rec.check_state(0, &image, Duration::from_secs(10), |root| root.join("f").exists()).unwrap();
     assert!(!outcome.checked.unwrap());
     rec.finish().unwrap();

@@ -96,7 +96,7 @@ impl Rec {
     /// Builds `state` of `log` in `slot`: an image (block level) or a directory (file level).
     pub(super) fn build_state(&self, slot: usize, log: &Log, state: &State) -> Result<PathBuf, TargetError> {
         match (self, log) {
-            (Self::Block(r), Log::Block(e)) => r.build_state(slot, e, &state.keep, state.torn),
+            (Self::Block(r), Log::Block(_)) => r.build_state(slot, &state.keep, state.torn),
             (Self::Files(r), Log::Files(ops)) => r.build_state(slot, ops, &state.keep),
             _ => Err(TargetError("recorder: a log of the other level".into())),
         }
