@@ -767,7 +767,7 @@ impl Workload for CrashWorkload {
                 )
             }
         };
-        vec![format!(
+        let mut lines = vec![format!(
             "crash: {set}{}, states={}, at most {} crash states each ({} in all; how many each gives is known once its writes are logged), recorded below the filesystem by fsarena's FUSE recorder",
             if o.sample > 0 { format!(", sample={} with seed={}", o.sample, o.seed) } else { String::new() },
             match o.states {
@@ -778,7 +778,24 @@ impl Workload for CrashWorkload {
             },
             o.max_states,
             cases.len() as u64 * o.max_states
-        )]
+        )];
+        let sync_only = cases
+            .iter()
+            .filter(|j| matches!(j, Job::Chain(steps) if steps.iter().any(|c| c.persist == seq::Persist::Sync)))
+            .count();
+        if sync_only > 0 {
+            lines.push(format!(
+                "on fuse2fs and fuse: targets {} of them run and {sync_only} are listed, not run: they persist with sync(), which never reaches a FUSE daemon",
+                cases.len() - sync_only
+            ));
+        }
+        if let Some(b) = o.budget {
+            lines.push(format!(
+                "budget={}: no generated workload starts after that long on a target",
+                fsarena_core::text::human_duration(Duration::from_nanos(b))
+            ));
+        }
+        lines
     }
 
     fn deterministic(&self) -> bool {
@@ -1026,6 +1043,26 @@ mod tests {
         assert_eq!(left, vec![std::ffi::OsString::from("lost+found")]);
         assert_eq!(std::fs::read_dir(dir.join("lost+found")).unwrap().count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_dry_run_says_the_workloads_the_bound_on_states_the_sync_only_ones_and_the_budget() {
+        let describe = |t: &str| CrashWorkload::from_spec(&Spec::parse(t).unwrap()).unwrap().describe().join("\n");
+        let seq1 = seq::cases().len();
+        let sync_only = seq::cases().iter().filter(|c| c.persist == seq::Persist::Sync).count();
+        assert!(sync_only > 0 && sync_only < seq1);
+        let text = describe("crash:ops=seq1,max_states=10");
+        assert!(text.contains(&format!("{seq1} generated workloads of seq1")), "{text}");
+        assert!(text.contains(&format!("at most 10 crash states each ({} in all", seq1 * 10)), "{text}");
+        assert!(
+            text.contains(&format!("{} of them run and {sync_only} are listed, not run", seq1 - sync_only)),
+            "{text}"
+        );
+        assert!(!text.contains("budget"), "{text}");
+        let text = describe("crash:ops=seq1,budget=90s,only=link.fsync");
+        assert!(text.contains("1 generated workloads"), "{text}");
+        assert!(!text.contains("listed, not run"), "{text}");
+        assert!(text.contains("budget=1m30s: no generated workload starts after that long"), "{text}");
     }
 
     #[test]
