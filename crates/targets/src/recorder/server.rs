@@ -16,7 +16,7 @@ use fuser::{
     consts::FOPEN_DIRECT_IO, FileAttr, FileType, Filesystem, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
 };
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -120,7 +120,9 @@ impl Shared {
             let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
             if stop - start == SECTOR {
                 let image = self.image_mut(which);
-                image.own.remove(&s);
+                if !image.own.is_empty() {
+                    image.own.remove(&s);
+                }
                 image.spilled.insert(s, spill.map(|at| at + (start - offset)));
             } else {
                 let mut bytes = vec![0u8; (stop - start) as usize];
@@ -174,25 +176,46 @@ impl Shared {
     }
 
     /// `buf.len()` bytes of image `which` at `offset` (within the image): the base's bytes in
-    /// one read, then the sectors the image takes from elsewhere put over them.
+    /// one read, then the sectors the image takes from elsewhere put over them, a run of
+    /// sectors whose bytes follow on in the spill file (one write's) in one read.
     fn read(&self, which: Which, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
         read_or_zero(&self.base, buf, offset)?;
         let image = self.image(which);
         if image.spilled.is_empty() && image.own.is_empty() {
             return Ok(());
         }
-        let mut sector = [0u8; SECTOR as usize];
         let end = offset + buf.len() as u64;
         let mut s = offset / SECTOR;
         while s * SECTOR < end {
-            if image.own.contains_key(&s) || image.spilled.contains_key(&s) {
-                let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
-                self.sector(which, s, &mut sector)?;
-                let from = (start - s * SECTOR) as usize;
+            let start = (s * SECTOR).max(offset);
+            let within = start - s * SECTOR;
+            if let Some(bytes) = image.own.get(&s) {
+                let stop = ((s + 1) * SECTOR).min(end);
                 buf[(start - offset) as usize..(stop - offset) as usize]
-                    .copy_from_slice(&sector[from..from + (stop - start) as usize]);
+                    .copy_from_slice(&bytes[within as usize..(within + stop - start) as usize]);
+                s += 1;
+                continue;
             }
-            s += 1;
+            match image.spilled.get(&s) {
+                None => s += 1,
+                Some(None) => {
+                    let stop = ((s + 1) * SECTOR).min(end);
+                    buf[(start - offset) as usize..(stop - offset) as usize].fill(0);
+                    s += 1;
+                }
+                Some(Some(at)) => {
+                    let mut next = s + 1;
+                    while next * SECTOR < end
+                        && !image.own.contains_key(&next)
+                        && image.spilled.get(&next) == Some(&Some(at + (next - s) * SECTOR))
+                    {
+                        next += 1;
+                    }
+                    let stop = (next * SECTOR).min(end);
+                    self.log.read_spill(&mut buf[(start - offset) as usize..(stop - offset) as usize], at + within)?;
+                    s = next;
+                }
+            }
         }
         Ok(())
     }
