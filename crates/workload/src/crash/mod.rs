@@ -705,6 +705,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Crash images checked at once: one per core (at most 4). btrfs refuses to mount a second
+/// device with the same filesystem id unless the kernel gives single-device copies a temporary
+/// one (`temp_fsid`, Linux 6.7): without it, one at a time.
+fn slots(fs: &str) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4);
+    match fs {
+        "btrfs" if !Path::new("/sys/fs/btrfs/features/temp_fsid").exists() => 1,
+        _ => cores,
+    }
+}
+
 /// Copies a failing crash image into `keep_failed=` (a new file, sparse: blocks of zeroes are
 /// left as holes). Read and written, not copy_file_range: the image may be a virtual one on
 /// the recorder's FUSE mount, another filesystem than the destination's.
@@ -859,6 +870,7 @@ impl Workload for CrashWorkload {
         }
         let record = RecordOptions {
             size: image_size(&fs, o.image_size),
+            slots: slots(&fs),
             fs,
             fuse2fs,
             daemon,
@@ -870,7 +882,6 @@ impl Workload for CrashWorkload {
             mount: param("mount").filter(|_| !fuse || fuse2fs).unwrap_or_default(),
             sector_4k: o.sector == 4096,
             max_log: o.max_log,
-            slots: std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4),
         };
         if let Some(dir) = &o.keep_failed {
             fsarena_target::safefs::create_new_dir(dir, 0o700)
