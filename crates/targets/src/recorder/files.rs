@@ -81,8 +81,8 @@ impl FileOp {
         matches!(self, Self::Fsync { .. } | Self::FsyncDir { .. })
     }
 
-    /// A name or metadata operation: kept at every later crash point (in order), unless
-    /// `names=lossy` drops it.
+    /// A name or metadata operation: kept at every later crash point (in order) with
+    /// `names=kept`; with `names=lossy` (the default) only once a later fsync covers it.
     pub fn is_name(&self) -> bool {
         !self.is_data() && !self.is_persist() && !matches!(self, Self::Mark(_) | Self::Barrier)
     }
@@ -956,8 +956,8 @@ fn beneath(dest: &Path, rel: &Path, last_no_link: bool) -> bool {
 /// operation before it (with `lossy`, only those a later fsync before `p` covered: of a
 /// directory whose entries it changed, or of the name it made, as Linux filesystems persist
 /// a new file's name with its fsync), and every data operation whose file was fsynced after
-/// it before `p`. The rest of the data before `p` is what the crash may lose, in whole or
-/// in part.
+/// it before `p`. The rest before `p` (data, and with `lossy` the uncovered name operations)
+/// is what the crash may lose, in whole or in part: the second list, in log order.
 pub fn durable_at(ops: &[FileOp], p: usize, lossy: bool) -> (Vec<usize>, Vec<usize>) {
     let (mut sure, mut unsynced) = (Vec::new(), Vec::new());
     let barrier = ops[..p].iter().rposition(|o| *o == FileOp::Barrier);
@@ -975,9 +975,11 @@ pub fn durable_at(ops: &[FileOp], p: usize, lossy: bool) -> (Vec<usize>, Vec<usi
                 FileOp::Fsync { path, .. } => subject == Some(path.as_path()),
                 _ => false,
             };
-            let kept = !lossy || later.iter().any(covers);
-            if kept {
+            // Uncovered, with `lossy`: the crash may lose it or keep it, like unsynced data.
+            if !lossy || later.iter().any(covers) {
                 sure.push(j);
+            } else {
+                unsynced.push(j);
             }
         } else if op.is_data() {
             let id = match op {
@@ -1020,8 +1022,10 @@ mod tests {
         assert_eq!(sure, vec![0, 1, 5, 6, 8]);
         assert_eq!(unsynced, vec![4]);
         // Lossy: the names in the root were fsynced after them; d/c's directory never was.
-        let (sure, _) = durable_at(&ops, ops.len(), true);
+        // d/c's name may be lost or kept, as unsynced data may, in log order with it.
+        let (sure, unsynced) = durable_at(&ops, ops.len(), true);
         assert_eq!(sure, vec![0, 1, 5, 6]);
+        assert_eq!(unsynced, vec![4, 8]);
         // A rename is covered by the fsync of the name it made, or of either directory; what
         // a barrier precedes is durable; a name no fsync covered is not.
         let lossy = vec![
@@ -1033,7 +1037,7 @@ mod tests {
             FileOp::FsyncDir { path: "A".into() },
             FileOp::Create { path: "x".into(), mode: 0o644 },
         ];
-        assert_eq!(durable_at(&lossy, lossy.len(), true).0, vec![0, 2, 4]);
+        assert_eq!(durable_at(&lossy, lossy.len(), true), (vec![0, 2, 4], vec![6]));
         assert_eq!(durable_at(&lossy, lossy.len(), false).0, vec![0, 2, 4, 6]);
         // Built: what was kept, as it was logged; a write to a name that was dropped is moot.
         let dir = tempfile::tempdir().unwrap();

@@ -10,10 +10,10 @@
 //! directory, the tree removed, the checker again).
 //!
 //! A `fuse:` daemon is recorded at file level by default ([`rec`]): its `{work}` is fsarena's
-//! logging passthrough, and a crash state is the log replayed into a directory — every name
-//! operation before the crash point kept (with `names=lossy`, only those a directory fsync
-//! covered), each file's data kept up to its last fsync and the rest lost in 4 KiB pieces —
-//! with the daemon started again on it.
+//! logging passthrough, and a crash state is the log replayed into a directory — the name
+//! operations before the crash point that a later fsync covered kept (`names=lossy`, the
+//! default; `names=kept` keeps them all), each file's data kept up to its last fsync, and the
+//! rest lost in 4 KiB pieces — with the daemon started again on it.
 //!
 //! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
 //! `violations_strict` (crash states with at least one broken promise of that level), `fsck_failures` (states the

@@ -55,7 +55,8 @@ pub struct CrashOptions {
     /// How a `fuse:` target's daemon is recorded: `file` (its `{work}` served by a logging
     /// passthrough) or `block` (its `{work}` on a recorded ext4).
     pub level: &'static str,
-    /// File level: name operations in a directory after its last fsync are dropped too.
+    /// File level: name operations no later fsync covered may be lost (`names=lossy`, the
+    /// default), or every one before the crash point is kept (`names=kept`).
     pub lossy: bool,
 }
 
@@ -87,7 +88,7 @@ impl Default for CrashOptions {
             sector: 512,
             image_size: 0,
             level: "file",
-            lossy: false,
+            lossy: true,
         }
     }
 }
@@ -220,8 +221,8 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     cr!(
         "names",
         Choice(&["kept", "lossy"]),
-        Is("kept"),
-        "file level: kept = a crash keeps every name operation made before it, in order; lossy = also drops those in a directory after its last fsync (POSIX promises a new name only then)",
+        Is("lossy"),
+        "file level: lossy = a crash may lose each name operation no later fsync covered, of its directory or of the name it made (POSIX promises a new name only then); kept = a crash keeps every name operation made before it, in order",
         |o, v| o.lossy = match v {
             "kept" => false,
             "lossy" => true,

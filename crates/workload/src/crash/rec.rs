@@ -133,10 +133,10 @@ impl Rec {
 
 /// The crash states of a file-level log, deterministic from the seed. Crash points: after
 /// every mark, before every persistence call, and at the end. At each, every name operation
-/// before it is kept (with `names=lossy`, only those their directories' fsync covered), and
-/// every data operation its file's fsync covered; the rest of the data (4 KiB pieces) is
-/// lost: all of it (`prefix`); with `epoch` also none of it, its first k pieces, and all but
-/// one; with `subset` (and `torn`, the same at this granularity) seeded random subsets until
+/// before it that a later fsync covered is kept (with `names=kept`, every one), and every
+/// data operation its file's fsync covered; the rest (the uncovered name operations and the
+/// data in 4 KiB pieces, in log order) is lost: all of it (`prefix`); with `epoch` also none
+/// of it, its first k, and all but one; with `subset` (and `torn`, the same at this granularity) seeded random subsets until
 /// 8 tries in a row find no new state. Each state must keep every mark logged before its point.
 pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
     let marks_before = |p: usize| -> Vec<u32> {
@@ -245,17 +245,26 @@ mod tests {
             FileOp::Create { path: "b".into(), mode: 0o644 },
             w(3, "b", 0),
         ];
-        let o = CrashOptions { states: States::Prefix, ..CrashOptions::default() };
+        let o = CrashOptions { states: States::Prefix, lossy: false, ..CrashOptions::default() };
         let s = file_states(&ops, &o);
         // After mark 0: the set-up; before the fsync: its two writes lost, mark 0 only; after
-        // mark 1: both kept; at the end: b's name kept, its data lost.
-        let got: Vec<(Vec<usize>, Vec<u32>)> = s.iter().map(|s| (s.keep.clone(), s.marks.clone())).collect();
+        // mark 1: both kept; at the end: b's name kept (names=kept), its data lost.
+        let pairs = |s: &[State]| -> Vec<(Vec<usize>, Vec<u32>)> {
+            s.iter().map(|s| (s.keep.clone(), s.marks.clone())).collect()
+        };
         assert_eq!(
-            got,
+            pairs(&s),
             vec![(vec![0, 1], vec![0]), (vec![0, 1, 4, 5], vec![0, 1]), (vec![0, 1, 4, 5, 8], vec![0, 1]),]
         );
+        // names=lossy (the default): no fsync covered b's name, so the end loses it too (the
+        // same state as after mark 1); the epoch cuts keep it with or without its data.
+        let o = CrashOptions { states: States::Prefix, ..CrashOptions::default() };
+        assert_eq!(pairs(&file_states(&ops, &o)), vec![(vec![0, 1], vec![0]), (vec![0, 1, 4, 5], vec![0, 1])]);
+        let s = file_states(&ops, &CrashOptions::default());
+        assert!(s.iter().any(|s| s.keep == vec![0, 1, 4, 5, 8]), "{s:?}");
+        assert!(s.iter().any(|s| s.keep == vec![0, 1, 4, 5, 8, 9]), "{s:?}");
         // epoch adds the cuts of the unsynced pieces: before the fsync, each of the two.
-        let o = CrashOptions { states: States::Epoch, ..CrashOptions::default() };
+        let o = CrashOptions { states: States::Epoch, lossy: false, ..CrashOptions::default() };
         let s = file_states(&ops, &o);
         assert!(s.iter().any(|s| s.keep == vec![0, 1, 4] && s.marks == vec![0]), "{s:?}");
         assert!(s.iter().any(|s| s.keep == vec![0, 1, 5] && s.marks == vec![0]), "{s:?}");
