@@ -94,16 +94,14 @@ pub struct RecordedFs {
     slot_mnts: Vec<PathBuf>,
     /// With a daemon: its mount point for the workload, then one per slot.
     daemon_mnts: Vec<PathBuf>,
-    /// Keeps the spill file open (the server has its own handle).
-    _spill: File,
     server: ServerProcess,
     /// The current generated workload's loop device and mount.
     case: Option<Provisioned>,
 }
 
 /// What `start` made: directory, FUSE, case and slot mount points, the daemon's mount
-/// points, spill file.
-type Made = (PathBuf, PathBuf, PathBuf, Vec<PathBuf>, Vec<PathBuf>, File);
+/// points.
+type Made = (PathBuf, PathBuf, PathBuf, Vec<PathBuf>, Vec<PathBuf>);
 
 fn err(what: &str, path: &Path, e: impl std::fmt::Display) -> TargetError {
     TargetError(format!("cannot {what} {}: {e}", path.display()))
@@ -145,7 +143,6 @@ impl RecordedFs {
             crate::kinds::make_filesystem(&mut p, fs, &mkfs, &base)?;
             let spill_path = dir.join("spill.log");
             let (spill_file, _) = safefs::create_new_file(&spill_path).map_err(|e| err("create", &spill_path, e))?;
-            let spill = File::open(&spill_path).map_err(|e| err("open", &spill_path, e))?;
             let fuse_mnt = p.make_dir(ctx.path(&format!("crash-{index}-fuse")), false)?;
             let case_mnt = p.make_dir(ctx.path(&format!("crash-{index}-mnt")), false)?;
             let mut slot_mnts = Vec::new();
@@ -179,10 +176,10 @@ impl RecordedFs {
                 ),
             );
             server = Some(started);
-            made = Some((dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill));
+            made = Some((dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts));
             Ok(())
         })();
-        let (Some((dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, spill)), Some(server)) =
+        let (Some((dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts)), Some(server)) =
             (made.filter(|_| built.is_ok()), server.take())
         else {
             let e = built.err().unwrap_or_else(|| TargetError("recorder: not started".into()));
@@ -195,20 +192,7 @@ impl RecordedFs {
                 None => e,
             });
         };
-        Ok(Self {
-            fs,
-            options,
-            p,
-            ledger,
-            dir,
-            fuse_mnt,
-            case_mnt,
-            slot_mnts,
-            daemon_mnts,
-            _spill: spill,
-            server,
-            case: None,
-        })
+        Ok(Self { fs, options, p, ledger, dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, server, case: None })
     }
 
     /// Facts for the report: mkfs, the recorder.

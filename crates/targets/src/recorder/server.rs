@@ -145,7 +145,7 @@ impl Shared {
             let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
             let mut sector = vec![0u8; SECTOR as usize].into_boxed_slice();
             if stop - start < SECTOR {
-                self.sector(which, s, &mut sector)?;
+                self.read(which, s * SECTOR, &mut sector)?;
             }
             let from = (start - s * SECTOR) as usize;
             sector[from..from + (stop - start) as usize]
@@ -156,23 +156,6 @@ impl Shared {
             s += 1;
         }
         Ok(())
-    }
-
-    /// Sector `s` of image `which` as it reads now.
-    fn sector(&self, which: Which, s: u64, out: &mut [u8]) -> std::io::Result<()> {
-        let image = self.image(which);
-        if let Some(bytes) = image.own.get(&s) {
-            out.copy_from_slice(bytes);
-            return Ok(());
-        }
-        match image.spilled.get(&s) {
-            Some(Some(at)) => self.log.read_spill(out, *at),
-            Some(None) => {
-                out.fill(0);
-                Ok(())
-            }
-            None => read_or_zero(&self.base, out, s * SECTOR),
-        }
     }
 
     /// `buf.len()` bytes of image `which` at `offset` (within the image): the base's bytes in

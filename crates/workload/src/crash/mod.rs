@@ -160,6 +160,12 @@ enum Job {
 }
 
 impl Job {
+    /// A generated workload persisted by `sync()` somewhere: it promises nothing on a FUSE
+    /// target (sync() never reaches the daemon), so there it is listed, not run.
+    fn persists_by_sync(&self) -> bool {
+        matches!(self, Self::Chain(steps) if steps.iter().any(|c| c.persist == seq::Persist::Sync))
+    }
+
     fn name(&self) -> String {
         match self {
             Self::Chain(steps) => steps.iter().map(Case::name).collect::<Vec<_>>().join("+"),
@@ -790,10 +796,7 @@ impl Workload for CrashWorkload {
             o.max_states,
             cases.len() as u64 * o.max_states
         )];
-        let sync_only = cases
-            .iter()
-            .filter(|j| matches!(j, Job::Chain(steps) if steps.iter().any(|c| c.persist == seq::Persist::Sync)))
-            .count();
+        let sync_only = cases.iter().filter(|j| j.persists_by_sync()).count();
         if sync_only > 0 {
             lines.push(format!(
                 "on fuse2fs and fuse: targets {} of them run and {sync_only} are listed, not run: they persist with sync(), which never reaches a FUSE daemon",
@@ -914,7 +917,7 @@ impl Workload for CrashWorkload {
             }
             (env.progress)(&format!("crash: {} ({}/{})", job.name(), i + 1, cases.len()));
             let ran = match job {
-                Job::Chain(steps) if fuse && steps.iter().any(|c| c.persist == seq::Persist::Sync) => {
+                Job::Chain(_) if fuse && job.persists_by_sync() => {
                     // sync() and syncfs() never reach a FUSE daemon: nothing is promised,
                     // nothing to check.
                     let mut t = lock(&tally);
