@@ -82,9 +82,12 @@ impl Host for TargetHost<'_> {
                 Some(Resource::Dir { path: path.clone(), id, recursive: true })
             }
             Tenant::DataDir(_) => None,
-            Tenant::Server { pid, start_time, stop_signal } => {
-                Some(Resource::Server { pid: *pid, start_time: *start_time, stop_signal: *stop_signal })
-            }
+            Tenant::Server { pid, start_time, stop_signal, cgroup } => Some(Resource::Server {
+                pid: *pid,
+                start_time: *start_time,
+                stop_signal: *stop_signal,
+                cgroup: cgroup.clone(),
+            }),
         };
         if let Some(r) = &resource {
             self.workdir.record(r).map_err(|e| e.to_string())?;

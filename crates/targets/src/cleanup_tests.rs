@@ -227,7 +227,7 @@ fn a_server_run_may_name_its_run_directory_under_run_fsarena_and_nothing_else_th
         Resource::Dir { path: run_dir.clone(), id, recursive: false },
         Resource::Dir { path: run_dir.join(format!("{run}-pgbench-0")), id, recursive: true },
         Resource::Mount { path: run_dir.join(format!("{run}-mnt-0-ext4")), mount_id: 1, fuse: false },
-        Resource::Server { pid: 1, start_time: 2, stop_signal: 2 },
+        Resource::Server { pid: 1, start_time: 2, stop_signal: 2, cgroup: None },
     ] {
         assert!(confined(&ok, work, &run).is_ok(), "{ok:?}");
     }

@@ -9,7 +9,6 @@ use crate::state::Resource;
 use crate::table::{filesystem, Filesystem, Needs};
 use crate::{sys, Mounted, Target, TargetError};
 use fsarena_core::{InputError, Spec};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -96,8 +95,9 @@ pub fn substitute(cmd: &str, mnt: &Path, work: &Path) -> String {
     cmd.replace("{mnt}", &shell_quote(&mnt.to_string_lossy())).replace("{work}", &shell_quote(&work.to_string_lossy()))
 }
 
-/// Starts `cmd` in a process group of its own, stdin empty, stdout and stderr to `log`, and
-/// records its PID and start time before anything waits on it.
+/// Starts `cmd` in a tree of its own (a process group, and a cgroup where the machine allows:
+/// [`crate::contain`]), stdin empty, stdout and stderr to `log`, and records it before
+/// anything waits on it: teardown ends every process of the tree, whatever the first one did.
 pub(crate) fn spawn_recorded(
     p: &mut Provisioned,
     cmd: &mut Command,
@@ -105,17 +105,18 @@ pub(crate) fn spawn_recorded(
 ) -> Result<std::process::Child, TargetError> {
     let log_err = log.try_clone().map_err(|e| TargetError(e.to_string()))?;
     let program = cmd.get_program().to_string_lossy().into_owned();
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log_err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| TargetError(format!("cannot start {program}: {e}")))?;
-    let pid = child.id();
+    cmd.stdin(Stdio::null()).stdout(log).stderr(log_err);
+    let prepared = crate::contain::prepare(cmd, crate::contain::Setup::default());
+    let child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            prepared.abandon();
+            return Err(TargetError(format!("cannot start {program}: {e}")));
+        }
+    };
     // Until it is reaped, the child's /proc entry stays, so its start time is readable.
-    let start_time = sys::process_start_time(pid).unwrap_or(0);
-    p.add(Resource::Process { pid, start_time })?;
+    let tree = prepared.started(child.id());
+    p.add(Resource::Process { pid: tree.leader, start_time: tree.start_time, cgroup: tree.cgroup })?;
     Ok(child)
 }
 

@@ -285,7 +285,7 @@ fn record_daemons(p: &mut Provisioned, run: &Path, known: &mut BTreeSet<u32>) ->
             continue;
         }
         if let Some(start_time) = sys::process_start_time(pid) {
-            p.add(Resource::Process { pid, start_time })?;
+            p.add(Resource::Process { pid, start_time, cgroup: None })?;
             known.insert(pid);
         }
     }

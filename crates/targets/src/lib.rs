@@ -2,8 +2,10 @@
 //! the work directory's state file right after fsarena created it, with its identity), lends
 //! its root directory to the workloads, and is torn down. Targets know nothing of workloads.
 
+pub mod beneath;
 mod cleanup;
 mod common;
+pub mod contain;
 mod device;
 pub mod disk;
 pub mod environment;

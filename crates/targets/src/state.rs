@@ -8,6 +8,7 @@
 //! `{"fsarena_state":1,"run":RUNID,"workdir":ABSOLUTE,"lock":{..}|null}`, then one
 //! [`Resource`] per line, every path absolute.
 
+use crate::contain::{Cgroup, Tree};
 use crate::safefs::{self, DirRemoval, Identity};
 use crate::{sys, TargetError};
 use serde::{Deserialize, Serialize};
@@ -73,18 +74,23 @@ pub enum Resource {
         /// A FUSE mount (unmounted with fusermount3).
         fuse: bool,
     },
-    /// A process fsarena started in a process group of its own (a FUSE daemon).
+    /// A process fsarena started in a tree of its own (a FUSE daemon, glusterd): a process
+    /// group and, where the machine allows, a cgroup ([`crate::contain`]). Undone by SIGTERM
+    /// to every member, a bounded wait, then SIGKILL to every member left.
     Process {
         /// Its PID, also its process group.
         pid: u32,
         /// Its start time, so that a later process reusing the PID is never touched.
         start_time: u64,
+        /// The cgroup holding its whole tree.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cgroup: Option<Cgroup>,
     },
     /// A database or web server a workload started (PostgreSQL, MariaDB, nginx), recorded
     /// before fsarena waits for it to come up. Undone by its fast shutdown (`stop_signal`:
-    /// SIGINT for PostgreSQL, SIGTERM for MariaDB and nginx), a bounded wait, then SIGKILL —
-    /// to that PID only (the server ends its own workers), and only while PID and start time
-    /// still match.
+    /// SIGINT for PostgreSQL, SIGTERM for MariaDB and nginx) to the server's own PID while PID
+    /// and start time still match, a bounded wait, then SIGKILL to every process of its tree
+    /// (workers included, whether or not the server itself still lives).
     Server {
         /// The server's PID.
         pid: u32,
@@ -92,6 +98,9 @@ pub enum Resource {
         start_time: u64,
         /// The signal that asks it for a fast shutdown.
         stop_signal: i32,
+        /// The cgroup holding its whole tree.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cgroup: Option<Cgroup>,
     },
     /// A file or directory that a daemon fsarena started created outside the work directory
     /// (GlusterFS's logs and sockets under /var/log/glusterfs and /run/gluster, which it does
@@ -170,26 +179,31 @@ impl Resource {
                 sys::unmount(path, *fuse, mode == UndoMode::Emergency)?;
                 Ok(Some(format!("unmounted {}", path.display())))
             }
-            Resource::Process { pid, start_time } => {
-                if sys::process_start_time(*pid) != Some(*start_time) {
+            Resource::Process { pid, start_time, cgroup } => {
+                let tree = Tree::recorded(*pid, *start_time, cgroup.clone());
+                if tree.members().is_empty() {
+                    tree.remove_cgroup();
                     return Ok(None);
                 }
                 // A FUSE daemon ends by itself once its mount is gone (undone before it), and
                 // may still be writing its image then (fuse2fs flushes at unmount): a signal
                 // now could cut that short, so it gets a moment first.
                 if mode != UndoMode::Emergency {
-                    sys::wait_group_gone(*pid, Duration::from_secs(3));
+                    tree.wait_empty(Duration::from_secs(3));
                 }
                 let grace = if mode == UndoMode::Emergency { Duration::from_secs(1) } else { Duration::from_secs(5) };
-                sys::end_process_group(*pid, *start_time, grace);
+                tree.end(Some(rustix::process::Signal::TERM), false, grace).map_err(TargetError)?;
                 Ok(Some(format!("ended process {pid}")))
             }
-            Resource::Server { pid, start_time, stop_signal } => {
-                if !sys::process_running(*pid, *start_time) {
+            Resource::Server { pid, start_time, stop_signal, cgroup } => {
+                let tree = Tree::recorded(*pid, *start_time, cgroup.clone());
+                if tree.members().is_empty() {
+                    tree.remove_cgroup();
                     return Ok(None);
                 }
                 let grace = if mode == UndoMode::Emergency { Duration::from_secs(2) } else { SERVER_GRACE };
-                sys::end_server(*pid, *start_time, *stop_signal, grace);
+                let signal = rustix::process::Signal::from_named_raw(*stop_signal);
+                tree.end(signal, true, grace).map_err(TargetError)?;
                 Ok(Some(format!("stopped server {pid}")))
             }
             Resource::Loop { device, image, image_id } => {
@@ -411,7 +425,7 @@ mod tests {
         // A brick mount, glusterd, a file, a client mount: the client first, the brick last.
         let resources = [
             mount("/nonexistent/brick"),
-            Resource::Process { pid: std::process::id(), start_time: 1 },
+            Resource::Process { pid: std::process::id(), start_time: 1, cgroup: None },
             Resource::File { path: "/nonexistent/f".into(), id },
             mount("/nonexistent/client"),
         ];
@@ -438,9 +452,9 @@ mod tests {
         let gone = [
             Resource::Mount { path: dir.join("mnt"), mount_id: u64::MAX, fuse: false },
             Resource::Loop { device: "/dev/loop999999".into(), image: dir.join("image.img"), image_id: id },
-            Resource::Process { pid: std::process::id(), start_time: 1 },
+            Resource::Process { pid: std::process::id(), start_time: 1, cgroup: None },
             // This process, but not started then: never signalled (SIGTERM would end the test).
-            Resource::Server { pid: std::process::id(), start_time: 1, stop_signal: 15 },
+            Resource::Server { pid: std::process::id(), start_time: 1, stop_signal: 15, cgroup: None },
         ];
         let report = undo_all(&gone, UndoMode::Cleanup);
         assert!(report.error.is_none() && report.done.is_empty() && report.undone.len() == 4, "{report:?}");

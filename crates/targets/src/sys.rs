@@ -282,68 +282,6 @@ pub fn process_running(pid: u32, start_time: u64) -> bool {
     start == Some(start_time) && state != Some("Z") && state != Some("X")
 }
 
-/// Stops the server `pid` if it is still the process started at `start_time`: `stop_signal`
-/// (its fast shutdown), up to `grace` for it to exit, then SIGKILL — to that PID only, while
-/// PID and start time still match (the server ends its own workers when it goes).
-pub fn end_server(pid: u32, start_time: u64, stop_signal: i32, grace: Duration) {
-    use rustix::process::{kill_process, Pid, Signal};
-    let Some(target) = Pid::from_raw(pid as i32) else { return };
-    if !process_running(pid, start_time) {
-        return;
-    }
-    if let Some(signal) = Signal::from_named_raw(stop_signal) {
-        let _ = kill_process(target, signal);
-    }
-    let deadline = std::time::Instant::now() + grace;
-    while process_running(pid, start_time) && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    if process_running(pid, start_time) {
-        let _ = kill_process(target, Signal::KILL);
-    }
-}
-
-/// Ends the process group led by `pid` if `pid` is still the process started at
-/// `start_time` (until it is reaped, the leader's PID, and so its group ID, cannot be reused):
-/// SIGTERM, then SIGKILL after `grace`. The whole group, because `sh -c 'daemon ...'` leaves
-/// the daemon as a child of the shell.
-pub fn end_process_group(pid: u32, start_time: u64, grace: Duration) {
-    use rustix::process::{kill_process_group, Pid, Signal};
-    let Some(group) = Pid::from_raw(pid as i32) else { return };
-    if process_start_time(pid) != Some(start_time) {
-        return;
-    }
-    let _ = kill_process_group(group, Signal::TERM);
-    let deadline = std::time::Instant::now() + grace;
-    while group_alive(pid) && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    if group_alive(pid) && process_start_time(pid) == Some(start_time) {
-        let _ = kill_process_group(group, Signal::KILL);
-    }
-}
-
-/// Waits up to `timeout` for every process of group `pgid` to end by itself.
-pub fn wait_group_gone(pgid: u32, timeout: Duration) {
-    let deadline = std::time::Instant::now() + timeout;
-    while group_alive(pgid) && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Some process of group `pgid` is alive (not a zombie).
-fn group_alive(pgid: u32) -> bool {
-    std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { return false };
-        // After the command name: state ppid pgrp ...
-        let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else { return false };
-        let mut fields = rest.split(' ');
-        let state = fields.next();
-        let pgrp = fields.nth(1).and_then(|p| p.parse::<u32>().ok());
-        pgrp == Some(pgid) && state != Some("Z")
-    })
-}
-
 /// True if `device` (`/dev/loopN`) is attached to `image` and that is still the inode
 /// `image_id` (a loop device reused for another file, or a new file under the same name, is
 /// not ours).

@@ -49,6 +49,8 @@ pub enum Tenant {
         start_time: u64,
         /// The signal of its fast shutdown.
         stop_signal: i32,
+        /// The cgroup holding it and every process it starts (None: its process group).
+        cgroup: Option<fsarena_target::contain::Cgroup>,
     },
 }
 
@@ -241,6 +243,8 @@ pub fn keep_log_in(result: &mut Result<fsarena_core::Measurement, Failed>, name:
 pub struct Running<'h> {
     host: &'h dyn Host,
     child: Child,
+    /// It and every process it started.
+    tree: fsarena_target::contain::Tree,
     tenant: Tenant,
     stop_signal: i32,
     /// Its log (stdout and stderr, or the server's own log file).
@@ -257,17 +261,11 @@ impl std::fmt::Debug for Running<'_> {
     }
 }
 
-/// Reads field 22 (start time) of /proc/PID/stat.
-fn start_time_of(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    rest.split(' ').nth(19)?.parse().ok()
-}
-
 impl<'h> Running<'h> {
-    /// Spawns `cmd` as `account`, in a process group of its own (a Ctrl-C at the terminal
-    /// reaches fsarena, which then stops the server itself), with stdout and stderr to `log`;
-    /// records it with `host` before anything waits on it.
+    /// Spawns `cmd` as `account`, in a tree of its own (process group and cgroup:
+    /// [`fsarena_target::contain`]; a Ctrl-C at the terminal reaches fsarena, which then stops
+    /// the server itself), with stdout and stderr to `log`; records it with `host` before
+    /// anything waits on it.
     pub fn spawn(
         host: &'h dyn Host,
         name: &'static str,
@@ -276,32 +274,39 @@ impl<'h> Running<'h> {
         log: &Path,
         stop_signal: i32,
     ) -> Result<Self, String> {
+        use fsarena_target::contain;
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
             .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
         let err = out.try_clone().map_err(|e| format!("{}: {e}", log.display()))?;
-        cmd.uid(account.uid)
-            .gid(account.gid)
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err));
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start {name}: {e}"))?;
-        let pid = child.id();
-        let Some(start_time) = start_time_of(pid) else {
+        cmd.stdin(Stdio::null()).stdout(Stdio::from(out)).stderr(Stdio::from(err));
+        let prepared =
+            contain::prepare(&mut cmd, contain::Setup { account: Some((account.uid, account.gid)), own_ipc: false });
+        let mut child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                prepared.abandon();
+                return Err(format!("cannot start {name}: {e}"));
+            }
+        };
+        let tree = prepared.started(child.id());
+        if tree.start_time == 0 {
             let _ = child.kill();
             let _ = child.wait();
+            let _ = tree.end(None, false, Duration::ZERO);
             return Err(format!("{name} exited at once; its log ends: {}", log_tail(log, 8)));
-        };
-        let tenant = Tenant::Server { pid, start_time, stop_signal };
+        }
+        let tenant =
+            Tenant::Server { pid: tree.leader, start_time: tree.start_time, stop_signal, cgroup: tree.cgroup.clone() };
         if let Err(e) = host.record(&tenant) {
             let _ = child.kill();
             let _ = child.wait();
+            let _ = tree.end(None, false, Duration::ZERO);
             return Err(e);
         }
-        Ok(Self { host, child, tenant, stop_signal, log: log.to_path_buf(), name, done: false })
+        Ok(Self { host, child, tree, tenant, stop_signal, log: log.to_path_buf(), name, done: false })
     }
 
     /// Waits until `ready` says the server accepts clients, for at most `timeout`; an exit or
@@ -370,6 +375,10 @@ impl<'h> Running<'h> {
                     Err(format!("{} did not shut down within {} s and was killed", self.name, STOP_GRACE.as_secs()));
             }
             let _ = self.child.wait();
+        }
+        // Whatever of its tree outlived it (a worker it did not end, a child it left behind).
+        if let Err(e) = self.tree.end(None, false, Duration::ZERO) {
+            result = result.and(Err(format!("{}: {e}", self.name)));
         }
         // Reaped: the host finds it gone and forgets it.
         if let Err(e) = self.host.release(&self.tenant) {

@@ -1,0 +1,303 @@
+//! Every process fsarena starts dies with its whole tree. A daemon (a FUSE command, glusterd),
+//! a server (PostgreSQL, MariaDB, nginx) or a load generator is started in a cgroup v2 of its
+//! own (`fsarena-PID-N` beside fsarena's own cgroup) and in a process group of its own. A
+//! process cannot leave a cgroup without write access to another one's `cgroup.procs`, which
+//! the accounts fsarena hands servers to do not have, so the cgroup holds every descendant,
+//! also one that forked away from its parent or called setsid(). Ending it is: the polite
+//! signal (to the leader, or to the group), a bounded wait, then SIGKILL to every member
+//! (`cgroup.kill`), whether or not the leader still lives; the empty cgroup is removed.
+//!
+//! Where no cgroup v2 hierarchy can be written (no cgroup2 mount, a read-only one), the
+//! process group is the container: the same sequence by `kill(-pgid)`, escalated while any
+//! member of the group lives (a group ID cannot be reused while a member exists), which a
+//! process that calls setsid() escapes. [`Tree::cgroup`] says which one holds a tree.
+
+use crate::safefs::Identity;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A cgroup fsarena created, as recorded in the state file: removed (when empty) only while
+/// its directory is still that inode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cgroup {
+    /// Its directory in the cgroup2 hierarchy.
+    pub path: PathBuf,
+    /// That directory's identity.
+    pub id: Identity,
+}
+
+/// The process tree of one process fsarena started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    /// The first process: the process group's ID.
+    pub leader: u32,
+    /// Its start time (field 22 of /proc/PID/stat).
+    pub start_time: u64,
+    /// The cgroup holding every process of the tree (None: the process group alone).
+    pub cgroup: Option<Cgroup>,
+}
+
+/// What [`prepare`] sets up in the child between fork and exec.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Setup {
+    /// Run as this account (uid, gid), with no supplementary groups.
+    pub account: Option<(u32, u32)>,
+    /// In an IPC namespace of its own: System V shared memory and semaphores it makes go
+    /// when its last process does, so a killed server leaks none (PostgreSQL).
+    pub own_ipc: bool,
+}
+
+/// A cgroup made for a process about to be started, and the descriptor of its
+/// `cgroup.procs`, which the child writes itself into.
+#[derive(Debug)]
+pub struct Prepared {
+    cgroup: Option<(Cgroup, OwnedFd)>,
+}
+
+/// The cgroup2 directory fsarena itself is in: the cgroup2 mount point joined with the path
+/// /proc/self/cgroup gives for hierarchy 0.
+fn own_cgroup_dir() -> Option<PathBuf> {
+    let mount = crate::sys::mounts().into_iter().find(|m| m.fstype == "cgroup2")?.mount_point;
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let own = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(mount.join(own.trim_start_matches('/')))
+}
+
+/// Makes a fresh cgroup for one tree, or None where that cannot be done here.
+fn new_cgroup() -> Option<(Cgroup, OwnedFd)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    if std::env::var_os("FSARENA_NO_CGROUP").is_some() {
+        return None;
+    }
+    let base = own_cgroup_dir()?;
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = base.join(format!("fsarena-{}-{n}", std::process::id()));
+    std::fs::create_dir(&path).ok()?;
+    let opened = Identity::of_path(&path).and_then(|id| {
+        let procs = std::fs::OpenOptions::new().write(true).open(path.join("cgroup.procs"))?;
+        Ok((id, OwnedFd::from(procs)))
+    });
+    match opened {
+        Ok((id, fd)) => Some((Cgroup { path, id }, fd)),
+        Err(_) => {
+            let _ = std::fs::remove_dir(&path);
+            None
+        }
+    }
+}
+
+/// Readies `cmd` to start in a tree of its own: a new process group, a new cgroup when the
+/// machine allows, and `setup`. Uid and gid must be set here, not with `Command::uid`: the
+/// child joins its cgroup and namespaces first, while it is still root.
+pub fn prepare(cmd: &mut Command, setup: Setup) -> Prepared {
+    let cgroup = new_cgroup();
+    let procs = cgroup.as_ref().map(|(_, fd)| fd.as_raw_fd());
+    cmd.process_group(0);
+    // SAFETY: the closure makes raw system calls only (write, unshare, setgroups, setgid,
+    // setuid), which are async-signal-safe, and allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(fd) = procs {
+                // "0" is the writer itself.
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+            }
+            if setup.own_ipc && libc::unshare(libc::CLONE_NEWIPC) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some((uid, gid)) = setup.account {
+                if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(gid) != 0 || libc::setuid(uid) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    Prepared { cgroup }
+}
+
+impl Prepared {
+    /// The tree of the child just spawned from the command, `leader` its PID. Read its start
+    /// time before the child can be reaped.
+    pub fn started(self, leader: u32) -> Tree {
+        let start_time = crate::sys::process_start_time(leader).unwrap_or(0);
+        Tree { leader, start_time, cgroup: self.cgroup.map(|(c, _)| c) }
+    }
+
+    /// The spawn failed: the cgroup made for it goes.
+    pub fn abandon(self) {
+        if let Some((c, _)) = self.cgroup {
+            let _ = std::fs::remove_dir(&c.path);
+        }
+    }
+}
+
+/// A member of a tree, for messages: `1234 (nginx)`.
+fn describe(pid: u32) -> String {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    format!("{pid} ({})", fsarena_core::printable(comm.trim_end()))
+}
+
+/// (state, pgrp, start time) of a process, from /proc/PID/stat.
+fn stat_of(pid: u32) -> Option<(char, u32, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let f: Vec<&str> = rest.split(' ').collect();
+    Some((f.first()?.chars().next()?, f.get(2)?.parse().ok()?, f.get(19)?.parse().ok()?))
+}
+
+impl Tree {
+    /// A tree as recorded in a state file.
+    pub fn recorded(leader: u32, start_time: u64, cgroup: Option<Cgroup>) -> Self {
+        Self { leader, start_time, cgroup }
+    }
+
+    /// True while the cgroup directory is still the one fsarena made.
+    fn cgroup_is_ours(&self) -> Option<&Cgroup> {
+        self.cgroup.as_ref().filter(|c| Identity::of_path(&c.path).ok() == Some(c.id))
+    }
+
+    /// The live (not zombie) processes of the tree.
+    pub fn members(&self) -> Vec<u32> {
+        if let Some(c) = self.cgroup_is_ours() {
+            let text = std::fs::read_to_string(c.path.join("cgroup.procs")).unwrap_or_default();
+            return text
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .filter(|&pid| stat_of(pid).is_some_and(|(state, _, _)| state != 'Z' && state != 'X'))
+                .collect();
+        }
+        // The process group: members started no earlier than its leader (a group ID is not
+        // reused while a member lives; the start time guards the rest).
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if let Some((state, pgrp, start)) = stat_of(pid) {
+                if pgrp == self.leader && state != 'Z' && state != 'X' && start >= self.start_time {
+                    out.push(pid);
+                }
+            }
+        }
+        out
+    }
+
+    /// True while the leader is the process started at the recorded time and has not exited.
+    pub fn leader_alive(&self) -> bool {
+        crate::sys::process_running(self.leader, self.start_time)
+    }
+
+    /// Sends `signal` to every member.
+    pub fn signal_all(&self, signal: rustix::process::Signal) {
+        use rustix::process::{kill_process, Pid};
+        for pid in self.members() {
+            if let Some(p) = Pid::from_raw(pid as i32) {
+                let _ = kill_process(p, signal);
+            }
+        }
+    }
+
+    /// Sends `signal` to the leader alone (a server's own fast shutdown), if it still runs.
+    pub fn signal_leader(&self, signal: rustix::process::Signal) {
+        if self.leader_alive() {
+            if let Some(p) = rustix::process::Pid::from_raw(self.leader as i32) {
+                let _ = rustix::process::kill_process(p, signal);
+            }
+        }
+    }
+
+    /// Waits up to `limit` for every member to be gone; true when they are.
+    pub fn wait_empty(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            if self.members().is_empty() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL to every member (`cgroup.kill` where there is one), then a bounded wait.
+    fn kill_all(&self) -> bool {
+        if let Some(c) = self.cgroup_is_ours() {
+            let killed = std::fs::OpenOptions::new()
+                .write(true)
+                .open(c.path.join("cgroup.kill"))
+                .and_then(|mut f| f.write_all(b"1"));
+            if killed.is_err() {
+                self.signal_all(rustix::process::Signal::KILL);
+            }
+        } else {
+            self.signal_all(rustix::process::Signal::KILL);
+        }
+        // A process killed while blocked in the kernel (on a FUSE mount whose daemon is gone,
+        // say) takes a moment to go; new members forked meanwhile are killed on the next pass.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if self.wait_empty(Duration::from_millis(200)) {
+                return true;
+            }
+            self.signal_all(rustix::process::Signal::KILL);
+        }
+        false
+    }
+
+    /// Ends the whole tree: `polite` (None: straight to SIGKILL) sent to the leader alone
+    /// (`to_leader`, a server's fast shutdown) or to every member, up to `grace` for them all
+    /// to exit, then SIGKILL to every member whether or not the leader still lives; the empty
+    /// cgroup is removed. An error names the processes that would not go.
+    pub fn end(&self, polite: Option<rustix::process::Signal>, to_leader: bool, grace: Duration) -> Result<(), String> {
+        match polite {
+            // A server whose own process is gone has nobody left to shut its workers down.
+            Some(_) if to_leader && !self.leader_alive() => {}
+            Some(signal) => {
+                match to_leader {
+                    true => self.signal_leader(signal),
+                    false => self.signal_all(signal),
+                }
+                self.wait_empty(grace);
+            }
+            None => {}
+        }
+        let gone = self.members().is_empty() || self.kill_all();
+        self.remove_cgroup();
+        if gone {
+            return Ok(());
+        }
+        let left: Vec<String> = self.members().into_iter().map(describe).collect();
+        Err(format!("process {} still alive after SIGKILL (blocked in the kernel)", left.join(", ")))
+    }
+
+    /// Removes the cgroup if it is empty and still ours.
+    pub fn remove_cgroup(&self) {
+        if let Some(c) = self.cgroup_is_ours() {
+            let _ = std::fs::remove_dir(&c.path);
+        }
+    }
+}
+
+/// True when fsarena can make cgroups here (else process groups hold the trees).
+pub fn cgroups_available() -> bool {
+    match new_cgroup() {
+        Some((c, _)) => {
+            let _ = std::fs::remove_dir(&c.path);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+#[path = "contain_tests.rs"]
+mod tests;
