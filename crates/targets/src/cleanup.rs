@@ -270,7 +270,11 @@ fn confined(resource: &Resource, dir: &Path, run: &RunId) -> Result<(), String> 
                 Err(format!("{} is not a scratch directory of run {run}", printable(&path.to_string_lossy())))
             }
         }
-        Resource::Process { .. } | Resource::Server { .. } => Ok(()),
+        Resource::Process { cgroup, .. } | Resource::Server { cgroup, .. } => match cgroup {
+            Some(c) => crate::contain::check_recorded(&c.path, run.to_string().as_str(), false),
+            None => Ok(()),
+        },
+        Resource::Cgroup { path, .. } => crate::contain::check_recorded(path, run.to_string().as_str(), true),
         Resource::Outside { path, .. } => {
             let allowed = crate::gluster::OUTSIDE_ROOTS.iter().any(|root| path.starts_with(root));
             if is_plain_absolute(path) && allowed {

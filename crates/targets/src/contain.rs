@@ -70,15 +70,55 @@ fn own_cgroup_dir() -> Option<PathBuf> {
     Some(mount.join(own.trim_start_matches('/')))
 }
 
-/// Makes a fresh cgroup for one tree, or None where that cannot be done here.
+/// The cgroup of the run in progress, under which each tree's cgroup is made.
+static RUN_SCOPE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+fn run_scope() -> Option<PathBuf> {
+    RUN_SCOPE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+}
+
+/// Makes the cgroup `fsarena-RUNID` of a run, beside fsarena's own, under which every tree
+/// started from now on gets its cgroup; None where cgroups cannot be made here. Whatever a
+/// workload starts, also a process not recorded on its own (a client, a command's
+/// descendant that left its process group), is then inside it: ending it ends them all.
+pub fn open_run_scope(run: &str) -> Option<Cgroup> {
+    if std::env::var_os("FSARENA_NO_CGROUP").is_some() {
+        return None;
+    }
+    let path = own_cgroup_dir()?.join(format!("fsarena-{run}"));
+    std::fs::create_dir(&path).ok()?;
+    match Identity::of_path(&path) {
+        Ok(id) => {
+            *RUN_SCOPE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(path.clone());
+            Some(Cgroup { path, id })
+        }
+        Err(_) => {
+            let _ = std::fs::remove_dir(&path);
+            None
+        }
+    }
+}
+
+/// Forgets the run's cgroup as the place for new trees (the run is ending).
+pub fn close_run_scope(scope: &Cgroup) {
+    let mut current = RUN_SCOPE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if current.as_deref() == Some(scope.path.as_path()) {
+        *current = None;
+    }
+}
+
+/// Makes a fresh cgroup for one tree (in the run's cgroup when there is one), or None where
+/// that cannot be done here.
 fn new_cgroup() -> Option<(Cgroup, OwnedFd)> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     if std::env::var_os("FSARENA_NO_CGROUP").is_some() {
         return None;
     }
-    let base = own_cgroup_dir()?;
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let path = base.join(format!("fsarena-{}-{n}", std::process::id()));
+    let path = match run_scope() {
+        Some(scope) => scope.join(format!("tree-{n}")),
+        None => own_cgroup_dir()?.join(format!("fsarena-{}-{n}", std::process::id())),
+    };
     std::fs::create_dir(&path).ok()?;
     let opened = Identity::of_path(&path).and_then(|id| {
         let procs = std::fs::OpenOptions::new().write(true).open(path.join("cgroup.procs"))?;
@@ -179,6 +219,9 @@ impl Tree {
         // The process group: members started no earlier than its leader (a group ID is not
         // reused while a member lives; the start time guards the rest).
         let mut out = Vec::new();
+        if self.leader == 0 {
+            return out;
+        }
         for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
             let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
             if let Some((state, pgrp, start)) = stat_of(pid) {
@@ -284,6 +327,83 @@ impl Tree {
         if let Some(c) = self.cgroup_is_ours() {
             let _ = std::fs::remove_dir(&c.path);
         }
+    }
+}
+
+impl Cgroup {
+    /// True while its directory is still the one fsarena made.
+    fn is_ours(&self) -> bool {
+        Identity::of_path(&self.path).ok() == Some(self.id)
+    }
+
+    /// The cgroups directly inside it.
+    fn children(&self) -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(&self.path).into_iter().flatten().flatten();
+        entries.filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
+    }
+
+    /// Ends every process in the run's cgroup whose tree is not among `recorded` (those are
+    /// ended in their turn, a FUSE daemon after its mount): clients, a command's leftovers.
+    pub fn end_unrecorded(&self, recorded: &[&Cgroup]) {
+        if !self.is_ours() {
+            return;
+        }
+        for child in self.children() {
+            if recorded.iter().any(|r| r.path == child) {
+                continue;
+            }
+            let Ok(id) = Identity::of_path(&child) else { continue };
+            let tree = Tree { leader: 0, start_time: 0, cgroup: Some(Cgroup { path: child, id }) };
+            let _ = tree.end(None, false, Duration::ZERO);
+        }
+    }
+
+    /// Ends every process left in the run's cgroup and removes it with the cgroups inside.
+    /// An error names the processes that would not go.
+    pub fn end_all(&self) -> Result<bool, String> {
+        if !self.is_ours() {
+            return Ok(false);
+        }
+        let tree = Tree { leader: 0, start_time: 0, cgroup: Some(self.clone()) };
+        let mut first = Ok(());
+        for child in self.children() {
+            let Ok(id) = Identity::of_path(&child) else { continue };
+            let inner = Tree { leader: 0, start_time: 0, cgroup: Some(Cgroup { path: child, id }) };
+            first = first.and(inner.end(None, false, Duration::ZERO));
+        }
+        first.and(tree.end(None, false, Duration::ZERO))?;
+        Ok(!self.path.exists())
+    }
+}
+
+/// Checks that a cgroup named in a state file of run `run` is one fsarena makes: in a cgroup2
+/// mount, named `fsarena-RUN` (the run's, `scope`), or `tree-N` inside that, or
+/// `fsarena-PID-N` (a tree made outside any run). A state file never gets fsarena to end the
+/// processes of another cgroup.
+pub fn check_recorded(path: &std::path::Path, run: &str, scope: bool) -> Result<(), String> {
+    use std::path::Component;
+    let shown = || fsarena_core::printable(&path.to_string_lossy()).into_owned();
+    let plain = path.is_absolute() && path.components().skip(1).all(|c| matches!(c, Component::Normal(_)));
+    let in_cgroup2 = crate::sys::mounts().iter().any(|m| m.fstype == "cgroup2" && path.starts_with(&m.mount_point));
+    let name = |p: &std::path::Path| p.file_name().and_then(|n| n.to_str()).map(str::to_string).unwrap_or_default();
+    let numbered = |n: &str, prefix: &str| {
+        n.strip_prefix(prefix).is_some_and(|rest| {
+            !rest.is_empty() && rest.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    let scope_name = format!("fsarena-{run}");
+    let ok = plain
+        && in_cgroup2
+        && match scope {
+            true => name(path) == scope_name,
+            false => {
+                (numbered(&name(path), "tree-") && path.parent().is_some_and(|p| name(p) == scope_name))
+                    || numbered(&name(path), "fsarena-")
+            }
+        };
+    match ok {
+        true => Ok(()),
+        false => Err(format!("{} is not a cgroup run {run} makes", shown())),
     }
 }
 

@@ -109,3 +109,41 @@ fn without_a_cgroup_the_process_group_is_ended_whether_or_not_its_leader_lives()
     // The setsid() child left the group: only the cgroup, where there is one, still holds it.
     tree.end(None, false, Duration::ZERO).unwrap();
 }
+
+/// A cgroup `name` made by hand inside `parent` holding a fresh `sleep` (not through the run
+/// scope: that is process-wide, and other tests start trees meanwhile).
+fn cgroup_with_sleep(parent: &std::path::Path, name: &str) -> (Cgroup, std::process::Child) {
+    let path = parent.join(name);
+    std::fs::create_dir(&path).unwrap();
+    let child = Command::new("sleep").arg("1004").spawn().unwrap();
+    std::fs::write(path.join("cgroup.procs"), child.id().to_string()).unwrap();
+    (Cgroup { id: Identity::of_path(&path).unwrap(), path }, child)
+}
+
+#[test]
+fn the_runs_cgroup_ends_what_no_resource_records_first_and_everything_last() {
+    if !root() || !cgroups_available() {
+        return;
+    }
+    let run = format!("contain-test-{}", std::process::id());
+    let path = own_cgroup_dir().unwrap().join(format!("fsarena-{run}"));
+    std::fs::create_dir(&path).unwrap();
+    let scope = Cgroup { id: Identity::of_path(&path).unwrap(), path };
+    let (daemon, mut daemon_child) = cgroup_with_sleep(&scope.path, "tree-0");
+    let (_, mut client_child) = cgroup_with_sleep(&scope.path, "tree-1");
+    scope.end_unrecorded(&[&daemon]);
+    let client_status = client_child.wait().unwrap();
+    assert!(!client_status.success(), "the unrecorded client was not ended");
+    assert!(matches!(daemon_child.try_wait(), Ok(None)), "the recorded daemon was ended before its turn");
+    assert!(scope.end_all().unwrap());
+    assert!(!daemon_child.wait().unwrap().success());
+    assert!(!scope.path.exists());
+    // Names a state file may give: the run's own only.
+    let mount = own_cgroup_dir().unwrap();
+    assert!(check_recorded(&mount.join(format!("fsarena-{run}")), &run, true).is_ok());
+    assert!(check_recorded(&mount.join(format!("fsarena-{run}/tree-3")), &run, false).is_ok());
+    assert!(check_recorded(&mount.join("fsarena-12-3"), &run, false).is_ok());
+    for bad in [mount.join("system.slice"), mount.join(format!("fsarena-{run}/../x")), "/tmp/fsarena-1-2".into()] {
+        assert!(check_recorded(&bad, &run, false).is_err() && check_recorded(&bad, &run, true).is_err(), "{bad:?}");
+    }
+}

@@ -128,6 +128,17 @@ pub enum Resource {
         /// Started (else created).
         started: bool,
     },
+    /// The run's cgroup `fsarena-RUNID` ([`crate::contain::open_run_scope`]): every process the
+    /// run starts is in a cgroup inside it. Undone last: whatever is still in it is ended
+    /// (SIGKILL) and the cgroups removed. Before anything else of a list that holds it is
+    /// undone, the processes in it that no other resource of the list records (clients, a
+    /// command's leftovers) are ended, so that none keeps a mount busy.
+    Cgroup {
+        /// Its directory in the cgroup2 hierarchy.
+        path: PathBuf,
+        /// That directory's identity.
+        id: Identity,
+    },
     /// A `dir:` target's scratch directory `fsarena-RUNID-N` in the user's directory, where
     /// workloads write. A teardown removes it only if empty (files kept with keep=1 stay);
     /// `cleanup` after a killed run removes it with everything in it.
@@ -237,6 +248,13 @@ impl Resource {
                 Ok(crate::gluster::undo_volume(name, socket, log, *started))
             }
             Resource::Scratch { path, id } => remove_dir(path, *id, mode != UndoMode::Teardown),
+            Resource::Cgroup { path, id } => {
+                let scope = Cgroup { path: path.clone(), id: *id };
+                match scope.end_all().map_err(TargetError)? {
+                    true => Ok(Some(format!("removed cgroup {}", path.display()))),
+                    false => Ok(None),
+                }
+            }
         }
     }
 }
@@ -270,6 +288,18 @@ pub struct UndoReport {
 /// recorded for `fsarena cleanup`, never pulled from under it.
 pub fn undo_all(resources: &[Resource], mode: UndoMode) -> UndoReport {
     let mut report = UndoReport::default();
+    let recorded: Vec<&Cgroup> = resources
+        .iter()
+        .filter_map(|r| match r {
+            Resource::Process { cgroup, .. } | Resource::Server { cgroup, .. } => cgroup.as_ref(),
+            _ => None,
+        })
+        .collect();
+    for r in resources {
+        if let Resource::Cgroup { path, id } = r {
+            Cgroup { path: path.clone(), id: *id }.end_unrecorded(&recorded);
+        }
+    }
     let is_mount = |i: &usize| matches!(resources[*i], Resource::Mount { .. });
     let mut end = resources.len();
     while end > 0 {

@@ -154,6 +154,8 @@ pub struct Workdir {
     run_id: RunId,
     lock: LockFile,
     ledger: LedgerHandle,
+    /// The run's cgroup, recorded (None where cgroups cannot be made here).
+    scope: Option<crate::contain::Cgroup>,
 }
 
 impl Workdir {
@@ -220,7 +222,17 @@ impl Workdir {
             return Err(TargetError(format!("cannot write {}: {e}", state_path.display())));
         }
         let ledger = LedgerHandle::new(Ledger::new(state, state_path));
-        Ok(Self { path: abs, run_id: run_id.clone(), lock, ledger })
+        // Every process the run starts goes into a cgroup inside the run's own.
+        let scope = crate::contain::open_run_scope(&run_id.to_string());
+        if let Some(c) = &scope {
+            let r = Resource::Cgroup { path: c.path.clone(), id: c.id };
+            if let Err(e) = ledger.record(&r) {
+                crate::contain::close_run_scope(c);
+                let _ = std::fs::remove_dir(&c.path);
+                return Err(e);
+            }
+        }
+        Ok(Self { path: abs, run_id: run_id.clone(), lock, ledger, scope })
     }
 
     /// The directory, absolute.
@@ -300,6 +312,9 @@ impl Workdir {
     /// Drops the lock as a SIGKILL would: the state file and everything recorded stay.
     #[cfg(test)]
     pub(crate) fn simulate_kill(self) {
+        if let Some(c) = &self.scope {
+            crate::contain::close_run_scope(c);
+        }
         drop(self.lock.file);
         std::mem::forget(self.ledger);
     }
@@ -309,6 +324,9 @@ impl Workdir {
     /// then leaves alone, and releases the lock without undoing anything. Returns the state
     /// file.
     pub fn hold(self) -> Result<PathBuf, TargetError> {
+        if let Some(c) = &self.scope {
+            crate::contain::close_run_scope(c);
+        }
         let marker = self.path.join(format!("{HELD_PREFIX}{}", self.run_id));
         safefs::create_new_file(&marker)
             .and_then(|(f, _)| f.sync_all())
@@ -322,6 +340,11 @@ impl Workdir {
     /// (the directory stays) and this returns None. Otherwise the state file is kept for
     /// `fsarena cleanup` and its path returned.
     pub fn close(self) -> Option<PathBuf> {
+        // Whatever a workload left running in the run's cgroup ends with the run.
+        if let Some(c) = &self.scope {
+            crate::contain::close_run_scope(c);
+            let _ = self.ledger.undo(&[Resource::Cgroup { path: c.path.clone(), id: c.id }], crate::UndoMode::Teardown);
+        }
         let kept = self.ledger.finish();
         self.lock.release(&[]);
         kept

@@ -9,7 +9,6 @@
 //! a grace period. Only that group is ever signalled, and only while its leader is unreaped.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -128,19 +127,22 @@ impl Outcome {
 /// `stop` ends it early.
 pub fn run_shell(script: &str, cwd: &Path, env: &[(&str, &Path)], stop: &AtomicBool) -> Result<Outcome, String> {
     let mut command = Command::new("/bin/sh");
-    command
-        .arg("-c")
-        .arg(script)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    command.arg("-c").arg(script).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     for (k, v) in env {
         command.env(k, v);
     }
+    // A tree of its own (cgroup and process group): a descendant that leaves the group
+    // (setsid, a daemon) is still ended with it.
+    let prepared = fsarena_target::contain::prepare(&mut command, fsarena_target::contain::Setup::default());
     let start = Instant::now();
-    let mut child = command.spawn().map_err(|e| format!("cannot start /bin/sh: {e}"))?;
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            prepared.abandon();
+            return Err(format!("cannot start /bin/sh: {e}"));
+        }
+    };
+    let tree = prepared.started(child.id());
     let pid = child.id() as libc::pid_t;
     // A reader of its own: a command writing much to stderr must not block on a full pipe.
     // Detached: a descendant that escaped the group may hold the pipe open for ever.
@@ -164,7 +166,7 @@ pub fn run_shell(script: &str, cwd: &Path, env: &[(&str, &Path)], stop: &AtomicB
     let done = AtomicBool::new(false);
     let mut outcome = Outcome::default();
     let exited = std::thread::scope(|s| {
-        s.spawn(|| outcome.stopped = watch(pid, &done, stop));
+        s.spawn(|| outcome.stopped = watch(&tree, &done, stop));
         let exited = wait_exit(pid);
         // Timed here, not after the scope: joining the watcher may take one of its ticks.
         let wall = start.elapsed();
@@ -173,11 +175,11 @@ pub fn run_shell(script: &str, cwd: &Path, env: &[(&str, &Path)], stop: &AtomicB
     });
     outcome.wall = exited?;
     outcome.io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok().map(|t| ProcIo::parse(&t));
-    // The leader is still a zombie, so its group is still ours: end what it left running in
-    // it (a `cmd &`), which would otherwise hold files on a target about to be removed.
-    // SAFETY: kill has no memory arguments; -pid names our child's group only.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    // The leader is still a zombie, so its group is still ours: end what it left running (a
+    // `cmd &`, a daemon), which would otherwise hold files on a target about to be removed.
+    let ended = tree.end(None, false, Duration::ZERO);
     let (status, usage) = reap(pid)?;
+    ended.map_err(|e| format!("what the command left running: {e}"))?;
     if libc::WIFEXITED(status) {
         outcome.code = Some(libc::WEXITSTATUS(status));
     } else if libc::WIFSIGNALED(status) {
@@ -197,19 +199,18 @@ pub fn run_shell(script: &str, cwd: &Path, env: &[(&str, &Path)], stop: &AtomicB
     Ok(outcome)
 }
 
-/// Forwards a stop to the child's group until `done`: SIGTERM, then SIGKILL after [`GRACE`].
+/// Forwards a stop to the child's tree until `done`: SIGTERM, then SIGKILL after [`GRACE`].
 /// True if it signalled.
-fn watch(pid: libc::pid_t, done: &AtomicBool, stop: &AtomicBool) -> bool {
+fn watch(tree: &fsarena_target::contain::Tree, done: &AtomicBool, stop: &AtomicBool) -> bool {
+    use rustix::process::Signal;
     let tick = Duration::from_millis(20);
     while !done.load(Ordering::Relaxed) {
         if stop.load(Ordering::Relaxed) {
-            // SAFETY: as above; the leader is not reaped before `done` is set.
-            unsafe { libc::kill(-pid, libc::SIGTERM) };
+            tree.signal_all(Signal::TERM);
             let deadline = Instant::now() + GRACE;
             while !done.load(Ordering::Relaxed) {
                 if Instant::now() >= deadline {
-                    // SAFETY: as above.
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    tree.signal_all(Signal::KILL);
                     return true;
                 }
                 std::thread::sleep(tick);
