@@ -228,9 +228,13 @@ impl LoadFile {
     /// `file:line: what`, never quoting the file.
     pub fn read(path: &str) -> Result<Self, String> {
         let text = crate::options::read_file(super::OPTIONS, "loadfile", std::path::Path::new(path)).map_err(|e| {
-            format!("the dbench load file: {} (Debian's dbench package installs /usr/share/dbench/client.txt; or give loadfile=)", e.message)
+            format!(
+                "dbench: {} (Debian's dbench package installs /usr/share/dbench/client.txt; or give loadfile=)",
+                e.message
+            )
         })?;
-        Self::parse(path, &text)
+        // Named by its key wherever the spec came from (a job file, the command line).
+        Self::parse(path, &text).map_err(|e| format!("dbench: loadfile={e}"))
     }
 
     /// Parses the text of a load file called `path` (for messages).

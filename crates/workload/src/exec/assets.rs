@@ -16,6 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Most files, directories and links in `assets=`: a kernel source tree has about 90,000.
+/// (The help of `assets=` states the three bounds; a test holds it to them.)
 pub const MAX_ENTRIES: u64 = 1_000_000;
 /// Deepest nesting of directories in `assets=`.
 pub const MAX_DEPTH: usize = 64;
@@ -195,4 +196,20 @@ fn copy_in(src: &HeldDir, dst: &HeldDir, depth: usize, tally: &mut Tally) -> Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_help_states_the_bounds() {
+        let doc = super::super::options::OPTIONS.iter().find(|d| d.name == "assets").map(|d| d.doc.doc).unwrap_or("");
+        let words = [
+            super::MAX_ENTRIES.to_string(),
+            format!("{} levels", super::MAX_DEPTH),
+            fsarena_core::units::limit_text(super::MAX_BYTES),
+        ];
+        for w in words {
+            assert!(doc.contains(&w), "{w}: {doc}");
+        }
+    }
 }

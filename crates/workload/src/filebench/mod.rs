@@ -163,8 +163,16 @@ impl FilebenchWorkload {
                 )))
             }
         };
-        let items = lang::parse(&file, &text)?;
-        let model = model::build(&file, &items, &vars, o.file.is_none())?;
+        // A user's model file is named by its key wherever the spec came from (a job file,
+        // the command line): `filebench: file=PATH:LINE: ...`.
+        let keyed = |mut e: InputError| {
+            if o.file.is_some() && !e.origin.is_empty() {
+                e.origin = format!("filebench: file={}", e.origin);
+            }
+            e
+        };
+        let items = lang::parse(&file, &text).map_err(keyed)?;
+        let model = model::build(&file, &items, &vars, o.file.is_none()).map_err(keyed)?;
         let threads = model.threads();
         if threads > crate::footprint::MAX_THREADS {
             return Err(InputError::new(format!(

@@ -118,7 +118,7 @@ fn bad_input_names_file_line_and_what_is_accepted() {
     ] {
         let (path, _d) = user_file(text);
         let e = parse(&format!("filebench:file={path}")).err().unwrap();
-        let origin = if line == 0 { path.clone() } else { format!("{path}:{line}") };
+        let origin = if line == 0 { format!("filebench: file={path}") } else { format!("filebench: file={path}:{line}") };
         assert_eq!(e.origin, origin, "{text}: {e}");
         assert!(e.message.contains(want), "{text}: {e}");
     }
