@@ -127,8 +127,11 @@ fn bad_files_exit_2_with_file_and_line_before_anything_is_created() {
     std::fs::write(&seq, "define fileset name=s,entries=10\ndefine process name=p\n{\nthread name=t\n{\nflowop aiowrite name=w,filesetname=s,iosize=2k\n}\n}\n")
         .expect("write");
     for (workload, want) in [
-        (format!("filebench:file={}", f.display()), format!("{}:6: rename: not a flowop", f.display())),
-        (format!("filebench:file={}", seq.display()), format!("{}:6: w: aiowrite needs random", seq.display())),
+        (format!("filebench:file={}", f.display()), format!("file={}:6: not a flowop", f.display())),
+        (
+            format!("filebench:file={}", seq.display()),
+            format!("file={}:6: flowop aiowrite needs random", seq.display()),
+        ),
         (
             "filebench:name=varmail,nosuchvar=1".to_string(),
             "'nosuchvar' is neither an option of filebench nor a variable".into(),

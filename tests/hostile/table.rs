@@ -121,7 +121,8 @@ fn play_row(class: &str, i: usize, r: &Row, fixtures: &Arena) -> Vec<String> {
             if !has(&args, "--db") && !has(&args, "--no-store") {
                 args.extend(["--db".into(), fill("{DB}")]);
             }
-            if !has(&args, "--repeat") {
+            // A row that sets either says what it means for both (a job file's value stands).
+            if !has(&args, "--repeat") && !has(&args, "--warmup") {
                 args.extend(["--repeat", "1", "--warmup", "0"].map(String::from));
             }
         }

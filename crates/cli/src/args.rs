@@ -1,5 +1,6 @@
 //! The command line: every flag defined once, here; clap derives help from it.
 
+use crate::plan::{MAX_REPEAT, MAX_WARMUP};
 use clap::{Args, Parser, Subcommand};
 use fsarena_report::OutputFormat::{self, Csv, FioJson, FioJsonPlus, Human, Json, Markdown};
 use std::path::PathBuf;
@@ -360,13 +361,13 @@ pub struct PlanArgs {
     /// Print the plan and exit without creating anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// Measured repetitions of every workload on every target [default: 3, or the job file's
-    /// `repeat`; 1 when every workload is a check such as posix]
-    #[arg(long, value_name = "N")]
+    /// Measured repetitions of every workload on every target, at most 1000 [default: 3, or
+    /// the job file's `repeat`; 1 when every workload is a check such as posix]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(..=i64::from(MAX_REPEAT)))]
     pub repeat: Option<u32>,
-    /// Discarded warm-up repetitions before the measured ones [default: 1, or the job file's
-    /// `warmup`; 0 when every workload is a check such as posix]
-    #[arg(long, value_name = "K")]
+    /// Discarded warm-up repetitions before the measured ones, at most 100 [default: 1, or the
+    /// job file's `warmup`; 0 when every workload is a check such as posix]
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(..=i64::from(MAX_WARMUP)))]
     pub warmup: Option<u32>,
     /// The results database (SQLite).
     #[command(flatten)]
@@ -432,11 +433,11 @@ impl ProgressArgs {
 /// `fsarena demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Measured repetitions of every row (so that Findings have intervals).
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    /// Measured repetitions of every row (so that Findings have intervals), at most 1000.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(..=i64::from(MAX_REPEAT)))]
     pub repeat: u32,
-    /// Discarded warm-up repetitions of every row.
-    #[arg(long, value_name = "K", default_value_t = 0)]
+    /// Discarded warm-up repetitions of every row, at most 100.
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=i64::from(MAX_WARMUP)))]
     pub warmup: u32,
     /// Only these suites (`fsarena suite list`), in the studies' order; all by default.
     #[arg(long = "suite", value_name = "NAME")]
@@ -463,5 +464,18 @@ mod tests {
     #[test]
     fn flag_table_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The bounds of --repeat and --warmup are said where the flags are documented (--help,
+    /// the man page), with the numbers the plan enforces.
+    #[test]
+    fn repetition_bounds_are_documented() {
+        let run = Cli::command().find_subcommand("run").map(|c| c.clone().render_long_help().to_string()).unwrap();
+        assert!(
+            run.contains(&format!("at most {MAX_REPEAT}")) && run.contains(&format!("at most {MAX_WARMUP}")),
+            "{run}"
+        );
+        assert!(Cli::try_parse_from(["fsarena", "run", "--repeat", "1000000000"]).is_err());
+        assert!(Cli::try_parse_from(["fsarena", "demo", "--warmup", "101"]).is_err());
     }
 }

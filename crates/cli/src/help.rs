@@ -119,6 +119,7 @@ fn kind_and_unit(doc: &OptionDoc, word: impl Fn(&str) -> String) -> String {
     let mut f = match doc.value {
         ValueKind::Choice(words) => format!("one of {}", words.iter().map(|w| word(w)).collect::<Vec<_>>().join(", ")),
         ValueKind::PerDirection(inner) => format!("{} or READ,WRITE", inner.name()),
+        ValueKind::File(cap) => format!("file of at most {}", fsarena_core::units::limit_text(cap)),
         _ => doc.value.name(),
     };
     // A percentage's unit is its name.

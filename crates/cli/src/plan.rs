@@ -398,10 +398,28 @@ impl Plan {
         let (default_repeat, default_warmup) = if deterministic { (1, 0) } else { (DEFAULT_REPEAT, DEFAULT_WARMUP) };
         let repeat = args.repeat.or(file_repeat).unwrap_or(default_repeat);
         let warmup = args.warmup.or(file_warmup).unwrap_or(default_warmup);
+        // The flags are bounded by their parser too; a job file's values only here.
+        let refuse = |message: String, flag: bool| {
+            let error = InputError::new(message);
+            Err(if flag { error } else { error.at(origin.clone()) }.into())
+        };
+        let (repeat_flag, warmup_flag) = (args.repeat.is_some(), args.warmup.is_some());
+        let repeat_name = if repeat_flag { "--repeat " } else { "repeat = " };
+        let warmup_name = if warmup_flag { "--warmup " } else { "warmup = " };
         if repeat == 0 {
-            let message = if args.repeat.is_some() { "--repeat 0" } else { "repeat = 0" };
-            let error = InputError::new(format!("{message}: expected at least 1 measured repetition"));
-            return Err(if args.repeat.is_some() { error } else { error.at(origin) }.into());
+            return refuse(format!("{repeat_name}0: expected at least 1 measured repetition"), repeat_flag);
+        }
+        if repeat > MAX_REPEAT {
+            return refuse(
+                format!("{repeat_name}{repeat}: expected at most {MAX_REPEAT} measured repetitions"),
+                repeat_flag,
+            );
+        }
+        if warmup > MAX_WARMUP {
+            return refuse(
+                format!("{warmup_name}{warmup}: expected at most {MAX_WARMUP} warm-up repetitions"),
+                warmup_flag,
+            );
         }
         let drop_caches = match file.as_ref().and_then(|f| f.drop_caches.as_deref()) {
             _ if args.no_drop_caches => false,
@@ -487,6 +505,11 @@ impl Plan {
 
 /// Measured repetitions and warm-ups when neither the command line nor the file says.
 pub const DEFAULT_REPEAT: u32 = 3;
+/// Most measured repetitions (--repeat, `repeat =`): each is a run of every workload on every
+/// target, with its results kept; a thousand is more than any interval needs.
+pub const MAX_REPEAT: u32 = 1000;
+/// Most warm-up repetitions (--warmup, `warmup =`).
+pub const MAX_WARMUP: u32 = 100;
 /// Discarded warm-up repetitions by default.
 pub const DEFAULT_WARMUP: u32 = 1;
 

@@ -30,6 +30,14 @@ pub enum ValueKind {
     Text,
     /// A whole command line in another tool's syntax (`mdtest='-n 10 -u'`, `cmd='...'`).
     CommandLine,
+    /// The path of a file fsarena reads (`replay=`, `loadfile=`): a regular file (never a
+    /// FIFO, a device or a directory) of at most this many bytes, refused before anything is
+    /// created. A key whose value fsarena reads must be of this kind, so that the bound and
+    /// the check cannot be forgotten (`fsarena_workload::options` applies them).
+    File(u64),
+    /// The path of a directory fsarena copies (`assets=`): bounded in entries, depth and bytes
+    /// by its workload, symbolic links never followed out of it, special files refused.
+    Directory,
 }
 
 impl ValueKind {
@@ -46,6 +54,8 @@ impl ValueKind {
             ValueKind::Split => "bssplit".into(),
             ValueKind::Text => "text".into(),
             ValueKind::CommandLine => "flags".into(),
+            ValueKind::File(_) => "file".into(),
+            ValueKind::Directory => "directory".into(),
         }
     }
 
@@ -62,6 +72,8 @@ impl ValueKind {
             ValueKind::Split => "BS/PERCENT:BS/PERCENT..., percentages adding up to 100".into(),
             ValueKind::Text => "text".into(),
             ValueKind::CommandLine => "a command line, quoted".into(),
+            ValueKind::File(_) => "the path of a regular file (not a FIFO, a device or a directory), read before the run; each key says its largest size".into(),
+            ValueKind::Directory => "the path of a directory of regular files, directories and symbolic links that stay inside it".into(),
         }
     }
 
@@ -71,7 +83,7 @@ impl ValueKind {
     pub const fn list(&self) -> ListSyntax {
         match self {
             ValueKind::PerDirection(_) | ValueKind::Split => ListSyntax::Bar,
-            ValueKind::CommandLine => ListSyntax::None,
+            ValueKind::CommandLine | ValueKind::Directory => ListSyntax::None,
             _ => ListSyntax::CommaOrBar,
         }
     }

@@ -103,6 +103,16 @@ pub fn parse_time(text: &str, default_unit: u64) -> Result<Nanos, InputError> {
     Ok(Nanos(ns.round() as u64))
 }
 
+/// A limit in words: `1 MiB`, `64 KiB`, `100 bytes` (for "at most ..." in help and errors).
+pub fn limit_text(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
 /// `bytes` in IEC units with one decimal where useful: `4096` -> `4.0KiB`, `1536000` -> `1.5MiB`.
 pub fn format_iec(bytes: f64) -> String {
     scaled(bytes, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB", "PiB"])

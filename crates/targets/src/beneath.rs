@@ -300,31 +300,51 @@ impl HeldDir {
 #[error("{0}")]
 pub struct InputFileError(pub String);
 
-/// Reads the file `path` named by the user as `what` (`replay= file`, `fio job file`): a
-/// regular file (not a FIFO, a device such as /dev/zero, a socket or a directory) of at most
-/// `cap` bytes, opened without blocking and read with that cap even if it grows meanwhile.
-/// Errors name the file, what it is and the limit, and never quote a byte of it.
-pub fn read_input_file(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>, InputFileError> {
+/// Opens the file `path` named by the user as `what` without blocking and checks that it is a
+/// regular file of at most `cap` bytes (not a FIFO, a device such as /dev/zero, a socket or a
+/// directory); the open file and its size. Nothing of it is read.
+fn open_input_file(path: &Path, what: &str, cap: u64) -> Result<(OwnedFd, u64), InputFileError> {
     let shown = path.display();
-    let limit = limit_text(cap);
     let cannot = |e: io::Error| InputFileError(format!("cannot read {what} {shown}: {e}"));
     let fd = rfs::open(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| cannot(e.into()))?;
     let st = rfs::fstat(&fd).map_err(|e| cannot(e.into()))?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(InputFileError(format!(
-            "{what} {shown} is {}: expected a regular file of at most {limit}",
-            kind_words(st.st_mode)
+            "{what} {shown} is {}: expected a regular file of at most {}",
+            kind_words(st.st_mode),
+            limit_text(cap)
         )));
     }
-    let too_large = || InputFileError(format!("{what} {shown} is larger than the {limit} accepted"));
     if st.st_size as u64 > cap {
-        return Err(too_large());
+        return Err(too_large(path, what, cap));
     }
-    let mut bytes = Vec::with_capacity(st.st_size as usize);
-    File::from(fd).take(cap + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    Ok((fd, st.st_size as u64))
+}
+
+fn too_large(path: &Path, what: &str, cap: u64) -> InputFileError {
+    InputFileError(format!("{what} {} is larger than the {} accepted", path.display(), limit_text(cap)))
+}
+
+/// Checks, without reading a byte, that `path` is what [`read_input_file`] accepts: for a
+/// file named by a key, refused before anything is created even when it is read later.
+pub fn check_input_file(path: &Path, what: &str, cap: u64) -> Result<(), InputFileError> {
+    open_input_file(path, what, cap).map(drop)
+}
+
+/// Reads the file `path` named by the user as `what` (`replay= file`, `fio job file`): a
+/// regular file (not a FIFO, a device such as /dev/zero, a socket or a directory) of at most
+/// `cap` bytes, opened without blocking and read with that cap even if it grows meanwhile.
+/// Errors name the file, what it is and the limit, and never quote a byte of it.
+pub fn read_input_file(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>, InputFileError> {
+    let (fd, size) = open_input_file(path, what, cap)?;
+    let mut bytes = Vec::with_capacity(size as usize);
+    File::from(fd)
+        .take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputFileError(format!("cannot read {what} {}: {e}", path.display())))?;
     if bytes.len() as u64 > cap {
-        return Err(too_large());
+        return Err(too_large(path, what, cap));
     }
     Ok(bytes)
 }
@@ -362,12 +382,7 @@ pub fn first_writable_by_others(dir: &Path) -> Option<(PathBuf, u32, u32)> {
 
 /// A limit in words: `1 MiB`, `64 KiB`, `100 bytes`.
 pub fn limit_text(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} bytes"),
-    }
+    fsarena_core::units::limit_text(bytes)
 }
 
 /// Bytes of a plain name.

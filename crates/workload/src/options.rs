@@ -7,6 +7,7 @@
 use fsarena_core::option::{DefaultValue, OptionDoc, ValueKind};
 use fsarena_core::units::parse_size;
 use fsarena_core::InputError;
+use std::path::Path;
 
 /// Writes one key's value into the options `T`; the error says what is wrong with the value
 /// and what is accepted (the caller adds `key=value:`).
@@ -57,7 +58,12 @@ impl<T> OptionDef<T> {
     }
 
     /// Sets this key to `value` in `options`; the error names `key` (as given) and the value.
+    /// A file key's file is checked here (a regular file within its size), so that a FIFO or
+    /// /dev/zero is refused before anything is created whatever the workload does with it.
     pub fn apply(&self, options: &mut T, key: &str, value: &str) -> Result<(), InputError> {
+        if let ValueKind::File(cap) = self.doc.value {
+            check_file(key, Path::new(value.trim()), cap)?;
+        }
         (self.set)(options, value).map_err(|m| match self.doc.value {
             // A whole command line's errors quote it and name the flag already.
             ValueKind::CommandLine => InputError::new(m),
@@ -117,6 +123,29 @@ pub fn set<T>(
     def.apply(options, key, value)
 }
 
+/// How a file key's file is named in errors: `replay= file`.
+fn file_words(key: &str) -> String {
+    format!("{}= file", crate::plain::cut(key))
+}
+
+/// Checks that `path`, the value of the file key `key`, is a regular file of at most `cap`
+/// bytes, reading nothing of it.
+fn check_file(key: &str, path: &Path, cap: u64) -> Result<(), InputError> {
+    fsarena_target::beneath::check_input_file(path, &file_words(key), cap).map_err(|e| InputError::new(e.0))
+}
+
+/// Reads the file `path` given to the file key `key` of `table` (a [`ValueKind::File`] row,
+/// whose size limit applies): every file a key names is read here, never opened by path
+/// elsewhere, so none can block on a FIFO, grow without bound or be quoted in an error.
+/// Invalid UTF-8 is an error naming the line, not the bytes.
+pub fn read_file<T>(table: &'static [OptionDef<T>], key: &str, path: &Path) -> Result<String, InputError> {
+    let cap = match find(table, key).map(|d| d.value) {
+        Some(ValueKind::File(cap)) => cap,
+        _ => return Err(InputError::new(format!("{key}= does not name a file in its table (a bug)"))),
+    };
+    fsarena_target::beneath::read_input_text(path, &file_words(key), cap).map_err(|e| InputError::new(e.0))
+}
+
 /// The descriptions of a table's rows, for the registry and help.
 pub fn docs<T>(table: &'static [OptionDef<T>]) -> Vec<&'static OptionDoc> {
     table.iter().map(|d| &d.doc).collect()
@@ -173,7 +202,7 @@ fn default_fits(kind: &ValueKind, value: &str) -> bool {
         ValueKind::Count | ValueKind::Size | ValueKind::Time | ValueKind::Percent => kind.number(value).is_some(),
         ValueKind::Choice(words) => words.contains(&value),
         ValueKind::PerDirection(inner) => value.split(',').all(|v| default_fits(inner, v)),
-        ValueKind::Split | ValueKind::Text | ValueKind::CommandLine => true,
+        ValueKind::Split | ValueKind::Text | ValueKind::CommandLine | ValueKind::File(_) | ValueKind::Directory => true,
     }
 }
 
@@ -235,6 +264,27 @@ pub fn percent(v: &str) -> Result<u32, String> {
         n @ 0..=100 => Ok(n as u32),
         _ => Err(format!("'{v}' is not a percentage: expected 0 to 100")),
     }
+}
+
+/// For the parsers of files a key names (which may be any file): feeds `parse` every line of
+/// `lines` with each of its words replaced by a secret, or with the secret glued to it, and
+/// checks that no error quotes the secret; the number of errors seen.
+#[cfg(test)]
+pub(crate) fn assert_never_quotes(lines: &[&str], parse: impl Fn(&str) -> Result<(), String>) -> usize {
+    const SECRET: &str = "S3kr1t";
+    let mut errors = 0;
+    for line in lines {
+        let separators = |c: char| c.is_whitespace() || ",=(;:\"\\".contains(c);
+        for w in line.split(separators).filter(|w| !w.is_empty()) {
+            for replaced in [line.replacen(w, SECRET, 1), line.replacen(w, &format!("{w}{SECRET}"), 1)] {
+                if let Err(e) = parse(&replaced) {
+                    assert!(!e.contains(SECRET), "{replaced:?}: {e}");
+                    errors += 1;
+                }
+            }
+        }
+    }
+    errors
 }
 
 #[cfg(test)]

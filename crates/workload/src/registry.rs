@@ -146,4 +146,54 @@ mod tests {
             "{e}"
         );
     }
+
+    /// Every key whose value is a path fsarena reads is a [`ValueKind::File`] (or
+    /// `Directory`), so that the options machinery bounds and checks it before anything is
+    /// created: a free-text key that looks like a path must be one of these, each a name or a
+    /// path fsarena writes or makes inside the target, or a file another helper reads itself.
+    #[test]
+    fn every_path_a_workload_reads_is_a_file_key() {
+        use fsarena_core::option::ValueKind;
+        const NOT_READ: &[(&str, &str)] = &[
+            ("io", "filename"),
+            ("io", "directory"),
+            ("io", "filename_format"),
+            ("io", "write_bw_log"),
+            ("io", "write_lat_log"),
+            ("io", "write_iops_log"),
+            ("io", "write_hist_log"),
+            ("io", "name"),
+            ("verify", "opsfile"),
+            ("crash", "keep_failed"),
+            // pgbench -f: read by pgbench, run as postgres (helper "servers" owns it).
+            ("pgbench", "file"),
+            // No path at all: a command run by the shell, sizes, operation names.
+            ("exec", "cmd"),
+            ("postmark", "size"),
+            ("verify", "ops"),
+        ];
+        let looks_like_a_path = |d: &OptionDoc| {
+            let doc = d.doc.to_ascii_lowercase();
+            ["file", "path", "directory", "dir"].iter().any(|w| d.name.contains(w))
+                || [" file", "directory", "path", ".f)", "log"].iter().any(|w| doc.contains(w))
+        };
+        let mut unchecked = Vec::new();
+        for k in WORKLOAD_KINDS {
+            for d in (k.options)() {
+                let free = matches!(d.value, ValueKind::Text | ValueKind::CommandLine);
+                if free && looks_like_a_path(d) && !NOT_READ.contains(&(k.name, d.name)) {
+                    unchecked.push(format!("{}:{}", k.name, d.name));
+                }
+            }
+        }
+        assert!(unchecked.is_empty(), "keys that may name a file fsarena reads, not of kind File: {unchecked:?}");
+        let file_keys: Vec<String> = WORKLOAD_KINDS
+            .iter()
+            .flat_map(|k| (k.options)().into_iter().map(move |d| (k.name, d)))
+            .filter(|(_, d)| matches!(d.value, ValueKind::File(_) | ValueKind::Directory))
+            .map(|(k, d)| format!("{k}:{}", d.name))
+            .collect();
+        let want = ["filebench:file", "personality:file", "dbench:loadfile", "exec:assets", "verify:replay"];
+        assert_eq!(file_keys, want.map(String::from));
+    }
 }

@@ -224,12 +224,17 @@ pub struct Shape {
 }
 
 impl LoadFile {
-    /// Reads and checks `path`; the error is `file:line: what`.
+    /// Reads and checks `path` (a regular file within loadfile='s limit); the error is
+    /// `file:line: what`, never quoting the file.
     pub fn read(path: &str) -> Result<Self, String> {
-        let text = std::fs::read(path).map_err(|e| {
-            format!("cannot read the dbench load file {path}: {e} (Debian's dbench package installs /usr/share/dbench/client.txt; or give loadfile=)")
+        let text = crate::options::read_file(super::OPTIONS, "loadfile", std::path::Path::new(path)).map_err(|e| {
+            format!(
+                "dbench: {} (Debian's dbench package installs /usr/share/dbench/client.txt; or give loadfile=)",
+                e.message
+            )
         })?;
-        Self::parse(path, &String::from_utf8_lossy(&text))
+        // Named by its key wherever the spec came from (a job file, the command line).
+        Self::parse(path, &text).map_err(|e| format!("dbench: loadfile={e}"))
     }
 
     /// Parses the text of a load file called `path` (for messages).
@@ -315,6 +320,9 @@ pub fn client_path(path: &str, id: usize) -> String {
     }
 }
 
+/// What a line is made of, for errors (which never quote the line).
+const LINE: &str = "expected [TIME] OPERATION ARGS STATUS";
+
 /// One line: None for what dbench skips (blank, fewer than two words, `#` comments).
 fn parse_line(raw: &str) -> Result<Option<Line>, String> {
     // dbench's own rewriting, before it splits: Windows separators become '/', and an
@@ -329,18 +337,13 @@ fn parse_line(raw: &str) -> Result<Option<Line>, String> {
     }
     let at = if words[0].starts_with(|c: char| c.is_ascii_digit()) {
         let t = words.remove(0);
-        Some(t.parse::<f64>().map_err(|_| format!("'{t}' is not a time in seconds"))?)
+        Some(t.parse::<f64>().map_err(|_| format!("the leading number is not a time in seconds: {LINE}"))?)
     } else {
         None
     };
     let status = match words.last() {
         Some(s) if words.len() >= 2 && (s.starts_with("NT_STATUS_") || s.starts_with("0x")) => s.clone(),
-        _ => {
-            return Err(format!(
-                "'{}': the last word must be the expected status (NT_STATUS_... or 0x...)",
-                words.join(" ")
-            ))
-        }
+        _ => return Err(format!("the last word must be the expected status (NT_STATUS_... or 0x...): {LINE}")),
     };
     let expect_ok = status == "NT_STATUS_OK"
         || status.strip_prefix("0x").is_some_and(|h| u64::from_str_radix(h, 16).is_ok_and(|v| v == 0));
@@ -359,7 +362,12 @@ fn op(name: &str, args: &[String]) -> Result<Op, String> {
             Ok(())
         }
     };
-    let num = |i: usize| number(&args[i]).ok_or_else(|| format!("{name}: '{}' is not a number", args[i]));
+    // `name` is an operation this parser knows (unknown ones are refused without a word of
+    // them): naming it quotes nothing of the file.
+    let num = |i: usize| {
+        number(&args[i])
+            .ok_or_else(|| format!("{name}: argument {} is not a number: expected decimal, 0x hex or 0 octal", i + 1))
+    };
     let path = |i: usize| relative(&args[i]).map_err(|e| format!("{name}: {e}"));
     let kind = Kind::ALL.into_iter().find(|k| k.word() == name);
     Ok(match kind {
@@ -412,7 +420,7 @@ fn op(name: &str, args: &[String]) -> Result<Op, String> {
             need(4, "HANDLE OFFSET SIZE RETURNED")?;
             let (handle, offset, size, returned) = (num(0)?, num(1)?, num(2)?, num(3)?);
             if offset < 0 || !(0..=1 << 30).contains(&size) {
-                return Err(format!("{name}: offset {offset} and size {size} must be 0 or more (size at most 1 GiB)"));
+                return Err(format!("{name}: the offset and the size must be 0 or more (the size at most 1 GiB)"));
             }
             if k == Kind::WriteX {
                 Op::WriteX { handle, offset, size, returned }
@@ -438,13 +446,9 @@ fn op(name: &str, args: &[String]) -> Result<Op, String> {
             Op::Sleep { micros: num(0)?.max(0) as u64 }
         }
         None => {
+            // No "did you mean": a suggestion would tell a word of the file, which may be any file.
             let known: Vec<&str> = Kind::ALL.iter().map(|k| k.word()).chain(["Sleep"]).collect();
-            return Err(format!(
-                "unknown operation '{}':{} dbench's fileio operations are {}",
-                crate::plain::cut(name),
-                fsarena_core::did_you_mean(name, known.iter().copied()),
-                known.join(", ")
-            ));
+            return Err(format!("an unknown operation: dbench's fileio operations are {}", known.join(", ")));
         }
     })
 }
@@ -453,10 +457,10 @@ fn op(name: &str, args: &[String]) -> Result<Op, String> {
 /// directory, so it must start with '/'; `..` would leave the target, and is refused.
 fn relative(word: &str) -> Result<String, String> {
     let Some(rest) = word.strip_prefix('/') else {
-        return Err(format!("'{word}' is not a path: expected one starting with \\ or /"));
+        return Err("a path argument is not a path: expected one starting with \\ or /".into());
     };
     if rest.split('/').any(|c| c == "..") {
-        return Err(format!("'{word}' leaves the client's directory ('..')"));
+        return Err("a path argument leaves the client's directory ('..')".into());
     }
     Ok(rest.trim_end_matches('/').to_string())
 }
@@ -547,22 +551,35 @@ mod tests {
     #[test]
     fn bad_lines_are_refused_with_file_and_line() {
         for (text, want) in [
-            ("Close 1 NT_STATUS_OK\nFrobnicate 1 NT_STATUS_OK\n", "t.txt:2: unknown operation 'Frobnicate'"),
-            ("NTCreatX \"\\a\" 0 1 2 NT_STATUS_OK\n", "did you mean 'NTCreateX'"),
-            ("Close 1 OK\n", "t.txt:1: 'Close 1 OK': the last word must be the expected status"),
-            ("WriteX 1 0 ten 10 NT_STATUS_OK\n", "t.txt:1: WriteX: 'ten' is not a number"),
+            (
+                "Close 1 NT_STATUS_OK\nFrobnicate 1 NT_STATUS_OK\n",
+                "t.txt:2: an unknown operation: dbench's fileio operations are NTCreateX",
+            ),
+            ("NTCreatX \"\\a\" 0 1 2 NT_STATUS_OK\n", "t.txt:1: an unknown operation"),
+            ("Close 1 OK\n", "t.txt:1: the last word must be the expected status"),
+            ("WriteX 1 0 ten 10 NT_STATUS_OK\n", "t.txt:1: WriteX: argument 3 is not a number"),
             ("WriteX 1 0 NT_STATUS_OK\n", "WriteX needs HANDLE OFFSET SIZE RETURNED before the status, got 2"),
             ("Unlink \"\\a\\..\\..\\etc\" 0 NT_STATUS_OK\n", "leaves the client's directory"),
             ("Unlink relative 0 NT_STATUS_OK\n", "is not a path"),
             ("SMBopenX a b\n", "dbench 1 load file"),
-            ("1.x Close 1 NT_STATUS_OK\n", "'1.x' is not a time"),
+            ("1.x Close 1 NT_STATUS_OK\n", "t.txt:1: the leading number is not a time"),
             ("# nothing\n", "t.txt: no dbench operation"),
         ] {
             let e = LoadFile::parse("t.txt", text).unwrap_err();
             assert!(e.contains(want), "{text:?}: {e}");
         }
+        let lines = [
+            "1.234 NTCreateX \"\\clients\\client1\\~dmtmp\\WORD\\CHAP10.DOC\" 0x1 0x1 7001 NT_STATUS_OK",
+            "WriteX 7001 0 65536 65536 NT_STATUS_OK",
+            "Rename \"\\a\\b\" \"\\a\\c\" NT_STATUS_OK",
+            "FIND_FIRST \"\\clients\\client1\\*.*\" 0x104 1366 1 NT_STATUS_OK",
+            "Close 7001 0x0",
+            "Sleep 100 NT_STATUS_OK",
+        ];
+        let errors = crate::options::assert_never_quotes(&lines, |l| LoadFile::parse("t.txt", l).map(drop));
+        assert!(errors > 15, "{errors}");
         let e = LoadFile::read("/nonexistent/client.txt").unwrap_err();
-        assert!(e.contains("cannot read the dbench load file /nonexistent/client.txt"), "{e}");
+        assert!(e.contains("cannot read loadfile= file /nonexistent/client.txt"), "{e}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::options::{boolean, opt, positive, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use client::{Client, Clock, Settings, Tally};
 use fsarena_core::option::DefaultValue::{Is, Unset};
-use fsarena_core::option::ValueKind::{Bool, Count, Text, Time};
+use fsarena_core::option::ValueKind::{Bool, Count, File, Time};
 use fsarena_core::units::parse_time;
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use loadfile::{client_path, Kind, LoadFile, Shape};
@@ -36,6 +36,8 @@ use std::time::{Duration, Instant};
 
 /// Where Debian's dbench package puts its load file.
 pub const DEFAULT_LOADFILE: &str = "/usr/share/dbench/client.txt";
+/// Largest load file read: Debian's client.txt is 25 MiB.
+pub const MAX_LOADFILE_BYTES: u64 = 64 << 20;
 
 const SECOND: u64 = 1_000_000_000;
 
@@ -114,7 +116,7 @@ pub static OPTIONS: &[OptionDef<DbenchOptions>] = &[
     ),
     db!(
         "loadfile",
-        Text,
+        File(MAX_LOADFILE_BYTES),
         Is(DEFAULT_LOADFILE),
         "dbench 4 load file (TIME OPERATION ARGS STATUS lines), read and checked before the run",
         |o, v| o.loadfile = v.trim().to_string()

@@ -13,6 +13,7 @@
 //! wall clock (the headline, seconds), CPU and peak memory (rusage) and I/O (`/proc/PID/io`). A
 //! command that exits non-zero fails the run, with the end of its stderr.
 
+pub mod assets;
 pub mod builtins;
 pub mod options;
 pub mod run;
@@ -114,50 +115,11 @@ impl ExecWorkload {
     }
 }
 
-/// Bytes and entries under `dir`, which must be a directory (not followed through a link at
-/// the top, so what is copied is what was named).
+/// Bytes and entries under `assets=`, within [`assets`]'s bounds.
 fn measure_assets(dir: &Path) -> Result<(u64, u64), InputError> {
-    let bad = |why: String| InputError::new(format!("exec: assets={}: {why}", dir.display()));
-    match std::fs::symlink_metadata(dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(bad("not a directory".into())),
-        Err(e) => return Err(bad(format!("{e}"))),
-    }
-    let mut total = (0u64, 0u64);
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).map_err(|e| bad(format!("{}: {e}", d.display())))? {
-            let entry = entry.map_err(|e| bad(e.to_string()))?;
-            let m = entry.metadata().map_err(|e| bad(e.to_string()))?;
-            total.1 += 1;
-            if m.is_dir() {
-                stack.push(entry.path());
-            } else {
-                total.0 += m.len();
-            }
-        }
-    }
-    Ok(total)
-}
-
-/// Copies `from` into the new directory `to`: files, directories and symbolic links (as
-/// links, never followed), modes kept.
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    std::fs::create_dir(to).map_err(|e| format!("mkdir {}: {e}", to.display()))?;
-    for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
-        let entry = entry.map_err(|e| format!("{}: {e}", from.display()))?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let kind = entry.file_type().map_err(|e| format!("{}: {e}", src.display()))?;
-        if kind.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if kind.is_symlink() {
-            let link = std::fs::read_link(&src).map_err(|e| format!("{}: {e}", src.display()))?;
-            std::os::unix::fs::symlink(link, &dst).map_err(|e| format!("{}: {e}", dst.display()))?;
-        } else if kind.is_file() {
-            std::fs::copy(&src, &dst).map_err(|e| format!("copy {} to {}: {e}", src.display(), dst.display()))?;
-        }
-    }
-    Ok(())
+    let tally =
+        assets::measure(dir).map_err(|why| InputError::new(format!("exec: assets={}: {why}", dir.display())))?;
+    Ok((tally.bytes, tally.entries))
 }
 
 /// One timed step's figures: seconds first (the headline), then CPU and memory; I/O and the
@@ -217,8 +179,11 @@ impl Workload for ExecWorkload {
                 "exec workload ({})",
                 self.steps().iter().map(|s| s.1.as_str()).collect::<Vec<_>>().join("; ")
             ),
-            // The commands' own needs are unknown: fsarena's are one waiter and a watcher.
-            threads: 2,
+            // The commands' own needs are unknown: fsarena's are one waiter and a watcher; a
+            // build's make runs `jobs` compilers at once, held to the thread limit.
+            threads: 2 + u64::from(
+                self.options.jobs.filter(|_| self.options.builtin == Some(Builtin::Build)).unwrap_or(0),
+            ),
             buffer_bytes: 2 << 20,
             bytes_on_target: bytes,
             files: files + 2,
@@ -318,7 +283,7 @@ impl ExecWorkload {
         std::fs::create_dir(work).map_err(|e| format!("mkdir {}: {e}", work.display()))?;
         if let (Some(from), Some(to)) = (&o.assets, assets) {
             (env.progress)(&format!("exec: copying {} in", from.display()));
-            copy_tree(from, to)?;
+            assets::copy(from, to).map_err(|why| format!("exec: assets={}: {why}", from.display()))?;
         }
         let mnt = work.to_string_lossy().into_owned();
         let assets_text = assets.map(|a| a.to_string_lossy().into_owned());

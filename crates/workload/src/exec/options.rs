@@ -6,7 +6,7 @@
 use crate::options::{boolean, nonzero_size, opt, positive, OptionDef};
 use fsarena_core::option::DefaultValue::{Is, Unset};
 use fsarena_core::option::ListSyntax;
-use fsarena_core::option::ValueKind::{Bool, Choice, CommandLine, Count, Size, Text};
+use fsarena_core::option::ValueKind::{Bool, Choice, CommandLine, Count, Directory, Size};
 use std::path::PathBuf;
 
 /// A built-in program workload (generated inputs, no download).
@@ -110,7 +110,7 @@ pub static OPTIONS: &[OptionDef<ExecOptions>] = &[
     ex!("cmd", CommandLine, Unset, "the timed command, run by /bin/sh -c in the workload's directory; {mnt} and {assets} are substituted shell-quoted, so write them bare", |o, v| o.cmd = command(v)?).list(ListSyntax::None),
     ex!("setup", CommandLine, Unset, "an untimed command run before cmd, as cmd", |o, v| o.setup = command(v)?).list(ListSyntax::None),
     ex!("teardown", CommandLine, Unset, "an untimed command run after cmd (also after it failed), as cmd", |o, v| o.teardown = command(v)?).list(ListSyntax::None),
-    ex!("assets", Text, Unset, "a directory of inputs, copied into the target untimed before setup; {assets} is the copy", |o, v| o.assets = Some(PathBuf::from(v))).list(ListSyntax::None),
+    ex!("assets", Directory, Unset, "a directory of inputs (at most 1000000 entries, 64 levels deep and 64 GiB; regular files, directories and links that stay inside it), copied into the target untimed before setup; {assets} is the copy", |o, v| o.assets = Some(PathBuf::from(v))).list(ListSyntax::None),
     ex!("builtin", Choice(&["compress", "unpack", "build"]), Unset, "a built-in program workload on generated inputs: compress a file, unpack and delete a source tree, build a C project", |o, v| o.builtin = Some(match v.trim() {
         "compress" => Builtin::Compress,
         "unpack" => Builtin::Unpack,

@@ -175,14 +175,14 @@ fn statement(file: &str, cur: &mut Vec<(Tok, usize)>, items: &mut Vec<Item>) -> 
     let mut attrs = Vec::new();
     while i < toks.len() {
         let Some((Tok::Word(key), _)) = toks.get(i) else {
-            return err(format!("expected an attribute name after '{}'", words.join(" ")));
+            return err("expected an attribute name (key=value) after the statement's words".into());
         };
         i += 1;
         let mut value = None;
         if matches!(toks.get(i), Some((Tok::Eq, _))) {
             match toks.get(i + 1) {
                 Some((Tok::Word(v), _)) => value = Some(v.clone()),
-                _ => return err(format!("'{key}=' has no value: expected {key}=VALUE")),
+                _ => return err("an attribute has no value after '=': expected key=VALUE".into()),
             }
             i += 2;
         }
@@ -190,7 +190,7 @@ fn statement(file: &str, cur: &mut Vec<(Tok, usize)>, items: &mut Vec<Item>) -> 
         match toks.get(i) {
             None => {}
             Some((Tok::Comma, _)) => i += 1,
-            Some(_) => return err(format!("after '{key}': expected ',' between attributes")),
+            Some(_) => return err("expected ',' between attributes".into()),
         }
     }
     if words.is_empty() {
@@ -240,5 +240,6 @@ mod tests {
         let Item::Bad(e) = &parse("my.f", "\n\nflowop read name=\n").unwrap()[0] else { panic!() };
         assert_eq!(e.origin, "my.f:3");
         assert!(e.message.contains("has no value"), "{}", e.message);
+        assert!(!e.message.contains("name"), "nothing of the file is quoted: {}", e.message);
     }
 }

@@ -24,7 +24,7 @@ pub mod vocabulary;
 use crate::options::{opt, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::Unset;
-use fsarena_core::option::ValueKind::{Choice, Text, Time};
+use fsarena_core::option::ValueKind::{Choice, File, Time};
 use fsarena_core::{InputError, Measurement, Spec};
 use model::{Model, SizeDist};
 use std::time::Duration;
@@ -107,6 +107,9 @@ pub struct FilebenchOptions {
     pub runtime: Option<u64>,
 }
 
+/// Largest workload model file (.f) read: filebench's own are a few KiB.
+pub const MAX_MODEL_BYTES: u64 = 1 << 20;
+
 /// A row of the filebench table.
 macro_rules! fb {
     ($($rest:tt)*) => { opt!(FilebenchOptions, $($rest)*) };
@@ -118,7 +121,7 @@ pub static OPTIONS: &[OptionDef<FilebenchOptions>] = &[
         Some(n) => (*n).to_string(),
         None => return Err(format!("not a built-in personality:{} accepted are {}", fsarena_core::did_you_mean(v, NAMES.iter().copied()), NAMES.join(", "))),
     })),
-    fb!("file", Text, Unset, "a filebench workload model file (.f), run unchanged", |o, v| o.file = Some(v.to_string())),
+    fb!("file", File(MAX_MODEL_BYTES), Unset, "a filebench workload model file (.f), run unchanged", |o, v| o.file = Some(v.to_string())),
     fb!("runtime", Time, Unset, "how long the threads run; without it, the file's run N, else 60s", |o, v| o.runtime =
         Some(fsarena_core::units::parse_time(v, 1_000_000_000).map_err(|e| e.message)?.0)),
 ];
@@ -149,8 +152,7 @@ impl FilebenchWorkload {
                 (format!("{n}.f"), text)
             }
             (None, Some(path)) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| InputError::new(format!("file={path}: cannot read it: {e}")))?;
+                let text = crate::options::read_file(OPTIONS, "file", std::path::Path::new(path.trim()))?;
                 (path.clone(), text)
             }
             (Some(_), Some(_)) => return Err(InputError::new("give name= or file=, not both")),
@@ -161,8 +163,16 @@ impl FilebenchWorkload {
                 )))
             }
         };
-        let items = lang::parse(&file, &text)?;
-        let model = model::build(&file, &items, &vars)?;
+        // A user's model file is named by its key wherever the spec came from (a job file,
+        // the command line): `filebench: file=PATH:LINE: ...`.
+        let keyed = |mut e: InputError| {
+            if o.file.is_some() && !e.origin.is_empty() {
+                e.origin = format!("filebench: file={}", e.origin);
+            }
+            e
+        };
+        let items = lang::parse(&file, &text).map_err(keyed)?;
+        let model = model::build(&file, &items, &vars, o.file.is_none()).map_err(keyed)?;
         let threads = model.threads();
         if threads > crate::footprint::MAX_THREADS {
             return Err(InputError::new(format!(

@@ -144,7 +144,9 @@ enum Where {
 
 /// Builds the model of `items` (from `file`), with `overrides` (`nthreads=16`) replacing the
 /// values the file's `set $VAR=` lines give. An override the file never sets is refused.
-pub fn build(file: &str, items: &[Item], overrides: &[(String, String)]) -> Result<Model, InputError> {
+/// `builtin`: the text is one of fsarena's own personalities, whose variables may be named in
+/// errors; a user's file= is any file, and nothing of it is quoted.
+pub fn build(file: &str, items: &[Item], overrides: &[(String, String)], builtin: bool) -> Result<Model, InputError> {
     let mut b = Builder { file, vars: BTreeMap::new(), overrides, used: vec![false; overrides.len()] };
     let mut m = Model {
         file: file.to_string(),
@@ -165,26 +167,14 @@ pub fn build(file: &str, items: &[Item], overrides: &[(String, String)]) -> Resu
             (Item::Close(_), Where::Thread) => Where::Process,
             (Item::Bad(e), _) => return Err(e.clone()),
             (Item::Open(line) | Item::Close(line), _) => {
-                return Err(b.err(
-                    *line,
-                    "a '{' or '}' here",
-                    "braces only open and close a process's or a thread's body",
-                ))
+                return Err(b.err(*line, "a brace here: braces only open and close a process's or a thread's body"))
             }
             (Item::Stmt(s), Where::AwaitProcess(l) | Where::AwaitThread(l)) => {
-                return Err(b.err(
-                    s.line,
-                    &s.words.join(" "),
-                    &format!("expected '{{' to open the body defined on line {l}"),
-                ))
+                return Err(b.err(s.line, &format!("expected '{{' to open the body defined on line {l}")))
             }
             (Item::Stmt(s), Where::Top) => {
                 if ran && !matches!(s.words[0].as_str(), "echo" | "usage" | "quit" | "shutdown") {
-                    return Err(b.err(
-                        s.line,
-                        &s.words[0],
-                        "statements after run: fsarena runs a model once, to its end",
-                    ));
+                    return Err(b.err(s.line, "a statement after run: fsarena runs a model once, to its end"));
                 }
                 if b.top(s, &mut m, &mut ran)? {
                     Where::AwaitProcess(s.line)
@@ -196,7 +186,7 @@ pub fn build(file: &str, items: &[Item], overrides: &[(String, String)]) -> Resu
             }
             (Item::Stmt(s), Where::Process) => {
                 if s.words != ["thread"] {
-                    return Err(b.err(s.line, &s.words.join(" "), "a process's body holds thread statements only"));
+                    return Err(b.err(s.line, "a process's body holds thread statements only"));
                 }
                 let t = b.thread(s)?;
                 if let Some(p) = m.processes.last_mut() {
@@ -206,11 +196,7 @@ pub fn build(file: &str, items: &[Item], overrides: &[(String, String)]) -> Resu
             }
             (Item::Stmt(s), Where::Thread) => {
                 if s.words.first().map(String::as_str) != Some("flowop") || s.words.len() != 2 {
-                    return Err(b.err(
-                        s.line,
-                        &s.words.join(" "),
-                        "a thread's body holds `flowop TYPE name=...` statements only",
-                    ));
+                    return Err(b.err(s.line, "a thread's body holds `flowop TYPE name=...` statements only"));
                 }
                 let f = b.flowop(s)?;
                 if let Some(t) = m.processes.last_mut().and_then(|p| p.threads.last_mut()) {
@@ -225,10 +211,14 @@ pub fn build(file: &str, items: &[Item], overrides: &[(String, String)]) -> Resu
     }
     if let Some(i) = b.used.iter().position(|u| !u) {
         let names: Vec<String> = b.vars.keys().map(|k| format!("${k}")).collect();
+        let listed = match () {
+            () if !builtin => "the file's `set $NAME=...` lines name them".to_string(),
+            () if names.is_empty() => "its variables are none".to_string(),
+            () => format!("its variables are {}", names.join(", ")),
+        };
         return Err(InputError::new(format!(
-            "'{}' is neither an option of filebench nor a variable of {file}: its variables are {}",
-            overrides[i].0,
-            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            "'{}' is neither an option of filebench nor a variable of {file}: {listed}",
+            crate::plain::cut(&overrides[i].0),
         )));
     }
     m.vars =
@@ -250,9 +240,11 @@ pub struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    /// An error at `line` about `construct`.
-    pub(super) fn err(&self, line: usize, construct: &str, what: &str) -> InputError {
-        InputError::new(format!("{}: {what}", crate::plain::cut(construct))).at(format!("{}:{line}", self.file))
+    /// An error at `line`: what is wrong and what was expected, in fsarena's words only. The
+    /// model file may be any file (file= names a path), so nothing of it is ever quoted; the
+    /// line number shows where.
+    pub(super) fn err(&self, line: usize, what: &str) -> InputError {
+        InputError::new(what.to_string()).at(format!("{}:{line}", self.file))
     }
 
     /// A value with `$variables` replaced; `None` stays `None` (a bare key).
@@ -261,11 +253,10 @@ impl Builder<'_> {
             None => Ok(raw.to_string()),
             Some(name) => match self.vars.get(name) {
                 Some(Var::Text(t)) => Ok(t.clone()),
-                Some(Var::Gamma(_)) => Err(self.err(line, raw, "a cvar is accepted only as a fileset's size")),
+                Some(Var::Gamma(_)) => Err(self.err(line, "a cvar is accepted only as a fileset's size")),
                 None => Err(self.err(
                     line,
-                    raw,
-                    &format!("${name} is not set: set it with `set ${name}=...` before its use"),
+                    "a $variable that is not set: set it with `set $NAME=...` before its use (or give NAME= on the command line)",
                 )),
             },
         }
@@ -274,7 +265,12 @@ impl Builder<'_> {
     /// A size (`1m`, `16k`, `10g`, a plain number).
     pub(super) fn size(&self, line: usize, key: &str, raw: Option<&str>) -> Result<u64, InputError> {
         let v = self.text(line, raw.unwrap_or(""))?;
-        fsarena_core::units::parse_size(&v).map_err(|e| self.err(line, &format!("{key}={v}"), &e.message))
+        fsarena_core::units::parse_size(&v).map_err(|_| {
+            self.err(
+                line,
+                &format!("{key}= is not a size: expected bytes, or with a suffix k, m, g, t (powers of 1024)"),
+            )
+        })
     }
 
     /// A number that may be fractional (`value=0.5`).
@@ -290,14 +286,13 @@ impl Builder<'_> {
     pub(super) fn boolean(&self, line: usize, key: &str, raw: Option<&str>) -> Result<bool, InputError> {
         let Some(raw) = raw else { return Ok(true) };
         let v = self.text(line, raw)?;
-        crate::options::boolean(&v)
-            .map_err(|_| self.err(line, &format!("{key}={v}"), "expected true or false (or 1 or 0)"))
+        crate::options::boolean(&v).map_err(|_| self.err(line, &format!("{key}= expects true or false (or 1 or 0)")))
     }
 
     /// A whole number of at least 1.
     pub(super) fn count(&self, line: usize, key: &str, raw: Option<&str>) -> Result<u64, InputError> {
         match self.size(line, key, raw)? {
-            0 => Err(self.err(line, key, "must be at least 1")),
+            0 => Err(self.err(line, &format!("{key}= must be at least 1"))),
             n => Ok(n),
         }
     }
@@ -312,7 +307,7 @@ impl Builder<'_> {
                     "firstdone" => Mode::FirstDone,
                     "alldone" => Mode::AllDone,
                     "timeout" => Mode::Timeout,
-                    _ => return Err(self.err(s.line, how, "expected firstdone, alldone or timeout")),
+                    _ => return Err(self.err(s.line, "set mode quit: expected firstdone, alldone or timeout")),
                 }
             }
             ["define", "fileset"] => m.filesets.push(self.fileset(s, false)?),
@@ -325,7 +320,7 @@ impl Builder<'_> {
                 for a in &s.attrs {
                     match a.key.as_str() {
                         "rate" => m.eventrate = self.number(s.line, "rate", a.value.as_deref())?,
-                        k => return Err(self.err(s.line, k, "not an eventgen attribute: expected rate=N")),
+                        _ => return Err(self.err(s.line, "not an eventgen attribute: expected rate=N")),
                     }
                 }
             }
@@ -337,24 +332,23 @@ impl Builder<'_> {
                 match secs.as_slice() {
                     [] => {}
                     [n] => m.run_secs = Some(self.count(s.line, w[0], Some(**n))?),
-                    _ => return Err(self.err(s.line, &w.join(" "), "expected `run [SECONDS]`")),
+                    _ => return Err(self.err(s.line, "expected `run [SECONDS]`")),
                 }
             }
             ["create", "files" | "filesets" | "fileset" | "processes"] => {}
             ["echo" | "usage", ..] | ["quit" | "shutdown"] | ["debug", _] | ["enable", "lathist"] => {}
             ["system", ..] => {
-                return Err(self.err(s.line, "system", "runs a shell command: not supported (fsarena does not run commands from workload files)"))
+                return Err(self.err(s.line, "system runs a shell command: not supported (fsarena does not run commands from workload files)"))
             }
             ["define", "randvar" | "cvar", ..] => {
-                return Err(self.err(s.line, &w.join(" "), "random variables are not supported yet: only cvar(type=cvar-gamma,...) as a fileset's size"))
+                return Err(self.err(s.line, "random variables are not supported yet: only cvar(type=cvar-gamma,...) as a fileset's size"))
             }
             ["define", "flowop" | "composite", ..] => {
-                return Err(self.err(s.line, &w.join(" "), "composite flowops are not supported yet"))
+                return Err(self.err(s.line, "composite flowops are not supported yet"))
             }
             _ => {
                 return Err(self.err(
                     s.line,
-                    &w.join(" "),
                     "not a statement fsarena's filebench supports: expected set, define fileset|file|process, eventgen, run, psrun, create files, echo or quit",
                 ))
             }
@@ -365,10 +359,10 @@ impl Builder<'_> {
     /// `set $name=value`: an override from the spec wins over the file's value.
     fn set(&mut self, s: &Stmt) -> Result<(), InputError> {
         let [a] = s.attrs.as_slice() else {
-            return Err(self.err(s.line, "set", "expected `set $NAME=VALUE` or `set mode quit firstdone|alldone`"));
+            return Err(self.err(s.line, "set: expected `set $NAME=VALUE` or `set mode quit firstdone|alldone`"));
         };
         let Some(name) = a.key.strip_prefix('$') else {
-            return Err(self.err(s.line, &a.key, "a variable is written $NAME: expected `set $NAME=VALUE`"));
+            return Err(self.err(s.line, "a variable is written $NAME: expected `set $NAME=VALUE`"));
         };
         let given = match self.overrides.iter().position(|(k, _)| k == name) {
             Some(i) => {
@@ -380,11 +374,7 @@ impl Builder<'_> {
         let value = if given.starts_with("cvar(") {
             Var::Gamma(self.cvar(s.line, &given)?)
         } else if given.starts_with("randvar(") || given.starts_with("randvar ") {
-            return Err(self.err(
-                s.line,
-                &given,
-                "random variables are not supported yet: only cvar(type=cvar-gamma,...)",
-            ));
+            return Err(self.err(s.line, "random variables are not supported yet: only cvar(type=cvar-gamma,...)"));
         } else {
             Var::Text(self.text(s.line, &given)?)
         };
@@ -398,7 +388,7 @@ impl Builder<'_> {
         let (mut kind, mut mean, mut shape) = (None, None, 1.5);
         if let Some(t) = inner.split(',').find_map(|p| p.trim().strip_prefix("type=")) {
             if t.trim() != "cvar-gamma" {
-                return Err(self.err(line, t, "only cvar-gamma is supported: expected type=cvar-gamma"));
+                return Err(self.err(line, "only cvar-gamma is supported: expected type=cvar-gamma"));
             }
         }
         for part in inner.split(',') {
@@ -411,32 +401,24 @@ impl Builder<'_> {
                         match k.trim() {
                             "mean" => mean = Some(x),
                             "gamma" => shape = x,
-                            other => {
-                                return Err(self.err(
-                                    line,
-                                    other,
-                                    "not a cvar-gamma parameter: expected mean:BYTES;gamma:SHAPE",
-                                ))
+                            _ => {
+                                return Err(
+                                    self.err(line, "not a cvar-gamma parameter: expected mean:BYTES;gamma:SHAPE")
+                                )
                             }
                         }
                     }
                 }
                 Some(("min" | "max" | "round", _)) => {}
-                _ => {
-                    return Err(self.err(
-                        line,
-                        part,
-                        "expected cvar(type=cvar-gamma,parameters=mean:BYTES;gamma:SHAPE)",
-                    ))
-                }
+                _ => return Err(self.err(line, "expected cvar(type=cvar-gamma,parameters=mean:BYTES;gamma:SHAPE)")),
             }
         }
         match (kind, mean) {
             (Some("cvar-gamma"), Some(mean)) if mean > 0.0 && shape > 0.0 => Ok(SizeDist::Gamma { mean, shape }),
             (Some("cvar-gamma"), _) => {
-                Err(self.err(line, text, "needs parameters=mean:BYTES;gamma:SHAPE, both above 0"))
+                Err(self.err(line, "a cvar needs parameters=mean:BYTES;gamma:SHAPE, both above 0"))
             }
-            (k, _) => Err(self.err(line, k.unwrap_or(text), "only cvar-gamma is supported: expected type=cvar-gamma")),
+            _ => Err(self.err(line, "only cvar-gamma is supported: expected type=cvar-gamma")),
         }
     }
 
@@ -476,7 +458,7 @@ impl Builder<'_> {
                         None => 100,
                         Some(_) => match self.size(l, "prealloc", v)? {
                             p @ 0..=100 => p as u32,
-                            _ => return Err(self.err(l, "prealloc", "a percentage: expected 0 to 100")),
+                            _ => return Err(self.err(l, "prealloc= is a percentage: expected 0 to 100")),
                         },
                     }
                 }
@@ -489,23 +471,22 @@ impl Builder<'_> {
                 "dirgamma" => {
                     self.number(l, "dirgamma", v)?;
                 }
-                k => {
+                _ => {
                     return Err(self.err(
                         l,
-                        k,
                         "not a fileset attribute fsarena supports: expected name, path, size, entries, leafdirs, dirwidth, dirgamma, prealloc, reuse, readonly, paralloc, cached",
                     ))
                 }
             }
         }
         if f.name.is_empty() || f.name.contains('/') || f.name.starts_with('.') {
-            return Err(self.err(l, "define", "needs name=NAME (no '/', not starting with '.')"));
+            return Err(self.err(l, "define needs name=NAME (no '/', not starting with '.')"));
         }
         if f.dirwidth == 0 {
             f.dirwidth = if single_file { 1 } else { 20 };
         }
         if f.entries > 0 && f.leafdirs > 0 {
-            return Err(self.err(l, &f.name, "entries= and leafdirs= together are not supported: give one"));
+            return Err(self.err(l, "entries= and leafdirs= together are not supported: give one"));
         }
         Ok(f)
     }
@@ -521,7 +502,7 @@ impl Builder<'_> {
                 "nice" => {
                     self.number(s.line, "nice", v)?;
                 }
-                k => return Err(self.err(s.line, k, "not a process attribute: expected name, instances or nice")),
+                _ => return Err(self.err(s.line, "not a process attribute: expected name, instances or nice")),
             }
         }
         Ok(p)
@@ -540,12 +521,8 @@ impl Builder<'_> {
                 "useism" => {
                     self.boolean(s.line, "useism", v)?;
                 }
-                k => {
-                    return Err(self.err(
-                        s.line,
-                        k,
-                        "not a thread attribute: expected name, instances, memsize or useism",
-                    ))
+                _ => {
+                    return Err(self.err(s.line, "not a thread attribute: expected name, instances, memsize or useism"))
                 }
             }
         }
@@ -553,12 +530,12 @@ impl Builder<'_> {
     }
 
     fn instances(&self, line: usize, v: Option<&str>) -> Result<u32, InputError> {
-        u32::try_from(self.count(line, "instances", v)?).map_err(|_| self.err(line, "instances", "too large"))
+        u32::try_from(self.count(line, "instances", v)?).map_err(|_| self.err(line, "instances= is too large"))
     }
 
     /// `flowop TYPE name=...,ATTR=...`.
     fn flowop(&self, s: &Stmt) -> Result<Flowop, InputError> {
-        let kind = Kind::parse(&s.words[1]).map_err(|m| self.err(s.line, &s.words[1], &m))?;
+        let kind = Kind::parse(&s.words[1]).map_err(|m| self.err(s.line, &m))?;
         let attrs = Attrs::read(self, s)?;
         Flowop::new(self, s.line, kind, attrs)
     }

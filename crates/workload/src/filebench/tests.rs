@@ -83,12 +83,12 @@ fn bad_input_names_file_line_and_what_is_accepted() {
     }
     for (text, line, want) in [
         ("set $a=1\nflowop read name=x\n", 2, "a statement fsarena's filebench supports"),
-        ("define fileset name=s,entries=$n\n", 1, "$n is not set"),
+        ("define fileset name=s,entries=$n\n", 1, "a $variable that is not set"),
         ("define fileset name=s,entries=4,colour=red\n", 1, "not a fileset attribute"),
         (
             "define process name=p\n{\nthread name=t\n{\nflowop openfile name=o,filesetname=nope\n}\n}\n",
             5,
-            "no fileset or file named 'nope'",
+            "filesetname= names no fileset or file defined: they are defined on line(s) none",
         ),
         ("define process name=p\n{\nthread name=t\n{\nflowop frobnicate name=o\n}\n}\n", 5, "not a flowop"),
         (
@@ -99,12 +99,12 @@ fn bad_input_names_file_line_and_what_is_accepted() {
         (
             "define fileset name=s,entries=1,size=1m\ndefine process name=p\n{\nthread name=t\n{\nflowop aiowrite name=w,filesetname=s,iosize=4k\n}\n}\n",
             6,
-            "aiowrite needs random",
+            "flowop aiowrite needs random",
         ),
         (
             "define fileset name=s,entries=1,size=1m\ndefine process name=p\n{\nthread name=t\n{\nflowop aiowrite name=w,filesetname=s,random\n}\n}\n",
             6,
-            "aiowrite needs iosize=BYTES",
+            "flowop aiowrite needs iosize=BYTES",
         ),
         ("system \"rm -rf /\"\n", 1, "runs a shell command"),
         (
@@ -118,10 +118,40 @@ fn bad_input_names_file_line_and_what_is_accepted() {
     ] {
         let (path, _d) = user_file(text);
         let e = parse(&format!("filebench:file={path}")).err().unwrap();
-        let origin = if line == 0 { path.clone() } else { format!("{path}:{line}") };
+        let origin = if line == 0 { format!("filebench: file={path}") } else { format!("filebench: file={path}:{line}") };
         assert_eq!(e.origin, origin, "{text}: {e}");
         assert!(e.message.contains(want), "{text}: {e}");
     }
+}
+
+/// A model file= names may be any file: no error quotes a word of it, whatever the word is
+/// and wherever it stands on a line.
+#[test]
+fn no_error_quotes_the_model_file() {
+    let lines = [
+        "set $n=10",
+        "set mode quit firstdone",
+        "define fileset name=s,path=/tmp,size=1m,entries=$n,prealloc=80,dirwidth=20",
+        "define file name=f,size=4k,reuse,readonly",
+        "define process name=p,instances=1",
+        "thread name=t,memsize=10m,instances=1",
+        "flowop read name=r,filesetname=s,iosize=4k,random,fd=1",
+        "flowop createfile name=c,filesetname=s,fd=1",
+        "flowop finishoncount name=x,value=3,target=r",
+        "eventgen rate=10",
+        "run 60",
+        "set $g=cvar(type=cvar-gamma,parameters=mean:16384;gamma:1.5)",
+    ];
+    let parse_file = |text: &str| {
+        let (path, _d) = user_file(text);
+        parse(&format!("filebench:file={path}")).map(drop).map_err(|e| e.to_string())
+    };
+    let alone = crate::options::assert_never_quotes(&lines, |l| parse_file(&format!("{l}\n")));
+    let in_a_thread = crate::options::assert_never_quotes(&lines, |l| {
+        parse_file(&format!("define process name=p\n{{\nthread name=t\n{{\n{l}\n}}\n}}\n"))
+    });
+    let checked = alone + in_a_thread;
+    assert!(checked > 50, "only {checked} errors seen");
 }
 
 #[test]

@@ -83,10 +83,11 @@ impl Kind {
             return Ok(*k);
         }
         Err(match word {
-            "print" | "testrandvar" => format!("{word} is a filebench debugging flowop: not supported"),
+            "print" | "testrandvar" => "a filebench debugging flowop (print, testrandvar): not supported".to_string(),
+            // No "did you mean": the suggestion would tell a byte of the file, which may be
+            // any file (file= names a path).
             _ => format!(
-                "not a flowop:{} expected one of {}",
-                fsarena_core::did_you_mean(word, WORDS.iter().map(|(w, _)| *w)),
+                "not a flowop: expected one of {}",
                 WORDS.iter().map(|(w, _)| *w).collect::<Vec<_>>().join(", ")
             ),
         })
@@ -226,15 +227,9 @@ impl Attrs {
                     out.push((k.to_string(), v));
                 }
                 k @ ("indexed" | "rotatefd" | "noreadahead" | "fileindex") => {
-                    return Err(b.err(s.line, k, "not supported yet"));
+                    return Err(b.err(s.line, &format!("flowop attribute {k} is not supported yet")));
                 }
-                k => {
-                    return Err(b.err(
-                        s.line,
-                        k,
-                        &format!("not a flowop attribute: expected one of {}", KEYS.join(", ")),
-                    ))
-                }
+                _ => return Err(b.err(s.line, &format!("not a flowop attribute: expected one of {}", KEYS.join(", ")))),
             }
         }
         Ok(Attrs(out))
@@ -252,14 +247,14 @@ impl Flowop {
         let flag = |k: &str| a.get(k).map_or(Ok(false), |v| b.boolean(line, k, v));
         let name = a.get("name").flatten().map(str::to_string).unwrap_or_default();
         if name.is_empty() {
-            return Err(b.err(line, kind.word(), "needs name=NAME (results go by it)"));
+            return Err(b.err(line, &format!("flowop {} needs name=NAME (results go by it)", kind.word())));
         }
         let f = Flowop {
             kind,
             line,
             fileset_name: a.get("filesetname").or(a.get("filename")).flatten().map(str::to_string),
             fileset: None,
-            fd: u32::try_from(size("fd")?).map_err(|_| b.err(line, "fd", "too large"))?,
+            fd: u32::try_from(size("fd")?).map_err(|_| b.err(line, "fd= is too large"))?,
             srcfd: a.get("srcfd").map(|v| b.size(line, "srcfd", v)).transpose()?.map(|n| n as u32),
             iosize: size("iosize")?,
             iters: a.get("iters").map_or(Ok(1), |v| b.count(line, "iters", v))?,
@@ -274,8 +269,7 @@ impl Flowop {
             blocking: flag("blocking")?,
             name,
         };
-        let fname = f.name.clone();
-        let needs = |what: &str| Err(b.err(line, &fname, &format!("{} needs {what}", kind.word())));
+        let needs = |what: &str| Err(b.err(line, &format!("flowop {} needs {what}", kind.word())));
         match kind {
             Kind::Read | Kind::Write | Kind::AppendFile | Kind::AppendFileRand | Kind::AioWrite if f.iosize == 0 => {
                 needs("iosize=BYTES")
@@ -302,20 +296,24 @@ pub fn resolve(m: &mut Model) -> Result<(), InputError> {
             let here: Vec<(Kind, String, Option<String>, u32)> =
                 t.flowops.iter().map(|f| (f.kind, f.name.clone(), f.fileset_name.clone(), f.fd)).collect();
             for f in &mut t.flowops {
-                let (fname, fline) = (f.name.clone(), f.line);
-                let err = |m: String| InputError::new(format!("{fname}: {m}")).at(at(fline));
+                // Names are the file's words: never quoted (file= may name any file); the
+                // line numbers say which.
+                let fline = f.line;
+                let err = |m: String| InputError::new(m).at(at(fline));
                 if let Some(n) = &f.fileset_name {
                     let i = sets.iter().position(|s| &s.name == n).ok_or_else(|| {
+                        let lines: Vec<String> = sets.iter().map(|s| s.line.to_string()).collect();
                         err(format!(
-                            "no fileset or file named '{n}': defined are {}",
-                            sets.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                            "filesetname= names no fileset or file defined: they are defined on line(s) {}",
+                            if lines.is_empty() { "none".to_string() } else { lines.join(", ") }
                         ))
                     })?;
                     let dirs = sets[i].leafdirs > 0;
                     if matches!(f.kind, Kind::MakeDir | Kind::RemoveDir) != dirs && f.kind != Kind::ListDir {
                         return Err(err(format!(
-                            "{} on fileset '{n}', which holds {}: makedir and removedir need leafdirs=, file flowops entries=",
+                            "{} on the fileset defined on line {}, which holds {}: makedir and removedir need leafdirs=, file flowops entries=",
                             f.kind.word(),
+                            sets[i].line,
                             if dirs { "leaf directories" } else { "files" }
                         )));
                     }
@@ -325,8 +323,8 @@ pub fn resolve(m: &mut Model) -> Result<(), InputError> {
                     let opened = here.iter().any(|(_, _, set, fd)| set.is_some() && *fd == f.fd);
                     if !opened {
                         return Err(err(format!(
-                            "fd={} is opened by no flowop of thread '{}' that names a fileset: give filesetname=",
-                            f.fd, t.name
+                            "fd={} is opened by no flowop of this thread that names a fileset: give filesetname=",
+                            f.fd
                         )));
                     }
                 }
@@ -346,7 +344,7 @@ pub fn resolve(m: &mut Model) -> Result<(), InputError> {
                         ),
                     };
                     if !pool.iter().any(|(_, n)| n == target) {
-                        return Err(err(format!("target={target} is not {what}")));
+                        return Err(err(format!("target= names no flowop that is {what}")));
                     }
                 }
             }

@@ -48,40 +48,8 @@ const MAX_KEY_CHARS: usize = 64;
 /// directory) of at most [`MAX_FILE_BYTES`], in UTF-8, with a leading byte-order mark
 /// skipped. `what` names it in errors (`fio job file`). No byte of the file is ever quoted.
 pub fn read_job_text(path: &Path, what: &str) -> Result<String, InputError> {
-    use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let shown = path.display();
-    let cannot = |e: std::io::Error| InputError::new(format!("cannot read {what} {shown}: {e}"));
-    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer for ever.
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(cannot)?;
-    let meta = file.metadata().map_err(cannot)?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        let is = match () {
-            () if kind.is_dir() => "a directory",
-            () if kind.is_fifo() => "a FIFO",
-            () if kind.is_char_device() => "a character device",
-            () if kind.is_block_device() => "a block device",
-            () if kind.is_socket() => "a socket",
-            () => "not a file",
-        };
-        return Err(InputError::new(format!("{what} {shown} is {is}: expected a regular file of at most 1 MiB")));
-    }
-    let too_large = || InputError::new(format!("{what} {shown} is larger than the 1 MiB accepted for a job file"));
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    // Bounded even if the file grows while it is read.
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(cannot)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let line = bytes[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-        InputError::new(format!("{what} {shown}:{line} is not UTF-8 text: expected a text job file"))
-    })?;
+    let text = fsarena_target::beneath::read_input_text(path, what, MAX_FILE_BYTES)
+        .map_err(|e| InputError::new(e.to_string()))?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),
         None => text,

@@ -232,9 +232,15 @@ pub struct Replay {
     pub direct: Option<bool>,
     /// The operations, skipped ones included (they keep the numbering).
     pub entries: Vec<Entry>,
+    /// The line of the file each operation is on, for errors (which never quote it).
+    pub lines: Vec<usize>,
 }
 
-/// Parses a .fsxops file (fsx's own, or one fsarena wrote); the error names the line.
+/// What an operation line is made of, for errors.
+const REPLAY_LINE: &str = "expected OPERATION OFFSET LENGTH [DESTINATION] OLD_SIZE [keep_size]";
+
+/// Parses a .fsxops file (fsx's own, or one fsarena wrote); the error names the line and what
+/// was expected, and never quotes the file: the path may name any file, a secret one too.
 pub fn parse_replay(text: &str) -> Result<Replay, String> {
     let mut r = Replay::default();
     for (i, raw) in text.lines().enumerate() {
@@ -254,18 +260,20 @@ pub fn parse_replay(text: &str) -> Result<Replay, String> {
         if line.is_empty() {
             continue;
         }
-        let bad = |why: &str| format!("line {}: {why}: '{}'", i + 1, crate::plain::cut(line));
+        let bad = |why: &str| format!("line {}: {why}", i + 1);
         let mut words = line.split_whitespace().peekable();
         let skipped = words.next_if_eq(&"skip").is_some();
-        let name = words.next().ok_or_else(|| bad("no operation"))?;
-        let op = Op::from_name(name).ok_or_else(|| bad("unknown operation"))?;
+        let name = words.next().ok_or_else(|| bad(&format!("no operation: {REPLAY_LINE}")))?;
+        let op = Op::from_name(name).ok_or_else(|| {
+            bad(&format!("not an fsx operation: expected one of {}", ALL.map(|o| o.name()).join(", ")))
+        })?;
         let mut number = || -> Result<u64, String> {
-            let w = words.next().ok_or_else(|| bad("too few numbers"))?;
+            let w = words.next().ok_or_else(|| bad(&format!("too few numbers: {REPLAY_LINE}")))?;
             let parsed = match w.strip_prefix("0x") {
                 Some(hex) => u64::from_str_radix(hex, 16),
                 None => w.parse(),
             };
-            parsed.map_err(|_| bad("not a number"))
+            parsed.map_err(|_| bad("a word where a number goes: expected a whole number, decimal or 0x hexadecimal"))
         };
         let offset = number()?;
         let len = number()?;
@@ -276,10 +284,11 @@ pub fn parse_replay(text: &str) -> Result<Replay, String> {
             match w {
                 "keep_size" => e.keep_size = true,
                 "*" | "close_open" => {}
-                _ => return Err(bad("unknown flag")),
+                _ => return Err(bad("an unknown word after the numbers: expected keep_size, close_open or *")),
             }
         }
         r.entries.push(e);
+        r.lines.push(i + 1);
     }
     Ok(r)
 }
@@ -1094,7 +1103,17 @@ mod tests {
         assert_eq!((r.entries[1].dest, r.entries[1].old_size), (0x100, 0x200));
         assert!(r.entries[2].keep_size);
         let e = parse_replay("frobnicate 0x0 0x1 0x0").unwrap_err();
-        assert!(e.contains("line 1: unknown operation"), "{e}");
+        assert!(e.contains("line 1: not an fsx operation: expected one of read, write"), "{e}");
+        assert!(!e.contains("frobnicate"), "the line is never quoted: {e}");
+        let lines = [
+            "# fsarena verify:mode=fsx seed=3 file_length=256k direct=1",
+            "skip read 0x0 0x0 0x0",
+            "copy_range 0x0 0x10 0x100 0x200 *",
+            "fallocate 0x0 0x10 0x0 keep_size",
+            "write 4096 512 12288 close_open",
+        ];
+        let errors = crate::options::assert_never_quotes(&lines, |l| parse_replay(l).map(drop));
+        assert!(errors > 15, "{errors}");
     }
 
     /// A scratch directory on the machine's disk (not tmpfs, where mmap and fallocate work

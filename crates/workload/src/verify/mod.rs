@@ -17,9 +17,9 @@ use crate::options::{opt, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ListSyntax;
-use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text, Time};
+use fsarena_core::option::ValueKind::{Bool, Choice, Count, File, Size, Text, Time};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
-use fsx::{FsxConfig, Op, Replay};
+use fsx::{Entry, FsxConfig, Op, Replay};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -113,6 +113,14 @@ impl VerifyOptions {
     }
 }
 
+/// Memory one logged fsx operation costs: its entry (40 bytes) and its line of the .fsxops
+/// text written at the end (up to 70 bytes), rounded up.
+const LOG_BYTES_PER_OP: u64 = 128;
+
+/// Largest replay file (.fsxops) read: about 40 bytes an operation, so over a million
+/// operations, far more than any mismatch needs to be replayed.
+pub const MAX_REPLAY_BYTES: u64 = 64 << 20;
+
 /// A row of the verify table.
 macro_rules! vf {
     ($($rest:tt)*) => { opt!(VerifyOptions, $($rest)*) };
@@ -133,7 +141,7 @@ pub static OPTIONS: &[OptionDef<VerifyOptions>] = &[
     vf!("direct", Bool, Is("0"), "O_DIRECT, reads and writes aligned to the file's block size (fsx's -Z, with -r and -w at the block size)", |o, v| o.direct = crate::options::boolean(v)?).flag('Z'),
     vf!("ops", Text, Derived("all"), "the operations to choose from, uniformly, separated by | (or commas, quoted: ops='read,write'): read, write, mapread, mapwrite, truncate, fallocate, punch_hole, zero_range, collapse_range, insert_range, copy_range, clone_range, dedupe_range; those the filesystem refuses are dropped and listed", |o, v| o.ops = ops(v)?)
         .list(ListSyntax::None),
-    vf!("replay", Text, Unset, "run the operations of this .fsxops file (fsx's --replay-ops; one verify wrote at a mismatch, its seed and file_length from its header)", |o, v| o.replay = Some(PathBuf::from(v.trim()))),
+    vf!("replay", File(MAX_REPLAY_BYTES), Unset, "run the operations of this .fsxops file (fsx's --replay-ops; one verify wrote at a mismatch, its seed and file_length from its header)", |o, v| o.replay = Some(PathBuf::from(v.trim()))),
     vf!("bs", Size, Derived("1m (fill), 4k (concurrent)"), "fill and concurrent: bytes a write, a multiple of 4k (fio's bs)", |o, v| o.bs = unit_multiple(v)?),
     vf!("numjobs", Count, Is("4"), "concurrent: jobs writing at once, each its own file (fio's numjobs)", |o, v| o.numjobs = nonzero(v)?),
     vf!("size", Size, Is("64m"), "concurrent: bytes each job writes (fio's size)", |o, v| o.size = unit_multiple(v)?),
@@ -265,17 +273,10 @@ impl VerifyWorkload {
                 o.max_op_len, o.file_length
             )));
         }
-        if o.file_length > 1 << 30 {
-            return Err(InputError::new(format!(
-                "verify: file_length={}: at most 1g (the model is kept in memory)",
-                o.file_length
-            )));
-        }
         let replay = match &o.replay {
             None => None,
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| InputError::new(format!("verify: replay={}: {e}", path.display())))?;
+                let text = crate::options::read_file(OPTIONS, "replay", path)?;
                 let r = fsx::parse_replay(&text)
                     .map_err(|e| InputError::new(format!("verify: replay={}: {e}", path.display())))?;
                 // The header's settings make the same data: they win over the defaults.
@@ -288,19 +289,27 @@ impl VerifyWorkload {
                 if let Some(d) = r.direct {
                     o.direct = d;
                 }
-                if let Some(e) = r.entries.iter().find(|e| e.offset.max(e.dest) + e.len > o.file_length.max(e.len)) {
-                    if e.op != Op::Truncate {
-                        return Err(InputError::new(format!(
-                            "verify: replay={}: '{}' reaches past file_length={}",
-                            path.display(),
-                            e.line(None),
-                            o.file_length
-                        )));
-                    }
+                let past = |e: &Entry| {
+                    !e.skipped && e.op != Op::Truncate && e.offset.max(e.dest).saturating_add(e.len) > o.file_length
+                };
+                if let Some(i) = r.entries.iter().position(past) {
+                    return Err(InputError::new(format!(
+                        "verify: replay={}: line {}: the operation reaches past file_length={}: expected operations within the file",
+                        path.display(),
+                        r.lines.get(i).copied().unwrap_or(0),
+                        o.file_length
+                    )));
                 }
                 Some(r)
             }
         };
+        // After the replay's header, which may set it.
+        if o.file_length > 1 << 30 {
+            return Err(InputError::new(format!(
+                "verify: file_length={}: at most 1g (the model is kept in memory)",
+                o.file_length
+            )));
+        }
         Ok(Self { options: o, replay, given: spec.params.clone() })
     }
 
@@ -410,8 +419,8 @@ impl Workload for VerifyWorkload {
             return Footprint {
                 source: format!("verify concurrent ({} jobs of {} bytes)", o.numjobs, o.size),
                 threads: o.numjobs,
-                buffer_bytes: o.numjobs * (o.bs * o.iodepth + (1 << 20)),
-                bytes_on_target: o.numjobs * o.size,
+                buffer_bytes: o.numjobs.saturating_mul(o.bs.saturating_mul(o.iodepth).saturating_add(1 << 20)),
+                bytes_on_target: o.numjobs.saturating_mul(o.size),
                 files: o.numjobs,
                 open_files: o.numjobs,
             };
@@ -431,8 +440,11 @@ impl Workload for VerifyWorkload {
             source: format!("verify workload (file_length={})", o.file_length),
             threads: 1,
             // The model, who wrote each byte (4 bytes a byte), the seeded bytes, the buffer,
-            // and the log.
-            buffer_bytes: o.file_length * 6 + o.max_op_len + o.numops.min(1 << 24) * 48,
+            // and the log: every operation is kept, as an entry and then as a line of the
+            // .fsxops text, so numops is bounded by memory like any buffer.
+            buffer_bytes: (o.file_length * 6 + o.max_op_len).saturating_add(
+                self.replay.as_ref().map_or(o.numops, |r| r.entries.len() as u64).saturating_mul(LOG_BYTES_PER_OP),
+            ),
             bytes_on_target: o.file_length,
             files: 1,
             open_files: 1,
@@ -605,7 +617,7 @@ mod tests {
         assert!(parse("verify:bs=8k").contains("bs= is not an option of mode=fsx"));
         assert!(parse("verify:mode=fill,bs=6k").contains("multiple of 4k"));
         assert!(parse("verify:mode=fill,time_based=1").contains("needs runtime="));
-        assert!(parse("verify:replay=/nonexistent/x.fsxops").contains("replay=/nonexistent/x.fsxops"));
+        assert!(parse("verify:replay=/nonexistent/x.fsxops").contains("replay= file /nonexistent/x.fsxops"));
         let w = VerifyWorkload::from_spec(&Spec::parse("verify:ops='write,read|write'").unwrap()).unwrap();
         assert_eq!(w.options.ops, vec![Op::Read, Op::Write]);
     }
