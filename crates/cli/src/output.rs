@@ -12,6 +12,9 @@
 //!
 //! Outside a run (`results list | head`) a closed pipe is the reader having read enough:
 //! the command goes on quietly and its exit code is unchanged, as ripgrep's.
+//!
+//! The streams are the process's, so this state is too: one run at a time per process (as
+//! the binary does; in-process tests that run plans side by side share it).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
