@@ -14,6 +14,7 @@ mod table;
 mod scene;
 
 mod devices;
+mod host;
 mod inputs;
 mod jobfiles;
 mod names_and_bombs;
