@@ -374,11 +374,11 @@ fn a_fifo_www_data_plants_where_fsarena_reads_nginx_s_log_fails_nothing_and_hang
     base.assert_clean(Some(&run), &[], None, &played);
 }
 
-/// `fsarena cleanup` of the arena's work directory, played with a time limit.
-fn cleanup(a: &Arena) -> Played {
+/// `fsarena cleanup` of the arena's work directory, played with the time limit `limit`.
+fn cleanup(a: &Arena, limit: Duration) -> Played {
     let mut cleanup = fsarena();
     cleanup.arg("cleanup").arg("--workdir").arg(a.path("work"));
-    play(cleanup, Duration::from_secs(90))
+    play(cleanup, limit)
 }
 
 /// The nginx processes of the run (master and workers) and its port, once they run.
@@ -420,6 +420,21 @@ fn nginx_workers_www_data_stops_die_with_the_run() {
 }
 
 #[test]
+fn an_nginx_master_www_data_stops_still_shuts_down_at_once() {
+    let _one = servers_only(&["nginx", "ab"]);
+    let a = Arena::new("servers-master-stopped");
+    let base = Baseline::now();
+    let running = start(server_run(&a, "http:requests=20000,concurrency=2"));
+    let run = base.run_dir();
+    let (pids, port) = nginx_tree(&run);
+    // The workers go on serving; the master would sit on its SIGTERM for the whole grace.
+    assert!(as_account("www-data", &format!("kill -STOP {}", pids[0])));
+    let played = running.finish(Duration::from_secs(45));
+    assert_eq!(played.code(), Ok(0), "{}", quote(&played.err()));
+    base.assert_clean(Some(&run), &pids, Some(port), &played);
+}
+
+#[test]
 fn after_a_killed_run_cleanup_ends_every_nginx_process_and_frees_port_and_mount() {
     let _one = servers_only(&["nginx", "ab"]);
     let a = Arena::new("servers-nginx-kill");
@@ -430,32 +445,57 @@ fn after_a_killed_run_cleanup_ends_every_nginx_process_and_frees_port_and_mount(
     running.signal(rustix::process::Signal::KILL);
     let killed = running.finish(Duration::from_secs(10));
     assert!(pids.iter().any(|p| process_start(*p).is_some()), "a SIGKILLed run leaves nginx running");
-    let cleaned = cleanup(&a);
+    // The account stops the master: it would sit on cleanup's SIGTERM for the whole grace.
+    assert!(as_account("www-data", &format!("kill -STOP {}", pids[0])));
+    let cleaned = cleanup(&a, Duration::from_secs(30));
     assert_eq!(cleaned.code(), Ok(0), "{}", quote(&cleaned.err()));
     base.assert_clean(Some(&run), &pids, Some(port), &killed);
+}
+
+/// Plays a server killed (SIGKILL) by its own account `who` while the run measures: the
+/// server whose command line holds `needle`, the second one seen when the round's server
+/// follows the load's (`loads`). The run fails (exit 1) and leaves nothing: no process, no
+/// socket, nothing in /dev/shm, no System V segment.
+fn killed_by_its_account(kind: &str, workload: &str, who: &str, needle: &str, loads: bool) {
+    let a = Arena::new(&format!("servers-killed-{kind}"));
+    let base = Baseline::now();
+    let running = start(server_run(&a, workload));
+    let run = base.run_dir();
+    let first = server_pid(&run, needle);
+    let mut server = Some(first);
+    if loads {
+        server = None;
+        wait_until(Duration::from_secs(60), || {
+            server = pids_mentioning(needle).into_iter().find(|p| *p != first && process_start(first).is_none());
+            server.is_some()
+        });
+    }
+    let server = server.expect("the measured round's server runs");
+    let mut pids = vec![first, server];
+    pids.extend(children(server));
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(as_account(who, &format!("kill -KILL {server}")));
+    let played = running.finish(LIMIT);
+    assert_eq!(played.code(), Ok(1), "{}", quote(&played.err()));
+    base.assert_clean(Some(&run), &pids, None, &played);
 }
 
 #[test]
 fn a_postgres_its_account_kills_leaves_no_shared_memory() {
     let _one = servers_only(&[]);
-    let a = Arena::new("servers-pg-shm");
-    let base = Baseline::now();
-    let running = start(server_run(&a, "pgbench:scale=1,time=20s"));
-    let run = base.run_dir();
-    // The measured round: its server starts after the load's server (a second postmaster).
-    let first = server_pid(&run, "external_pid_file=");
-    let mut second = None;
-    wait_until(Duration::from_secs(60), || {
-        second =
-            pids_mentioning("external_pid_file=").into_iter().find(|p| *p != first && process_start(first).is_none());
-        second.is_some()
-    });
-    let postmaster = second.expect("the measured round's server runs");
-    std::thread::sleep(Duration::from_secs(2));
-    assert!(as_account("postgres", &format!("kill -KILL {postmaster}")));
-    let played = running.finish(LIMIT);
-    assert_eq!(played.code(), Ok(1), "{}", quote(&played.err()));
-    base.assert_clean(Some(&run), &[first, postmaster], None, &played);
+    killed_by_its_account("pgbench", "pgbench:scale=1,time=20s", "postgres", "external_pid_file=", true);
+}
+
+#[test]
+fn a_mariadb_its_account_kills_leaves_nothing() {
+    let _one = servers_only(&["sysbench", "mariadbd"]);
+    killed_by_its_account("sysbench", "sysbench:table_size=1000,time=20s", "mysql", "mysqld.sock", true);
+}
+
+#[test]
+fn an_nginx_master_its_account_kills_leaves_no_worker() {
+    let _one = servers_only(&["nginx", "ab"]);
+    killed_by_its_account("http", "http:requests=100000,concurrency=2", "www-data", "nginx: master", false);
 }
 
 #[test]
@@ -469,7 +509,7 @@ fn a_killed_run_s_postgres_is_ended_by_cleanup_and_leaves_no_shared_memory() {
     std::thread::sleep(Duration::from_secs(1));
     running.signal(rustix::process::Signal::KILL);
     let killed = running.finish(Duration::from_secs(10));
-    let cleaned = cleanup(&a);
+    let cleaned = cleanup(&a, Duration::from_secs(90));
     assert_eq!(cleaned.code(), Ok(0), "{}", quote(&cleaned.err()));
     base.assert_clean(Some(&run), &[postmaster], None, &killed);
 }
@@ -489,12 +529,12 @@ fn a_process_of_postgres_holding_the_target_is_named_and_a_second_cleanup_finish
     let played = running.finish(LIMIT);
     assert_eq!(played.code(), Ok(1), "{}", quote(&played.err()));
     assert!(played.err().contains(&format!("{holder} (sleep)")), "the holder is named: {}", quote(&played.err()));
-    let busy = cleanup(&a);
+    let busy = cleanup(&a, Duration::from_secs(90));
     assert_ne!(busy.code(), Ok(0), "cleanup cannot finish while the holder lives");
     assert!(busy.err().contains(&format!("{holder} (sleep)")), "{}", quote(&busy.err()));
     assert_eq!(victim.damage(), Vec::<String>::new(), "fsarena ended a process not its own");
     a.kill(holder);
-    let cleaned = cleanup(&a);
+    let cleaned = cleanup(&a, Duration::from_secs(90));
     assert_eq!(cleaned.code(), Ok(0), "{}", quote(&cleaned.err()));
     base.assert_clean(Some(&run), &[], None, &played);
 }
