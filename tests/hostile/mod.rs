@@ -20,6 +20,7 @@ mod jobfiles;
 mod names_and_bombs;
 mod planted;
 mod planted_state;
+mod servers;
 mod signals;
 mod specs;
 mod store;

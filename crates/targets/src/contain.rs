@@ -309,6 +309,9 @@ impl Tree {
                     true => self.signal_leader(signal),
                     false => self.signal_all(signal),
                 }
+                // A process stopped (SIGSTOP, by the account it runs as, say) would sit on the
+                // signal for the whole grace: every member goes on, to act on it.
+                self.signal_all(rustix::process::Signal::CONT);
                 self.wait_empty(grace);
             }
             None => {}
