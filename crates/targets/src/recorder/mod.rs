@@ -17,6 +17,7 @@
 
 pub mod files;
 pub mod log;
+mod passthrough;
 mod process;
 mod server;
 #[cfg(test)]
@@ -393,7 +394,7 @@ impl FilesFs {
         Ok(Self {
             cmd,
             timeout: options.daemon_timeout,
-            max_log: options.max_log,
+            max_log: options.max_log.min(files::FILE_LOG_MAX),
             p,
             ledger,
             dir,
@@ -472,7 +473,7 @@ impl FilesFs {
     pub fn end_case(&mut self) -> Result<Vec<files::FileOp>, TargetError> {
         let Some((case, rec)) = self.case.take() else { return Ok(Vec::new()) };
         let undone = Box::new(case).teardown();
-        let ops = rec.ops();
+        let ops = rec.take_ops();
         rec.stop();
         undone.map(|()| ops)
     }
