@@ -533,24 +533,6 @@ fn fresh_dir(path: &Path) -> Result<(), TargetError> {
         .map_err(|e| err("set the mode of", path, e))
 }
 
-/// Copies the tree `src` to the new directory `dest` (a failing crash state kept).
-pub fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
-    std::fs::create_dir(dest)?;
-    for e in std::fs::read_dir(src)? {
-        let e = e?;
-        let (from, to) = (e.path(), dest.join(e.file_name()));
-        let t = e.file_type()?;
-        if t.is_dir() {
-            copy_tree(&from, &to)?;
-        } else if t.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
-        } else {
-            std::fs::copy(&from, &to)?;
-        }
-    }
-    Ok(())
-}
-
 /// Mounts `image` at `mnt` with fuse2fs in the foreground (its process and mount recorded),
 /// its output in `log` (a file in the recorder's directory, which goes with it).
 fn fuse2fs(

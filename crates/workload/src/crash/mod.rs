@@ -26,6 +26,7 @@ mod options;
 mod oracle;
 mod rec;
 mod seq;
+mod walk;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
@@ -661,48 +662,30 @@ fn unsupported(case: &str, why: String) -> Verdict {
 
 /// The sanity pass on a recovered filesystem mounted at `root`: a new 4 KiB file, fsynced,
 /// in every directory, then every entry removed (lost+found kept: the checkers want it).
+/// What a daemon serves there may be hostile: the walk, the new files and the removals act
+/// beneath the root with no link followed and nothing blocking ([`walk`]), so a link or a
+/// FIFO where the new file goes, or a lost+found that is a link, is a failed pass, not a
+/// write, a wait or a removal elsewhere.
 fn sanity_pass(root: &Path) -> Result<(), String> {
-    use std::io::Write;
-    let mut dirs = vec![root.to_path_buf()];
-    let mut i = 0;
-    while let Some(dir) = dirs.get(i).cloned() {
-        i += 1;
-        let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-        for e in entries {
-            let e = e.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-            // file_type does not follow symlinks.
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                dirs.push(e.path());
-            }
-        }
+    let top = walk::open_root(root).map_err(|e| format!("cannot open the root: {e}"))?;
+    let dirs = walk::directories(&top).map_err(|e| format!("cannot list the tree: {e}"))?;
+    for rel in &dirs {
+        let path = rel.join(".fsarena-sanity");
+        walk::dir(&top, rel)
+            .and_then(|d| walk::write_new(&d, ".fsarena-sanity", &[0x5a; 4096]))
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     }
-    for dir in &dirs {
-        let path = dir.join(".fsarena-sanity");
-        let made = std::fs::File::create(&path).and_then(|mut f| {
-            f.write_all(&[0x5a; 4096])?;
-            f.sync_all()
-        });
-        made.map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    }
-    for e in std::fs::read_dir(root).map_err(|e| format!("cannot list the root: {e}"))? {
-        let e = e.map_err(|e| format!("cannot list the root: {e}"))?;
-        let path = e.path();
-        let removed = if e.file_name() == "lost+found" {
-            std::fs::read_dir(&path).and_then(|d| {
-                d.flatten().try_for_each(|x| {
-                    if x.file_type().is_ok_and(|t| t.is_dir()) {
-                        std::fs::remove_dir_all(x.path())
-                    } else {
-                        std::fs::remove_file(x.path())
-                    }
-                })
+    let entries = walk::list(&top, Path::new(""), walk::MAX_NAMES).map_err(|e| format!("cannot list the root: {e}"))?;
+    for (name, _) in entries {
+        let removed = if name == "lost+found" {
+            top.dir(Path::new("lost+found")).and_then(|lf| {
+                let inside = walk::list(&lf, Path::new(""), walk::MAX_NAMES)?;
+                inside.iter().try_for_each(|(x, _)| walk::remove_tree(&lf, x))
             })
-        } else if e.file_type().is_ok_and(|t| t.is_dir()) {
-            std::fs::remove_dir_all(&path)
         } else {
-            std::fs::remove_file(&path)
+            walk::remove_tree(&top, &name)
         };
-        removed.map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        removed.map_err(|e| format!("cannot remove {}: {e}", root.join(&name).display()))?;
     }
     Ok(())
 }
