@@ -321,6 +321,17 @@ fn spec_text(kind: &str, params: &[(String, String)]) -> String {
     }
 }
 
+/// The filesystem the recorder makes for a target of `kind`: fuse2fs's image holds an ext
+/// filesystem (`fs=`, ext4 by default, as the target); a `fuse:` command's `{work}` is on an
+/// ext4; a kernel filesystem is itself.
+fn recorded_fs(kind: &str, params: &[(String, String)]) -> String {
+    match kind {
+        "fuse2fs" => params.iter().find(|(k, _)| k == "fs").map_or_else(|| "ext4".into(), |(_, v)| v.clone()),
+        "fuse" => "ext4".into(),
+        kind => kind.to_string(),
+    }
+}
+
 /// The default image size of the recorded filesystem: small, but what mkfs accepts.
 fn image_size(fs: &str, given: u64) -> u64 {
     match (given, fs) {
@@ -815,7 +826,25 @@ impl Workload for CrashWorkload {
                     .into(),
             );
         }
-        Ok(())
+        let size = self.options.image_size;
+        let fs = recorded_fs(kind, params);
+        let given = self.given.iter().find(|(k, _)| k == "image_size").map_or("0", |(_, v)| v.as_str());
+        match fsarena_target::table::filesystem(&fs) {
+            Some(f) if size > 0 && size < f.minimum => Err(format!(
+                "crash: image_size={given} is too small for {fs}: expected at least {} ({})",
+                fsarena_target::beneath::limit_text(f.minimum),
+                f.minimum_why
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn workdir_bytes(&self, kind: &str, params: &[(String, String)]) -> Option<(u64, String)> {
+        // At file level the log is in memory and the states hold no more than it.
+        let _ = params;
+        let file_level = kind == "fuse" && self.options.level == "file";
+        let given = self.given.iter().find(|(k, _)| k == "max_log").map_or("2g", |(_, v)| v.as_str());
+        (!file_level).then(|| (self.options.max_log, format!("max_log={given}, the most its write log may hold")))
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
@@ -838,13 +867,7 @@ impl Workload for CrashWorkload {
         self.check_target(&target.kind, &target.params).map_err(fail)?;
         let fuse2fs = target.kind == "fuse2fs";
         let daemon = if target.kind == "fuse" { param("cmd") } else { None };
-        // fuse2fs's image holds an ext filesystem (`fs=`, ext4 by default, as the target); a
-        // `fuse:` command's `{work}` is on an ext4.
-        let fs = match target.kind.as_str() {
-            "fuse2fs" => param("fs").unwrap_or_else(|| "ext4".into()),
-            "fuse" => "ext4".into(),
-            kind => kind.to_string(),
-        };
+        let fs = recorded_fs(&target.kind, &target.params);
         let daemon_timeout = match param("timeout") {
             Some(t) => fsarena_core::units::parse_time(&t, 1_000_000_000).map_err(|e| fail(e.to_string()))?.0,
             None => 30_000_000_000,
@@ -1040,6 +1063,22 @@ mod tests {
         assert_eq!(left, vec![std::ffi::OsString::from("lost+found")]);
         assert_eq!(std::fs::read_dir(dir.join("lost+found")).unwrap().count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_image_and_the_log_are_checked_against_the_target_with_the_plan() {
+        let w = |t: &str| CrashWorkload::from_spec(&Spec::parse(t).unwrap()).unwrap();
+        let e = w("crash:image_size=64m").check_target("xfs", &[]).unwrap_err();
+        assert!(e.contains("image_size=64m is too small for xfs") && e.contains("at least"), "{e}");
+        assert!(w("crash:image_size=64m").check_target("ext4", &[]).is_ok());
+        let fs = [("fs".to_string(), "ext2".to_string())];
+        assert!(w("crash:image_size=20m").check_target("fuse2fs", &fs).is_ok());
+        // The block level's spill file is in the work directory; the file level's log in memory.
+        let (bytes, what) = w("crash:max_log=100m").workdir_bytes("ext4", &[]).unwrap();
+        assert_eq!((bytes, what.starts_with("max_log=100m")), (100 << 20, true));
+        let cmd = [("cmd".to_string(), "x {work} {mnt}".to_string())];
+        assert!(w("crash").workdir_bytes("fuse", &cmd).is_none());
+        assert!(w("crash:level=block").workdir_bytes("fuse", &cmd).is_some());
     }
 
     #[test]
