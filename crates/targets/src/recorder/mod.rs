@@ -161,6 +161,10 @@ impl RecordedFs {
             let files = process::ServerFiles { spill: spill_file, base: base_ro, slots: options.slots.max(1) };
             let started =
                 ServerProcess::start(files, options.size, options.max_log, &fuse_mnt, Duration::from_secs(30));
+            // The server before its mount, so that a teardown unmounts first, then ends it.
+            if let Ok(s) = &started {
+                p.add(s.resource())?;
+            }
             // Recorded whenever it is mounted, even if the server then said otherwise.
             if sys::mount_at(&fuse_mnt).is_some() {
                 p.add_mount(&fuse_mnt, true)?;
