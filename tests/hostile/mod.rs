@@ -13,6 +13,7 @@ mod table;
 
 mod scene;
 
+mod daemons;
 mod devices;
 mod jobfiles;
 mod names_and_bombs;
