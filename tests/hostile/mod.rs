@@ -13,6 +13,7 @@ mod table;
 
 mod scene;
 
+mod daemons;
 mod devices;
 mod host;
 mod inputs;
