@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// The bugfs example: `cargo test --workspace` (make test) builds it with the tests;
-/// `cargo test --test tests` does not, so then it is built here, once.
+/// `cargo test --test tests` does not, so it is built here, once (a no-op when it is fresh;
+/// an older build of it would lack the modes the tests use).
 pub(crate) fn bugfs() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -16,9 +17,6 @@ pub(crate) fn bugfs() -> PathBuf {
             // target/debug/fsarena → target/debug/examples/bugfs
             let bin = PathBuf::from(env!("CARGO_BIN_EXE_fsarena"));
             let path = bin.parent().unwrap().join("examples/bugfs");
-            if path.exists() {
-                return path;
-            }
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut build = std::process::Command::new(cargo);
             build.args(["build", "-p", "fsarena-cli", "--example", "bugfs"]);
