@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+/// Held by every test that starts a server (also the hostile suite's): each checks that none is left.
+pub(crate) static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// (PID, name, cmdline) of every process whose command line names /run/fsarena.
 fn our_servers() -> Vec<(u32, String, String)> {

@@ -51,6 +51,17 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
+        // A run killed with SIGKILL in it as its work directory leaves what its state file
+        // records (a `dir:` target's bind mount among them): `fsarena cleanup` undoes that
+        // first, or removing the directory would stop at a mount point.
+        let killed = std::fs::read_dir(&self.0)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("state-"));
+        if killed {
+            let _ = fsarena().args(["cleanup", "--workdir", &self.0]).output();
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -13,12 +13,15 @@ mod table;
 
 mod scene;
 
+mod daemons;
 mod devices;
+mod host;
 mod inputs;
 mod jobfiles;
 mod names_and_bombs;
 mod planted;
 mod planted_state;
+mod servers;
 mod signals;
 mod specs;
 mod store;

@@ -21,8 +21,14 @@
 //! - `late_size`: fsync writes the file's data but not its size (sync_file_range, not fsync):
 //!   the size change is persisted after its data, whenever the backing filesystem commits.
 //!
+//! Hostile modes for fsarena's hostile tests (`--plant=`, `--lure=`, `--claim=`): see
+//! [`hostile`].
+//!
 //! Why hand-written: the point is a filesystem that is wrong on purpose, and small enough to
 //! see that it is wrong only where it is told to be.
+
+#[path = "bugfs/hostile.rs"]
+mod hostile;
 
 use fuser::{
     FileAttr, FileType, Filesystem, MountOption, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty,
@@ -69,6 +75,7 @@ struct Node {
 struct BugFs {
     backing: PathBuf,
     bugs: Bugs,
+    hostile: hostile::Hostile,
     nodes: HashMap<u64, Node>,
     next: u64,
 }
@@ -100,7 +107,7 @@ impl BugFs {
     fn attr(&self, ino: u64) -> Result<FileAttr, i32> {
         let node = self.nodes.get(&ino).ok_or(libc::ENOENT)?;
         let md = std::fs::symlink_metadata(self.path(ino)).map_err(|e| errno(&e))?;
-        let size = if node.dir { md.len() } else { node.size };
+        let size = if node.dir { md.len() } else { self.hostile.claimed(node.size) };
         let t = |s: i64| SystemTime::UNIX_EPOCH + Duration::from_secs(s.max(0) as u64);
         Ok(FileAttr {
             ino,
@@ -228,6 +235,9 @@ impl BugFs {
 
 impl Filesystem for BugFs {
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
+        if let Some(a) = self.hostile.lookup(parent, name) {
+            return reply.entry(&TTL, &a, 0);
+        }
         match self.child(parent, name).map(|i| self.attr(i)) {
             Some(Ok(a)) => reply.entry(&TTL, &a, 0),
             Some(Err(e)) => reply.error(e),
@@ -236,6 +246,9 @@ impl Filesystem for BugFs {
     }
 
     fn getattr(&mut self, _req: &Request<'_>, ino: u64, _fh: Option<u64>, reply: ReplyAttr) {
+        if let Some(a) = self.hostile.attr(ino) {
+            return reply.attr(&TTL, &a);
+        }
         match self.attr(ino) {
             Ok(a) => reply.attr(&TTL, &a),
             Err(e) => reply.error(e),
@@ -277,6 +290,13 @@ impl Filesystem for BugFs {
         match r {
             Ok(a) => reply.attr(&TTL, &a),
             Err(e) => reply.error(e),
+        }
+    }
+
+    fn readlink(&mut self, _req: &Request<'_>, ino: u64, reply: ReplyData) {
+        match self.hostile.readlink(ino) {
+            Some(target) => reply.data(target),
+            None => reply.error(libc::EINVAL),
         }
     }
 
@@ -411,7 +431,9 @@ impl Filesystem for BugFs {
         _lock_owner: Option<u64>,
         reply: ReplyData,
     ) {
-        match self.read_at(ino, offset.max(0) as u64, u64::from(size)) {
+        let held = self.nodes.get(&ino).map_or(0, |n| n.size);
+        let offset = offset.max(0) as u64;
+        match self.read_at(ino, offset, u64::from(size)).map(|d| self.hostile.pad(d, offset, u64::from(size), held)) {
             Ok(mut data) => {
                 if self.bugs.flip_bit {
                     if let Some(b) = data.first_mut() {
@@ -588,9 +610,21 @@ impl Filesystem for BugFs {
 
 fn main() {
     let mut bugs = Bugs::default();
+    let mut hostile = hostile::Hostile::default();
+    let mut plants = Vec::new();
     let mut paths = Vec::new();
     for arg in std::env::args().skip(1) {
-        if let Some(list) = arg.strip_prefix("--bugs=") {
+        if let Some(path) = arg.strip_prefix("--plant=") {
+            plants.push(PathBuf::from(path));
+        } else if let Some(path) = arg.strip_prefix("--lure=") {
+            hostile.lure = Some(PathBuf::from(path));
+        } else if let Some(bytes) = arg.strip_prefix("--claim=") {
+            let Ok(n) = bytes.parse() else {
+                eprintln!("bugfs: --claim={bytes}: expected a number of bytes");
+                std::process::exit(2);
+            };
+            hostile.claim = Some(n);
+        } else if let Some(list) = arg.strip_prefix("--bugs=") {
             for b in list.split(',').filter(|b| !b.is_empty()) {
                 match b {
                     "stale_truncate" => bugs.stale_truncate = true,
@@ -610,9 +644,12 @@ fn main() {
         }
     }
     let [backing, mnt] = paths.as_slice() else {
-        eprintln!("usage: bugfs [--bugs=LIST of {BUGS}] BACKING MOUNTPOINT");
+        eprintln!(
+            "usage: bugfs [--bugs=LIST of {BUGS}] [--plant=PATH] [--lure=PATH] [--claim=BYTES] BACKING MOUNTPOINT"
+        );
         std::process::exit(2);
     };
+    hostile::plant(backing, &plants);
     let mut nodes = HashMap::new();
     nodes.insert(
         fuser::FUSE_ROOT_ID,
@@ -652,7 +689,7 @@ fn main() {
             }
         }
     }
-    let fs = BugFs { backing: backing.clone(), bugs, nodes, next };
+    let fs = BugFs { backing: backing.clone(), bugs, hostile, nodes, next };
     let options = [MountOption::FSName("bugfs".into()), MountOption::AllowOther, MountOption::DefaultPermissions];
     if let Err(e) = fuser::mount2(fs, mnt, &options) {
         eprintln!("bugfs: mounting {}: {e}", mnt.display());

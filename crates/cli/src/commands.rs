@@ -1,6 +1,7 @@
 //! The commands that read the store: results, compare, report; and targets and cleanup.
 
 use crate::args::{CompareArgs, DbArg, ReportArgs, ResultsCommand, EXPORT_FORMATS, SHOW_FORMATS, TABLE_FORMATS};
+use crate::output::say;
 use crate::plan::Failure;
 use fsarena_core::run::RunReport;
 use fsarena_core::{printable, InputError};
@@ -30,15 +31,25 @@ fn load(store: &Store, spec: &str) -> Result<RunReport, Failure> {
 }
 
 /// Writes `bytes` to stdout. A closed pipe (`| head`) is not an error; any other failure
-/// (`> /dev/full`) is, so that output that was lost never exits 0.
+/// (`> /dev/full`) is, so that output that was lost never exits 0. During a run either stops
+/// it (see [`crate::output`]).
 pub fn print(bytes: &[u8]) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
+    match crate::output::out(bytes) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(Failure::Run(anyhow::anyhow!("cannot write the output to stdout: {e}")))
         }
         _ => Ok(()),
     }
+}
+
+/// Writes `bytes` to the new file `path` for a report, a chart or an export: 0600, a link or
+/// anything but a regular file at the name refused (see
+/// [`fsarena_target::safefs::create_private`]); a regular file the user named is replaced.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let mut file = fsarena_target::safefs::create_private(path, true)
+        .with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))?;
+    file.write_all(bytes).with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))
 }
 
 /// `name` as one of the formats `accepted` by `flag`, or bad input naming them.
@@ -80,7 +91,7 @@ pub fn results(command: &ResultsCommand) -> Result<ExitCode, Failure> {
             let mut store = open_for_writing(db)?;
             let id = store.resolve(run).map_err(|e| Failure::BadInput(InputError::new(e.to_string())))?;
             store.remove(&id).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
-            eprintln!("fsarena: removed run {}", printable(&id));
+            say!("fsarena: removed run {}", printable(&id));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -254,11 +265,11 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     }
     for (side, names) in [(&comparison.a, &comparison.only_in_a), (&comparison.b, &comparison.only_in_b)] {
         for name in names {
-            eprintln!("fsarena: only in {}: {} (not compared)", printable(side), printable(name));
+            say!("fsarena: only in {}: {} (not compared)", printable(side), printable(name));
         }
     }
     if comparison.rows.iter().any(|r| r.verdict == AbVerdict::NotTested) {
-        eprintln!(
+        say!(
             "fsarena: note: significance cannot be tested where a side has fewer than 2 measured repetitions; \
              store runs with --repeat 3 or more"
         );
@@ -270,10 +281,10 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     let newly_failing: usize = comparison.posix.iter().map(|d| d.newly_failing.len()).sum();
     let cases_regressed = args.fail_on_regression.is_some() && newly_failing > 0;
     if cases_regressed {
-        eprintln!("fsarena: regression: {newly_failing} posix case(s) newly failing");
+        say!("fsarena: regression: {newly_failing} posix case(s) newly failing");
     }
     if let Some((pct, r)) = regressed {
-        eprintln!(
+        say!(
             "fsarena: regression: {} {} on {} changed {:+.1}% (p={:.3}), beyond --fail-on-regression {pct}%",
             printable(&r.result),
             printable(&r.metric),
@@ -341,25 +352,24 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     let store = open(&args.db)?;
     let runs = args.runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
     write_report(&runs, out).map_err(Failure::Run)?;
-    eprintln!("fsarena: wrote {}", printable(&out.display().to_string()));
+    say!("fsarena: wrote {}", printable(&out.display().to_string()));
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes an HTML report, or a Markdown one with its SVG charts beside it.
+/// Writes an HTML report, or a Markdown one with its SVG charts beside it; each file 0600
+/// ([`write_private`]): a report holds commands, environments and logs.
 pub fn write_report(runs: &[RunReport], out: &std::path::Path) -> anyhow::Result<()> {
-    use anyhow::Context;
     use fsarena_report::Exporter;
     if out.extension().is_some_and(|e| e == "md") {
         let (text, charts) = fsarena_report::markdown_report(runs);
         let dir = out.parent().unwrap_or(std::path::Path::new("."));
         for (name, svg) in charts {
-            std::fs::write(dir.join(&name), svg)
-                .with_context(|| format!("cannot write {}", dir.join(&name).display()))?;
+            write_private(&dir.join(&name), svg.as_bytes())?;
         }
-        std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))
+        write_private(out, text.as_bytes())
     } else {
         let html = fsarena_report::Html.export(runs)?;
-        std::fs::write(out, html).with_context(|| format!("cannot write {}", out.display()))
+        write_private(out, &html)
     }
 }
 
@@ -384,13 +394,13 @@ pub fn cleanup(workdir: &crate::args::WorkdirArg) -> Result<ExitCode, Failure> {
     let report = fsarena_target::cleanup(&workdir.path)?;
     let shown = printable(&report.workdir.to_string_lossy()).into_owned();
     if report.is_empty() {
-        eprintln!("fsarena: nothing to clean up in {shown}");
+        say!("fsarena: nothing to clean up in {shown}");
     }
     for line in &report.done {
-        eprintln!("fsarena: {}", printable(line));
+        say!("fsarena: {}", printable(line));
     }
     for warning in &report.warnings {
-        eprintln!("fsarena: warning: {}", printable(warning));
+        say!("fsarena: warning: {}", printable(warning));
     }
     match report.error {
         Some(e) => Err(Failure::Run(anyhow::anyhow!("cleanup of {shown} is not finished: {e}"))),

@@ -6,6 +6,7 @@
 
 use crate::args::{DemoArgs, SuiteCommand};
 use crate::experiment::Scale;
+use crate::output::say;
 use crate::plan::{Failure, Plan};
 use crate::suite::{Suite, SUITES};
 use fsarena_core::InputError;
@@ -75,7 +76,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         let budget = smoke_budget(suite)?;
         match plan(suite, args) {
             Ok(p) => plans.push((suite, p, budget)),
-            Err(Failure::BadInput(e)) => eprintln!("fsarena: demo skips suite {}: {e}", suite.name),
+            Err(Failure::BadInput(e)) => say!("fsarena: demo skips suite {}: {e}", suite.name),
             Err(e) => return Err(e),
         }
     }
@@ -83,7 +84,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         return Err(InputError::new("the demo found no suite it can run here: see `fsarena suite show NAME`").into());
     }
     let budget: Duration = plans.iter().map(|(_, _, b)| *b).sum();
-    eprintln!(
+    say!(
         "fsarena: demo: {} suite(s) at smoke scale, every row {} time(s), within {} s together (their budgets; the demo's are at most {} s)",
         plans.len(),
         args.repeat,
@@ -93,21 +94,20 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
     let mut code = ExitCode::SUCCESS;
     let mut timings = Vec::new();
     for (suite, plan, budget) in &plans {
-        eprintln!("fsarena: demo: suite {} (study {}), budget {} s", suite.name, suite.study, budget.as_secs());
+        say!("fsarena: demo: suite {} (study {}), budget {} s", suite.name, suite.study, budget.as_secs());
         let started = Instant::now();
         let ran = crate::runner::execute(plan, args.progress.mode(), &crate::ranks::Alone);
         let took = started.elapsed();
-        eprintln!(
-            "fsarena: demo: suite {} took {:.0} s (budget {} s)",
-            suite.name,
-            took.as_secs_f64(),
-            budget.as_secs()
-        );
+        say!("fsarena: demo: suite {} took {:.0} s (budget {} s)", suite.name, took.as_secs_f64(), budget.as_secs());
+        // Output lost (a closed pipe) interrupted that suite: the demo stops with it.
+        if crate::output::lost().is_some() {
+            return ran;
+        }
         match ran {
             Ok(c) if c == ExitCode::SUCCESS => {}
             Ok(c) => code = c,
             Err(Failure::Run(e)) => {
-                eprintln!("fsarena: demo: suite {}: {}", suite.name, fsarena_core::printable(&format!("{e:#}")));
+                say!("fsarena: demo: suite {}: {}", suite.name, fsarena_core::printable(&format!("{e:#}")));
                 code = ExitCode::from(1);
             }
             Err(e) => return Err(e),
@@ -145,8 +145,8 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         budget.as_secs()
     );
     let html = fsarena_report::html_parts("fsarena demo", &intro, &parts);
-    std::fs::write(out, html).map_err(|e| Failure::Run(anyhow::anyhow!("cannot write {}: {e}", out.display())))?;
-    eprintln!(
+    crate::commands::write_private(out, html.as_bytes()).map_err(Failure::Run)?;
+    say!(
         "fsarena: demo: {:.0} s of run time for {} suite(s) (budget {} s); report written to {}",
         total.as_secs_f64(),
         timings.len(),

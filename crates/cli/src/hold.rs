@@ -7,6 +7,7 @@
 //! records, by the same identity checks as `fsarena cleanup`, which leaves held runs alone.
 
 use crate::args::{DownArgs, UpArgs};
+use crate::output::say;
 use crate::plan::Failure;
 use anyhow::anyhow;
 use fsarena_core::{printable, InputError};
@@ -30,7 +31,7 @@ pub fn up(args: &UpArgs) -> Result<ExitCode, Failure> {
             failure = Some("interrupted while provisioning".to_string());
             break;
         }
-        eprintln!("fsarena: provisioning {}", printable(target.label()));
+        say!("fsarena: provisioning {}", printable(target.label()));
         match target.provision(&ProvisionCtx { workdir: &workdir, index, mount_base: None }) {
             Ok(m) => up.push(m),
             Err(e) => {
@@ -57,26 +58,26 @@ pub fn up(args: &UpArgs) -> Result<ExitCode, Failure> {
             // Nothing is undone: the state file keeps every resource for `fsarena down`.
             drop(up);
             let state = workdir.hold().map_err(|e| Failure::Run(e.into()))?;
-            eprintln!(
+            say!(
                 "fsarena: held as run {run_id} (recorded in {}); `fsarena down {run_id}{}` tears it down",
                 printable(&state.to_string_lossy()),
                 workdir_flag(args)
             );
             return Ok(ExitCode::SUCCESS);
         }
-        eprintln!("fsarena: holding {} target(s); Ctrl-C (or SIGTERM) tears them down", up.len());
+        say!("fsarena: holding {} target(s); Ctrl-C (or SIGTERM) tears them down", up.len());
         let _ = signals.forever().next();
     }
     // Newest first, as the state file would be undone.
     for (t, m) in targets.iter().zip(up).rev() {
-        eprintln!("fsarena: tearing down {}", printable(t.label()));
+        say!("fsarena: tearing down {}", printable(t.label()));
         if let Err(e) = m.teardown() {
             failure.get_or_insert(format!("teardown of {}: {e}", t.label()));
         }
     }
     if let Some(state) = workdir.close() {
         failure.get_or_insert_with(|| "teardown did not finish".into());
-        eprintln!(
+        say!(
             "fsarena: kept {}: run `fsarena cleanup{}` once nothing holds the mount",
             printable(&state.to_string_lossy()),
             workdir_flag(args)
@@ -136,13 +137,13 @@ pub fn down(args: &DownArgs) -> Result<ExitCode, Failure> {
     let shown = printable(&report.workdir.to_string_lossy()).into_owned();
     if report.is_empty() {
         let what = args.run.as_deref().map_or("no target".to_string(), |r| format!("no run {}", printable(r)));
-        eprintln!("fsarena: {what} held by `fsarena up --detach` in {shown}");
+        say!("fsarena: {what} held by `fsarena up --detach` in {shown}");
     }
     for line in &report.done {
-        eprintln!("fsarena: {}", printable(line));
+        say!("fsarena: {}", printable(line));
     }
     for warning in &report.warnings {
-        eprintln!("fsarena: warning: {}", printable(warning));
+        say!("fsarena: warning: {}", printable(warning));
     }
     match report.error {
         Some(e) => Err(Failure::Run(anyhow!("down in {shown} is not finished: {e}"))),

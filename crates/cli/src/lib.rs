@@ -14,6 +14,7 @@ mod hold;
 mod man;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod output;
 mod plan;
 mod progress;
 mod ranks;
@@ -23,6 +24,7 @@ mod suite;
 mod tenants;
 mod warnings;
 
+use crate::output::say;
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -70,7 +72,7 @@ where
         }
         Err(plan::Failure::Run(e)) => {
             // One line, and inert: the message carries labels, paths and tools' output.
-            eprintln!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
+            say!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
             ExitCode::from(1)
         }
     }
@@ -79,7 +81,7 @@ where
 /// Bad input, on stderr: a job file's problems come one per line, each said as fsarena's.
 fn say_bad_input(e: &impl std::fmt::Display) {
     for line in e.to_string().lines() {
-        eprintln!("fsarena: {line}");
+        say!("fsarena: {line}");
     }
 }
 
@@ -122,6 +124,6 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
         .map(|l| l.strip_prefix("error: ").unwrap_or(l))
         .collect();
-    eprintln!("fsarena: {}", fsarena_core::printable(&parts.join("; ")));
+    say!("fsarena: {}", fsarena_core::printable(&parts.join("; ")));
     ExitCode::from(2)
 }

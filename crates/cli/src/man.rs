@@ -3,6 +3,7 @@
 //! `--workload` rather than file names.
 
 use crate::args::{Cli, ManArgs};
+use crate::output::say;
 use crate::plan::Failure;
 use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::CommandFactory;
@@ -24,7 +25,7 @@ pub fn man(args: &ManArgs) -> Result<ExitCode, Failure> {
     }
     clap_mangen::generate_to(Cli::command(), dir)
         .map_err(|e| Failure::Run(anyhow::anyhow!("cannot write the man pages to {shown}: {e}")))?;
-    eprintln!("fsarena: wrote {} man pages to {shown}", pages(&Cli::command()));
+    say!("fsarena: wrote {} man pages to {shown}", pages(&Cli::command()));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -449,6 +449,7 @@ impl Plan {
         // A workload that runs on some kinds only (crash): in a suite (or with
         // --skip-unavailable) the pairs it cannot run are skipped and listed, else refused.
         let excluded = check_footprints(&targets, &steps, sharing, skip_unavailable)?;
+        check_workdir_room(&targets, &steps, &excluded, &workdir)?;
         for (t, s, reason) in &excluded {
             let what = format!("{} on target {}", steps[*s].workload.kind(), targets[*t].label());
             if !skipped.iter().any(|k| k.what == what) {
@@ -637,17 +638,10 @@ fn check_machine(targets: &[Box<dyn Target>], workdir: &std::path::Path) -> Resu
         fsarena_target::requirements::check(&t.requirements())
             .map_err(|why| InputError::new(format!("target {} cannot be provisioned here: {why}", t.label())))?;
     }
-    // Targets are provisioned one after another, so the largest image must fit. A work
-    // directory that does not exist yet will be made in its nearest existing ancestor.
+    // Targets are provisioned one after another, so the largest image must fit.
     if let Some(t) = targets.iter().max_by_key(|t| t.image_bytes()).filter(|t| t.image_bytes() > 0) {
-        let existing = fsarena_target::Workdir::nearest_existing(&workdir);
-        if let Some(free) = fsarena_target::sys::free_bytes(&existing) {
+        if let Some((free, place)) = free_in(&workdir) {
             if t.image_bytes() > free {
-                let place = if existing == workdir {
-                    format!("the work directory {}", workdir.display())
-                } else {
-                    format!("{}, where the work directory {} would be created", existing.display(), workdir.display())
-                };
                 return Err(InputError::new(format!(
                     "target {}: its {} image does not fit the {} free in {place}: use a smaller size= or another --workdir",
                     t.label(),
@@ -658,4 +652,45 @@ fn check_machine(targets: &[Box<dyn Target>], workdir: &std::path::Path) -> Resu
         }
     }
     Ok(workdir)
+}
+
+/// The bytes free where the work directory `workdir` (absolute) is or would be made (its
+/// nearest existing ancestor), and that place in words.
+fn free_in(workdir: &std::path::Path) -> Option<(u64, String)> {
+    let existing = fsarena_target::Workdir::nearest_existing(workdir);
+    let free = fsarena_target::sys::free_bytes(&existing)?;
+    let place = if existing == workdir {
+        format!("the work directory {}", workdir.display())
+    } else {
+        format!("{}, where the work directory {} would be created", existing.display(), workdir.display())
+    };
+    Some((free, place))
+}
+
+/// What a workload writes in the work directory itself (crash's write log) on each target it
+/// runs on, against the free space there: refused before anything is created.
+fn check_workdir_room(
+    targets: &[Box<dyn Target>],
+    steps: &[Step],
+    excluded: &[(usize, usize, String)],
+    workdir: &std::path::Path,
+) -> Result<(), InputError> {
+    for (si, step) in steps.iter().enumerate() {
+        for (ti, target) in targets.iter().enumerate() {
+            if excluded.iter().any(|(t, s, _)| (*t, *s) == (ti, si)) {
+                continue;
+            }
+            let Some((bytes, what)) = step.workload.workdir_bytes(target.kind(), &target.options()) else { continue };
+            if let Some((free, place)) = free_in(workdir).filter(|(free, _)| bytes > *free) {
+                return Err(InputError::new(format!(
+                    "workload {} on target {}: {what} ({}) does not fit the {} free in {place}: use a smaller value or another --workdir",
+                    step.workload.kind(),
+                    target.label(),
+                    fsarena_core::units::format_iec(bytes as f64),
+                    fsarena_core::units::format_iec(free as f64),
+                )));
+            }
+        }
+    }
+    Ok(())
 }

@@ -7,6 +7,7 @@
 //! tick, every [`TICK`]), which holds the bar's lock and then takes [`Shared::state`]. So no
 //! method here calls the bar while holding `state`: the lock order is always bar, then state.
 
+use crate::output::say;
 use crate::warnings::{Unstable, Warnings};
 use fsarena_core::printable;
 use fsarena_workload::{Live, LiveSample};
@@ -346,7 +347,7 @@ impl Progress {
         if self.mode == Mode::Bar && !self.finished.load(Ordering::SeqCst) {
             self.bar.println(line);
         } else {
-            eprintln!("{line}");
+            say!("{line}");
         }
     }
 
@@ -365,7 +366,7 @@ impl Progress {
         self.shared.state().round_started = Instant::now();
         match self.mode {
             Mode::Bar => self.bar.set_message(printable(&position.text()).into_owned()),
-            Mode::Log => eprintln!("fsarena: {}", printable(&position.text())),
+            Mode::Log => say!("fsarena: {}", printable(&position.text())),
             Mode::Quiet => {}
         }
     }
@@ -391,7 +392,7 @@ impl Progress {
         self.finish();
         let lines = std::mem::take(&mut self.shared.state().warnings).lines();
         for line in lines {
-            eprintln!("fsarena: warning: {}", printable(&line));
+            say!("fsarena: warning: {}", printable(&line));
         }
     }
 }

@@ -6,6 +6,7 @@
 //! share of the target. What ranks send each other is JSON with a wire version ([`WIRE`]), so
 //! a rank built from another fsarena is refused rather than misread.
 
+use crate::output::say;
 use crate::plan::Failure;
 use fsarena_core::{Better, Measurement};
 use serde::{Deserialize, Serialize};
@@ -295,16 +296,14 @@ fn decode<T: serde::de::DeserializeOwned>(ranks: &dyn Ranks, rank: usize, bytes:
     match serde_json::from_slice::<T>(bytes) {
         Ok(v) if wire(&v) == WIRE => v,
         Ok(v) => {
-            eprintln!(
+            say!(
                 "fsarena: rank {rank} speaks wire version {}, rank 0 version {WIRE}: run the same fsarena on every rank",
                 wire(&v)
             );
             ranks.abort(1)
         }
         Err(e) => {
-            eprintln!(
-                "fsarena: rank {rank} sent a message rank 0 cannot read ({e}): run the same fsarena on every rank"
-            );
+            say!("fsarena: rank {rank} sent a message rank 0 cannot read ({e}): run the same fsarena on every rank");
             ranks.abort(1)
         }
     }

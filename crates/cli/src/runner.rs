@@ -1,6 +1,7 @@
 //! Runs a plan: for each target provision, run every workload, tear down; then export.
 //! Teardown always happens, and what was measured before a failure is still reported.
 
+use crate::output::say;
 use crate::plan::{Failure, Plan};
 use crate::progress::{Mode, Position, Progress, Schedule};
 use crate::ranks::Ranks;
@@ -49,6 +50,9 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
     // was stopped): mpirun follows its SIGTERM with SIGKILL a second later, and the ranks can
     // no longer meet at a barrier, so the first signal already tears down at once.
     watch_signals(&stop, &signal, &emergency, progress, ranks.size() > 1)?;
+    // A closed stdout or stderr interrupts the run as a signal would (SIGPIPE): until the
+    // results are stored, after which nothing is left to stop.
+    let output_watch = crate::output::watch(&stop, &signal);
     // One random id names the run in the store and everything it creates (never the PID,
     // which another run in another PID namespace may have too).
     let run_id = fsarena_target::RunId::generate().map_err(|e| Failure::Run(e.into()))?;
@@ -148,6 +152,9 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             }
         };
         let offered = leader.then(|| match (&mounted, &failure, &workdir) {
+            // Ranks on other hosts cannot see fsarena's bind mount of a `dir:` target: they get
+            // the user's paths of it (the shared filesystem mounted at the same path there).
+            (Some(m), _, _) if ranks.distributed() => Ok(lock(m).shared_roots()),
             (Some(m), _, _) => Ok(lock(m).client_roots()),
             // The work directory stands in for a root the workload never uses.
             (None, None, Some(w)) if own_only => Ok(vec![w.path().to_path_buf()]),
@@ -377,9 +384,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
     report.complete = failure.is_none() && signal.load(Ordering::Relaxed) == 0;
     report.failure = match signal.load(Ordering::Relaxed) {
         0 => failure.clone(),
+        crate::output::SIGPIPE => Some(interrupted_by_output()),
         sig => Some(format!("interrupted by signal {sig}")),
     };
     let unstored = store.finish(&report);
+    drop(output_watch);
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let exported = plan.format.exporter(terminal).export(std::slice::from_ref(&report));
     if let Some(path) = &plan.report {
@@ -399,9 +408,12 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
     match signal.load(Ordering::Relaxed) {
         0 => {}
         sig => {
-            eprintln!("fsarena: interrupted; the results above are incomplete and the test files were removed");
+            if sig == crate::output::SIGPIPE {
+                say!("fsarena: {}", interrupted_by_output());
+            }
+            say!("fsarena: interrupted; the results above are incomplete and the test files were removed");
             if let Some(unstored) = &unstored {
-                eprintln!("fsarena: {}", fsarena_core::printable(unstored));
+                say!("fsarena: {}", fsarena_core::printable(unstored));
             }
             return Ok(ExitCode::from(128 + sig as u8));
         }
@@ -418,13 +430,19 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
             let findings: u64 =
                 report.results.iter().flat_map(|e| &e.measurements).map(fsarena_core::Measurement::findings).sum();
             if plan.strict_checks && findings > 0 {
-                eprintln!("fsarena: {findings} findings (--strict-checks)");
+                say!("fsarena: {findings} findings (--strict-checks)");
                 ExitCode::from(3)
             } else {
                 ExitCode::SUCCESS
             }
         }),
     }
+}
+
+/// Why a run that lost its output stopped, as stored and said.
+fn interrupted_by_output() -> String {
+    let stream = crate::output::lost().unwrap_or("the output");
+    format!("interrupted: {stream} was closed (broken pipe); stopped the workloads and tore down (exit 141)")
 }
 
 /// Every round of `plan` with its estimated duration, for the plan line and the ETA.
@@ -549,13 +567,13 @@ fn watch_signals(
                 if urgent {
                     // Rank 0 alone has something to tear down; the others just go.
                     if emergency.get().is_some() {
-                        eprintln!(
+                        say!(
                             "fsarena: rank 0 on {}: signal {sig}: the MPI job is ending (a rank failed or was stopped): tearing down now",
                             crate::ranks::host_name()
                         );
                     }
                 } else {
-                    eprintln!("fsarena: second interrupt: tearing down now");
+                    say!("fsarena: second interrupt: tearing down now");
                 }
                 let code = 128 + sig;
                 match emergency.get() {
@@ -563,13 +581,13 @@ fn watch_signals(
                     None => std::process::exit(code),
                     Some(e) => e.tear_down_then(|done, error, kept| {
                         for line in done {
-                            eprintln!("fsarena: {}", fsarena_core::printable(line));
+                            say!("fsarena: {}", fsarena_core::printable(line));
                         }
                         if let Some(error) = error {
-                            eprintln!("fsarena: {error}");
+                            say!("fsarena: {error}");
                         }
                         if let Some(state) = kept {
-                            eprintln!(
+                            say!(
                                 "fsarena: kept {}: run `fsarena cleanup` once nothing holds the mount",
                                 fsarena_core::printable(&state.to_string_lossy())
                             );

@@ -4,7 +4,7 @@
 //! records, undoes them when the workload releases them, and releases whatever is left when
 //! the target is torn down, before it is unmounted.
 
-use fsarena_target::safefs::Identity;
+use fsarena_target::safefs::{remove_dir_if, DirRemoval};
 use fsarena_target::{Resource, UndoMode, Workdir};
 use fsarena_workload::server::{Host, Tenant};
 use std::path::{Path, PathBuf};
@@ -35,14 +35,22 @@ pub fn check_fuse_allows_others(label: &str, root: &Path) -> Result<(), String> 
     Ok(())
 }
 
+/// A tenant held by a [`TargetHost`]: its record in the state file (none for a data
+/// directory, which lives in the target) and, for a data directory, whether it was loaded.
+#[derive(Debug, Clone)]
+struct Held {
+    tenant: Tenant,
+    resource: Option<Resource>,
+    loaded: bool,
+}
+
 /// The tenants of one target.
 #[derive(Debug)]
 pub struct TargetHost<'w> {
     workdir: &'w Workdir,
     run_dir: PathBuf,
-    /// What was recorded and not released yet, oldest first, with its state-file record
-    /// (none for a data directory, which lives in the target).
-    held: Mutex<Vec<(Tenant, Option<Resource>)>>,
+    /// What was recorded and not released yet, oldest first.
+    held: Mutex<Vec<Held>>,
 }
 
 impl<'w> TargetHost<'w> {
@@ -52,14 +60,14 @@ impl<'w> TargetHost<'w> {
         Self { workdir, run_dir: run_dir.to_path_buf(), held: Mutex::new(Vec::new()) }
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, Vec<(Tenant, Option<Resource>)>> {
+    fn held(&self) -> std::sync::MutexGuard<'_, Vec<Held>> {
         self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Releases everything still held, newest first (servers before the directories they
     /// use); the first error is returned, the rest still tried.
     pub fn release_all(&self) -> Result<(), String> {
-        let all: Vec<Tenant> = self.held().iter().rev().map(|(t, _)| t.clone()).collect();
+        let all: Vec<Tenant> = self.held().iter().rev().map(|h| h.tenant.clone()).collect();
         let mut first = Ok(());
         for t in all {
             if let Err(e) = self.release(&t) {
@@ -77,40 +85,56 @@ impl Host for TargetHost<'_> {
 
     fn record(&self, tenant: &Tenant) -> Result<(), String> {
         let resource = match tenant {
-            Tenant::RunDir(path) => {
-                let id = Identity::of_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-                Some(Resource::Dir { path: path.clone(), id, recursive: true })
-            }
-            Tenant::DataDir(_) => None,
+            Tenant::RunDir { path, id } => Some(Resource::Dir { path: path.clone(), id: *id, recursive: true }),
+            Tenant::DataDir { .. } => None,
             Tenant::Server { pid, start_time, stop_signal, cgroup } => Some(Resource::Server {
                 pid: *pid,
                 start_time: *start_time,
                 stop_signal: *stop_signal,
                 cgroup: cgroup.clone(),
             }),
+            Tenant::Client { pid, start_time, cgroup } => {
+                Some(Resource::Process { pid: *pid, start_time: *start_time, cgroup: cgroup.clone() })
+            }
         };
         if let Some(r) = &resource {
             self.workdir.record(r).map_err(|e| e.to_string())?;
         }
-        self.held().push((tenant.clone(), resource));
+        self.held().push(Held { tenant: tenant.clone(), resource, loaded: false });
         Ok(())
     }
 
     fn release(&self, tenant: &Tenant) -> Result<(), String> {
-        let Some(index) = self.held().iter().position(|(t, _)| t == tenant) else { return Ok(()) };
-        let (_, resource) = self.held()[index].clone();
-        match (&resource, tenant) {
+        let Some(held) = self.held().iter().find(|h| h.tenant == *tenant).cloned() else { return Ok(()) };
+        match (&held.resource, tenant) {
             (Some(r), _) => {
                 self.workdir.undo(std::slice::from_ref(r), UndoMode::Teardown).map_err(|e| e.to_string())?;
             }
-            (None, Tenant::DataDir(path)) => match std::fs::remove_dir_all(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Its server's account owns it and all in it: removed beneath it without following
+            // a link, staying on its mount, and only while it is still the directory made.
+            (None, Tenant::DataDir { path, id }) => match remove_dir_if(path, *id, true) {
+                Ok(DirRemoval::Removed | DirRemoval::NotOurs) => {}
+                Ok(DirRemoval::NotEmpty) => {
+                    return Err(format!("cannot remove {}: something kept writing into it", path.display()))
+                }
                 Err(e) => return Err(format!("cannot remove {}: {e}", path.display())),
             },
             (None, _) => {}
         }
-        self.held().retain(|(t, _)| t != tenant);
+        self.held().retain(|h| h.tenant != *tenant);
         Ok(())
+    }
+
+    fn data_dir(&self, path: &Path) -> Option<(Tenant, bool)> {
+        self.held()
+            .iter()
+            .find(|h| matches!(&h.tenant, Tenant::DataDir { path: p, .. } if p == path))
+            .map(|h| (h.tenant.clone(), h.loaded))
+    }
+
+    fn mark_loaded(&self, tenant: &Tenant) {
+        for h in self.held().iter_mut().filter(|h| h.tenant == *tenant) {
+            h.loaded = true;
+        }
     }
 }

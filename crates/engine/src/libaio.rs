@@ -90,7 +90,11 @@ impl Engine for Libaio {
         if !config.flags.direct {
             // Said at plan time, in the process that plans, once however many jobs use it.
             static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| eprintln!("{BUFFERED_WARNING}"));
+            // Written, not eprintln!: a closed stderr must not panic (issue 28).
+            ONCE.call_once(|| {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "{BUFFERED_WARNING}");
+            });
         }
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup writes the context id into `ctx`.

@@ -131,7 +131,14 @@ pub(crate) fn for_writing(path: &Path) -> Result<Connection, StoreError> {
     }
     let unwritable = |detail: String| StoreError::Unwritable { path: path.to_path_buf(), detail };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| unwritable(format!("cannot create {}: {e}", parent.display())))?;
+        // The database holds commands, environments and logs: the directories made for it
+        // (the default ~/.local/share/fsarena) are its owner's alone.
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|e| unwritable(format!("cannot create {}: {e}", parent.display())))?;
     }
     let lock = Lock::take(path)?;
     // Only files absent now, under the lock, are this open's to remove if it is refused.
@@ -139,6 +146,20 @@ pub(crate) fn for_writing(path: &Path) -> Result<Connection, StoreError> {
         .chain(SIDECARS.iter().map(|s| beside(path, s)))
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .collect();
+    // A new database is made 0600 here, before SQLite opens it: SQLite gives its -wal, -shm
+    // and -journal the database file's mode, so they are private too.
+    if absent.first().is_some_and(|p| p == path) {
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(path);
+        if let Err(e) = made {
+            lock.remove_if_created();
+            return Err(unwritable(format!("cannot create it: {e}")));
+        }
+    }
     match connect_for_writing(path) {
         Ok(conn) => Ok(conn),
         Err(e) => {
@@ -237,7 +258,7 @@ impl Lock {
         let mut attempts = 0;
         let (file, created) = loop {
             attempts += 1;
-            let new = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path);
+            let new = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path);
             match new {
                 Ok(file) => break (file, true),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -366,6 +387,24 @@ mod tests {
         let path = dir.path().join("short.db");
         std::fs::write(&path, b"SQLite").unwrap();
         assert!(matches!(header(&path), Err(StoreError::Foreign(_))));
+    }
+
+    #[test]
+    fn a_new_database_and_everything_beside_it_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.path().join("a/b/results.db");
+        let conn = for_writing(&path).unwrap();
+        conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        for made in [dir.path().join("a"), dir.path().join("a/b")] {
+            assert_eq!(mode(&made), 0o700, "{}", made.display());
+        }
+        for suffix in ["", ".lock", "-wal", "-shm"] {
+            let p = beside(&path, suffix);
+            assert_eq!(mode(&p), 0o600, "{}", p.display());
+        }
     }
 
     #[test]

@@ -193,6 +193,24 @@ impl HeldDir {
         })
     }
 
+    /// Opens `rel` beneath this directory with `flags` (plus `O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|
+    /// O_CLOEXEC`), no symbolic link followed on the way or at the end; the raw error, for a
+    /// caller that passes it on (a FUSE passthrough answers with it). The caller checks what
+    /// it opened (`fstat`) before using it.
+    pub fn open_beneath(&self, rel: &Path, flags: OFlags, mode: u32) -> Result<OwnedFd, Errno> {
+        self.open_raw(rel, flags, mode)
+    }
+
+    /// The target of the symbolic link `rel` beneath this directory (at most `cap` bytes),
+    /// no link followed on the way.
+    pub fn read_link(&self, rel: &Path, cap: usize) -> io::Result<std::ffi::OsString> {
+        let (dir, name) = self.parent_of(rel)?;
+        let target = rfs::readlinkat(&dir, name, Vec::new()).map_err(|e| self.error(rel, e))?;
+        let mut bytes = target.into_bytes();
+        bytes.truncate(cap);
+        Ok(std::ffi::OsString::from(std::ffi::OsStr::from_bytes(&bytes)))
+    }
+
     /// The directory `rel` beneath this one.
     pub fn dir(&self, rel: &Path) -> io::Result<HeldDir> {
         let fd = self.open_raw(rel, OFlags::DIRECTORY | OFlags::RDONLY, 0).map_err(|e| self.error(rel, e))?;

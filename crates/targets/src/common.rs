@@ -112,6 +112,12 @@ pub struct Provisioned {
     /// How `root` was mounted (filesystem type, device, options), for [`Mounted::remount`];
     /// None where fsarena does not remount.
     pub remount: Option<(String, String, String)>,
+    /// The user's paths of `root` and the clients (a `dir:` target, whose roots are fsarena's
+    /// bind mounts of held directories): shown in reports and used by MPI ranks on other
+    /// hosts. Empty: `root` and `clients` themselves.
+    pub shown_roots: Vec<PathBuf>,
+    /// Directories held open for the target's life (a `dir:` target's scratch directory).
+    pub held: Vec<crate::beneath::HeldDir>,
 }
 
 impl Provisioned {
@@ -125,6 +131,8 @@ impl Provisioned {
             log: None,
             clients: Vec::new(),
             remount: None,
+            shown_roots: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -139,6 +147,8 @@ impl Provisioned {
             log: None,
             clients: Vec::new(),
             remount: None,
+            shown_roots: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -189,6 +199,11 @@ impl Provisioned {
 
     /// Records the mount options as the kernel shows them for `root`.
     pub fn capture_mount(&mut self) {
+        // A `dir:` target's root is fsarena's bind mount of the user's directory: the facts
+        // would describe that mount, not a filesystem fsarena made.
+        if !self.shown_roots.is_empty() {
+            return;
+        }
         if let Some(m) = crate::sys::mount_at(&self.root) {
             self.fact("filesystem", m.fstype);
             self.fact("source", m.source);
@@ -233,10 +248,18 @@ impl Mounted for Provisioned {
             self.clients.clone()
         }
     }
+    fn shared_roots(&self) -> Vec<PathBuf> {
+        match self.shown_roots.len() {
+            0 => self.client_roots(),
+            _ => self.shown_roots.clone(),
+        }
+    }
     fn info(&self) -> Vec<(String, String)> {
-        // Where the workloads ran: fio-json shows it as the `directory=` actually used.
+        // Where the workloads ran: fio-json shows it as the `directory=` actually used; for a
+        // `dir:` target the user's path, not fsarena's bind mount of it.
         let mut info = self.info.clone();
-        info.push(("root".into(), self.root.display().to_string()));
+        let root = self.shown_roots.first().unwrap_or(&self.root);
+        info.push(("root".into(), root.display().to_string()));
         info
     }
     fn diagnostics(&self) -> Option<String> {

@@ -165,7 +165,27 @@ pub fn prepare(cmd: &mut Command, setup: Setup) -> Prepared {
     Prepared { cgroup }
 }
 
+/// Readies a process about to be forked, not started from a `Command` (the crash recorder's
+/// FUSE server): a cgroup when the machine allows; the child calls [`Prepared::enter`].
+pub fn prepare_fork() -> Prepared {
+    Prepared { cgroup: new_cgroup() }
+}
+
 impl Prepared {
+    /// In the child of a fork (before anything else): joins the cgroup made for it and a
+    /// process group of its own, as [`prepare`]'s command does. Raw system calls only, safe
+    /// after a fork; then closes the cgroup's descriptor.
+    pub fn enter(&self) {
+        // SAFETY: write, close and setpgid on a descriptor this process owns, no allocation.
+        unsafe {
+            if let Some((_, fd)) = &self.cgroup {
+                let _ = libc::write(fd.as_raw_fd(), b"0".as_ptr().cast(), 1);
+                libc::close(fd.as_raw_fd());
+            }
+            libc::setpgid(0, 0);
+        }
+    }
+
     /// The tree of the child just spawned from the command, `leader` its PID. Read its start
     /// time before the child can be reaped.
     pub fn started(self, leader: u32) -> Tree {
@@ -181,10 +201,47 @@ impl Prepared {
     }
 }
 
-/// A member of a tree, for messages: `1234 (nginx)`.
+/// A member of a tree that would not go, for messages: what it is, where in the kernel it
+/// waits and what it holds open, `1234 (dd) waiting in blk_mq_get_tag, holding /dev/loop3`.
 fn describe(pid: u32) -> String {
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    format!("{pid} ({})", fsarena_core::printable(comm.trim_end()))
+    let mut out = format!("{pid} ({})", fsarena_core::printable(comm.trim_end()));
+    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+    if !wchan.is_empty() && wchan != "0" {
+        out.push_str(&format!(" waiting in {}", fsarena_core::printable(&wchan)));
+    }
+    let held = holdings(pid);
+    if !held.is_empty() {
+        out.push_str(&format!(", holding {}", held.join(" ")));
+    }
+    out
+}
+
+/// The files and directories `pid` holds open and its working directory (paths, not pipes
+/// or sockets), at most 6, for messages.
+fn holdings(pid: u32) -> Vec<String> {
+    let mut links: Vec<PathBuf> = vec![PathBuf::from(format!("/proc/{pid}/cwd"))];
+    let mut fds: Vec<(u32, PathBuf)> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path())))
+        .collect();
+    fds.sort();
+    links.extend(fds.into_iter().map(|(_, p)| p));
+    let mut out: Vec<String> = Vec::new();
+    for link in links {
+        let Ok(target) = std::fs::read_link(&link) else { continue };
+        let shown = fsarena_core::printable(&target.to_string_lossy()).into_owned();
+        let boring = shown == "/" || shown == "/dev/null" || !shown.starts_with('/');
+        if !boring && !out.contains(&shown) {
+            out.push(shown);
+        }
+        if out.len() == 6 {
+            break;
+        }
+    }
+    out
 }
 
 /// (state, pgrp, start time) of a process, from /proc/PID/stat.
@@ -309,6 +366,9 @@ impl Tree {
                     true => self.signal_leader(signal),
                     false => self.signal_all(signal),
                 }
+                // A process stopped (SIGSTOP, by the account it runs as, say) would sit on the
+                // signal for the whole grace: every member goes on, to act on it.
+                self.signal_all(rustix::process::Signal::CONT);
                 self.wait_empty(grace);
             }
             None => {}
@@ -319,7 +379,7 @@ impl Tree {
             return Ok(());
         }
         let left: Vec<String> = self.members().into_iter().map(describe).collect();
-        Err(format!("process {} still alive after SIGKILL (blocked in the kernel)", left.join(", ")))
+        Err(format!("process {} still alive after SIGKILL (blocked in the kernel)", left.join("; ")))
     }
 
     /// Removes the cgroup if it is empty and still ours.

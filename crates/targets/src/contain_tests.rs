@@ -147,3 +147,27 @@ fn the_runs_cgroup_ends_what_no_resource_records_first_and_everything_last() {
         assert!(check_recorded(&bad, &run, false).is_err() && check_recorded(&bad, &run, true).is_err(), "{bad:?}");
     }
 }
+
+#[test]
+fn a_process_that_would_not_go_is_named_with_what_it_holds() {
+    let dir = std::env::temp_dir().join(format!("fsarena-contain-holds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("held"), b"x").unwrap();
+    let mut child = Command::new("sh")
+        .args(["-c", "exec 7<held; exec sleep 1004"])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let held = dir.join("held").display().to_string();
+    assert!(wait_until(|| describe(child.id()).contains(&held)), "{}", describe(child.id()));
+    let text = describe(child.id());
+    assert!(
+        text.starts_with(&format!("{} (sleep)", child.id())) && text.contains(&dir.display().to_string()),
+        "{text}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

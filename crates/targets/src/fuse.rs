@@ -65,8 +65,12 @@ impl FuseTarget {
             Some(t) => fsarena_core::units::parse_time(t, 1_000_000_000).map_err(|e| e.at("fuse timeout"))?,
             None => fsarena_core::Nanos(30_000_000_000),
         };
-        if timeout.0 == 0 {
-            return Err(InputError::new("fuse: timeout=0: expected a time such as 30s"));
+        // Every start of the daemon may wait this long (crash starts it once per state).
+        if timeout.0 == 0 || timeout.0 > 3_600_000_000_000 {
+            return Err(InputError::new(format!(
+                "fuse: timeout={}: expected a time from 1ns to at most 1h, such as 30s",
+                spec.get("timeout").unwrap_or_default()
+            )));
         }
         Ok(Self { common, image_fs: None, cmd: Some(cmd.to_string()), timeout: Duration::from_nanos(timeout.0) })
     }

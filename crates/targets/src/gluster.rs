@@ -2,11 +2,16 @@
 //! directory on a loop device with xfs (the brick filesystem Gluster recommends); fsarena
 //! starts its own `glusterd` in the foreground with its working and run directories and its
 //! CLI socket in the work directory, creates and starts the volume, and mounts it `clients=`
-//! times, each mount its own `glusterfs` client process with its own caches.
+//! times, each mount its own `glusterfs` client process (in the foreground, in a tree of its
+//! own like every process fsarena starts) with its own caches.
 //!
-//! glusterd, the bricks and the clients also write under /var/log/glusterfs and
-//! /var/run/gluster where no option redirects them (brick logs, brick sockets, the command
-//! history): those are found new right after each step and recorded as [`Resource::Outside`].
+//! glusterd and the brick processes it starts also write under /var/log/glusterfs,
+//! /var/lib/glusterd and /var/run/gluster where no option redirects them (brick logs, brick
+//! sockets, the command history, geo-replication templates). Other programs may write there
+//! too, so fsarena never deletes anything there: glusterd runs in a mount namespace of its
+//! own (its bricks inherit it) in which those three directories are bind mounts of the run's
+//! own directories, gone with the namespace when the last of those processes ends. The
+//! client mounts are made in fsarena's namespace, where the workloads see them.
 //! Only one glusterd can run on a host (port 24007), so a glusterd fsarena did not start is
 //! refused, never touched.
 
@@ -19,13 +24,20 @@ use crate::table::{filesystem, Needs};
 use crate::{sys, Mounted, Target, TargetError};
 use fsarena_core::{InputError, Spec};
 use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The directories GlusterFS writes to outside the work directory; fsarena records and removes
-/// there only what appeared after it started its own glusterd.
+/// The directories GlusterFS writes to outside the work directory, each replaced in
+/// glusterd's mount namespace by a directory of the run's own (named here). One that does not
+/// exist on the host is made by fsarena (recorded, and removed while empty and still that
+/// directory): a bind mount needs a mount point.
 pub(crate) const OUTSIDE_ROOTS: [&str; 3] = ["/var/log/glusterfs", "/var/run/gluster", "/var/lib/glusterd"];
+/// The run's own directory standing in for each of [`OUTSIDE_ROOTS`], in glusterd's directory.
+const OWN_ROOTS: [&str; 3] = ["log", "sockets", "varlib"];
 
 /// glusterd's CLI socket when nobody redirects it: alive means someone else's glusterd.
 const DEFAULT_SOCKET: &str = "/var/run/glusterd.socket";
@@ -195,14 +207,19 @@ fn host_ip() -> Result<String, TargetError> {
         .ok_or_else(|| TargetError("hostname -I shows no address; GlusterFS bricks need one (not 127.0.0.1)".into()))
 }
 
-/// Runs the gluster CLI against fsarena's glusterd.
+/// Runs the gluster CLI against fsarena's glusterd (its socket in glusterd's directory), in
+/// glusterd's stand-ins for the shared directories: the CLI writes there too.
 fn cli(socket: &Path, log: &Path, args: &[&str]) -> Result<String, TargetError> {
     let sock = format!("--glusterd-sock={}", socket.display());
     let log = format!("--log-file={}", log.display());
     let timeout = format!("--timeout={}", TIMEOUT.as_secs());
     let mut all = vec!["--mode=script", sock.as_str(), log.as_str(), timeout.as_str()];
     all.extend_from_slice(args);
-    sys::run("gluster", &all)
+    let dir = socket.parent().ok_or_else(|| TargetError(format!("{}: no directory", socket.display())))?;
+    let mut cmd = Command::new("gluster");
+    cmd.args(&all);
+    Roots::of(dir)?.apply(&mut cmd);
+    sys::run_prepared(cmd, "gluster", &all)
 }
 
 /// Undoes a recorded volume: `volume stop NAME force` or `volume delete NAME`. A glusterd that
@@ -221,42 +238,66 @@ pub(crate) fn undo_volume(name: &str, socket: &Path, log: &Path, started: bool) 
     cli(socket, log, &args).ok().map(|_| format!("{done} GlusterFS volume {name}"))
 }
 
-/// Everything under [`OUTSIDE_ROOTS`] (the roots included), not following symlinks.
-fn outside_snapshot() -> BTreeSet<PathBuf> {
-    fn walk(dir: &Path, depth: usize, out: &mut BTreeSet<PathBuf>) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = e.path();
-            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-            out.insert(path.clone());
-            if is_dir && depth < 8 {
-                walk(&path, depth + 1, out);
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    for root in OUTSIDE_ROOTS {
-        let root = Path::new(root);
-        if std::fs::symlink_metadata(root).is_ok() {
-            out.insert(root.to_path_buf());
-            walk(root, 0, &mut out);
-        }
-    }
-    out
-}
+/// The run's own directories standing in for [`OUTSIDE_ROOTS`] (own, root), for glusterd's
+/// directory `dir`.
+struct Roots(Vec<(CString, CString)>);
 
-/// Records what appeared under [`OUTSIDE_ROOTS`] since `known`, parents before children
-/// (so undone children first), and adds it to `known`.
-fn record_outside(p: &mut Provisioned, known: &mut BTreeSet<PathBuf>) -> Result<(), TargetError> {
-    for path in outside_snapshot() {
-        if known.contains(&path) {
-            continue;
-        }
-        if let (Ok(id), Ok(meta)) = (safefs::Identity::of_path(&path), std::fs::symlink_metadata(&path)) {
-            p.add(Resource::Outside { path: path.clone(), id, dir: meta.is_dir() })?;
-        }
-        known.insert(path);
+impl Roots {
+    /// The pairs for glusterd's directory `dir`.
+    fn of(dir: &Path) -> Result<Self, TargetError> {
+        let c = |path: &Path| {
+            CString::new(path.as_os_str().as_bytes())
+                .map_err(|_| TargetError(format!("{}: a NUL in the path", path.display())))
+        };
+        let pairs =
+            OUTSIDE_ROOTS.iter().zip(OWN_ROOTS).map(|(root, own)| Ok((c(&dir.join(own))?, c(Path::new(root))?)));
+        Ok(Self(pairs.collect::<Result<_, TargetError>>()?))
     }
-    Ok(())
+
+    /// Makes the run's own directories in `dir`, and the roots missing on the host (each
+    /// recorded: a bind mount needs a mount point).
+    fn make(p: &mut Provisioned, dir: &Path) -> Result<Self, TargetError> {
+        for (root, own) in OUTSIDE_ROOTS.iter().zip(OWN_ROOTS) {
+            let root = Path::new(root);
+            if std::fs::symlink_metadata(root).is_err() {
+                std::fs::create_dir(root).map_err(|e| TargetError(format!("cannot create {}: {e}", root.display())))?;
+                let id = safefs::Identity::of_path(root).map_err(|e| TargetError(e.to_string()))?;
+                p.add(Resource::Outside { path: root.to_path_buf(), id, dir: true })?;
+            }
+            let own = dir.join(own);
+            std::fs::create_dir(&own).map_err(|e| TargetError(format!("cannot create {}: {e}", own.display())))?;
+        }
+        Self::of(dir)
+    }
+
+    /// Readies `cmd` (glusterd, or the gluster CLI, which writes there too) to run in a mount
+    /// namespace of its own in which each root is a bind mount of the run's own directory:
+    /// neither it nor the processes it starts (the bricks) write a byte where other programs
+    /// keep theirs, and the binds go with the namespace when its last process ends.
+    fn apply(self, cmd: &mut Command) {
+        let binds = self.0;
+        // SAFETY: the closure makes raw system calls only (unshare, mount) on strings made
+        // before the fork, which are async-signal-safe, and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // Nothing mounted in this namespace propagates to the host's.
+                let flags = libc::MS_REC | libc::MS_PRIVATE;
+                if libc::mount(c"none".as_ptr(), c"/".as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                for (own, root) in &binds {
+                    if libc::mount(own.as_ptr(), root.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
 }
 
 /// Records every live GlusterFS process glusterd started for us: those with a pidfile under
@@ -292,8 +333,8 @@ fn record_daemons(p: &mut Provisioned, run: &Path, known: &mut BTreeSet<u32>) ->
     Ok(())
 }
 
-/// Starts glusterd in the foreground, in a process group of its own, and records it; returns
-/// when its CLI socket answers.
+/// Starts glusterd in the foreground, in a tree and a mount namespace of its own
+/// ([`Roots::apply`]), and records it; returns when its CLI socket answers.
 fn start_glusterd(p: &mut Provisioned, dir: &Path, log: &Path, socket: &Path) -> Result<u32, TargetError> {
     let lib = dir.join("lib");
     let run = dir.join("run");
@@ -305,6 +346,7 @@ fn start_glusterd(p: &mut Provisioned, dir: &Path, log: &Path, socket: &Path) ->
         .open(log)
         .map_err(|e| TargetError(format!("cannot open {}: {e}", log.display())))?;
     let mut cmd = Command::new("glusterd");
+    Roots::make(p, dir)?.apply(&mut cmd);
     cmd.arg("-N")
         .arg("-p")
         .arg(dir.join("glusterd.pid"))
@@ -380,11 +422,9 @@ impl GlusterTarget {
         let (_, log) = p.make_file(ctx.path(&format!("glusterd-{n}.log")))?;
         let (_, cli_log) = p.make_file(ctx.path(&format!("gluster-cli-{n}.log")))?;
         p.log = Some(log.clone());
-        let mut outside = outside_snapshot();
         let pid = start_glusterd(p, &dir, &log, &socket)?;
         p.fact("glusterd_pid", pid.to_string());
         p.fact("glusterd_log", log.display().to_string());
-        record_outside(p, &mut outside)?;
         let mut args: Vec<&str> = vec!["volume", "create", &name];
         let layout = self.layout_args();
         args.extend(layout.iter().map(String::as_str));
@@ -404,7 +444,6 @@ impl GlusterTarget {
         // ends whichever are still running.
         let mut daemons = BTreeSet::new();
         record_daemons(p, &dir.join("run"), &mut daemons)?;
-        record_outside(p, &mut outside)?;
         p.add(volume(true))?;
         started?;
         let info = cli(&socket, &cli_log, &["volume", "info", &name])?;
@@ -424,17 +463,24 @@ impl GlusterTarget {
         }
         p.fact("volume_options", options.join(","));
         p.fact("host_ip", ip.clone());
-        let source = format!("{ip}:/{name}");
         for k in 1..=self.clients {
             let mnt = p.make_dir(ctx.path(&format!("gluster-{n}-client{k}")), false)?;
-            let (_, clog) = p.make_file(ctx.path(&format!("gluster-{n}-client{k}.log")))?;
-            mount(p, "glusterfs", &source, &format!("log-file={}", clog.display()), &mnt)?;
+            let (out, clog) = p.make_file(ctx.path(&format!("gluster-{n}-client{k}.log")))?;
+            // The client in the foreground, as mount.glusterfs would start it in the background.
+            let args = [
+                "-N".to_string(),
+                "--process-name=fuse".to_string(),
+                format!("--volfile-server={ip}"),
+                format!("--volfile-id=/{name}"),
+                format!("--log-file={}", clog.display()),
+                mnt.to_string_lossy().into_owned(),
+            ];
+            crate::fuse::spawn_daemon(p, &mnt, "glusterfs", &args, out, TIMEOUT)?;
             p.fact(&format!("client{k}"), mnt.display().to_string());
             p.clients.push(mnt);
         }
         p.fact("clients", self.clients.to_string());
         record_daemons(p, &dir.join("run"), &mut daemons)?;
-        record_outside(p, &mut outside)?;
         p.root = p.clients.first().cloned().unwrap_or_default();
         Ok(())
     }

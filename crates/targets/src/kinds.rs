@@ -1,5 +1,5 @@
-//! The target kinds made from scratch: loop-image filesystems and tmpfs; and `dir:`, an
-//! existing directory. FUSE targets are in `fuse.rs`, block devices in `device.rs`. Each
+//! The target kinds made from scratch: loop-image filesystems and tmpfs. `dir:`, an existing
+//! directory, is in `dir.rs`, FUSE targets in `fuse.rs`, block devices in `device.rs`. Each
 //! creates a resource first (never adopting an existing one), then records it.
 
 use crate::common::{CommonOptions, ProvisionCtx, Provisioned};
@@ -216,112 +216,6 @@ impl Target for TmpfsTarget {
                 options = format!("{options},{}", self.common.mount);
             }
             mount(&mut p, "tmpfs", "fsarena-tmpfs", &options, &mnt)
-        })();
-        p.finish(built)
-    }
-}
-
-/// `dir:path=PATH`: an existing directory, never formatted or unmounted; workloads work in a
-/// fresh subdirectory `fsarena-RUNID-N` that is recorded, so that teardown removes it (when
-/// empty) and `cleanup` after a killed run removes it with the files written in it.
-///
-/// `path=A:B:...` (colon-separated, as fio's `directory=`) names several client mounts of one
-/// shared filesystem on this host (a network or distributed filesystem mounted once per
-/// client): the subdirectory is made through the first and must then be seen through every
-/// other, which proves they are one filesystem; io's `clients=` and MPI ranks use them in
-/// turn.
-#[derive(Debug, Clone)]
-pub struct DirTarget {
-    common: CommonOptions,
-    /// The directories: the first is where the subdirectory is made, each one client's view.
-    paths: Vec<PathBuf>,
-}
-
-impl DirTarget {
-    /// From `dir:path=...[,label=...]`; a relative path is taken against the current directory.
-    pub fn from_spec(spec: &Spec, text: &str) -> Result<Self, InputError> {
-        let common = CommonOptions::parse(spec, text, &["path"])?;
-        let given =
-            spec.get("path").ok_or_else(|| InputError::new("target dir needs path=, e.g. dir:path=/mnt/nfs"))?;
-        let mut paths = Vec::new();
-        for one in given.split(':') {
-            let path = std::path::absolute(one)
-                .map_err(|e| InputError::new(format!("dir:path={one}: {e}: expected an existing directory")))?;
-            if one.is_empty() || !path.is_dir() {
-                return Err(InputError::new(format!(
-                    "dir:path={one}: not an existing directory (several client mounts are separated by ':')"
-                )));
-            }
-            paths.push(path);
-        }
-        Ok(Self { common, paths })
-    }
-
-    /// Where the subdirectory is made.
-    fn path(&self) -> &Path {
-        &self.paths[0]
-    }
-}
-
-impl Target for DirTarget {
-    fn label(&self) -> &str {
-        &self.common.label
-    }
-    fn kind(&self) -> &str {
-        "dir"
-    }
-    fn options(&self) -> Vec<(String, String)> {
-        self.common.params.clone()
-    }
-    fn requirements(&self) -> Vec<Requirement> {
-        Vec::new()
-    }
-    fn clients(&self) -> Option<u32> {
-        Some(u32::try_from(self.paths.len()).unwrap_or(u32::MAX))
-    }
-    fn capacity_bytes(&self) -> Option<u64> {
-        // A filesystem that reports no size at all (ramfs, some FUSE and network
-        // filesystems) has an unknown capacity, not a zero one.
-        sys::free_bytes(self.path())
-    }
-    fn capacity_files(&self) -> Option<u64> {
-        sys::free_files(self.path())
-    }
-    fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
-        let mut p = Provisioned::new(ctx);
-        let built = (|| {
-            let name = format!("fsarena-{}-{}", ctx.workdir.run_id(), ctx.index);
-            let work = self.path().join(&name);
-            // A server's account (postgres, mysql, www-data) must pass through it to its data
-            // directory: 0711 when a workload runs a server, else root's alone.
-            let mode = if ctx.mount_base.is_some() { 0o711 } else { 0o700 };
-            let id = safefs::create_new_dir(&work, mode)
-                .map_err(|e| TargetError(format!("cannot create {}: {e}", work.display())))?;
-            p.add(Resource::Scratch { path: work.clone(), id })?;
-            p.fact("kind", "dir");
-            p.fact("path", self.paths.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":"));
-            if self.paths.len() > 1 {
-                for other in &self.paths {
-                    let seen = other.join(&name);
-                    // The directory just made (its name has the run's id) through every
-                    // client: the paths are one filesystem, not copies that would each hold
-                    // part. (Not by inode number: a FUSE filesystem may number per mount.)
-                    match std::fs::metadata(&seen) {
-                        Ok(m) if m.is_dir() => {}
-                        Ok(_) | Err(_) => {
-                            return Err(TargetError(format!(
-                                "dir:path: {} is not a mount of the same filesystem as {}: the directory {name} made there is not seen through it",
-                                other.display(),
-                                self.path().display()
-                            )))
-                        }
-                    }
-                    p.clients.push(seen);
-                }
-                p.fact("clients", self.paths.len().to_string());
-            }
-            p.root = work;
-            Ok(())
         })();
         p.finish(built)
     }

@@ -7,6 +7,7 @@ mod cleanup;
 mod common;
 pub mod contain;
 mod device;
+mod dir;
 pub mod disk;
 pub mod environment;
 mod fuse;
@@ -24,9 +25,10 @@ mod workdir;
 pub use cleanup::{cleanup, down, CleanupReport};
 pub use common::{CommonOptions, ProvisionCtx, Provisioned};
 pub use device::DeviceTarget;
+pub use dir::DirTarget;
 pub use fuse::{shell_quote, FuseTarget};
 pub use gluster::GlusterTarget;
-pub use kinds::{DirTarget, LoopTarget, TmpfsTarget};
+pub use kinds::{LoopTarget, TmpfsTarget};
 pub use requirements::Requirement;
 pub use state::{Resource, UndoMode};
 pub use table::{parse, Filesystem, Kind, FILESYSTEMS, TARGET_KINDS};
@@ -87,6 +89,12 @@ pub trait Mounted: std::fmt::Debug + Send {
     /// own client process and caches; one for every other kind.
     fn client_roots(&self) -> Vec<PathBuf> {
         vec![self.root().to_path_buf()]
+    }
+    /// [`Mounted::client_roots`] as other hosts reach them (MPI ranks elsewhere): the user's
+    /// own paths of a `dir:` target, whose roots here are fsarena's bind mounts; the same
+    /// for every other kind.
+    fn shared_roots(&self) -> Vec<PathBuf> {
+        self.client_roots()
     }
     /// Facts to show beside the numbers: mkfs command and version, image, loop device, mount
     /// options as the kernel shows them, FUSE command and PID; last, `root`: the directory

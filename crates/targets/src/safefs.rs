@@ -47,6 +47,50 @@ pub fn create_new_file(path: &Path) -> io::Result<(File, Identity)> {
     Ok((File::from(fd), id))
 }
 
+/// Opens `path` for fsarena's output (a report, a chart, an export, a log of operations: they
+/// hold commands, environments and logs): a new file is created 0600 with
+/// `O_CREAT|O_EXCL|O_NOFOLLOW`. With `replace`, a file already there is emptied and written
+/// instead, but only a regular file with no other name (a symbolic link, a FIFO, a device or a
+/// hard link to another file planted at the name is refused, untouched), and its mode is
+/// narrowed to 0600. Opened `O_NONBLOCK` so that nothing at the name can block the open.
+pub fn create_private(path: &Path, replace: bool) -> io::Result<File> {
+    let base = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let private = Mode::from_raw_mode(0o600);
+    let fd = match rfs::open(path, base | OFlags::CREATE | OFlags::EXCL, private) {
+        Ok(fd) => fd,
+        Err(Errno::EXIST) if replace => {
+            let not_regular = |mode: u32| {
+                let what = crate::beneath::kind_words(mode);
+                io::Error::other(format!("{what}, not a regular file: not replaced"))
+            };
+            // Said before opening: a FIFO without a reader refuses a non-blocking open.
+            let seen = rfs::lstat(path)?;
+            if FileType::from_raw_mode(seen.st_mode) != FileType::RegularFile {
+                return Err(not_regular(seen.st_mode));
+            }
+            // And checked on what was opened, which may have been swapped in since.
+            let fd = rfs::open(path, base, Mode::empty()).map_err(|e| match e {
+                Errno::LOOP => io::Error::other("a symbolic link, not a regular file: not replaced"),
+                e => e.into(),
+            })?;
+            let st = rfs::fstat(&fd)?;
+            if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                return Err(not_regular(st.st_mode));
+            }
+            if st.st_nlink > 1 {
+                return Err(io::Error::other("a file with other names (hard links): not replaced"));
+            }
+            rfs::fchmod(&fd, Mode::from_raw_mode(st.st_mode & 0o600))?;
+            rfs::ftruncate(&fd, 0)?;
+            fd
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // O_NONBLOCK was for the open; writes to a regular file block as usual.
+    rfs::fcntl_setfl(&fd, rfs::fcntl_getfl(&fd)? - OFlags::NONBLOCK)?;
+    Ok(File::from(fd))
+}
+
 /// Creates the directory `path` with `mode` (exactly: the umask does not narrow or the
 /// caller's intent widen it). An existing directory is an error, never adopted.
 pub fn create_new_dir(path: &Path, mode: u32) -> io::Result<Identity> {
@@ -214,6 +258,35 @@ mod tests {
         assert!(!dir.join("nowhere").exists(), "a dangling symlink's target was created");
         std::fs::create_dir(dir.join("existing")).unwrap();
         assert!(create_new_dir(&dir.join("existing"), 0o700).is_err(), "an existing directory is adopted");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn private_outputs_are_0600_and_replace_only_a_plain_regular_file() {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("private");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let new = dir.join("report.html");
+        create_private(&new, false).unwrap().write_all(b"x").unwrap();
+        assert_eq!(std::fs::metadata(&new).unwrap().permissions().mode() & 0o7777, 0o600);
+        assert!(create_private(&new, false).is_err(), "an existing file without replace");
+        std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o644)).unwrap();
+        create_private(&new, true).unwrap().write_all(b"yz").unwrap();
+        assert_eq!(std::fs::read(&new).unwrap(), b"yz");
+        assert_eq!(std::fs::metadata(&new).unwrap().permissions().mode() & 0o7777, 0o600);
+        let link = dir.join("link.html");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let hard = dir.join("hard.html");
+        std::fs::hard_link(&victim, &hard).unwrap();
+        let fifo = dir.join("fifo.html");
+        rfs::mknodat(rfs::CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+        for (p, why) in [(&link, "symbolic link"), (&hard, "hard links"), (&fifo, "a FIFO")] {
+            let e = create_private(p, true).unwrap_err().to_string();
+            assert!(e.contains(why), "{}: {e}", p.display());
+        }
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -102,10 +102,10 @@ pub enum Resource {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cgroup: Option<Cgroup>,
     },
-    /// A file or directory that a daemon fsarena started created outside the work directory
-    /// (GlusterFS's logs and sockets under /var/log/glusterfs and /run/gluster, which it does
-    /// not let us redirect), found new right after that start: removed while still that
-    /// object; a directory only when empty.
+    /// A directory fsarena made outside the work directory because a daemon needs it as a
+    /// mount point (one of GlusterFS's directories, missing on the host, that glusterd's
+    /// private namespace binds a directory of the run's own onto): removed while still that
+    /// directory and empty. (A file here is one an older fsarena recorded.)
     Outside {
         /// Where.
         path: PathBuf,

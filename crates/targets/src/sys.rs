@@ -9,8 +9,15 @@ use std::time::Duration;
 /// Runs `program args...`; on failure the error carries the tool's own message, cut to its
 /// first lines (mkfs.xfs follows a one-line reason with 29 lines of usage).
 pub fn run(program: &str, args: &[&str]) -> Result<String, TargetError> {
-    let out = Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    run_prepared(cmd, program, args)
+}
+
+/// [`run`], for a command readied beforehand (`program` with `args`, and whatever else the
+/// caller set up, such as a mount namespace).
+pub fn run_prepared(mut cmd: Command, program: &str, args: &[&str]) -> Result<String, TargetError> {
+    let out = cmd
         .env("LC_ALL", "C")
         .stdin(std::process::Stdio::null())
         .output()

@@ -203,6 +203,14 @@ pub trait Workload: std::fmt::Debug + Send + Sync {
         let _ = (kind, params);
         Ok(())
     }
+    /// What it writes in the work directory itself on a target of `kind` with `params`,
+    /// beyond the target's own image (crash's write log): the bytes, and what they are in
+    /// the option's words, checked with the plan against the free space there before
+    /// anything is created. None (the default) for a workload that writes on its target only.
+    fn workdir_bytes(&self, kind: &str, params: &[(String, String)]) -> Option<(u64, String)> {
+        let _ = (kind, params);
+        None
+    }
     /// True when it makes its own copy of the target from [`RunEnv::target`] and never works
     /// in the mounted one (`crash` records a copy below the filesystem): a target whose steps
     /// are all such workloads is then not provisioned at all. False by default.

@@ -17,6 +17,7 @@
 
 pub mod files;
 pub mod log;
+mod passthrough;
 mod process;
 mod server;
 #[cfg(test)]
@@ -160,6 +161,10 @@ impl RecordedFs {
             let files = process::ServerFiles { spill: spill_file, base: base_ro, slots: options.slots.max(1) };
             let started =
                 ServerProcess::start(files, options.size, options.max_log, &fuse_mnt, Duration::from_secs(30));
+            // The server before its mount, so that a teardown unmounts first, then ends it.
+            if let Ok(s) = &started {
+                p.add(s.resource())?;
+            }
             // Recorded whenever it is mounted, even if the server then said otherwise.
             if sys::mount_at(&fuse_mnt).is_some() {
                 p.add_mount(&fuse_mnt, true)?;
@@ -393,7 +398,7 @@ impl FilesFs {
         Ok(Self {
             cmd,
             timeout: options.daemon_timeout,
-            max_log: options.max_log,
+            max_log: options.max_log.min(files::FILE_LOG_MAX),
             p,
             ledger,
             dir,
@@ -472,7 +477,7 @@ impl FilesFs {
     pub fn end_case(&mut self) -> Result<Vec<files::FileOp>, TargetError> {
         let Some((case, rec)) = self.case.take() else { return Ok(Vec::new()) };
         let undone = Box::new(case).teardown();
-        let ops = rec.ops();
+        let ops = rec.take_ops();
         rec.stop();
         undone.map(|()| ops)
     }
@@ -530,24 +535,6 @@ fn fresh_dir(path: &Path) -> Result<(), TargetError> {
     std::fs::create_dir(path).map_err(|e| err("create", path, e))?;
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .map_err(|e| err("set the mode of", path, e))
-}
-
-/// Copies the tree `src` to the new directory `dest` (a failing crash state kept).
-pub fn copy_tree(src: &Path, dest: &Path) -> std::io::Result<()> {
-    std::fs::create_dir(dest)?;
-    for e in std::fs::read_dir(src)? {
-        let e = e?;
-        let (from, to) = (e.path(), dest.join(e.file_name()));
-        let t = e.file_type()?;
-        if t.is_dir() {
-            copy_tree(&from, &to)?;
-        } else if t.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&from)?, &to)?;
-        } else {
-            std::fs::copy(&from, &to)?;
-        }
-    }
-    Ok(())
 }
 
 /// Mounts `image` at `mnt` with fuse2fs in the foreground (its process and mount recorded),

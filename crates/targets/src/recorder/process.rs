@@ -8,7 +8,10 @@
 //! killed with fsarena: it answers until fsarena has gone, then sees the end of its control
 //! socket and exits, which closes the FUSE connection (any request still queued fails);
 //! `fsarena cleanup` then undoes the recorded mounts and loop devices as after any kill.
-//! fsarena never holds the FUSE device, so a dead server always ends the connection.
+//! fsarena never holds the FUSE device, so a dead server always ends the connection. Like
+//! every process fsarena starts, it runs in a tree of its own ([`crate::contain`]: a cgroup,
+//! a process group), recorded in the state file before its mount: a teardown unmounts, then
+//! ends whatever of the tree is left; so does `fsarena cleanup`, should it not have gone.
 //!
 //! Fork, not re-exec: the server needs no more than its two files (the base, the spill file), its mount point and the
 //! socket, and the same binary in a test harness has no subcommand to exec. The child closes
@@ -38,6 +41,9 @@ use std::time::Duration;
 #[derive(Debug)]
 pub(crate) struct ServerProcess {
     pid: libc::pid_t,
+    /// Its tree (a cgroup of its own where the machine allows), recorded by the caller so
+    /// that a teardown or `fsarena cleanup` ends it whatever it does.
+    tree: crate::contain::Tree,
     ctl: Mutex<Option<UnixStream>>,
 }
 
@@ -56,18 +62,22 @@ impl ServerProcess {
         timeout: Duration,
     ) -> Result<Self, String> {
         let (mut ours, theirs) = UnixStream::pair().map_err(|e| format!("cannot make a socket pair: {e}"))?;
+        let prepared = crate::contain::prepare_fork();
         // SAFETY: the child runs `child_main` only (see the module documentation).
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            prepared.enter();
             crate::sys::close_all_but([files.spill.as_raw_fd(), files.base.as_raw_fd(), theirs.as_raw_fd()]);
             child_main(files, size, max_log, mnt, theirs);
         }
         if pid < 0 {
+            prepared.abandon();
             return Err(format!("cannot start the recorder's FUSE server: {}", std::io::Error::last_os_error()));
         }
+        let tree = prepared.started(pid as u32);
         // The child's ends are the child's: closed here, the socket ends with the child.
         drop((files, theirs));
-        let server = Self { pid, ctl: Mutex::new(None) };
+        let server = Self { pid, tree, ctl: Mutex::new(None) };
         let started = (|| {
             ours.set_read_timeout(Some(timeout)).map_err(gone)?;
             let mut status = [0u8; 1];
@@ -94,6 +104,12 @@ impl ServerProcess {
     /// The server's PID (for the report).
     pub(crate) fn pid(&self) -> libc::pid_t {
         self.pid
+    }
+
+    /// The server's tree, as the state file records it.
+    pub(crate) fn resource(&self) -> crate::state::Resource {
+        let t = &self.tree;
+        crate::state::Resource::Process { pid: t.leader, start_time: t.start_time, cgroup: t.cgroup.clone() }
     }
 
     /// One request and its answer, `answer` bytes long.
@@ -171,6 +187,7 @@ impl ServerProcess {
         while unsafe { libc::waitpid(self.pid, &mut status, 0) } < 0
             && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
         {}
+        self.tree.remove_cgroup();
     }
 }
 

@@ -26,6 +26,7 @@ mod options;
 mod oracle;
 mod rec;
 mod seq;
+mod walk;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
@@ -317,6 +318,17 @@ fn spec_text(kind: &str, params: &[(String, String)]) -> String {
         kind.to_string()
     } else {
         format!("{kind}:{}", keys.join(","))
+    }
+}
+
+/// The filesystem the recorder makes for a target of `kind`: fuse2fs's image holds an ext
+/// filesystem (`fs=`, ext4 by default, as the target); a `fuse:` command's `{work}` is on an
+/// ext4; a kernel filesystem is itself.
+fn recorded_fs(kind: &str, params: &[(String, String)]) -> String {
+    match kind {
+        "fuse2fs" => params.iter().find(|(k, _)| k == "fs").map_or_else(|| "ext4".into(), |(_, v)| v.clone()),
+        "fuse" => "ext4".into(),
+        kind => kind.to_string(),
     }
 }
 
@@ -661,48 +673,30 @@ fn unsupported(case: &str, why: String) -> Verdict {
 
 /// The sanity pass on a recovered filesystem mounted at `root`: a new 4 KiB file, fsynced,
 /// in every directory, then every entry removed (lost+found kept: the checkers want it).
+/// What a daemon serves there may be hostile: the walk, the new files and the removals act
+/// beneath the root with no link followed and nothing blocking ([`walk`]), so a link or a
+/// FIFO where the new file goes, or a lost+found that is a link, is a failed pass, not a
+/// write, a wait or a removal elsewhere.
 fn sanity_pass(root: &Path) -> Result<(), String> {
-    use std::io::Write;
-    let mut dirs = vec![root.to_path_buf()];
-    let mut i = 0;
-    while let Some(dir) = dirs.get(i).cloned() {
-        i += 1;
-        let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-        for e in entries {
-            let e = e.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-            // file_type does not follow symlinks.
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                dirs.push(e.path());
-            }
-        }
+    let top = walk::open_root(root).map_err(|e| format!("cannot open the root: {e}"))?;
+    let dirs = walk::directories(&top).map_err(|e| format!("cannot list the tree: {e}"))?;
+    for rel in &dirs {
+        let path = rel.join(".fsarena-sanity");
+        walk::dir(&top, rel)
+            .and_then(|d| walk::write_new(&d, ".fsarena-sanity", &[0x5a; 4096]))
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     }
-    for dir in &dirs {
-        let path = dir.join(".fsarena-sanity");
-        let made = std::fs::File::create(&path).and_then(|mut f| {
-            f.write_all(&[0x5a; 4096])?;
-            f.sync_all()
-        });
-        made.map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    }
-    for e in std::fs::read_dir(root).map_err(|e| format!("cannot list the root: {e}"))? {
-        let e = e.map_err(|e| format!("cannot list the root: {e}"))?;
-        let path = e.path();
-        let removed = if e.file_name() == "lost+found" {
-            std::fs::read_dir(&path).and_then(|d| {
-                d.flatten().try_for_each(|x| {
-                    if x.file_type().is_ok_and(|t| t.is_dir()) {
-                        std::fs::remove_dir_all(x.path())
-                    } else {
-                        std::fs::remove_file(x.path())
-                    }
-                })
+    let entries = walk::list(&top, Path::new(""), walk::MAX_NAMES).map_err(|e| format!("cannot list the root: {e}"))?;
+    for (name, _) in entries {
+        let removed = if name == "lost+found" {
+            top.dir(Path::new("lost+found")).and_then(|lf| {
+                let inside = walk::list(&lf, Path::new(""), walk::MAX_NAMES)?;
+                inside.iter().try_for_each(|(x, _)| walk::remove_tree(&lf, x))
             })
-        } else if e.file_type().is_ok_and(|t| t.is_dir()) {
-            std::fs::remove_dir_all(&path)
         } else {
-            std::fs::remove_file(&path)
+            walk::remove_tree(&top, &name)
         };
-        removed.map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        removed.map_err(|e| format!("cannot remove {}: {e}", root.join(&name).display()))?;
     }
     Ok(())
 }
@@ -832,7 +826,25 @@ impl Workload for CrashWorkload {
                     .into(),
             );
         }
-        Ok(())
+        let size = self.options.image_size;
+        let fs = recorded_fs(kind, params);
+        let given = self.given.iter().find(|(k, _)| k == "image_size").map_or("0", |(_, v)| v.as_str());
+        match fsarena_target::table::filesystem(&fs) {
+            Some(f) if size > 0 && size < f.minimum => Err(format!(
+                "crash: image_size={given} is too small for {fs}: expected at least {} ({})",
+                fsarena_target::beneath::limit_text(f.minimum),
+                f.minimum_why
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn workdir_bytes(&self, kind: &str, params: &[(String, String)]) -> Option<(u64, String)> {
+        // At file level the log is in memory and the states hold no more than it.
+        let _ = params;
+        let file_level = kind == "fuse" && self.options.level == "file";
+        let given = self.given.iter().find(|(k, _)| k == "max_log").map_or("2g", |(_, v)| v.as_str());
+        (!file_level).then(|| (self.options.max_log, format!("max_log={given}, the most its write log may hold")))
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
@@ -855,13 +867,7 @@ impl Workload for CrashWorkload {
         self.check_target(&target.kind, &target.params).map_err(fail)?;
         let fuse2fs = target.kind == "fuse2fs";
         let daemon = if target.kind == "fuse" { param("cmd") } else { None };
-        // fuse2fs's image holds an ext filesystem (`fs=`, ext4 by default, as the target); a
-        // `fuse:` command's `{work}` is on an ext4.
-        let fs = match target.kind.as_str() {
-            "fuse2fs" => param("fs").unwrap_or_else(|| "ext4".into()),
-            "fuse" => "ext4".into(),
-            kind => kind.to_string(),
-        };
+        let fs = recorded_fs(&target.kind, &target.params);
         let daemon_timeout = match param("timeout") {
             Some(t) => fsarena_core::units::parse_time(&t, 1_000_000_000).map_err(|e| fail(e.to_string()))?.0,
             None => 30_000_000_000,
@@ -1057,6 +1063,22 @@ mod tests {
         assert_eq!(left, vec![std::ffi::OsString::from("lost+found")]);
         assert_eq!(std::fs::read_dir(dir.join("lost+found")).unwrap().count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_image_and_the_log_are_checked_against_the_target_with_the_plan() {
+        let w = |t: &str| CrashWorkload::from_spec(&Spec::parse(t).unwrap()).unwrap();
+        let e = w("crash:image_size=64m").check_target("xfs", &[]).unwrap_err();
+        assert!(e.contains("image_size=64m is too small for xfs") && e.contains("at least"), "{e}");
+        assert!(w("crash:image_size=64m").check_target("ext4", &[]).is_ok());
+        let fs = [("fs".to_string(), "ext2".to_string())];
+        assert!(w("crash:image_size=20m").check_target("fuse2fs", &fs).is_ok());
+        // The block level's spill file is in the work directory; the file level's log in memory.
+        let (bytes, what) = w("crash:max_log=100m").workdir_bytes("ext4", &[]).unwrap();
+        assert_eq!((bytes, what.starts_with("max_log=100m")), (100 << 20, true));
+        let cmd = [("cmd".to_string(), "x {work} {mnt}".to_string())];
+        assert!(w("crash").workdir_bytes("fuse", &cmd).is_none());
+        assert!(w("crash:level=block").workdir_bytes("fuse", &cmd).is_some());
     }
 
     #[test]

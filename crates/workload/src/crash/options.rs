@@ -95,10 +95,54 @@ impl Default for CrashOptions {
 
 const SECOND: u64 = 1_000_000_000;
 
+/// `sample=` at most: the largest set, seq3, has 80³ sequences.
+pub const MAX_SAMPLE: u64 = 512_000;
+/// `max_states=` at most: each state is a mount (or a daemon's start) and a check.
+pub const MAX_STATES: u64 = 10_000;
+/// `mount_timeout=` at most.
+const MAX_MOUNT_TIMEOUT: u64 = 3600 * SECOND;
+/// `max_log=` at least: the block-level log holds a workload's mount and unmount too.
+pub const MIN_LOG: u64 = 16 << 20;
+/// `max_log=` at most.
+const MAX_LOG: u64 = 1 << 40;
+/// `image_size=` at least (and at least what the filesystem needs): room for the generated
+/// workloads' files.
+pub const MIN_IMAGE: u64 = 16 << 20;
+/// `image_size=` at most: the recorded image is sparse, but mkfs and fsck grow with it.
+const MAX_IMAGE: u64 = 1 << 40;
+
+/// A whole number from `min` to `max`.
+fn within(v: &str, min: u64, max: u64) -> Result<u64, String> {
+    match whole(v)? {
+        n if n < min => Err(format!("'{v}' must be at least {min}")),
+        n if n > max => Err(format!("'{v}' is too large: expected at most {max}")),
+        n => Ok(n),
+    }
+}
+
+/// A size from `min` to `max` (0 allowed when `zero`: the default).
+fn size_within(v: &str, min: u64, max: u64, zero: bool) -> Result<u64, String> {
+    let iec = |b: u64| fsarena_core::units::format_iec(b as f64);
+    match size(v)? {
+        0 if zero => Ok(0),
+        n if n < min => Err(format!("'{v}' is too small: expected at least {}", iec(min))),
+        n if n > max => Err(format!("'{v}' is too large: expected at most {}", iec(max))),
+        n => Ok(n),
+    }
+}
+
 /// A duration of at least a millisecond.
 fn duration(v: &str) -> Result<u64, String> {
     match parse_time(v, SECOND).map_err(|e| e.message)?.0 {
         n if n < 1_000_000 => Err(format!("'{v}' is too short: expected at least 1ms")),
+        n => Ok(n),
+    }
+}
+
+/// A duration from a millisecond to an hour.
+fn short_duration(v: &str) -> Result<u64, String> {
+    match duration(v)? {
+        n if n > MAX_MOUNT_TIMEOUT => Err(format!("'{v}' is too long: expected at most 1h")),
         n => Ok(n),
     }
 }
@@ -119,11 +163,30 @@ fn only(v: &str) -> Result<(String, Option<u64>), String> {
     Ok((case.to_string(), state))
 }
 
-/// A directory that must not exist yet.
+/// A directory that must not exist yet, in a directory that exists and that nobody but root
+/// can change the entries of (fsarena writes crash images there as root, by name).
 fn new_dir(v: &str) -> Result<PathBuf, String> {
     let path = std::path::absolute(v).map_err(|e| format!("{e}: expected a path"))?;
     if std::fs::symlink_metadata(&path).is_ok() {
         return Err(format!("'{v}' exists: expected a new directory for fsarena to create"));
+    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("/"));
+    match std::fs::metadata(parent) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "'{v}': {} does not exist: expected a new directory in an existing one",
+                parent.display()
+            ))
+        }
+        Err(e) => return Err(format!("'{v}': cannot inspect {}: {e}", parent.display())),
+        Ok(m) if !m.is_dir() => return Err(format!("'{v}': {} is not a directory", parent.display())),
+        Ok(_) => {}
+    }
+    if let Some((dir, uid, mode)) = fsarena_target::beneath::first_writable_by_others(parent) {
+        return Err(format!(
+            "'{v}': {} is writable by others (owner uid {uid}, mode {mode:04o}): expected a directory only root can change",
+            dir.display()
+        ));
     }
     Ok(path)
 }
@@ -158,9 +221,9 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
             _ => return Err(format!("'{v}' is not an application: expected sqlite or kv")),
         }
     ),
-    cr!("sample", Count, Is("0"), "run this many of the generated workloads, chosen with seed= (0: all)", |o, v| o
+    cr!("sample", Count, Is("0"), "run this many of the generated workloads, chosen with seed= (0: all; at most 512000)", |o, v| o
         .sample =
-        whole(v)?),
+        within(v, 0, MAX_SAMPLE)?),
     cr!("seed", Count, Is("1"), "seed of the sample and of the states chosen", |o, v| o.seed = whole(v)?),
     cr!(
         "states",
@@ -175,26 +238,21 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
             _ => return Err(format!("'{v}' is not a state set: expected prefix, epoch, subset or torn")),
         }
     ),
-    cr!("max_states", Count, Is("64"), "crash states per generated workload at most", |o, v| o.max_states =
-        match whole(v)? {
-            0 => return Err(format!("'{v}' must be at least 1")),
-            n => n,
-        }),
+    cr!("max_states", Count, Is("64"), "crash states per generated workload at most (1 to 10000)", |o, v| o
+        .max_states =
+        within(v, 1, MAX_STATES)?),
     cr!("only", Text, Unset, "only this generated workload, or one of its states: CASE or CASE/STATE (as a finding names it)", |o, v| o
         .only =
         Some(only(v)?)),
-    cr!("mount_timeout", Time, Is("10s"), "a crash image that takes longer to mount (recovery) is unmountable", |o, v| o
+    cr!("mount_timeout", Time, Is("10s"), "a crash image that takes longer to mount (recovery) is unmountable (at most 1h)", |o, v| o
         .mount_timeout =
-        duration(v)?),
+        short_duration(v)?),
     cr!("budget", Time, Unset, "stop starting generated workloads after this long on one target", |o, v| o.budget =
         Some(duration(v)?)),
-    cr!("max_log", Size, Is("2g"), "bytes the write log (spill file) may hold; checked against free space first", |o, v| o
+    cr!("max_log", Size, Is("2g"), "bytes the write log (spill file) may hold (16 MiB to 1 TiB); checked against the work directory's free space before anything is created; at file level the log is held in memory, at most 256 MiB of it", |o, v| o
         .max_log =
-        match size(v)? {
-            0 => return Err(format!("'{v}' must be larger than 0")),
-            n => n,
-        }),
-    cr!("keep_failed", Text, Unset, "a new directory (created 0700) where the crash images that failed are kept", |o, v| o
+        size_within(v, MIN_LOG, MAX_LOG, false)?),
+    cr!("keep_failed", Text, Unset, "a new directory (created 0700) where the crash images that failed are kept; its parent must exist and be changeable by root alone", |o, v| o
         .keep_failed =
         Some(new_dir(v)?)),
     cr!("sector", Choice(&["512", "4096"]), Is("512"), "logical block size of the recorded loop device", |o, v| o
@@ -204,9 +262,9 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
             "4096" | "4k" => 4096,
             _ => return Err(format!("'{v}' is not a sector size: expected 512 or 4096")),
         }),
-    cr!("image_size", Size, Is("0"), "size of the recorded image (0: 64 MiB, or the smallest xfs and btrfs accept)", |o, v| o
+    cr!("image_size", Size, Is("0"), "size of the recorded image (0: 64 MiB, or the smallest xfs and btrfs accept; else 16 MiB, and what the filesystem needs, to 1 TiB)", |o, v| o
         .image_size =
-        size(v)?),
+        size_within(v, MIN_IMAGE, MAX_IMAGE, true)?),
     cr!(
         "level",
         Choice(&["file", "block"]),
@@ -249,7 +307,16 @@ mod tests {
             ("only", "a/b", "not a state number"),
             ("only", "a;b", "not a generated workload"),
             ("max_states", "0", "at least 1"),
+            ("max_states", "10001", "at most 10000"),
+            ("sample", "512001", "at most 512000"),
+            ("mount_timeout", "61m", "at most 1h"),
+            ("max_log", "1m", "at least 16.0MiB"),
+            ("max_log", "2t", "at most 1.0TiB"),
+            ("image_size", "1m", "at least 16.0MiB"),
+            ("image_size", "2t", "at most 1.0TiB"),
             ("keep_failed", "/", "exists"),
+            ("keep_failed", "/nonexistent-fsarena/kept", "does not exist"),
+            ("keep_failed", "/etc/hostname/kept", "not a directory"),
             ("level", "page", "expected file or block"),
             ("names", "lost", "expected kept or lossy"),
         ] {

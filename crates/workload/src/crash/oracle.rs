@@ -2,7 +2,9 @@
 //! crash image must hold; and the check of a recovered image against it. Cumulative: what
 //! the setup's `sync()` made durable is checked in every later state, except the objects the
 //! operation changed since (they may be old, new or anything between until a promise covers
-//! them again). Timestamps are never compared.
+//! them again). Timestamps are never compared. Every read of the recovered state goes through
+//! [`super::walk`]: beneath its root, no link followed, nothing blocking, reads capped at what
+//! the workload wrote there (a daemon claiming gigabyte files costs nothing).
 //!
 //! Levels: **posix** — `fsync(f)`: f's content, size, mode, link count and xattrs;
 //! `fdatasync(f)`: content and size; `fsync(dir)`: its entries; `sync()`: everything; a
@@ -12,8 +14,10 @@
 //! its directory (fdatasync is not held to it: ext4 commits no rename for it).
 
 use super::seq::{split, Case, Changes, Kind, Model, Persist};
+use super::walk;
+use fsarena_target::beneath::{kind_words, HeldDir};
+use rustix::fs::FileType;
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
 /// What a file must hold.
@@ -232,27 +236,30 @@ fn describe(kind: Kind, target: &str) -> String {
     }
 }
 
-fn kind_of(meta: &std::fs::Metadata) -> Kind {
-    let t = meta.file_type();
-    if t.is_dir() {
-        Kind::Dir
-    } else if t.is_symlink() {
-        Kind::Symlink
-    } else {
-        Kind::File
+/// What a type is in the model's words; Err: no kind the model knows (a FIFO, a device, a
+/// socket), in words.
+fn kind_of(t: FileType, mode: u32) -> Result<Kind, &'static str> {
+    match t {
+        FileType::Directory => Ok(Kind::Dir),
+        FileType::Symlink => Ok(Kind::Symlink),
+        FileType::RegularFile => Ok(Kind::File),
+        _ => Err(kind_words(mode)),
     }
 }
 
 /// Compares a file with what was promised; None when it holds it.
-fn compare_file(root: &Path, path: &str, fe: &FileExpect) -> Option<(String, String)> {
-    let full = root.join(path);
+fn compare_file(root: &HeldDir, path: &str, fe: &FileExpect) -> Option<(String, String)> {
+    let rel = Path::new(path);
     if let Some(data) = &fe.data {
-        let found = match std::fs::read(&full) {
-            Ok(d) => d,
+        let found = match walk::read_capped(root, rel, data.len() as u64) {
+            Ok(Ok(d)) => d,
+            Ok(Err(claimed)) => return Some((format!("{path}: size {}", data.len()), format!("size {claimed}"))),
             Err(e) => return Some((format!("{path}: {} bytes", data.len()), format!("cannot read it: {e}"))),
         };
         if found.len() != data.len() {
-            return Some((format!("{path}: size {}", data.len()), format!("size {}", found.len())));
+            let size =
+                if found.len() > data.len() { format!("more than {}", data.len()) } else { found.len().to_string() };
+            return Some((format!("{path}: size {}", data.len()), format!("size {size}")));
         }
         if let Some(at) = found.iter().zip(data).position(|(a, b)| a != b) {
             let end = (at + 8).min(data.len());
@@ -263,18 +270,18 @@ fn compare_file(root: &Path, path: &str, fe: &FileExpect) -> Option<(String, Str
         }
     }
     if let Some((mode, nlink, xattrs)) = &fe.meta {
-        let meta = match std::fs::symlink_metadata(&full) {
+        let st = match walk::stat(root, rel) {
             Ok(m) => m,
             Err(e) => return Some((format!("{path}: mode {mode:o}"), format!("cannot stat it: {e}"))),
         };
-        let found_mode = meta.permissions().mode() & 0o7777;
+        let found_mode = st.st_mode & 0o7777;
         if found_mode != *mode {
             return Some((format!("{path}: mode {mode:o}"), format!("mode {found_mode:o}")));
         }
-        if meta.nlink() != *nlink {
-            return Some((format!("{path}: {nlink} link(s)"), format!("{} link(s)", meta.nlink())));
+        if st.st_nlink != *nlink {
+            return Some((format!("{path}: {nlink} link(s)"), format!("{} link(s)", st.st_nlink)));
         }
-        match super::seq::xattrs(&full) {
+        match walk::xattrs(root, rel) {
             Ok(found) if found != *xattrs => {
                 let names = |x: &BTreeMap<String, Vec<u8>>| x.keys().cloned().collect::<Vec<_>>().join(", ");
                 return Some((format!("{path}: xattrs [{}]", names(xattrs)), format!("xattrs [{}]", names(&found))));
@@ -289,36 +296,52 @@ fn compare_file(root: &Path, path: &str, fe: &FileExpect) -> Option<(String, Str
 /// Checks the recovered filesystem at `root` against `e`.
 pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
     let mut out = Vec::new();
+    let root = match walk::open_root(root) {
+        Ok(r) => r,
+        Err(err) => {
+            let promised = "the recovered state's root is a directory".to_string();
+            return vec![Violation { level: "posix", promised, found: format!("cannot open it: {err}") }];
+        }
+    };
+    let root = &root;
     let mut posix = |promised: String, found: String| out.push(Violation { level: "posix", promised, found });
-    let is_dir = |d: &str| std::fs::symlink_metadata(root.join(d)).map(|m| m.is_dir()).unwrap_or(false);
+    let stat = |p: &str| walk::stat(root, Path::new(p));
+    let is = |p: &str, t: FileType| stat(p).is_ok_and(|s| walk::file_type(&s) == t);
     for ((dir, name), want) in &e.entries {
-        if !is_dir(dir) {
+        if !is(dir, FileType::Directory) {
             // Its own entry, in its parent, says what is wrong.
             continue;
         }
         let path = join(dir, name);
-        match (want, std::fs::symlink_metadata(root.join(&path))) {
-            (None, Ok(m)) => posix(format!("{path} removed"), format!("{path} is {}", describe(kind_of(&m), ""))),
+        match (want, stat(&path)) {
+            (None, Ok(m)) => posix(format!("{path} removed"), format!("{path} is {}", kind_words(m.st_mode))),
             (Some(w), Err(_)) => posix(format!("{path}: {}", describe(w.kind, &w.target)), format!("no {path}")),
-            (Some(w), Ok(m)) => {
-                let kind = kind_of(&m);
-                let target = match kind {
-                    Kind::Symlink => std::fs::read_link(root.join(&path))
-                        .map(|t| t.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    _ => String::new(),
-                };
-                if kind != w.kind || target != w.target {
-                    posix(format!("{path}: {}", describe(w.kind, &w.target)), describe(kind, &target));
+            (Some(w), Ok(m)) => match kind_of(walk::file_type(&m), m.st_mode) {
+                Err(other) => posix(format!("{path}: {}", describe(w.kind, &w.target)), format!("{path} is {other}")),
+                Ok(kind) => {
+                    let target = match kind {
+                        Kind::Symlink => walk::read_link(root, Path::new(&path)).unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    if kind != w.kind || target != w.target {
+                        posix(format!("{path}: {}", describe(w.kind, &w.target)), describe(kind, &target));
+                    }
                 }
-            }
+            },
             (None, Err(_)) => {}
         }
     }
     for dir in &e.dirs {
-        let Ok(read) = std::fs::read_dir(root.join(dir)) else { continue };
-        for entry in read.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
+        let listed = match walk::list(root, Path::new(dir), walk::MAX_NAMES) {
+            Ok(l) => l,
+            Err(err) if is(dir, FileType::Directory) => {
+                posix(format!("the entries of /{dir}"), format!("cannot list them: {err}"));
+                continue;
+            }
+            Err(_) => continue,
+        };
+        for (name, _) in listed {
+            let name = name.to_string_lossy().into_owned();
             let key = (dir.clone(), name.clone());
             if dir.is_empty() && OWN_NAMES.contains(&name.as_str()) {
                 continue;
@@ -332,19 +355,19 @@ pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
         }
     }
     for (path, fe) in &e.files {
-        if std::fs::symlink_metadata(root.join(path)).map(|m| m.is_file()).unwrap_or(false) {
+        if is(path, FileType::RegularFile) {
             if let Some((promised, found)) = compare_file(root, path, fe) {
                 posix(promised, found);
             }
         }
     }
     for (old, new) in &e.either {
-        if std::fs::symlink_metadata(root.join(old)).is_err() && std::fs::symlink_metadata(root.join(new)).is_err() {
+        if stat(old).is_err() && stat(new).is_err() {
             posix(format!("{old} or {new} (a rename of a durable name)"), "neither".into());
         }
     }
     for (path, fe) in &e.linux {
-        let found = match std::fs::symlink_metadata(root.join(path)) {
+        let found = match stat(path) {
             Err(_) => Some((format!("{path}: fsynced, keeps its name"), format!("no {path}"))),
             Ok(_) => compare_file(root, path, fe),
         };
@@ -356,34 +379,23 @@ pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
 }
 
 /// The namespace under `root`: every path (relative) with its kind; the filesystem's own
-/// names in the root left out.
-fn namespace(root: &Path) -> BTreeSet<(String, &'static str)> {
+/// names in the root left out. None when it cannot be walked (a name that is not a
+/// directory, file or link; more than [`walk::MAX_NAMES`] names).
+fn namespace(root: &HeldDir) -> Result<BTreeSet<(String, &'static str)>, String> {
     let mut out = BTreeSet::new();
-    let mut todo = vec![String::new()];
-    while let Some(dir) = todo.pop() {
-        let Ok(read) = std::fs::read_dir(root.join(&dir)) else { continue };
-        for entry in read.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if dir.is_empty() && OWN_NAMES.contains(&name.as_str()) {
+    for dir in walk::directories(root).map_err(|e| e.to_string())? {
+        let listed = walk::list(root, &dir, walk::MAX_NAMES).map_err(|e| e.to_string())?;
+        for (name, t) in listed {
+            let name = name.to_string_lossy().into_owned();
+            if dir.as_os_str().is_empty() && OWN_NAMES.contains(&name.as_str()) {
                 continue;
             }
-            let path = join(&dir, &name);
-            let kind = entry.file_type().map_or(Kind::File, |t| {
-                if t.is_dir() {
-                    Kind::Dir
-                } else if t.is_symlink() {
-                    Kind::Symlink
-                } else {
-                    Kind::File
-                }
-            });
-            if kind == Kind::Dir {
-                todo.push(path.clone());
-            }
+            let path = join(&dir.to_string_lossy(), &name);
+            let kind = kind_of(t, 0).map_err(|_| format!("{path} is not a file, directory or symlink"))?;
             out.insert((path, kind.name()));
         }
     }
-    out
+    Ok(out)
 }
 
 fn model_namespace(m: &Model) -> BTreeSet<(String, &'static str)> {
@@ -401,7 +413,13 @@ pub(crate) fn check_strict(root: &Path, before: &Model, after: &Model) -> Option
 /// The strict level for a chain: `models` are the setup's, then after each operation.
 pub(crate) fn check_strict_chain(root: &Path, models: &[&Model]) -> Option<Violation> {
     let (before, after) = (*models.first()?, *models.last()?);
-    let found = namespace(root);
+    let found = match walk::open_root(root).map_err(|e| e.to_string()).and_then(|r| namespace(&r)) {
+        Ok(f) => f,
+        Err(why) => {
+            let promised = "a namespace the strict level can compare".to_string();
+            return Some(Violation { level: "strict", promised, found: why });
+        }
+    };
     if models.iter().any(|m| found == model_namespace(m)) {
         return None;
     }

@@ -119,7 +119,7 @@ impl Rec {
     pub(super) fn keep(&self, state: &Path, dest: &Path) -> std::io::Result<()> {
         match self {
             Self::Block(_) => super::keep_image(state, &dest.with_extension("img")),
-            Self::Files(_) => fsarena_target::recorder::copy_tree(state, dest),
+            Self::Files(_) => super::walk::copy_tree(state, dest),
         }
     }
 

@@ -4,7 +4,9 @@
 //! nginx runs as `www-data` (master and worker: no root, a port above 1024, `-e` and a
 //! configuration of fsarena's own, never /etc/nginx's), with its document root and its access
 //! and error logs in the target (`http-<hash>/site`, `http-<hash>/logs`) and its PID file and
-//! temporary directories in the run's directory under /run/fsarena. Each round starts it,
+//! temporary directories in the run's directory under /run/fsarena. Everything in the target
+//! is root's but the log directory, so that the pages served are the ones fsarena wrote;
+//! nginx's configuration and ab's tables are in fsarena's own directory of the round. Each round starts it,
 //! drops the caches and runs `ab -n REQUESTS -c CONCURRENCY [-k] -e CSV`. Traffic stays on
 //! loopback. Figures: ab's requests/s, transfer rate (bytes/s), mean time per request and the
 //! 99th percentile from its `-e` table.
@@ -16,12 +18,14 @@
 //! of their `-e` tables (with one ab, exactly its own table's rows).
 
 use super::pgbench::whole_seconds;
-use super::{Account, Failed, Host, Running, Tenant};
+use super::process::ServerStart;
+use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
 use crate::options::{boolean, nonzero_size, opt, positive, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::Is;
 use fsarena_core::option::ValueKind::{Bool, Count, Size, Time};
 use fsarena_core::{Better, InputError, Measurement, Spec};
+use fsarena_target::beneath::{HeldDir, OpenHow};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -167,15 +171,19 @@ impl Workload for HttpWorkload {
     }
 
     fn footprint(&self) -> Footprint {
-        // The file, and the access log: about 100 bytes per request.
+        let o = &self.options;
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         Footprint {
-            source: "http workload (nginx and ab)".into(),
-            threads: 2,
-            buffer_bytes: 1 << 20,
-            bytes_on_target: self.options.file_size * u64::from(self.options.files)
-                + u64::from(self.options.requests) * 100 * 2,
-            files: 8,
-            open_files: u64::from(self.options.concurrency) + 16,
+            source: format!("http workload (files={}, concurrency={})", o.files, o.concurrency),
+            // An ab per file, and nginx's master and workers (worker_processes auto).
+            threads: u64::from(o.files) + workers + 1,
+            // ab's buffers, a few KiB per connection.
+            buffer_bytes: (1 << 20) + u64::from(o.concurrency) * (16 << 10),
+            // The files, and the access log: about 100 bytes per request.
+            bytes_on_target: o.file_size * u64::from(o.files) + u64::from(o.requests) * 100 * 2,
+            files: 8 + u64::from(o.files),
+            // ab holds a connection per concurrent request, under the limit it inherits.
+            open_files: u64::from(o.concurrency) + 16,
         }
     }
 
@@ -213,63 +221,89 @@ impl Workload for HttpWorkload {
         if self.options.files > 1 {
             keys.push(("files", self.options.files.to_string()));
         }
-        let data = env.root.join(format!("http-{}", super::key_hash(&keys)));
-        let run = host.run_path(&format!("http-{}", super::next_index()));
-        let made = super::check_reachable("http", &data, "www-data")
-            .and_then(|()| super::make_private_dir(host, &Tenant::RunDir(run.clone()), self.account))
-            .map_err(bare);
-        let mut result = made.and_then(|()| self.round(env, host, &data, &run));
-        super::keep_log_in(&mut result, "nginx-error.log", &data.join("logs").join("error.log"));
-        let released = host.release(&Tenant::RunDir(run.clone()));
-        match (result, released) {
-            (Ok(m), Ok(())) => Ok(vec![m]),
-            (Ok(m), Err(e)) => fail(e, m),
-            (Err(failed), _) => fail(failed.0, failed.1),
+        let name = format!("http-{}", super::key_hash(&keys));
+        let reachable = super::check_reachable("http", &env.root.join(&name), "www-data").map_err(bare);
+        let result = reachable.and_then(|()| {
+            RoundDirs::around(host, "http", self.account, None, |dirs| {
+                let (data, log) = self.site(env, host, &name).map_err(bare)?;
+                log.keeping("nginx-error.log", |log| self.round(env, host, &data, dirs, log))
+            })
+        });
+        match result {
+            Ok(m) => Ok(vec![m]),
+            Err(failed) => fail(failed.0, failed.1),
         }
     }
 }
 
+/// Writes `size` bytes of printable text (`abc...z` over and over: what a web server serves)
+/// to the new file `name` beneath `dir`, a MiB at a time.
+fn write_page(dir: &HeldDir, name: &str, size: u64) -> Result<(), String> {
+    use std::io::Write;
+    let cannot = |e: std::io::Error| format!("cannot write {e}");
+    let mut file = dir.open_file(Path::new(name), OpenHow::NEW.with_mode(0o644)).map_err(cannot)?;
+    // A whole number of alphabets, so that each chunk goes on where the last one ended.
+    let chunk: Vec<u8> = (0..26 * 40_000).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        file.write_all(&chunk[..n])
+            .map_err(|e| cannot(std::io::Error::new(e.kind(), format!("{}/{name}: {e}", dir.path().display()))))?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
 impl HttpWorkload {
-    fn round(&self, env: &RunEnv<'_>, host: &dyn Host, data: &Path, run: &Path) -> Result<Measurement, Failed> {
+    /// The site's data directory (made and filled once) and nginx's error log in it.
+    fn site(&self, env: &RunEnv<'_>, host: &dyn Host, name: &str) -> Result<(DataDir, ServerLog), String> {
+        let o = &self.options;
+        // Root's, as the site and its pages: www-data reads them and writes its logs only.
+        let mut data = DataDir::open(host, env.root, name, 0o711, None)?;
+        if !data.loaded {
+            let site = data.made.held.create_dir("site", 0o755, None).map_err(|e| format!("cannot create {e}"))?;
+            for i in 0..o.files {
+                write_page(&site, &file_name(i, o.files), o.file_size)?;
+            }
+            let owner = Some((self.account.uid, self.account.gid));
+            data.made.held.create_dir("logs", 0o700, owner).map_err(|e| format!("cannot create {e}"))?;
+            data.mark_loaded(host);
+        }
+        let logs = data.made.held.dir(Path::new("logs")).map_err(|e| format!("cannot open {e}"))?;
+        let log = ServerLog::new(&logs, "error.log", self.account)?;
+        Ok((data, log))
+    }
+
+    fn round(
+        &self,
+        env: &RunEnv<'_>,
+        host: &dyn Host,
+        data: &DataDir,
+        dirs: &RoundDirs,
+        error_log: &ServerLog,
+    ) -> Result<Measurement, Failed> {
         let bare = |e: String| Box::new((e, Measurement::default()));
         let o = &self.options;
-        let site = data.join("site");
         let names: Vec<String> = (0..o.files).map(|i| file_name(i, o.files)).collect();
-        if !names.iter().all(|n| site.join(n).exists()) {
-            if data.exists() {
-                host.release(&Tenant::DataDir(data.to_path_buf())).map_err(bare)?;
-            }
-            super::make_private_dir(host, &Tenant::DataDir(data.to_path_buf()), self.account).map_err(bare)?;
-            for dir in [&site, &data.join("logs")] {
-                std::fs::create_dir(dir).map_err(|e| bare(format!("mkdir {}: {e}", dir.display())))?;
-                let owner = (
-                    Some(rustix::process::Uid::from_raw(self.account.uid)),
-                    Some(rustix::process::Gid::from_raw(self.account.gid)),
-                );
-                rustix::fs::chown(dir, owner.0, owner.1).map_err(|e| bare(format!("chown {}: {e}", dir.display())))?;
-            }
-            // Printable bytes, so that the page is what a web server serves.
-            let body: Vec<u8> = (0..o.file_size).map(|i| b'a' + (i % 26) as u8).collect();
-            for name in &names {
-                std::fs::write(site.join(name), &body).map_err(|e| bare(format!("cannot write {name}: {e}")))?;
-            }
-        }
+        let run = dirs.server.path();
         // A free port on loopback: the kernel picks one, nginx takes it over.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| bare(format!("cannot find a free port on 127.0.0.1: {e}")))?
             .port();
-        let conf = run.join("nginx.conf");
-        std::fs::write(&conf, self.config(data, run, port))
-            .map_err(|e| bare(format!("cannot write {}: {e}", conf.display())))?;
-        let error_log = data.join("logs").join("error.log");
+        let conf = Path::new("nginx.conf");
+        let text = self.config(data.made.path(), run, port);
+        dirs.own.held.write_new(conf, text.as_bytes(), 0o644).map_err(|e| bare(format!("cannot write {e}")))?;
         let mut cmd = Command::new(&self.nginx);
-        cmd.arg("-c").arg(&conf).arg("-p").arg(run).arg("-e").arg(&error_log).current_dir("/");
-        let mut server =
-            Running::spawn(host, "nginx", cmd, self.account, &run.join("nginx.out"), libc::SIGTERM).map_err(bare)?;
-        server.log = error_log;
-        let pid_file = run.join("nginx.pid");
-        let ready = || pid_file.exists() && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+        cmd.arg("-c").arg(dirs.own.path().join(conf)).arg("-p").arg(run).arg("-e").arg(error_log.path());
+        cmd.current_dir("/");
+        let start = ServerStart { name: "nginx", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true };
+        let out = ServerLog::new(&dirs.server.held, "nginx.out", self.account).map_err(bare)?;
+        let mut server = Running::spawn(host, start, cmd, out).map_err(bare)?;
+        server.log = error_log.try_clone().map_err(bare)?;
+        let ready = || {
+            dirs.server.held.exists(Path::new("nginx.pid")) && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        };
         server.wait_ready(Duration::from_secs(o.start_timeout), env.stop, ready).map_err(bare)?;
         if let Some(drop) = env.drop_caches {
             drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
@@ -279,22 +313,23 @@ impl HttpWorkload {
             "http: {}ab -n {n} -c {c}",
             if o.files > 1 { format!("{} × ", o.files) } else { String::new() }
         ));
-        // One ab per file, all at once.
+        // One ab per file, all at once; its table in fsarena's own directory.
         let outs: Vec<Result<(super::ClientOutput, String), String>> = std::thread::scope(|s| {
             let runs: Vec<_> = names
                 .iter()
                 .enumerate()
                 .map(|(i, name)| {
-                    let csv = run.join(format!("ab-percentiles-{i}.csv"));
+                    let csv = format!("ab-percentiles-{i}.csv");
                     let mut ab = Command::new(&self.ab);
                     ab.arg("-q").arg("-n").arg(n.to_string()).arg("-c").arg(c.to_string());
                     if o.keepalive {
                         ab.arg("-k");
                     }
-                    ab.arg("-e").arg(&csv).arg(format!("http://127.0.0.1:{port}/{name}"));
+                    ab.arg("-e").arg(dirs.own.path().join(&csv)).arg(format!("http://127.0.0.1:{port}/{name}"));
                     s.spawn(move || {
-                        let out = super::run_client(ab, env.stop)?;
-                        Ok((out, std::fs::read_to_string(&csv).unwrap_or_default()))
+                        let out = super::run_client(host, ab, env.stop)?;
+                        let table = dirs.own.held.read_tail(Path::new(&csv), Some(0), 1 << 20).unwrap_or_default();
+                        Ok((out, String::from_utf8_lossy(&table).into_owned()))
                     })
                 })
                 .collect();

@@ -9,8 +9,16 @@
 //! the caches and runs `pgbench -c -j -T|-t -b|-f --log`. Figures: pgbench's own tps
 //! (excluding connection time) and latency average; stddev and percentiles from its
 //! per-transaction log.
+//!
+//! The server runs in an IPC namespace of its own with System V dynamic shared memory, so a
+//! PostgreSQL killed mid-run (by its own account, say) leaves no segment behind: none in
+//! /dev/shm, and those of its namespace go with its last process. A script given by `file=`
+//! is read once when the run is planned (a regular file of at most [`SCRIPT_CAP`]), run from a
+//! copy in fsarena's own directory, and never shown: neither by fsarena nor by relaying what
+//! pgbench or the server say about it.
 
-use super::{Account, Failed, Host, Running, Tenant};
+use super::process::ServerStart;
+use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
 use crate::options::{boolean, opt, positive, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
@@ -18,6 +26,7 @@ use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text, Time};
 use fsarena_core::units::parse_time;
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_stats::LatencyHistogram;
+use fsarena_target::beneath::read_input_text;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -28,6 +37,16 @@ pub const BUILTINS: &[&str] = &["tpcb-like", "simple-update", "select-only"];
 pub const SYNCHRONOUS_COMMIT: &[&str] = &["on", "off", "local", "remote_write", "remote_apply"];
 /// PostgreSQL's `wal_sync_method` values on Linux.
 pub const WAL_SYNC_METHODS: &[&str] = &["fdatasync", "fsync", "open_sync", "open_datasync"];
+/// Most bytes of a script file (`file=`) accepted.
+pub const SCRIPT_CAP: u64 = 1 << 20;
+/// The copy of the script file in fsarena's own directory of the round.
+const SCRIPT: &str = "script.sql";
+/// Processes of a PostgreSQL server besides one per connection (checkpointer, WAL writer,
+/// autovacuum, ...), with room to spare.
+const SERVER_PROCESSES: u64 = 10;
+/// What a connection costs in its server process beyond shared_buffers (work_mem's default
+/// of 4 MB is for a sort; a pgbench transaction's backend stays near 2 MiB).
+const BYTES_PER_CONNECTION: u64 = 2 << 20;
 
 /// The options of one `pgbench` run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,8 +153,13 @@ pub static OPTIONS: &[OptionDef<PgbenchOptions>] = &[
         Some(u64::from(positive(v)?))),
     pg!("builtin", Choice(BUILTINS), Is("tpcb-like"), "pgbench -b: the built-in script", |o, v| o.builtin =
         choice(v, BUILTINS, "pgbench built-in script")?),
-    pg!("file", Text, Unset, "pgbench -f: a script file to run instead of the built-in one", |o, v| o.file =
-        Some(PathBuf::from(v))),
+    pg!(
+        "file",
+        Text,
+        Unset,
+        "pgbench -f: a script file to run instead of the built-in one (a regular file of at most 1 MiB, read when the run is planned; never shown)",
+        |o, v| o.file = Some(PathBuf::from(v))
+    ),
     pg!(
         "synchronous_commit",
         Choice(SYNCHRONOUS_COMMIT),
@@ -172,6 +196,8 @@ pub struct PgbenchWorkload {
     options: PgbenchOptions,
     bin: PathBuf,
     account: Account,
+    /// The script file's text (`file=`), read when the run is planned.
+    script: Option<String>,
     given: Vec<(String, String)>,
 }
 
@@ -207,18 +233,22 @@ impl PgbenchWorkload {
                 o.jobs, o.client
             )));
         }
-        if let Some(f) = &o.file {
-            if !f.is_file() {
-                return Err(InputError::new(format!("pgbench: file={}: not a readable file", f.display())));
-            }
-        }
+        // Read now, once: a FIFO, a device or a huge file is refused before anything is
+        // created, and what pgbench runs is what was checked.
+        let script = match &o.file {
+            Some(f) => Some(
+                read_input_text(f, "pgbench: the script file", SCRIPT_CAP)
+                    .map_err(|e| InputError::new(e.to_string()))?,
+            ),
+            None => None,
+        };
         let bin = postgres_bin().ok_or_else(|| {
             InputError::new(
                 "pgbench: no /usr/lib/postgresql/*/bin with postgres, initdb, pgbench and pg_isready: install Debian's postgresql package (apt-get install postgresql)",
             )
         })?;
         let account = Account::lookup("pgbench", "postgres", "postgresql")?;
-        Ok(Self { options: o, bin, account, given: spec.params.clone() })
+        Ok(Self { options: o, bin, account, script, given: spec.params.clone() })
     }
 
     /// The keys that decide what the data directory holds and how the server runs.
@@ -247,9 +277,17 @@ impl PgbenchWorkload {
             format!("wal_sync_method={}", o.wal_sync_method),
             format!("max_connections={}", (o.client + 10).max(100)),
             "logging_collector=off".to_string(),
+            // Not POSIX segments in /dev/shm, which outlive a killed server: System V ones,
+            // which go with its IPC namespace.
+            "dynamic_shared_memory_type=sysv".to_string(),
         ];
         for s in settings {
             c.arg("-c").arg(s);
+        }
+        if self.script.is_some() {
+            // A failing statement of the script would be quoted in the server's log, which
+            // fsarena shows and keeps: only FATAL and worse, and no statement, are logged.
+            c.args(["-c", "log_min_messages=fatal", "-c", "log_min_error_statement=panic"]);
         }
         c
     }
@@ -272,16 +310,20 @@ impl Workload for PgbenchWorkload {
     }
 
     fn footprint(&self) -> Footprint {
+        let o = &self.options;
+        let clients = u64::from(o.client);
         // pgbench_accounts holds 100,000 rows of about 120 bytes per scale unit, with its
         // index; plus the WAL (1 GB at most by default) and the catalog (~40 MB).
-        let data = (u64::from(self.options.scale) * 16) << 20;
+        let data = (u64::from(o.scale) * 16) << 20;
         Footprint {
-            source: format!("pgbench workload (scale={})", self.options.scale),
-            threads: 2,
-            buffer_bytes: self.options.shared_buffers,
+            source: format!("pgbench workload (scale={}, client={}, jobs={})", o.scale, o.client, o.jobs),
+            // pgbench's threads, a server process per client, and the server's own.
+            threads: u64::from(o.jobs) + clients + SERVER_PROCESSES,
+            buffer_bytes: o.shared_buffers + clients * BYTES_PER_CONNECTION,
             bytes_on_target: data + (256 << 20),
             files: 2000,
-            open_files: 16,
+            // pgbench holds a connection per client, under the limit it inherits from fsarena.
+            open_files: clients + 16,
         }
     }
 
@@ -334,67 +376,62 @@ impl PgbenchWorkload {
     /// One round: make (once) and start the server, measure, stop it.
     fn round(&self, env: &RunEnv<'_>, host: &dyn Host) -> Result<Measurement, Failed> {
         let bare = |e: String| Box::new((e, Measurement::default()));
-        let data = env.root.join(format!("pgbench-{}", super::key_hash(&self.server_keys())));
-        let run = host.run_path(&format!("pgbench-{}", super::next_index()));
-        super::check_socket_path("pgbench", &run.join(".s.PGSQL.5432.lock")).map_err(bare)?;
-        super::check_reachable("pgbench", &data, "postgres").map_err(bare)?;
-        super::make_private_dir(host, &Tenant::RunDir(run.clone()), self.account).map_err(bare)?;
-        let mut result = self.round_in(env, host, &data, &run);
-        super::keep_log_in(&mut result, "postgres.log", &run.join("postgres.log"));
-        // The run directory (socket, log, pgbench's logs) goes after every round.
-        let released = host.release(&Tenant::RunDir(run.clone()));
-        match (result, released) {
-            (Ok(m), Ok(())) => Ok(m),
-            (Ok(m), Err(e)) => Err(Box::new((e, m))),
-            (Err(e), _) => Err(e),
-        }
+        let name = format!("pgbench-{}", super::key_hash(&self.server_keys()));
+        super::check_reachable("pgbench", &env.root.join(&name), "postgres").map_err(bare)?;
+        // The run directories (socket, log, pgbench's logs) go after every round.
+        RoundDirs::around(host, "pgbench", self.account, Some(".s.PGSQL.5432.lock"), |dirs| {
+            let log = ServerLog::new(&dirs.server.held, "postgres.log", self.account).map_err(bare)?;
+            log.keeping("postgres.log", |log| self.round_in(env, host, &name, dirs, log))
+        })
     }
 
-    fn round_in(&self, env: &RunEnv<'_>, host: &dyn Host, data: &Path, run: &Path) -> Result<Measurement, Failed> {
+    fn round_in(
+        &self,
+        env: &RunEnv<'_>,
+        host: &dyn Host,
+        name: &str,
+        dirs: &RoundDirs,
+        log: &ServerLog,
+    ) -> Result<Measurement, Failed> {
         let bare = |e: String| Box::new((e, Measurement::default()));
         let o = &self.options;
-        let log = run.join("postgres.log");
-        let marker = data.join("fsarena-loaded");
+        let run = dirs.server.path();
         let timeout = Duration::from_secs(o.start_timeout);
         let ready = || {
             Command::new(self.bin.join("pg_isready"))
                 .arg("-q")
                 .arg(format!("--host={}", run.display()))
+                .arg("--username=postgres")
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .status()
                 .is_ok_and(|s| s.success())
         };
-        if !marker.exists() {
-            if data.exists() {
-                // A load that did not finish (a failed round): start over.
-                host.release(&Tenant::DataDir(data.to_path_buf())).map_err(bare)?;
-            }
+        let start = ServerStart { name: "PostgreSQL", account: self.account, stop_signal: libc::SIGINT, own_ipc: true };
+        let mut data = DataDir::open(host, env.root, name, 0o700, Some(self.account)).map_err(bare)?;
+        if !data.loaded {
             (env.progress)(&format!("pgbench: initdb and loading scale {} (untimed)", o.scale));
-            super::make_private_dir(host, &Tenant::DataDir(data.to_path_buf()), self.account).map_err(bare)?;
             let mut initdb = Command::new(self.bin.join("initdb"));
             initdb
                 .arg("-D")
-                .arg(data)
+                .arg(data.made.path())
                 .args(["--auth=trust", "--username=postgres", "--encoding=UTF8", "--locale=C", "--no-instructions"])
                 .current_dir("/");
-            super::run_as(initdb, self.account, &log, env.stop).map_err(|e| bare(format!("initdb: {e}")))?;
-            let mut server =
-                Running::spawn(host, "PostgreSQL", self.server_command(data, run), self.account, &log, libc::SIGINT)
-                    .map_err(bare)?;
+            super::run_as(host, ServerStart { name: "initdb", ..start }, initdb, log, env.stop).map_err(bare)?;
+            let command = self.server_command(data.made.path(), run);
+            let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
             server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
             let mut init = self.pgbench(run);
             init.arg("--initialize").arg("--quiet").arg(format!("--scale={}", o.scale)).arg("postgres");
-            let out = super::run_client(init, env.stop).map_err(bare)?;
+            let out = super::run_client(host, init, env.stop).map_err(bare)?;
             if !out.success {
                 return Err(bare(format!("pgbench --initialize failed; its stderr ends: {}", out.stderr_tail)));
             }
             server.stop().map_err(bare)?;
-            std::fs::write(&marker, b"").map_err(|e| bare(format!("cannot write {}: {e}", marker.display())))?;
+            data.mark_loaded(host);
         }
-        let mut server =
-            Running::spawn(host, "PostgreSQL", self.server_command(data, run), self.account, &log, libc::SIGINT)
-                .map_err(bare)?;
+        let command = self.server_command(data.made.path(), run);
+        let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
         server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
         if let Some(drop) = env.drop_caches {
             drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
@@ -407,39 +444,49 @@ impl PgbenchWorkload {
             (None, Some(n)) => cmd.arg(format!("--transactions={n}")),
             (None, None) => &mut cmd,
         };
-        match &o.file {
-            Some(f) => cmd.arg(format!("--file={}", f.display())),
+        match &self.script {
+            Some(text) => {
+                let copy = Path::new(SCRIPT);
+                dirs.own
+                    .held
+                    .write_new(copy, text.as_bytes(), 0o600)
+                    .map_err(|e| bare(format!("cannot copy the script: {e}")))?;
+                cmd.arg(format!("--file={}", dirs.own.path().join(copy).display()))
+            }
             None => cmd.arg(format!("--builtin={}", o.builtin)),
         };
-        let prefix = run.join("pgbench_log");
+        let prefix = dirs.own.path().join("pgbench_log");
         cmd.arg("--log").arg(format!("--log-prefix={}", prefix.display())).arg("postgres");
-        let out = super::run_client(cmd, env.stop).map_err(bare)?;
+        let out = super::run_client(host, cmd, env.stop).map_err(bare)?;
         let mut m = figures(&out.stdout);
-        let hist = transaction_log(run, "pgbench_log");
+        let hist = transaction_log(dirs.own.path(), "pgbench_log");
         latency_figures(&mut m, &hist);
         m.complete = out.success && !out.stopped;
-        if !out.success && !out.stopped {
-            let why = format!(
-                "pgbench failed; its stderr ends: {}; the server's log ends: {}",
-                out.stderr_tail,
-                server.tail()
-            );
+        let failed = !out.success && !out.stopped;
+        if failed || (m.metric("tps").is_none() && !out.stopped) {
+            let why = match (&o.file, failed) {
+                // pgbench quotes the line of the script it rejects, the server the statement
+                // that failed: neither is shown.
+                (Some(f), _) => format!(
+                    "pgbench {} with the script file={} ({}); its output is not shown, since it may quote the file",
+                    if failed { "failed" } else { "printed no tps" },
+                    f.display(),
+                    out.status
+                ),
+                (None, true) => format!(
+                    "pgbench failed; its stderr ends: {}; the server's log ends: {}",
+                    out.stderr_tail,
+                    server.tail()
+                ),
+                (None, false) => format!("pgbench printed no tps; its output ends: {}", out.stdout_tail()),
+            };
             return Err(Box::new((why, m)));
-        }
-        if m.metric("tps").is_none() && !out.stopped {
-            return Err(Box::new((format!("pgbench printed no tps; its output ends: {}", tail_of(&out.stdout)), m)));
         }
         if let Err(e) = server.stop() {
             return Err(Box::new((e, m)));
         }
         Ok(m)
     }
-}
-
-/// The last lines of `text`, one line.
-fn tail_of(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
 }
 
 /// pgbench's summary as it prints it: `tps = N (without initial connection time)`,
@@ -475,6 +522,7 @@ pub fn figures(stdout: &str) -> Measurement {
 
 /// Every transaction's latency from pgbench's `--log` files (`PREFIX.PID` and
 /// `PREFIX.PID.THREAD` in `dir`): `client_id transaction_no time_us script_no epoch us`.
+/// `dir` is fsarena's own directory of the round, where only root writes.
 pub fn transaction_log(dir: &Path, prefix: &str) -> LatencyHistogram {
     let mut h = LatencyHistogram::new();
     let Ok(entries) = std::fs::read_dir(dir) else { return h };
@@ -482,8 +530,9 @@ pub fn transaction_log(dir: &Path, prefix: &str) -> LatencyHistogram {
         if !e.file_name().to_str().is_some_and(|n| n.starts_with(&format!("{prefix}."))) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
-        for line in text.lines() {
+        // One line per transaction: read as a stream, however long the run was.
+        let Ok(file) = std::fs::File::open(e.path()) else { continue };
+        for line in std::io::BufRead::lines(std::io::BufReader::new(file)).map_while(Result::ok) {
             // The third field is the latency in µs, or "skipped"/"failed" for transactions
             // that did not complete.
             if let Some(us) = line.split_whitespace().nth(2).and_then(|f| f.parse::<u64>().ok()) {
@@ -549,7 +598,8 @@ mod tests {
             ("pgbench:scale=0", "scale=0"),
             ("pgbench:time=1.5s", "whole number of seconds"),
             ("pgbench:client=1,jobs=2", "jobs=2 is more than client=1"),
-            ("pgbench:file=/nonexistent.sql", "not a readable file"),
+            ("pgbench:file=/nonexistent.sql", "cannot read pgbench: the script file /nonexistent.sql"),
+            ("pgbench:file=/dev/zero", "is a character device: expected a regular file of at most 1 MiB"),
             ("pgbench:builtin=select-only,file=/etc/hostname", "not both"),
         ] {
             let e = PgbenchWorkload::from_spec(&Spec::parse(spec).unwrap()).unwrap_err().to_string();

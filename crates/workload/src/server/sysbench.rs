@@ -10,7 +10,8 @@
 //! queries/s, latency avg, 95th percentile and max, ignored errors, reconnects.
 
 use super::pgbench::{choice, whole_seconds};
-use super::{Account, Failed, Host, Running, Tenant};
+use super::process::ServerStart;
+use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
 use crate::options::{opt, positive, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::Is;
@@ -29,6 +30,12 @@ pub const FLUSH_LOG: &[&str] = &["0", "1", "2"];
 pub const FLUSH_METHODS: &[&str] = &["fsync", "O_DIRECT", "O_DSYNC", "O_DIRECT_NO_FSYNC"];
 /// Where Debian's sysbench keeps its Lua scripts.
 const SCRIPTS: &str = "/usr/share/sysbench";
+/// Threads of a MariaDB server besides one per connection (InnoDB's I/O, purge and page
+/// cleaner threads, ...), with room to spare.
+const SERVER_THREADS: u64 = 32;
+/// What a connection costs in the server beyond the buffer pool (its thread's stack and
+/// network and sort buffers).
+const BYTES_PER_CONNECTION: u64 = 1 << 20;
 
 /// The options of one `sysbench` run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,15 +222,21 @@ impl Workload for SysbenchWorkload {
 
     fn footprint(&self) -> Footprint {
         let o = &self.options;
+        let threads = u64::from(o.threads);
         // About 250 bytes per row with its indexes, plus InnoDB's system files (~100 MB).
         let rows = u64::from(o.tables) * u64::from(o.table_size);
         Footprint {
-            source: format!("sysbench workload (tables={}, table_size={})", o.tables, o.table_size),
-            threads: 2,
-            buffer_bytes: o.innodb_buffer_pool_size,
+            source: format!(
+                "sysbench workload (tables={}, table_size={}, threads={})",
+                o.tables, o.table_size, o.threads
+            ),
+            // sysbench's threads, a server thread per connection, and the server's own.
+            threads: threads * 2 + SERVER_THREADS,
+            buffer_bytes: o.innodb_buffer_pool_size + threads * BYTES_PER_CONNECTION,
             bytes_on_target: rows * 250 + (128 << 20),
             files: 200 + u64::from(o.tables) * 2,
-            open_files: 16,
+            // sysbench holds a connection per thread, under the limit it inherits from fsarena.
+            open_files: threads + 16,
         }
     }
 
@@ -258,86 +271,86 @@ impl Workload for SysbenchWorkload {
             return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
         };
         let bare = |e: String| Box::new((e, Measurement::default()));
-        let data = env.root.join(format!("sysbench-{}", super::key_hash(&self.server_keys())));
-        let run = host.run_path(&format!("sysbench-{}", super::next_index()));
-        let made = super::check_socket_path("sysbench", &run.join("mysqld.sock"))
-            .and_then(|()| super::check_reachable("sysbench", &data, "mysql"))
-            .and_then(|()| super::make_private_dir(host, &Tenant::RunDir(run.clone()), self.account))
-            .map_err(bare);
-        let mut result = made.and_then(|()| self.round(env, host, &data, &run));
-        super::keep_log_in(&mut result, "mariadb.log", &run.join("mariadb.log"));
-        let released = host.release(&Tenant::RunDir(run.clone()));
-        match (result, released) {
-            (Ok(m), Ok(())) => Ok(vec![m]),
-            (Ok(m), Err(e)) => fail(e, m),
-            (Err(failed), _) => fail(failed.0, failed.1),
+        let name = format!("sysbench-{}", super::key_hash(&self.server_keys()));
+        let reachable = super::check_reachable("sysbench", &env.root.join(&name), "mysql").map_err(bare);
+        let result = reachable.and_then(|()| {
+            RoundDirs::around(host, "sysbench", self.account, Some("mysqld.sock"), |dirs| {
+                let log = ServerLog::new(&dirs.server.held, "mariadb.log", self.account).map_err(bare)?;
+                log.keeping("mariadb.log", |log| self.round(env, host, &name, dirs, log))
+            })
+        });
+        match result {
+            Ok(m) => Ok(vec![m]),
+            Err(failed) => fail(failed.0, failed.1),
         }
     }
 }
 
 impl SysbenchWorkload {
-    fn round(&self, env: &RunEnv<'_>, host: &dyn Host, data: &Path, run: &Path) -> Result<Measurement, Failed> {
+    fn round(
+        &self,
+        env: &RunEnv<'_>,
+        host: &dyn Host,
+        name: &str,
+        dirs: &RoundDirs,
+        log: &ServerLog,
+    ) -> Result<Measurement, Failed> {
         let bare = |e: String| Box::new((e, Measurement::default()));
         let o = &self.options;
-        let log = run.join("mariadb.log");
-        let marker = data.join("fsarena-loaded");
+        let run = dirs.server.path();
         let timeout = Duration::from_secs(o.start_timeout);
         let socket = run.join("mysqld.sock");
         let ready = || std::os::unix::net::UnixStream::connect(&socket).is_ok();
-        if !marker.exists() {
-            if data.exists() {
-                host.release(&Tenant::DataDir(data.to_path_buf())).map_err(bare)?;
-            }
+        let start = ServerStart { name: "MariaDB", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true };
+        let mut data = DataDir::open(host, env.root, name, 0o700, Some(self.account)).map_err(bare)?;
+        if !data.loaded {
             (env.progress)(&format!("sysbench: mariadb-install-db and {} prepare (untimed)", o.test));
-            super::make_private_dir(host, &Tenant::DataDir(data.to_path_buf()), self.account).map_err(bare)?;
             let mut install = Command::new(&self.install_db);
             install
                 .arg("--no-defaults")
-                .arg(format!("--datadir={}", data.display()))
+                .arg(format!("--datadir={}", data.made.path().display()))
                 .args(["--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"])
                 .current_dir("/");
-            super::run_as(install, self.account, &run.join("install.log"), env.stop)
-                .map_err(|e| bare(format!("mariadb-install-db: {e}")))?;
-            let server =
-                Running::spawn(host, "MariaDB", self.server_command(data, run), self.account, &log, libc::SIGTERM)
-                    .map_err(bare)?;
-            let mut server = server;
+            let install_log = ServerLog::new(&dirs.server.held, "install.log", self.account).map_err(bare)?;
+            let how = ServerStart { name: "mariadb-install-db", ..start };
+            super::run_as(host, how, install, &install_log, env.stop).map_err(bare)?;
+            let command = self.server_command(data.made.path(), run);
+            let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
             server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
             let mut create = Command::new(&self.client);
             create
                 .arg("--no-defaults")
                 .arg(format!("--socket={}", socket.display()))
                 .args(["--user=root", "--execute=CREATE DATABASE sbtest"]);
-            let out = super::run_client(create, env.stop).map_err(bare)?;
+            let out = super::run_client(host, create, env.stop).map_err(bare)?;
             if !out.success {
                 return Err(bare(format!("creating the sbtest database failed: {}", out.stderr_tail)));
             }
             // prepare loads the tables in parallel, as many threads as tables (up to 8).
-            let out = super::run_client(self.sysbench(run, "prepare", o.tables.min(8)), env.stop).map_err(bare)?;
+            let out =
+                super::run_client(host, self.sysbench(run, "prepare", o.tables.min(8)), env.stop).map_err(bare)?;
             if !out.success {
                 return Err(bare(format!(
                     "sysbench {} prepare failed; its output ends: {} {}",
                     o.test,
-                    tail_of(&out.stdout),
+                    out.stdout_tail(),
                     out.stderr_tail
                 )));
             }
             server.stop().map_err(bare)?;
-            std::fs::write(&marker, b"").map_err(|e| bare(format!("cannot write {}: {e}", marker.display())))?;
+            data.mark_loaded(host);
         }
-        let mut server =
-            Running::spawn(host, "MariaDB", self.server_command(data, run), self.account, &log, libc::SIGTERM)
-                .map_err(bare)?;
+        let command = self.server_command(data.made.path(), run);
+        let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
         server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
         if o.test == "bulk_insert" {
             // bulk_insert's run fills its tables from id 1: a second round into the first
             // one's rows would only hit duplicate keys. Every round starts from empty tables,
             // as `sysbench bulk_insert cleanup; prepare; run` by hand (untimed).
             for step in ["cleanup", "prepare"] {
-                let out = super::run_client(self.sysbench(run, step, o.tables.min(8)), env.stop).map_err(bare)?;
+                let out = super::run_client(host, self.sysbench(run, step, o.tables.min(8)), env.stop).map_err(bare)?;
                 if !out.success {
-                    let why =
-                        format!("sysbench bulk_insert {step} failed: {} {}", tail_of(&out.stdout), out.stderr_tail);
+                    let why = format!("sysbench bulk_insert {step} failed: {} {}", out.stdout_tail(), out.stderr_tail);
                     return Err(bare(why));
                 }
             }
@@ -346,14 +359,14 @@ impl SysbenchWorkload {
             drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
         }
         (env.progress)(&format!("sysbench: {} --threads={}", o.test, o.threads));
-        let out = super::run_client(self.sysbench(run, "run", o.threads), env.stop).map_err(bare)?;
+        let out = super::run_client(host, self.sysbench(run, "run", o.threads), env.stop).map_err(bare)?;
         let mut m = figures(&out.stdout);
         m.complete = out.success && !out.stopped;
         if !out.stopped && (!out.success || m.metric("queries_per_s").is_none()) {
             let why = format!(
                 "sysbench {} run failed; its output ends: {} {}; the server's log ends: {}",
                 o.test,
-                tail_of(&out.stdout),
+                out.stdout_tail(),
                 out.stderr_tail,
                 server.tail()
             );
@@ -364,12 +377,6 @@ impl SysbenchWorkload {
         }
         Ok(m)
     }
-}
-
-/// The last lines of `text`, one line.
-fn tail_of(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
 }
 
 /// sysbench's report as it prints it: `transactions: N (R per sec.)`, `queries: N (R per

@@ -157,7 +157,7 @@ pub static OPTIONS: &[OptionDef<VerifyOptions>] = &[
     vf!("filesize", Size, Is("64m"), "fill: bytes a file at most, a multiple of 4k (fio's filesize)", |o, v| o.filesize = unit_multiple(v)?),
     vf!("time_based", Bool, Is("0"), "fill: repeat the cycle until runtime has passed (fio's time_based), with a per-second series of operations and errors", |o, v| o.time_based = crate::options::boolean(v)?),
     vf!("runtime", Time, Is("0"), "fill: how long a time_based run lasts (fio's runtime)", |o, v| o.runtime = fsarena_core::units::parse_time(v, 1_000_000_000).map_err(|e| e.to_string())?.0),
-    vf!("opsfile", Text, Derived("TMPDIR/fsarena-verify-SEED.fsxops"), "where the log of operations is written when a mismatch is found (fsx's .fsxops)", |o, v| o.opsfile = Some(PathBuf::from(v.trim()))),
+    vf!("opsfile", Text, Derived("WORKDIR/RUNID-verify-SEED.fsxops"), "where the log of operations is written when a mismatch is found (fsx's .fsxops), 0600; by default in the run's work directory", |o, v| o.opsfile = Some(PathBuf::from(v.trim()))),
 ];
 
 /// A size that is a non-zero multiple of fill's 4 KiB unit.
@@ -330,12 +330,28 @@ impl VerifyWorkload {
         }
     }
 
-    /// Where the replay file of a mismatch goes.
-    fn opsfile(&self) -> PathBuf {
-        self.options
-            .opsfile
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join(format!("fsarena-verify-{}.fsxops", self.options.seed)))
+    /// Saves the log of operations of a mismatch and says where, or why not. By default in
+    /// the run's own work directory (0700, root's), named with the run's id: never a shared
+    /// temporary directory, where anyone could plant a link at a predictable name. Where the
+    /// user names the file, a regular file there is replaced; a link, a FIFO or a device is
+    /// not (see [`fsarena_target::safefs::create_private`]).
+    fn save_log(&self, env: &RunEnv<'_>, log: &[u8]) -> String {
+        use std::io::Write;
+        let (path, replace) = match (&self.options.opsfile, &env.target) {
+            (Some(path), _) => (path.clone(), true),
+            (None, Some(t)) => {
+                let name = format!("{}-verify-{}.fsxops", t.workdir.run_id(), self.options.seed);
+                (t.workdir.path().join(name), false)
+            }
+            (None, None) => return "the log of operations was not saved: no work directory; give opsfile=".into(),
+        };
+        let shown = fsarena_core::printable(&path.to_string_lossy()).into_owned();
+        let written = fsarena_target::safefs::create_private(&path, replace)
+            .and_then(|mut f| f.write_all(log).and_then(|()| f.sync_all()));
+        match written {
+            Ok(()) => format!("log of operations saved to {shown}; replay with --workload verify:replay={shown}"),
+            Err(e) => format!("the log of operations could not be saved to {shown}: {e}"),
+        }
     }
 }
 
@@ -568,15 +584,7 @@ impl Workload for VerifyWorkload {
                 actual: String::new(),
             }),
             Some(mm) => {
-                let opsfile = self.opsfile();
-                let saved = match std::fs::write(&opsfile, &out.log) {
-                    Ok(()) => format!(
-                        "log of operations saved to {}; replay with --workload verify:replay={}",
-                        opsfile.display(),
-                        opsfile.display()
-                    ),
-                    Err(e) => format!("the log of operations could not be saved to {}: {e}", opsfile.display()),
-                };
+                let saved = self.save_log(env, out.log.as_bytes());
                 // One progress line each: a note is one line.
                 (env.progress)(&format!("verify: MISMATCH {}", mm.summary));
                 for line in mm.report.lines() {
