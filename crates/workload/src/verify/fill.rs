@@ -140,9 +140,12 @@ impl Filler<'_> {
                 Err(e) if full(&e) => break,
                 Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
             };
-            let (len, filled) = self.write_file(&file, &path, seed);
+            let (len, mut filled) = self.write_file(&file, &path, seed);
             if let Err(e) = file.sync_all() {
-                if !full(&e) {
+                if full(&e) {
+                    // A filesystem that buffers writes (FUSE) says ENOSPC here, not at write.
+                    filled = true;
+                } else {
                     self.error(format!("fsync of {}: {e}", path.display()));
                 }
             }
