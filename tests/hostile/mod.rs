@@ -21,6 +21,7 @@ mod jobfiles;
 mod names_and_bombs;
 mod planted;
 mod planted_state;
+mod reads;
 mod servers;
 mod signals;
 mod specs;

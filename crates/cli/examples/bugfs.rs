@@ -70,6 +70,8 @@ struct Node {
     /// Files: the backing file, open while the file is.
     file: Option<File>,
     opens: u32,
+    /// Closed at least once since it was made (`--fifo-files`).
+    closed: bool,
 }
 
 struct BugFs {
@@ -117,7 +119,7 @@ impl BugFs {
             mtime: t(md.mtime()),
             ctime: t(md.ctime()),
             crtime: t(md.ctime()),
-            kind: if node.dir { FileType::Directory } else { FileType::RegularFile },
+            kind: self.hostile.kind(ino, node.dir, node.closed && node.opens == 0),
             perm: (md.mode() & 0o7777) as u16,
             nlink: if node.dir { 2 } else { 1 },
             uid: md.uid(),
@@ -133,7 +135,16 @@ impl BugFs {
         self.next += 1;
         self.nodes.insert(
             ino,
-            Node { parent, name: name.to_owned(), dir, size: 0, dirty: BTreeMap::new(), file: None, opens: 0 },
+            Node {
+                parent,
+                name: name.to_owned(),
+                dir,
+                size: 0,
+                dirty: BTreeMap::new(),
+                file: None,
+                opens: 0,
+                closed: false,
+            },
         );
         ino
     }
@@ -294,7 +305,8 @@ impl Filesystem for BugFs {
     }
 
     fn readlink(&mut self, _req: &Request<'_>, ino: u64, reply: ReplyData) {
-        match self.hostile.readlink(ino) {
+        let dir = self.nodes.get(&ino).is_some_and(|n| n.dir);
+        match self.hostile.readlink(ino).or_else(|| self.hostile.dir_link().filter(|_| dir)) {
             Some(target) => reply.data(target),
             None => reply.error(libc::EINVAL),
         }
@@ -307,8 +319,10 @@ impl Filesystem for BugFs {
         }
         let _ = std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode & 0o7777));
         let ino = self.add(parent, name, true);
+        // The kernel takes only a directory as mkdir's answer: `--link-dirs` shows the link at
+        // the next lookup.
         match self.attr(ino) {
-            Ok(a) => reply.entry(&TTL, &a, 0),
+            Ok(a) => reply.entry(&TTL, &FileAttr { kind: FileType::Directory, ..a }, 0),
             Err(e) => reply.error(e),
         }
     }
@@ -486,6 +500,7 @@ impl Filesystem for BugFs {
             n.opens = n.opens.saturating_sub(1);
             if n.opens == 0 {
                 n.file = None;
+                n.closed = true;
             }
         }
         match r {
@@ -624,6 +639,10 @@ fn main() {
                 std::process::exit(2);
             };
             hostile.claim = Some(n);
+        } else if arg == "--fifo-files" {
+            hostile.fifo_files = true;
+        } else if let Some(path) = arg.strip_prefix("--link-dirs=") {
+            hostile.link_dirs = Some(PathBuf::from(path));
         } else if let Some(list) = arg.strip_prefix("--bugs=") {
             for b in list.split(',').filter(|b| !b.is_empty()) {
                 match b {
@@ -645,7 +664,7 @@ fn main() {
     }
     let [backing, mnt] = paths.as_slice() else {
         eprintln!(
-            "usage: bugfs [--bugs=LIST of {BUGS}] [--plant=PATH] [--lure=PATH] [--claim=BYTES] BACKING MOUNTPOINT"
+            "usage: bugfs [--bugs=LIST of {BUGS}] [--plant=PATH] [--lure=PATH] [--claim=BYTES] [--fifo-files] [--link-dirs=PATH] BACKING MOUNTPOINT"
         );
         std::process::exit(2);
     };
@@ -661,6 +680,7 @@ fn main() {
             dirty: BTreeMap::new(),
             file: None,
             opens: 0,
+            closed: false,
         },
     );
     // What BACKING holds already (a restart on a crash state) is the tree to serve.
@@ -682,6 +702,7 @@ fn main() {
                 dirty: BTreeMap::new(),
                 file: None,
                 opens: 0,
+                closed: true,
             };
             nodes.insert(ino, node);
             if md.is_dir() {

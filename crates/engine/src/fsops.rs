@@ -11,21 +11,28 @@
 //! are converted on the stack, not allocated. The small writes and reads such a workload makes
 //! to the files it creates (mdtest's `-w`/`-e`, fs_mark's file data) go through it too, so one
 //! backend (psync today, io_uring next) serves a whole phase.
+//!
+//! What the filesystem serves is not trusted (a FUSE daemon answers every lookup): `open` and
+//! `create` follow no symbolic link anywhere in the path (openat2 `RESOLVE_NO_SYMLINKS`, the
+//! same walk as openat's), so a directory served as a link to the host's `/etc` is an error,
+//! not a place to create or read files as root; and they add `O_NONBLOCK`, so a FIFO served in
+//! a file's place cannot block (reads and writes of a regular file ignore the flag).
 
 use rustix::fd::{BorrowedFd, OwnedFd};
-use rustix::fs::{AtFlags, Mode, OFlags, Stat};
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, Stat};
 use rustix::path::Arg;
 use std::ffi::CStr;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The metadata operations a workload times. Errors are the system call's.
 pub trait FsOps: Send {
     /// mkdir(2) `path` under `dir`.
     fn mkdir<P: Arg>(&mut self, dir: BorrowedFd<'_>, path: P, mode: Mode) -> io::Result<()>;
     /// Creates and opens a file: open(2) with `O_CREAT` added to `flags` (mdtest: `O_RDWR`;
-    /// add `O_EXCL | O_NOFOLLOW` to never reuse or follow something planted).
+    /// add `O_EXCL` to never reuse something planted); no link followed, `O_NONBLOCK`.
     fn create<P: Arg>(&mut self, dir: BorrowedFd<'_>, path: P, flags: OFlags, mode: Mode) -> io::Result<OwnedFd>;
-    /// Opens an existing file with `flags`.
+    /// Opens an existing file with `flags`; no link followed, `O_NONBLOCK`.
     fn open<P: Arg>(&mut self, dir: BorrowedFd<'_>, path: P, flags: OFlags) -> io::Result<OwnedFd>;
     /// stat(2) (`AtFlags::SYMLINK_NOFOLLOW` for lstat).
     fn stat<P: Arg>(&mut self, dir: BorrowedFd<'_>, path: P, flags: AtFlags) -> io::Result<Stat>;
@@ -55,6 +62,31 @@ pub trait FsOps: Send {
     fn read(&mut self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize>;
 }
 
+/// Set once openat2 is found missing (Linux before 5.6): opens then walk with openat.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// openat(2) of `path` under `dir` with `flags` plus `O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC`, through
+/// openat2 with `RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS` where the kernel has it (ELOOP for a
+/// link anywhere in the path). Without openat2 only the last component is held to no-follow.
+#[inline]
+fn open_no_links<P: Arg>(dir: BorrowedFd<'_>, path: P, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+    // openat2 refuses what openat ignores: O_NONBLOCK beside O_PATH, a mode without O_CREAT.
+    let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let flags = if flags.contains(OFlags::PATH) { flags } else { flags | OFlags::NONBLOCK };
+    let mode = if flags.contains(OFlags::CREATE) { mode } else { Mode::empty() };
+    let fd = path.into_with_c_str(|path| {
+        if !NO_OPENAT2.load(Ordering::Relaxed) {
+            let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+            match rustix::fs::openat2(dir, path, flags, mode, resolve) {
+                Err(rustix::io::Errno::NOSYS) => NO_OPENAT2.store(true, Ordering::Relaxed),
+                other => return other,
+            }
+        }
+        rustix::fs::openat(dir, path, flags, mode)
+    })?;
+    Ok(fd)
+}
+
 /// The plain system calls, one per operation (the metadata side of `psync`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PsyncFsOps;
@@ -67,12 +99,12 @@ impl FsOps for PsyncFsOps {
 
     #[inline]
     fn create<P: Arg>(&mut self, dir: BorrowedFd<'_>, path: P, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
-        Ok(rustix::fs::openat(dir, path, flags | OFlags::CREATE | OFlags::CLOEXEC, mode)?)
+        open_no_links(dir, path, flags | OFlags::CREATE, mode)
     }
 
     #[inline]
     fn open<P: Arg>(&mut self, dir: BorrowedFd<'_>, path: P, flags: OFlags) -> io::Result<OwnedFd> {
-        Ok(rustix::fs::openat(dir, path, flags | OFlags::CLOEXEC, Mode::empty())?)
+        open_no_links(dir, path, flags, Mode::empty())
     }
 
     #[inline]
@@ -190,6 +222,34 @@ mod tests {
         ops.unlink(CWD, d.join("y")).unwrap();
         ops.rmdir(CWD, &d).unwrap();
         assert_eq!(ops.readdir(dir, ".", |_| {}).unwrap(), 0);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// What a hostile filesystem serves: a directory that is a link out, a file that is a link,
+    /// a FIFO where a file was. Nothing is followed, nothing blocks.
+    #[test]
+    fn links_anywhere_are_refused_and_fifos_do_not_block() {
+        let base = std::env::temp_dir().join(format!("fsarena-h5-fsops-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("out")).unwrap();
+        std::os::unix::fs::symlink(base.join("out"), base.join("d")).unwrap();
+        std::fs::write(base.join("out/f"), b"host").unwrap();
+        std::os::unix::fs::symlink(base.join("out/f"), base.join("l")).unwrap();
+        rustix::fs::mknodat(CWD, base.join("p"), rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+        let mut ops = PsyncFsOps;
+        let root = rustix::fs::open(&base, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let dir = root.as_fd();
+        let mode = Mode::from_raw_mode(0o644);
+        let lp = |e: io::Error| e.raw_os_error() == Some(libc::ELOOP);
+        assert!(lp(ops.create(dir, "d/new", OFlags::RDWR | OFlags::EXCL, mode).unwrap_err()));
+        assert!(lp(ops.open(dir, "d/f", OFlags::RDWR).unwrap_err()));
+        assert!(lp(ops.open(dir, "l", OFlags::RDONLY).unwrap_err()));
+        assert!(ops.open(dir, "d", OFlags::PATH | OFlags::DIRECTORY).is_err());
+        assert!(!base.join("out/new").exists());
+        // O_RDWR on a FIFO opens, and its read would wait for ever: here it does not.
+        let p = ops.open(dir, "p", OFlags::RDWR).unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(ops.read(p.as_fd(), &mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -26,6 +26,19 @@ use std::path::{Component, Path, PathBuf};
 /// component, no blocking open of a FIFO, no controlling terminal, closed on exec.
 const SAFE: OFlags = OFlags::NOFOLLOW.union(OFlags::NONBLOCK).union(OFlags::NOCTTY).union(OFlags::CLOEXEC);
 
+/// `flags` and `mode` as openat2 accepts them (it refuses what openat ignores): an `O_PATH`
+/// open takes only `O_DIRECTORY`, `O_NOFOLLOW` and `O_CLOEXEC` besides, and a mode only with
+/// `O_CREAT` or `O_TMPFILE`.
+pub fn strict(flags: OFlags, mode: u32) -> (OFlags, u32) {
+    let flags = if flags.contains(OFlags::PATH) {
+        flags & (OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC)
+    } else {
+        flags
+    };
+    let creates = flags.contains(OFlags::CREATE) || flags.contains(OFlags::TMPFILE);
+    (flags, if creates { mode } else { 0 })
+}
+
 /// A directory fsarena holds open, to act beneath it without following links.
 #[derive(Debug)]
 pub struct HeldDir {
@@ -150,7 +163,8 @@ impl HeldDir {
             return Err(Errno::INVAL);
         }
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        match rfs::openat2(&self.fd, rel, flags | SAFE, Mode::from_raw_mode(mode), resolve) {
+        let (flags, mode) = strict(flags | SAFE, mode);
+        match rfs::openat2(&self.fd, rel, flags, Mode::from_raw_mode(mode), resolve) {
             Err(Errno::NOSYS) => {}
             // EAGAIN: openat2 asks to retry after a concurrent rename; so does the walk.
             other => return other,
@@ -162,7 +176,21 @@ impl HeldDir {
         for name in dirs {
             dir = rfs::openat(&dir, *name, OFlags::DIRECTORY | OFlags::RDONLY | SAFE, Mode::empty())?;
         }
-        rfs::openat(&dir, *last, flags | SAFE, Mode::from_raw_mode(mode))
+        rfs::openat(&dir, *last, flags, Mode::from_raw_mode(mode))
+    }
+
+    /// Opens `rel` beneath this directory with `flags` as given (plus no-follow, non-blocking,
+    /// no controlling terminal, close-on-exec), with no symbolic link on the way or at the end:
+    /// the bare descriptor, of whatever type, still `O_NONBLOCK`. For a caller that checks the
+    /// type itself or cannot afford the check (a timed open in a benchmark loop: `O_NONBLOCK`
+    /// is ignored by reads and writes of a regular file, and turns a FIFO's block into an error).
+    pub fn open_at(&self, rel: &Path, flags: OFlags, mode: u32) -> io::Result<OwnedFd> {
+        self.open_raw(rel, flags, mode).map_err(|e| match e {
+            Errno::LOOP | Errno::XDEV => {
+                self.error(rel, io::Error::other("a symbolic link or a path leaving the directory: not followed"))
+            }
+            e => self.error(rel, e),
+        })
     }
 
     /// Opens `rel` beneath this directory with `flags` (plus `O_NOFOLLOW|O_NONBLOCK|O_NOCTTY|
@@ -221,12 +249,7 @@ impl HeldDir {
         if how.exclusive {
             flags |= OFlags::CREATE | OFlags::EXCL;
         }
-        let fd = self.open_raw(rel, flags, how.mode).map_err(|e| match e {
-            Errno::LOOP | Errno::XDEV => {
-                self.error(rel, io::Error::other("a symbolic link or a path leaving the directory: not followed"))
-            }
-            e => self.error(rel, e),
-        })?;
+        let fd = self.open_at(rel, flags, how.mode)?;
         let st = rfs::fstat(&fd).map_err(|e| self.error(rel, e))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
             return Err(self.error(rel, io::Error::other(format!("{}, not a regular file", kind_words(st.st_mode)))));

@@ -130,7 +130,9 @@ impl DdWorkload {
 
     fn open_flags(&self, create: bool) -> OFlags {
         let o = &self.options;
-        let mut flags = OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        // O_NONBLOCK: a FIFO the target serves in a file's place cannot block the open
+        // (reads and writes of a regular file ignore it).
+        let mut flags = OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
         flags |= if create { OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL } else { OFlags::RDONLY };
         if o.direct {
             flags |= OFlags::DIRECT;

@@ -19,6 +19,7 @@ pub mod plain;
 pub mod posix;
 pub mod postmark;
 pub mod registry;
+pub mod served;
 pub mod server;
 pub mod sqlite;
 pub mod tree;

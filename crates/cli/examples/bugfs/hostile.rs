@@ -10,6 +10,10 @@
 //!   the root, a symbolic link to PATH and, in every other directory, a FIFO; not listed.
 //! - `--claim=BYTES`: every regular file claims at least BYTES bytes, read as zeros past what
 //!   it holds.
+//! - `--fifo-files`: a regular file, once closed, is served as a FIFO (an open of it by name
+//!   without `O_NONBLOCK` blocks, a read of an `O_RDWR` one waits for ever).
+//! - `--link-dirs=PATH`: every directory below the root, once made, is served as a symbolic
+//!   link to PATH (a path resolved through it lands outside the mount).
 
 use fuser::{FileAttr, FileType};
 use std::ffi::{CString, OsStr};
@@ -31,6 +35,10 @@ pub struct Hostile {
     pub lure: Option<PathBuf>,
     /// `--claim=`: the size every regular file claims at least.
     pub claim: Option<u64>,
+    /// `--fifo-files`: closed files are served as FIFOs.
+    pub fifo_files: bool,
+    /// `--link-dirs=`: where every directory below the root leads.
+    pub link_dirs: Option<PathBuf>,
 }
 
 fn attr(ino: u64, kind: FileType, size: u64, perm: u16) -> FileAttr {
@@ -80,6 +88,22 @@ impl Hostile {
     /// Where the lure's link leads.
     pub fn readlink(&self, ino: u64) -> Option<&[u8]> {
         (ino == LURE_LINK).then(|| self.lure.as_ref().map(|p| p.as_os_str().as_bytes())).flatten()
+    }
+
+    /// The type served for a node: a directory below the root is a link with `--link-dirs`,
+    /// a file closed and not open is a FIFO with `--fifo-files`.
+    pub fn kind(&self, ino: u64, dir: bool, idle: bool) -> FileType {
+        match dir {
+            true if self.link_dirs.is_some() && ino != fuser::FUSE_ROOT_ID => FileType::Symlink,
+            true => FileType::Directory,
+            false if self.fifo_files && idle => FileType::NamedPipe,
+            false => FileType::RegularFile,
+        }
+    }
+
+    /// Where a directory served as a link leads (`--link-dirs`).
+    pub fn dir_link(&self) -> Option<&[u8]> {
+        self.link_dirs.as_ref().map(|p| p.as_os_str().as_bytes())
     }
 
     /// The size a regular file of `size` bytes claims.

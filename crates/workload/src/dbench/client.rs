@@ -10,9 +10,10 @@
 
 use super::loadfile::{client_path, Kind, Line, LoadFile, Op};
 use crate::live::LiveBatch;
+use crate::served::{for_each_name, Below, Budget};
 use fsarena_core::LatencyHistogram;
-use rustix::fd::{AsFd, AsRawFd, OwnedFd};
-use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps};
+use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -63,13 +64,15 @@ pub(super) struct Tally {
 struct Handle {
     number: i64,
     fd: OwnedFd,
-    path: PathBuf,
 }
 
 /// One client's state.
 pub(super) struct Client<'a> {
     id: usize,
     root: &'a Path,
+    /// `root`, held: every name is reached below it with no link followed, as Samba (which
+    /// dbench's load files record) resolves names with openat2 and no symbolic links.
+    below: &'a Below,
     file: &'a LoadFile,
     settings: Settings,
     handles: Vec<Handle>,
@@ -90,7 +93,7 @@ impl<'a> Client<'a> {
     /// with buffers for reads and writes of up to `largest_io` bytes.
     pub fn new(
         id: usize,
-        root: &'a Path,
+        below: &'a Below,
         file: &'a LoadFile,
         largest_io: usize,
         settings: Settings,
@@ -98,7 +101,8 @@ impl<'a> Client<'a> {
     ) -> Self {
         Self {
             id,
-            root,
+            root: below.path(),
+            below,
             file,
             settings,
             handles: Vec::new(),
@@ -219,27 +223,27 @@ impl<'a> Client<'a> {
                 let (from, to) = (self.path(from), self.path(to));
                 self.resolve(&from);
                 self.resolve(&to);
-                checked("rename", &from, rustix::fs::rename(&from, &to))?;
+                checked("rename", &from, self.rename(&from, &to))?;
                 self.sync_parent(&to);
             }
             Op::Unlink { path } => {
                 let p = self.path(path);
                 self.resolve(&p);
-                checked("unlink", &p, rustix::fs::unlink(&p))?;
+                checked("unlink", &p, self.remove(&p, AtFlags::empty()))?;
                 self.sync_parent(&p);
             }
-            Op::Deltree { path } => deltree(&self.path(path)),
+            Op::Deltree { path } => deltree(self.below, &self.path(path)),
             Op::Rmdir { path } => {
                 let p = self.path(path);
                 self.resolve(&p);
-                checked("rmdir", &p, rustix::fs::rmdir(&p))?;
+                checked("rmdir", &p, self.remove(&p, AtFlags::REMOVEDIR))?;
                 self.sync_parent(&p);
             }
             Op::Mkdir { path } => {
                 let p = self.path(path);
                 self.resolve(&p);
                 // dbench ignores the outcome: the directory may exist from the last pass.
-                let _ = rustix::fs::mkdir(&p, Mode::from_raw_mode(0o777));
+                let _ = self.mkdir(&p, 0o777);
             }
             Op::Qpathinfo { path } => self.resolve(&self.path(path)),
             Op::Qfileinfo { handle } => {
@@ -255,7 +259,8 @@ impl<'a> Client<'a> {
                     let at = |secs: i64| Timespec { tv_sec: secs, tv_nsec: 0 };
                     let times =
                         Timestamps { last_access: at(st.st_atime - 10), last_modification: at(st.st_mtime - 12) };
-                    let _ = rustix::fs::utimensat(rustix::fs::CWD, &h.path, &times, AtFlags::empty());
+                    // Through the handle: the name may be served as a link by now.
+                    let _ = rustix::fs::futimens(&h.fd, &times);
                 }
             }
             Op::Find { path, max_count } => {
@@ -264,7 +269,7 @@ impl<'a> Client<'a> {
                 // Only a pattern lists the directory; a plain name was the lookup above.
                 if path.contains(['<', '>', '*', '?', '"']) {
                     if let Some(parent) = p.parent() {
-                        list(parent, *max_count);
+                        list(self.below, parent, *max_count);
                     }
                 }
             }
@@ -322,12 +327,11 @@ impl<'a> Client<'a> {
             flags |= OFlags::CREATE | OFlags::TRUNC;
         }
         if options & FILE_DIRECTORY_FILE != 0 {
-            let _ = rustix::fs::mkdir(p, Mode::from_raw_mode(0o700));
+            let _ = self.mkdir(p, 0o700);
             flags = directory;
         }
-        let mode = Mode::from_raw_mode(0o600);
-        let opened = match rustix::fs::open(p, flags, mode) {
-            Err(Errno::ISDIR) => rustix::fs::open(p, directory, mode),
+        let opened = match self.below.open(p, flags, 0o600) {
+            Err(e) if e.raw_os_error() == Some(libc::EISDIR) => self.below.open(p, directory, 0o600),
             other => other,
         };
         match (opened, line.expect_ok) {
@@ -342,7 +346,7 @@ impl<'a> Client<'a> {
                     return Err(format!("file table full ({MAX_HANDLES} handles) for {}", p.display()));
                 }
                 let _ = rustix::fs::fstat(&fd);
-                self.handles.push(Handle { number, fd, path: p.to_path_buf() });
+                self.handles.push(Handle { number, fd });
             }
         }
         Ok(())
@@ -351,21 +355,34 @@ impl<'a> Client<'a> {
     /// dbench's simulation of a CIFS server's name resolution: a stat, and when the name is
     /// not there, a scan of its directory for it in any case.
     fn resolve(&self, p: &Path) {
-        if rustix::fs::stat(p).is_ok() || self.settings.no_resolve {
+        let Ok((parent, name)) = self.below.parent(p) else { return };
+        if rustix::fs::statat(&parent, name, AtFlags::empty()).is_ok() || self.settings.no_resolve {
             return;
         }
-        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else { return };
-        let Ok(fd) = rustix::fs::open(parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-        else {
-            return;
-        };
-        let Ok(dir) = rustix::fs::Dir::read_from(&fd) else { return };
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY;
+        let Ok(fd) = rustix::fs::openat(&parent, c".", flags | OFlags::CLOEXEC, Mode::empty()) else { return };
         let name = name.as_encoded_bytes();
-        for entry in dir.flatten() {
-            if entry.file_name().to_bytes().eq_ignore_ascii_case(name) {
-                break;
-            }
-        }
+        // Capped: a directory the target lists without end must not hold the client for ever.
+        let _ = for_each_name(fd.as_fd(), p, MAX_LISTED, |entry| !entry.to_bytes().eq_ignore_ascii_case(name));
+    }
+
+    /// mkdir of `p` below the client's root.
+    fn mkdir(&self, p: &Path, mode: u32) -> Result<(), Errno> {
+        let (parent, name) = self.below.parent(p).map_err(errno)?;
+        rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(mode))
+    }
+
+    /// unlink (or rmdir, with `AtFlags::REMOVEDIR`) of `p` below the client's root.
+    fn remove(&self, p: &Path, flags: AtFlags) -> Result<(), Errno> {
+        let (parent, name) = self.below.parent(p).map_err(errno)?;
+        rustix::fs::unlinkat(&parent, name, flags)
+    }
+
+    /// rename of `from` to `to`, both below the client's root.
+    fn rename(&self, from: &Path, to: &Path) -> Result<(), Errno> {
+        let (from_dir, from_name) = self.below.parent(from).map_err(errno)?;
+        let (to_dir, to_name) = self.below.parent(to).map_err(errno)?;
+        rustix::fs::renameat(&from_dir, from_name, &to_dir, to_name)
     }
 
     /// `-S`: the directory holding `p` is made durable, as knfsd would.
@@ -374,7 +391,7 @@ impl<'a> Client<'a> {
             return;
         }
         if let Some(parent) = p.parent() {
-            if let Ok(fd) = rustix::fs::open(parent, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
+            if let Ok(fd) = self.below.open(parent, OFlags::RDONLY | OFlags::DIRECTORY, 0) {
                 let _ = rustix::fs::fdatasync(&fd);
             }
         }
@@ -395,30 +412,63 @@ fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
+/// Most names one listing of a client reads (FIND_FIRST's count, a name's resolution, a
+/// Deltree's walk): far more than a dbench load file makes in a directory (a few hundred),
+/// and a bound on a directory the target lists without end.
+const MAX_LISTED: u64 = 1 << 20;
+
+/// Levels a Deltree walks down: dbench's trees are a few levels deep.
+const MAX_DEPTH: u32 = 64;
+
+fn errno(e: std::io::Error) -> Errno {
+    Errno::from_raw_os_error(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
 /// Reads up to `max` entries of `dir` ('.' and '..' included), as FIND_FIRST does.
-fn list(dir: &Path, max: i64) {
-    let Ok(fd) = rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()) else {
-        return;
-    };
+fn list(below: &Below, dir: &Path, max: i64) {
+    let Ok(fd) = below.open(dir, OFlags::RDONLY | OFlags::DIRECTORY, 0) else { return };
     let Ok(entries) = rustix::fs::Dir::read_from(&fd) else { return };
-    let _ = entries.take(max.max(0) as usize).count();
+    let _ = entries.take((max.max(0) as u64).min(MAX_LISTED) as usize).count();
 }
 
 /// Removes the files under `dir`, recursively; directories stay (emptied of files), and
 /// failures are ignored, as in dbench's Deltree, so the next lines see what dbench's would.
-pub(super) fn deltree(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => deltree(&path),
-            Ok(_) => {
-                let _ = std::fs::remove_file(&path);
-            }
-            // dbench skips what it cannot stat (a dangling link).
-            Err(_) => {}
+/// Walked through descriptors below the client's root: a link is left alone (dbench follows
+/// one to a directory, and would empty a directory of the host a daemon links to), and the
+/// walk ends at [`MAX_LISTED`] names or [`MAX_DEPTH`] levels.
+pub(super) fn deltree(below: &Below, dir: &Path) {
+    let Ok(fd) = below.open(dir, OFlags::RDONLY | OFlags::DIRECTORY, 0) else { return };
+    let mut budget = Budget::new(dir, MAX_LISTED, MAX_DEPTH);
+    let _ = empty_of_files(fd.as_fd(), &mut budget, 0);
+}
+
+/// [`deltree`]'s walk of the open directory `dir`, `level` below its top.
+fn empty_of_files(dir: BorrowedFd<'_>, budget: &mut Budget, level: u32) -> std::io::Result<()> {
+    budget.descend(level)?;
+    let top = budget.top.clone();
+    let mut failed = None;
+    // The budget, spent name by name below, bounds the listing.
+    for_each_name(dir, &top, u64::MAX, |name| {
+        if let Err(e) = budget.take() {
+            failed = Some(e);
+            return false;
         }
-    }
+        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map(|st| FileType::from_raw_mode(st.st_mode)) {
+            Ok(FileType::Directory) => {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+                if let Ok(sub) = rustix::fs::openat(dir, name, flags, Mode::empty()) {
+                    failed = empty_of_files(sub.as_fd(), budget, level + 1).err();
+                }
+            }
+            // Links are not followed, nor removed: dbench skips a dangling one.
+            Ok(FileType::Symlink) | Err(_) => {}
+            Ok(_) => {
+                let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+            }
+        }
+        failed.is_none()
+    })?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// A byte-range write lock (or its release), waited for, as LockX/UnlockX.

@@ -31,6 +31,10 @@ use fsarena_core::{Better, InputError, Measurement, Spec};
 use loadfile::{client_path, Kind, LoadFile, Shape};
 use std::collections::BTreeSet;
 use std::path::Path;
+
+/// Names the end of a run removes at most: the clients' trees of a load file are far smaller
+/// (dbench's client.txt makes a few thousand names per client), an endless tree is not.
+const REMOVE_BUDGET: u64 = 1 << 22;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -229,6 +233,10 @@ impl Workload for DbenchWorkload {
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         let tops = self.created_tops(env.root);
+        let below = crate::served::Below::hold(env.root).map_err(|e| WorkloadError {
+            message: format!("cannot open {}: {e}", env.root.display()),
+            partial: Vec::new(),
+        })?;
         let failed = AtomicBool::new(false);
         let settings = self.settings();
         let gate = crate::gate::StartGate::default();
@@ -239,11 +247,11 @@ impl Workload for DbenchWorkload {
         };
         let results: Result<Vec<(Tally, Option<String>)>, String> = std::thread::scope(|s| {
             let bodies = (0..self.options.clients as usize).map(|id| {
-                let (failed, file, root, note, stop, live) =
-                    (&failed, &self.file, env.root, env.progress, env.stop, env.live);
+                let (failed, file, below, note, stop, live) =
+                    (&failed, &self.file, &below, env.progress, env.stop, env.live);
                 let largest_io = self.shape.largest_io as usize;
                 move || {
-                    let mut client = Client::new(id, root, file, largest_io, settings, note);
+                    let mut client = Client::new(id, below, file, largest_io, settings, note);
                     let out = client.run(clock, stop, failed, live);
                     client.close_all();
                     out
@@ -257,8 +265,10 @@ impl Workload for DbenchWorkload {
         // Each pass rebuilds its tree (client.txt starts with a Deltree), so nothing is worth
         // keeping for the next repetition: only keep=1 keeps the files.
         if !self.options.keep {
+            // Bounded and without following links: the target may serve an endless tree.
             for top in &tops {
-                let _ = std::fs::remove_dir_all(env.root.join(top));
+                let mut budget = crate::served::Budget::new(&env.root.join(top), REMOVE_BUDGET, 64);
+                let _ = crate::served::remove_tree(below.fd(), std::ffi::OsStr::new(top), &mut budget, 0);
             }
         }
         let results = results.map_err(|message| WorkloadError { message, partial: Vec::new() })?;

@@ -4,7 +4,10 @@
 //! where the last pick stopped, skipping entries another thread is busy with.
 
 use super::model::{FilesetDef, SizeDist};
-use std::path::{Path, PathBuf};
+use crate::served::{Below, Budget};
+use rustix::fd::AsFd;
+use rustix::fs::{Mode, OFlags};
+use std::path::PathBuf;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -148,10 +151,14 @@ impl Fileset {
 
     /// Creates the tree and the entries that exist at the start, with their content, untimed.
     /// `stopped` is polled between files (Ctrl-C during a long layout).
-    pub fn create(&self, root: &Path, stopped: &dyn Fn() -> bool) -> Result<(), String> {
+    pub fn create(&self, below: &Below, stopped: &dyn Fn() -> bool) -> Result<(), String> {
+        let root = below.path();
         for d in &self.dirs {
             let p = root.join(d);
-            std::fs::create_dir(&p).map_err(|e| format!("mkdir {}: {e}", p.display()))?;
+            below
+                .parent(d)
+                .and_then(|(parent, name)| Ok(rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o755))?))
+                .map_err(|e| format!("mkdir {}: {e}", p.display()))?;
         }
         let chunk = vec![0u8; 1 << 20];
         let todo: Vec<(PathBuf, u64)> =
@@ -162,10 +169,17 @@ impl Fileset {
             }
             let p = root.join(&path);
             if self.def.leafdirs > 0 {
-                std::fs::create_dir(&p).map_err(|e| format!("mkdir {}: {e}", p.display()))?;
+                below
+                    .parent(&path)
+                    .and_then(|(parent, name)| Ok(rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o755))?))
+                    .map_err(|e| format!("mkdir {}: {e}", p.display()))?;
                 continue;
             }
-            let mut f = std::fs::File::create(&p).map_err(|e| format!("create {}: {e}", p.display()))?;
+            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC;
+            let mut f = below
+                .open(&path, flags, 0o644)
+                .and_then(|fd| crate::served::regular(&fd, &p).map(|()| std::fs::File::from(fd)))
+                .map_err(|e| format!("create {}: {e}", p.display()))?;
             let mut left = size;
             while left > 0 {
                 let n = left.min(chunk.len() as u64) as usize;
@@ -251,9 +265,21 @@ impl Fileset {
 
     /// Removes everything of the fileset under `root` (best effort: the run's error, if any,
     /// is the one reported).
-    pub fn remove(&self, root: &Path) {
-        let top = root.join(if self.def.single_file { PathBuf::from(&self.def.name) } else { self.dirs[0].clone() });
-        let _ = if top.is_dir() { std::fs::remove_dir_all(&top) } else { std::fs::remove_file(&top) };
+    /// Removes the fileset's top (its tree, or its single file) below `below`, without
+    /// following a link and within a budget of twice its entries (the target may serve an
+    /// endless tree).
+    pub fn remove(&self, below: &Below) {
+        let top = if self.def.single_file { PathBuf::from(&self.def.name) } else { self.dirs[0].clone() };
+        let Ok((parent, name)) = below.parent(&top) else { return };
+        let entries = (self.lock().entries.len() + self.dirs.len()) as u64;
+        let mut budget = Budget::new(&below.path().join(&top), entries.saturating_mul(2) + 1024, 64);
+        let _ = crate::served::remove_tree(parent.as_fd(), name, &mut budget, 0);
+    }
+
+    /// Entries and directories of the fileset: the most a listing of one of its directories
+    /// can hold.
+    pub fn names(&self) -> u64 {
+        (self.lock().entries.len() + self.dirs.len()) as u64
     }
 }
 

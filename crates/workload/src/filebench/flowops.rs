@@ -7,8 +7,8 @@ use super::fileset::{Fileset, Want};
 use super::model::Mode;
 use super::vocabulary::{Flowop, Kind};
 use fsarena_core::LatencyHistogram;
-use rustix::fd::OwnedFd;
-use rustix::fs::{Mode as Perm, OFlags, SeekFrom};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, Mode as Perm, OFlags, SeekFrom};
 use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
@@ -24,6 +24,17 @@ pub struct Live {
     pub bytes: AtomicU64,
 }
 
+/// `act` on the directory holding `rel` (reached below `below` with no link followed) and
+/// `rel`'s last name: filebench's calls by path, made where the target cannot redirect them.
+fn by_name(
+    below: &crate::served::Below,
+    rel: &Path,
+    act: impl FnOnce(BorrowedFd<'_>, &std::ffi::OsStr) -> rustix::io::Result<()>,
+) -> std::io::Result<()> {
+    let (dir, name) = below.parent(rel)?;
+    Ok(act(dir.as_fd(), name)?)
+}
+
 /// What every thread shares.
 #[derive(Debug)]
 pub struct Shared<'a> {
@@ -31,6 +42,8 @@ pub struct Shared<'a> {
     pub filesets: &'a [Fileset],
     /// Where they are.
     pub root: &'a Path,
+    /// `root`, held: every file and directory is reached below it with no link followed.
+    pub below: &'a crate::served::Below,
     /// Per flowop name (slot), live.
     pub live: &'a [Live],
     /// I/O flowops over all threads: ops, bytes, reads + writes.
@@ -255,7 +268,8 @@ impl<'a> Worker<'a> {
             flags |= OFlags::CREATE | OFlags::TRUNC;
         }
         let t0 = Instant::now();
-        let opened = rustix::fs::open(&path, flags, Perm::from_raw_mode(0o666));
+        // No link followed, O_NONBLOCK (a FIFO served in a file's place cannot block).
+        let opened = self.sh.below.open(&path, flags, 0o666);
         match opened {
             Ok(file) => {
                 if timed {
@@ -323,11 +337,17 @@ impl<'a> Worker<'a> {
                 let set = op.fileset.unwrap_or(0);
                 let Some(dir) = self.sh.filesets[set].next_dir() else { return Err(self.none_left(op, Want::Exists)) };
                 let path = self.sh.root.join(dir);
+                let cap = self.sh.filesets[set].names();
                 let t0 = Instant::now();
                 let mut bytes = 0;
-                for e in std::fs::read_dir(&path).map_err(|e| Self::fail(op, &format!("list {}", path.display()), e))? {
-                    bytes += e.map_err(|e| Self::fail(op, "readdir", e))?.file_name().len() as u64;
-                }
+                let listed = self.sh.below.open(&path, OFlags::RDONLY | OFlags::DIRECTORY, 0).and_then(|d| {
+                    // At most the fileset's names: a directory listed without end is an error.
+                    crate::served::for_each_name(d.as_fd(), &path, cap, |name| {
+                        bytes += name.to_bytes().len() as u64;
+                        true
+                    })
+                });
+                listed.map_err(|e| Self::fail(op, &format!("list {}", path.display()), e))?;
                 self.record(step, t0, bytes);
                 Ok(())
             }
@@ -350,8 +370,10 @@ impl<'a> Worker<'a> {
             if op.kind == Kind::StatFile {
                 rustix::fs::fstat(&f.fd).map_err(|e| Self::fail(op, "fstat", e))?;
             } else {
-                let path = sh.root.join(sh.filesets[set].entry(entry).0);
-                std::fs::remove_file(&path).map_err(|e| Self::fail(op, &path.display().to_string(), e))?;
+                let rel = sh.filesets[set].entry(entry).0;
+                let path = sh.root.join(&rel);
+                by_name(sh.below, &rel, |d, n| rustix::fs::unlinkat(d, n, AtFlags::empty()))
+                    .map_err(|e| Self::fail(op, &path.display().to_string(), e))?;
                 sh.filesets[set].release(entry, false, 0);
             }
             self.record(step, t0, 0);
@@ -365,13 +387,17 @@ impl<'a> Worker<'a> {
             fs.release(entry, true, 0);
             return Ok(());
         }
-        let path = self.sh.root.join(fs.entry(entry).0);
+        let rel = fs.entry(entry).0;
+        let path = self.sh.root.join(&rel);
+        let below = self.sh.below;
         let t0 = Instant::now();
         let (done, exists) = match op.kind {
-            Kind::DeleteFile => (std::fs::remove_file(&path), false),
-            Kind::StatFile => (std::fs::metadata(&path).map(drop), true),
-            Kind::MakeDir => (std::fs::create_dir(&path), true),
-            _ => (std::fs::remove_dir(&path), false),
+            Kind::DeleteFile => (by_name(below, &rel, |d, n| rustix::fs::unlinkat(d, n, AtFlags::empty())), false),
+            Kind::StatFile => {
+                (by_name(below, &rel, |d, n| rustix::fs::statat(d, n, AtFlags::SYMLINK_NOFOLLOW).map(drop)), true)
+            }
+            Kind::MakeDir => (by_name(below, &rel, |d, n| rustix::fs::mkdirat(d, n, Perm::from_raw_mode(0o755))), true),
+            _ => (by_name(below, &rel, |d, n| rustix::fs::unlinkat(d, n, AtFlags::REMOVEDIR)), false),
         };
         match done {
             Ok(()) => {

@@ -90,13 +90,17 @@ impl PerSecond {
 pub fn run(model: &Model, runtime: Duration, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
     let mut rng = fastrand::Rng::new();
     let filesets: Vec<Fileset> = model.filesets.iter().map(|d| Fileset::layout(d, &mut rng)).collect();
-    let remove_all = || filesets.iter().for_each(|f| f.remove(env.root));
+    let below = crate::served::Below::hold(env.root).map_err(|e| WorkloadError {
+        message: format!("filebench: cannot open {}: {e}", env.root.display()),
+        partial: Vec::new(),
+    })?;
+    let remove_all = || filesets.iter().for_each(|f| f.remove(&below));
     // A kept repetition's files are replaced: every run starts from the layout.
     remove_all();
     let (bytes, files) = filesets.iter().map(Fileset::preallocated).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     (env.progress)(&format!("filebench: creating {files} preallocated entries ({bytes} bytes), untimed"));
     for f in &filesets {
-        if let Err(message) = f.create(env.root, &|| env.stop.load(Relaxed)) {
+        if let Err(message) = f.create(&below, &|| env.stop.load(Relaxed)) {
             remove_all();
             return Err(WorkloadError {
                 message: format!("filebench: fileset {}: {message}", f.def.name),
@@ -128,6 +132,7 @@ pub fn run(model: &Model, runtime: Duration, env: &RunEnv<'_>) -> Result<Vec<Mea
     let shared = Shared {
         filesets: &filesets,
         root: env.root,
+        below: &below,
         live: &live,
         io_ops: Default::default(),
         io_bytes: Default::default(),

@@ -25,8 +25,8 @@ fn files_per_clone(o: &IoOptions) -> u64 {
     }
 }
 
-/// Bytes a clone holds while it runs: its buffers (one per queue slot) and, with `verify`, its
-/// written-block maps.
+/// Bytes a clone holds while it runs: its buffers (one per queue slot), with `verify` its
+/// written-block maps, and with a log file its bounded buffer of samples and log text.
 fn clone_memory(o: &IoOptions) -> u64 {
     let files = files_per_clone(o);
     let bitmap = if o.verify {
@@ -36,9 +36,11 @@ fn clone_memory(o: &IoOptions) -> u64 {
         0
     };
     let name = 64 + o.name.len() as u64;
+    let logs = if super::iolog::LogOptions::of(&o.outputs).any() { super::iolog::LOG_MEMORY } else { 0 };
     o.max_bs()
         .saturating_mul(u64::from(o.queue_depth().depth))
         .saturating_add(bitmap)
+        .saturating_add(logs)
         .saturating_add(PLAN_BYTES_PER_CLONE)
         .saturating_add(files.saturating_mul(PLAN_BYTES_PER_FILE + 3 * name))
 }
@@ -127,6 +129,10 @@ mod tests {
         let null = fp("io:ioengine=null,bs=1m,size=1t,iodepth=64");
         assert_eq!((null.files, null.bytes_on_target), (0, 0));
         assert!(null.buffer_bytes >= 64 << 20, "{null:?}");
+        // A log file's samples are held in a bounded buffer per clone, counted whatever runs.
+        let plain = fp("io:rw=write,size=8m,numjobs=10");
+        let logged = fp("io:rw=write,size=8m,numjobs=10,write_lat_log=x,time_based=1,runtime=1h");
+        assert_eq!(logged.buffer_bytes - plain.buffer_bytes, 10 * super::super::iolog::LOG_MEMORY);
     }
 
     #[test]

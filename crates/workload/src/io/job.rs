@@ -19,7 +19,7 @@ pub const READ: usize = 0;
 pub const WRITE: usize = 1;
 
 /// What one clone measured.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CloneResult {
     /// Completion latency per direction.
     pub clat: [LatencyHistogram; 2],
@@ -55,9 +55,11 @@ pub struct CloneResult {
     pub cpu: Rusage,
     /// The first error: errno and message.
     pub error: Option<(i32, String)>,
-    /// One sample per measured I/O for fio's log files, when the job writes one (`None`
-    /// otherwise: the hot loop then only tests this).
-    pub log: Option<super::iolog::Samples>,
+    /// fio's log files of the clone, when the job writes one (`None` otherwise: the hot loop
+    /// then only tests this); written out when the clone ends ([`super::CloneRun`]).
+    pub log: Option<super::iolog::SampleLog>,
+    /// Why the clone's log files could not be written, if they could not.
+    pub log_error: Option<String>,
 }
 
 /// Thread CPU use.
@@ -199,7 +201,12 @@ pub fn run_clone<E: Engine>(
         written: Vec::new(),
         cpu: Rusage::default(),
         error: None,
-        log: super::iolog::LogOptions::of(&o.outputs).any().then(Vec::new),
+        log: super::iolog::SampleLog::new(
+            &super::iolog::LogOptions::of(&o.outputs),
+            &super::iolog::LogJob { name: &o.name, thread_number: spec.thread_number, first_clone: spec.clone == 0 },
+            o.ramp_time.0 == 0,
+        ),
+        log_error: None,
     };
     let config = o.engine_config(spec.align);
     let diskless = E::caps(&config).diskless;

@@ -8,6 +8,7 @@ mod iolog;
 mod job;
 pub mod jobfile;
 mod layout;
+mod logstream;
 pub mod offsets;
 pub mod options;
 mod pattern;
@@ -474,8 +475,12 @@ fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_threa
                     }
                 }
             }
-            let verify_state =
-                if o.verify_state_load { Some(load_verify_state(root, o, clone, &files)?) } else { None };
+            let verify_state = if o.verify_state_load {
+                let biggest = file_sizes.iter().copied().fold(file_size, u64::max);
+                Some(load_verify_state(root, o, clone, &files, biggest)?)
+            } else {
+                None
+            };
             let spec = CloneSpec {
                 options: o.clone(),
                 clone,
@@ -561,7 +566,7 @@ fn run_group(
     } else {
         run_threads(env, clients.fds, &specs)?
     };
-    write_logs(&specs, &finished, first_thread)?;
+    write_logs(&finished)?;
     save_verify_states(clients, &specs, &finished, created)?;
 
     // fio's group_reporting merges the whole group; otherwise one result per job, whose
@@ -627,21 +632,10 @@ fn run_threads(
     Ok(finished)
 }
 
-/// fio's log files of the group's clones (`write_bw_log` and the like), from the samples
-/// their loops kept; `specs` and `finished` are in the same order.
-fn write_logs(specs: &[(usize, CloneSpec)], finished: &[Finished], first_thread: u32) -> Result<(), String> {
-    for (i, ((_, spec), done)) in specs.iter().zip(finished).enumerate() {
-        let Some(samples) = &done.result.log else { continue };
-        let o = &spec.options;
-        let job = iolog::LogJob {
-            name: &o.name,
-            thread_number: first_thread + i as u32,
-            first_clone: spec.clone == 0,
-            end_ns: done.result.runtime_ns,
-        };
-        iolog::write_logs(&iolog::LogOptions::of(&o.outputs), &job, samples)?;
-    }
-    Ok(())
+/// fio's log files of the group's clones (`write_bw_log` and the like), which each clone
+/// wrote as it ran and ended: the first that could not be written fails the group.
+fn write_logs(finished: &[Finished]) -> Result<(), String> {
+    finished.iter().find_map(|done| done.result.log_error.clone()).map_or(Ok(()), Err)
 }
 
 /// fio's verify_state_save: each clone's bitmaps of written units, beside its files
@@ -679,7 +673,14 @@ fn save_verify_states(
 
 /// fio's verify_state_load: the bitmaps clone `clone` of the job saved in `root`, in the
 /// order of `files`.
-fn load_verify_state(root: &Path, o: &IoOptions, clone: u32, files: &[PathBuf]) -> Result<Vec<Vec<u64>>, String> {
+/// `biggest` is the largest of the files, which bounds the state's size.
+fn load_verify_state(
+    root: &Path,
+    o: &IoOptions,
+    clone: u32,
+    files: &[PathBuf],
+    biggest: u64,
+) -> Result<Vec<Vec<u64>>, String> {
     let name = PathBuf::from(verify::VerifyState::file_name(&o.name, clone));
     let path = root.join(&name);
     let dir = files::open_root(root)?;
@@ -689,7 +690,11 @@ fn load_verify_state(root: &Path, o: &IoOptions, clone: u32, files: &[PathBuf]) 
             path.display()
         )
     })?;
-    let state: verify::VerifyState = serde_json::from_reader(std::io::BufReader::new(file))
+    // The state is what verify_state_save wrote beside the files: read no more than its
+    // largest for this job (a target's daemon may serve it as a file of any size).
+    let bytes = crate::served::read_capped(file, verify::VerifyState::largest(o.min_bs(), biggest, files), &path)
+        .map_err(|e| format!("verify_state_load=1: {e}"))?;
+    let state: verify::VerifyState = serde_json::from_slice(&bytes)
         .map_err(|e| format!("verify_state_load=1: {} is not a verify state: {e}", path.display()))?;
     if state.unit != o.min_bs() {
         return Err(format!(
@@ -725,7 +730,12 @@ struct CloneRun<'a> {
 impl EngineVisitor for CloneRun<'_> {
     type Output = CloneResult;
     fn visit<E: Engine>(self) -> CloneResult {
-        job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.live)
+        let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.live);
+        // The clone writes the rest of its logs itself, in its own thread or process.
+        if let Some(log) = r.log.take() {
+            r.log_error = log.finish(r.runtime_ns).err();
+        }
+        r
     }
 }
 

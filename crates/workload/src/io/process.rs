@@ -24,7 +24,6 @@
 //!   its job named; the others are stopped, and the parent removes the files as after any
 //!   failure.
 
-use super::iolog::Sample;
 use super::job::{CloneResult, CloneSpec, Rusage};
 use crate::{Live, RunEnv};
 use fsarena_core::LatencyHistogram;
@@ -156,7 +155,7 @@ struct Wire {
     /// user, sys, ctx, majflt, minflt.
     cpu: [u64; 5],
     error: Option<(i32, String)>,
-    log: Option<Vec<Sample>>,
+    log_error: Option<String>,
 }
 
 fn encode(r: CloneResult) -> Vec<u8> {
@@ -182,7 +181,7 @@ fn encode(r: CloneResult) -> Vec<u8> {
         written: r.written,
         cpu: [c.user_ns, c.sys_ns, c.ctx, c.majflt, c.minflt],
         error: r.error,
-        log: r.log,
+        log_error: r.log_error,
     };
     serde_json::to_vec(&wire).unwrap_or_default()
 }
@@ -208,7 +207,8 @@ fn decode(bytes: &[u8]) -> Result<CloneResult, String> {
         written: w.written,
         cpu: Rusage { user_ns, sys_ns, ctx, majflt, minflt },
         error: w.error,
-        log: w.log,
+        log: None,
+        log_error: w.log_error,
     })
 }
 
@@ -458,7 +458,7 @@ mod tests {
         for t in 0..5u64 {
             series[1].add(t * 600_000_000, 4096);
         }
-        let r = CloneResult {
+        let make = || CloneResult {
             clat: [LatencyHistogram::of([100, 2_000, 3_000_000]), LatencyHistogram::of([7, 8_000_000_000])],
             slat: [LatencyHistogram::of([10, 20, 30]), LatencyHistogram::new()],
             lat: [LatencyHistogram::of([110, 2_020, 3_000_030]), LatencyHistogram::new()],
@@ -466,7 +466,7 @@ mod tests {
             bytes: [3 * 4096, 2 * 8192],
             ios: [3, 2],
             short_ios: [1, 0],
-            series,
+            series: series.clone(),
             runtime_ns: 2_400_000_000,
             verify_ns: 9,
             verified_bytes: 8192,
@@ -475,9 +475,11 @@ mod tests {
             written: vec![vec![0b101, 7]],
             cpu: Rusage { user_ns: 1, sys_ns: 2, ctx: 3, majflt: 4, minflt: 5 },
             error: Some((5, "EIO at 4096".into())),
-            log: Some(vec![Sample { time_ns: 1, lat_ns: 2, slat_ns: Some(3), total_ns: 5, bytes: 4096, dir: 1 }]),
+            log: None,
+            log_error: Some("cannot write the log x_bw.1.log: No space left on device".into()),
         };
-        let back = decode(&encode(r.clone())).unwrap();
+        let r = make();
+        let back = decode(&encode(make())).unwrap();
         for d in 0..2 {
             assert_eq!(back.clat[d].len(), r.clat[d].len());
             assert_eq!(back.clat[d].percentile(50.0), r.clat[d].percentile(50.0));
@@ -492,7 +494,7 @@ mod tests {
             (r.verified_bytes, r.verify_errors, &r.verify_first, &r.written)
         );
         assert_eq!((back.runtime_ns, back.verify_ns, back.cpu.minflt), (r.runtime_ns, r.verify_ns, 5));
-        assert_eq!((back.error, back.log), (r.error, r.log));
+        assert_eq!((back.error, back.log_error), (r.error, r.log_error));
         assert!(decode(b"{\"clat\":").unwrap_err().contains("garbled"));
     }
 }

@@ -285,7 +285,7 @@ impl State<'_> {
         }
         r.sync = fsarena_stats::LatencyHistogram::new();
         if let Some(log) = &mut r.log {
-            log.clear();
+            log.restart();
         }
         r.bytes = [0; 2];
         r.ios = [0; 2];

@@ -320,6 +320,16 @@ pub struct VerifyState {
 }
 
 impl VerifyState {
+    /// The most bytes the state of a clone with `files` of at most `file_size` bytes, counted
+    /// in blocks of `unit`, takes as JSON: per file its path and a bitmap word per 64 blocks,
+    /// each word at most 20 digits and a comma, with room to spare.
+    pub fn largest(unit: u64, file_size: u64, files: &[std::path::PathBuf]) -> u64 {
+        let blocks = file_size / unit.max(1);
+        let per_file = blocks.div_ceil(64).saturating_add(1).saturating_mul(21);
+        let names: u64 = files.iter().map(|f| 2 * f.as_os_str().len() as u64 + 64).sum();
+        (files.len() as u64).saturating_mul(per_file).saturating_add(names).saturating_add(64 << 10)
+    }
+
     /// The state file's name for clone `clone` of job `name`.
     pub fn file_name(name: &str, clone: u32) -> String {
         let safe: String = name.chars().map(|c| if c == '/' { '_' } else { c }).collect();

@@ -83,9 +83,13 @@ impl<'a> RealOps<'a> {
         }
     }
 
+    /// Opens `file` in its directory: never through a link at its name, and `O_NONBLOCK`, so
+    /// that a FIFO the target serves in a file's place cannot block the open (reads and
+    /// writes of a regular file ignore the flag).
     fn open(&self, file: FileName, flags: OFlags, mode: u32) -> Result<OwnedFd, String> {
         let name = file_name(file.number);
-        rustix::fs::openat(self.dir(file), &name, flags | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::from_raw_mode(mode))
+        let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        rustix::fs::openat(self.dir(file), &name, flags, Mode::from_raw_mode(mode))
             .map_err(|e| format!("open {}: {e}", display(file)))
     }
 

@@ -96,6 +96,10 @@ fn full(e: &std::io::Error) -> bool {
 struct Filler<'a> {
     cfg: &'a FillConfig,
     dir: &'a Path,
+    below: crate::served::Below,
+    /// Bytes the filesystem said it holds when the run began: a fill that takes much more
+    /// is a filesystem that never says ENOSPC, and ends with an error instead of never.
+    capacity: u64,
     stop: &'a AtomicBool,
     tick: &'a dyn Fn(u64),
     out: FillOutcome,
@@ -114,7 +118,16 @@ impl Filler<'_> {
     /// Writes files named `prefix.N` until the filesystem is full; returns them.
     fn fill(&mut self, prefix: &str) -> Result<Vec<Written>, String> {
         let mut files = Vec::new();
+        let most = self.capacity.saturating_add(self.capacity / 8).saturating_add(64 << 20);
+        let mut took = 0u64;
         for n in 0u64.. {
+            if took > most {
+                return Err(format!(
+                    "{} took {took} bytes without ENOSPC, more than the {} bytes its filesystem said it holds: not filling further",
+                    self.dir.display(),
+                    self.capacity
+                ));
+            }
             if self.stop.load(Ordering::Relaxed) {
                 self.out.interrupted = true;
                 break;
@@ -127,12 +140,16 @@ impl Filler<'_> {
                 Err(e) if full(&e) => break,
                 Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
             };
-            let (len, filled) = self.write_file(&file, &path, seed);
+            let (len, mut filled) = self.write_file(&file, &path, seed);
             if let Err(e) = file.sync_all() {
-                if !full(&e) {
+                if full(&e) {
+                    // A filesystem that buffers writes (FUSE) says ENOSPC here, not at write.
+                    filled = true;
+                } else {
                     self.error(format!("fsync of {}: {e}", path.display()));
                 }
             }
+            took = took.saturating_add(len);
             files.push(Written { path, seed, len });
             if filled || len == 0 {
                 break;
@@ -178,7 +195,8 @@ impl Filler<'_> {
                 self.out.interrupted = true;
                 return;
             }
-            let file = match File::open(&w.path) {
+            // Not by path: the target serves what it likes at that name (a link out, a FIFO).
+            let file = match self.below.open_regular(&w.path, rustix::fs::OFlags::RDONLY) {
                 Ok(f) => f,
                 Err(e) => {
                     self.error(format!("cannot open {}: {e}", w.path.display()));
@@ -249,9 +267,15 @@ pub fn run(
     let mut buf = vec![0u8; cfg.bs as usize];
     let mut rng = fastrand::Rng::with_seed(cfg.seed);
     rng.fill(&mut buf);
+    let below = crate::served::Below::hold(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+    let capacity = rustix::fs::fstatvfs(below.fd())
+        .map(|s| s.f_blocks.saturating_mul(s.f_frsize))
+        .map_err(|e| format!("statvfs {}: {}", dir.display(), std::io::Error::from(e)))?;
     let mut f = Filler {
         cfg,
         dir,
+        below,
+        capacity,
         stop,
         tick,
         out: FillOutcome::default(),
@@ -331,6 +355,8 @@ mod tests {
         let mut f = Filler {
             cfg: &cfg,
             dir: &dir,
+            below: crate::served::Below::hold(&dir).unwrap(),
+            capacity: 1 << 30,
             stop: &stop,
             tick: &|_| {},
             out: FillOutcome::default(),

@@ -31,9 +31,27 @@ pub(super) fn cstr(p: &str) -> CString {
     CString::new(p).unwrap_or_default()
 }
 
-/// The contents of `p` (setup or check: a failure names the errno).
+/// The most a case reads back of a file: the largest any case writes is a few MiB.
+const READ_CAP: u64 = 16 << 20;
+
+/// The contents of `p` (setup or check: a failure names the errno): opened without blocking
+/// (a FIFO served in its place), a regular file, and read to at most [`READ_CAP`] bytes (a
+/// file served as larger than any case wrote is a failure of the check, EFBIG).
 pub(super) fn read_file(p: &str) -> Result<Vec<u8>, Miss> {
-    std::fs::read(p).map_err(|e| broken(&format!("read {p}"), super::io_errno(&e)))
+    let fail = |e: Errno| broken(&format!("read {p}"), e);
+    let fd = rustix::fs::open(p, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).map_err(fail)?;
+    let st = rustix::fs::fstat(&fd).map_err(fail)?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(fail(Errno::INVAL));
+    }
+    rustix::fs::fcntl_setfl(&fd, OFlags::empty()).map_err(fail)?;
+    crate::served::read_capped(std::fs::File::from(fd), READ_CAP, std::path::Path::new(p)).map_err(|e| {
+        if e.raw_os_error().is_some() {
+            fail(super::io_errno(&e))
+        } else {
+            fail(Errno::FBIG)
+        }
+    })
 }
 
 /// Opens `p` with `flags` (plus O_CLOEXEC), a failure of the setup when it cannot.
