@@ -126,3 +126,21 @@ fn a_time_based_job_logging_every_io_keeps_its_memory_bounded() {
     assert!(peak < 64 << 20, "peak resident set {} MiB for {lines} I/Os logged", peak >> 20);
     assert!(leftovers_under(&arena.root).is_empty(), "{:?}", leftovers_under(&arena.root));
 }
+
+#[test]
+fn a_file_shrunk_under_a_mapping_tears_down_instead_of_killing_fsarena() {
+    let arena = Arena::new("reads-sigbus");
+    // bugfs answers every read short: the kernel cuts the file there, and a page of a mapping
+    // past the new end raises SIGBUS in the thread that touches it (verify's mapread).
+    let p = on_bugfs(&arena, "w", "--short-reads", "verify", Duration::from_secs(120));
+    let code = ended_and_left_nothing("verify on short reads", &arena.path("w"), &p);
+    // Before: the default action killed fsarena on the spot (signal 7), the FUSE mount, its
+    // daemon and the run's cgroup left behind.
+    assert_eq!(code, 128 + libc::SIGBUS, "{}", p.err());
+    assert!(p.err().contains("SIGBUS") && p.err().contains("tearing down now"), "{}", p.err());
+    assert!(p.err().contains("unmounted"), "{}", p.err());
+    let err = p.err();
+    for cgroup in err.lines().filter_map(|l| l.strip_prefix("fsarena: removed cgroup ")) {
+        assert!(!std::path::Path::new(cgroup).exists(), "the run's cgroup {cgroup} is still there");
+    }
+}

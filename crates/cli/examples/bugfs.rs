@@ -449,6 +449,9 @@ impl Filesystem for BugFs {
         let offset = offset.max(0) as u64;
         match self.read_at(ino, offset, u64::from(size)).map(|d| self.hostile.pad(d, offset, u64::from(size), held)) {
             Ok(mut data) => {
+                if self.hostile.short_reads {
+                    data.clear();
+                }
                 if self.bugs.flip_bit {
                     if let Some(b) = data.first_mut() {
                         *b ^= 1;
@@ -641,6 +644,8 @@ fn main() {
             hostile.claim = Some(n);
         } else if arg == "--fifo-files" {
             hostile.fifo_files = true;
+        } else if arg == "--short-reads" {
+            hostile.short_reads = true;
         } else if let Some(path) = arg.strip_prefix("--link-dirs=") {
             hostile.link_dirs = Some(PathBuf::from(path));
         } else if let Some(list) = arg.strip_prefix("--bugs=") {
@@ -664,7 +669,7 @@ fn main() {
     }
     let [backing, mnt] = paths.as_slice() else {
         eprintln!(
-            "usage: bugfs [--bugs=LIST of {BUGS}] [--plant=PATH] [--lure=PATH] [--claim=BYTES] [--fifo-files] [--link-dirs=PATH] BACKING MOUNTPOINT"
+            "usage: bugfs [--bugs=LIST of {BUGS}] [--plant=PATH] [--lure=PATH] [--claim=BYTES] [--fifo-files] [--short-reads] [--link-dirs=PATH] BACKING MOUNTPOINT"
         );
         std::process::exit(2);
     };

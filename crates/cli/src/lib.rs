@@ -9,6 +9,7 @@ mod args;
 mod commands;
 mod demo;
 mod experiment;
+mod fault;
 mod help;
 mod hold;
 mod man;

@@ -50,6 +50,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
     // was stopped): mpirun follows its SIGTERM with SIGKILL a second later, and the ranks can
     // no longer meet at a barrier, so the first signal already tears down at once.
     watch_signals(&stop, &signal, &emergency, progress, ranks.size() > 1)?;
+    crate::fault::watch(&emergency, progress).map_err(|e| Failure::Run(e.into()))?;
     // A closed stdout or stderr interrupts the run as a signal would (SIGPIPE): until the
     // results are stored, after which nothing is left to stop.
     let output_watch = crate::output::watch(&stop, &signal);
@@ -580,18 +581,7 @@ fn watch_signals(
                     // Nothing was created yet.
                     None => std::process::exit(code),
                     Some(e) => e.tear_down_then(|done, error, kept| {
-                        for line in done {
-                            say!("fsarena: {}", fsarena_core::printable(line));
-                        }
-                        if let Some(error) = error {
-                            say!("fsarena: {error}");
-                        }
-                        if let Some(state) = kept {
-                            say!(
-                                "fsarena: kept {}: run `fsarena cleanup` once nothing holds the mount",
-                                fsarena_core::printable(&state.to_string_lossy())
-                            );
-                        }
+                        say_teardown(done, error, kept);
                         std::process::exit(code)
                     }),
                 }
@@ -599,6 +589,26 @@ fn watch_signals(
         })
         .map_err(|e| Failure::Run(e.into()))?;
     Ok(())
+}
+
+/// What an emergency teardown did, what stopped it, and the state file it kept.
+pub(crate) fn say_teardown(
+    done: &[String],
+    error: Option<&fsarena_target::TargetError>,
+    kept: Option<&std::path::Path>,
+) {
+    for line in done {
+        say!("fsarena: {}", fsarena_core::printable(line));
+    }
+    if let Some(error) = error {
+        say!("fsarena: {error}");
+    }
+    if let Some(state) = kept {
+        say!(
+            "fsarena: kept {}: run `fsarena cleanup` once nothing holds the mount",
+            fsarena_core::printable(&state.to_string_lossy())
+        );
+    }
 }
 
 /// The target behind its lock (a panic while it was held leaves it usable: teardown must run).

@@ -306,7 +306,7 @@ pub fn loop_backed_by(device: &Path, image: &Path, image_id: crate::safefs::Iden
 }
 
 /// The signal dispositions of a child forked without an exec: SIGINT ignored (the terminal
-/// sends it to the whole process group; the parent decides), SIGTERM, SIGHUP and SIGQUIT back
+/// sends it to the whole process group; the parent decides), SIGTERM, SIGHUP, SIGQUIT and SIGBUS back
 /// to their defaults. fsarena's handlers (signal-hook) write to a pipe the child has closed
 /// ([`close_all_but`]), whose number a file the child opens may take: a handler left in
 /// place could write into that file.
@@ -314,7 +314,9 @@ pub fn reset_signals_after_fork() {
     // SAFETY: setting signal dispositions has no preconditions.
     unsafe {
         libc::signal(libc::SIGINT, libc::SIG_IGN);
-        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SIGBUS too: fsarena's own handler parks the faulting thread for a teardown that
+        // only the parent can do; a forked job just dies of it, and the parent sees that.
+        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGBUS] {
             libc::signal(sig, libc::SIG_DFL);
         }
     }

@@ -14,6 +14,9 @@
 //!   without `O_NONBLOCK` blocks, a read of an `O_RDWR` one waits for ever).
 //! - `--link-dirs=PATH`: every directory below the root, once made, is served as a symbolic
 //!   link to PATH (a path resolved through it lands outside the mount).
+//! - `--short-reads`: every read of a file returns no data (end of file) whatever size the
+//!   file claims: the kernel then shrinks the file under a mapping of it, and a thread that
+//!   touches a page of it past the new end gets SIGBUS.
 
 use fuser::{FileAttr, FileType};
 use std::ffi::{CString, OsStr};
@@ -39,6 +42,8 @@ pub struct Hostile {
     pub fifo_files: bool,
     /// `--link-dirs=`: where every directory below the root leads.
     pub link_dirs: Option<PathBuf>,
+    /// `--short-reads`: reads return no data.
+    pub short_reads: bool,
 }
 
 fn attr(ino: u64, kind: FileType, size: u64, perm: u16) -> FileAttr {
