@@ -144,3 +144,30 @@ fn a_file_shrunk_under_a_mapping_tears_down_instead_of_killing_fsarena() {
         assert!(!std::path::Path::new(cgroup).exists(), "the run's cgroup {cgroup} is still there");
     }
 }
+
+#[test]
+fn links_a_daemon_serves_deep_in_a_path_lead_no_workload_out() {
+    use super::harness::{diff, snapshot};
+    let arena = Arena::new("reads-deep-links");
+    arena.file("canary/keep", "keep me");
+    let canary = arena.path("canary");
+    // Directories two levels down (mdtest's tree below its test directory) are served as
+    // links to the canary: mdtest's calls name items by their whole path, so the kernel
+    // would resolve through the link, and the directories phase created and removed its
+    // directories in the canary (seen as the canary's mtime changing).
+    let modes = format!("--link-dirs={} --link-depth=1", canary.display());
+    for (i, workload) in ["meta:items=20,dirs_only=1", "meta:items=20"].iter().enumerate() {
+        let before = snapshot(&canary);
+        let rel = format!("w{i}");
+        let p = on_bugfs(&arena, &rel, &modes, workload, Duration::from_secs(120));
+        let code = ended_and_left_nothing(workload, &arena.path(&rel), &p);
+        let changed = diff(&before, &snapshot(&canary));
+        assert!(changed.is_empty(), "{workload} (exit {code}) acted through the daemon's links: {changed:?}");
+        assert_eq!(code, 1, "{workload}: {}", p.err());
+        assert!(p.err().contains("Too many levels of symbolic links"), "{workload}: {}", p.err());
+    }
+    // posix follows links (its symlink cases): it is given them, and passes on an honest daemon.
+    let p = on_bugfs(&arena, "w-posix", "", "posix:family=symlink", Duration::from_secs(300));
+    let code = ended_and_left_nothing("posix", &arena.path("w-posix"), &p);
+    assert_eq!(code, 0, "{}", p.err());
+}

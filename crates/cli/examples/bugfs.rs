@@ -102,6 +102,17 @@ impl BugFs {
         p
     }
 
+    /// How many levels below the root `ino` is (the root: 0).
+    fn depth(&self, ino: u64) -> u32 {
+        let (mut depth, mut at) = (0, ino);
+        while at != fuser::FUSE_ROOT_ID {
+            let Some(n) = self.nodes.get(&at) else { break };
+            depth += 1;
+            at = n.parent;
+        }
+        depth
+    }
+
     fn child(&self, parent: u64, name: &OsStr) -> Option<u64> {
         self.nodes.iter().find(|(_, n)| n.parent == parent && n.name == name).map(|(i, _)| *i)
     }
@@ -119,7 +130,7 @@ impl BugFs {
             mtime: t(md.mtime()),
             ctime: t(md.ctime()),
             crtime: t(md.ctime()),
-            kind: self.hostile.kind(ino, node.dir, node.closed && node.opens == 0),
+            kind: self.hostile.kind(self.depth(ino), node.dir, node.closed && node.opens == 0),
             perm: (md.mode() & 0o7777) as u16,
             nlink: if node.dir { 2 } else { 1 },
             uid: md.uid(),
@@ -306,7 +317,8 @@ impl Filesystem for BugFs {
 
     fn readlink(&mut self, _req: &Request<'_>, ino: u64, reply: ReplyData) {
         let dir = self.nodes.get(&ino).is_some_and(|n| n.dir);
-        match self.hostile.readlink(ino).or_else(|| self.hostile.dir_link().filter(|_| dir)) {
+        let depth = self.depth(ino);
+        match self.hostile.readlink(ino).or_else(|| self.hostile.dir_link(depth).filter(|_| dir)) {
             Some(target) => reply.data(target),
             None => reply.error(libc::EINVAL),
         }
@@ -644,6 +656,12 @@ fn main() {
             hostile.claim = Some(n);
         } else if arg == "--fifo-files" {
             hostile.fifo_files = true;
+        } else if let Some(n) = arg.strip_prefix("--link-depth=") {
+            let Ok(n) = n.parse() else {
+                eprintln!("bugfs: --link-depth={n}: expected a number of levels");
+                std::process::exit(2);
+            };
+            hostile.link_depth = n;
         } else if arg == "--short-reads" {
             hostile.short_reads = true;
         } else if let Some(path) = arg.strip_prefix("--link-dirs=") {
@@ -669,7 +687,7 @@ fn main() {
     }
     let [backing, mnt] = paths.as_slice() else {
         eprintln!(
-            "usage: bugfs [--bugs=LIST of {BUGS}] [--plant=PATH] [--lure=PATH] [--claim=BYTES] [--fifo-files] [--short-reads] [--link-dirs=PATH] BACKING MOUNTPOINT"
+            "usage: bugfs [--bugs=LIST of {BUGS}] [--plant=PATH] [--lure=PATH] [--claim=BYTES] [--fifo-files] [--short-reads] [--link-dirs=PATH [--link-depth=N]] BACKING MOUNTPOINT"
         );
         std::process::exit(2);
     };

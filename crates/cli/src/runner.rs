@@ -189,6 +189,15 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 break;
             }
             let workload = &step.workload;
+            // On a target a tenant serves, the kernel follows links only for a workload that
+            // means to (posix's symlink cases, exec's commands): no link a daemon serves leads
+            // any other out of the target, at any depth of any path it names.
+            if let Some(m) = &mounted {
+                if let Err(e) = lock(m).follow_links(workload.follows_links()) {
+                    failure.get_or_insert(format!("{}: {e}", target.label()));
+                    break;
+                }
+            }
             // One result per part the workload gives (a fio job file's jobs), else one.
             let parts = workload.parts();
             let base = ResultEntry {

@@ -118,6 +118,9 @@ pub struct Provisioned {
     pub shown_roots: Vec<PathBuf>,
     /// Directories held open for the target's life (a `dir:` target's scratch directory).
     pub held: Vec<crate::beneath::HeldDir>,
+    /// Mounts whose content someone else serves or may change (a `fuse:` command's mount,
+    /// the bind mount of a `dir:` target): see [`Mounted::follow_links`].
+    pub tenant_mounts: Vec<PathBuf>,
 }
 
 impl Provisioned {
@@ -133,6 +136,7 @@ impl Provisioned {
             remount: None,
             shown_roots: Vec::new(),
             held: Vec::new(),
+            tenant_mounts: Vec::new(),
         }
     }
 
@@ -149,6 +153,7 @@ impl Provisioned {
             remount: None,
             shown_roots: Vec::new(),
             held: Vec::new(),
+            tenant_mounts: Vec::new(),
         }
     }
 
@@ -261,6 +266,13 @@ impl Mounted for Provisioned {
         let root = self.shown_roots.first().unwrap_or(&self.root);
         info.push(("root".into(), root.display().to_string()));
         info
+    }
+    fn follow_links(&self, follow: bool) -> Result<(), TargetError> {
+        for mnt in &self.tenant_mounts {
+            crate::sys::set_nosymfollow(mnt, !follow)
+                .map_err(|e| TargetError(format!("cannot set nosymfollow on {}: {e}", mnt.display())))?;
+        }
+        Ok(())
     }
     fn diagnostics(&self) -> Option<String> {
         use std::io::Read;

@@ -139,6 +139,8 @@ fn bind_held(
     match rustix::mount::mount_bind(held.proc_path(), &mnt) {
         Ok(()) => {
             p.add_mount(&mnt, false)?;
+            // What the directory holds besides fsarena's own files is the user's.
+            p.tenant_mounts.push(mnt.clone());
             Ok(mnt)
         }
         Err(e @ (rustix::io::Errno::PERM | rustix::io::Errno::ACCESS)) => {

@@ -223,7 +223,10 @@ impl Target for FuseTarget {
                 let work = p.make_dir(ctx.path(&format!("work-{}-fuse", ctx.index)), true)?;
                 let cmd = self.command(&mnt, &work);
                 p.fact("fuse_command", cmd.clone());
-                self.spawn(&mut p, ctx, &mnt, "sh", &["-c".to_string(), cmd])
+                self.spawn(&mut p, ctx, &mnt, "sh", &["-c".to_string(), cmd])?;
+                // Any command serves this mount: what it answers to a lookup is a tenant's.
+                p.tenant_mounts.push(mnt.clone());
+                Ok(())
             }
         })();
         p.finish(built)

@@ -100,6 +100,14 @@ pub trait Mounted: std::fmt::Debug + Send {
     /// options as the kernel shows them, FUSE command and PID; last, `root`: the directory
     /// workloads ran in.
     fn info(&self) -> Vec<(String, String)>;
+    /// Lets the kernel follow symbolic links on the mounts whose content a tenant serves (a
+    /// `fuse:` command's mount, a `dir:` target's bind mount), or not (`MOUNT_ATTR_NOSYMFOLLOW`,
+    /// mount_setattr(2)): a workload that never means to follow a link then cannot be led
+    /// through one a daemon serves, at any depth of any path it names, to act on the host.
+    /// Nothing to do for the kinds fsarena formats and serves itself.
+    fn follow_links(&self, _follow: bool) -> Result<(), TargetError> {
+        Ok(())
+    }
     /// The FUSE daemon's last lines of stderr, shown when a run fails.
     fn diagnostics(&self) -> Option<String> {
         None

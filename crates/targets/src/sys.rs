@@ -289,6 +289,43 @@ pub fn process_running(pid: u32, start_time: u64) -> bool {
     start == Some(start_time) && state != Some("Z") && state != Some("X")
 }
 
+/// Sets (`on`) or clears `MOUNT_ATTR_NOSYMFOLLOW` on the mount at `path`, fsarena's own mount
+/// point (mount_setattr(2), Linux 5.12): while set, the kernel follows no symbolic link on that
+/// mount in any path resolution (reading a link stays possible). Hand-written: neither rustix
+/// nor libc wraps mount_setattr.
+pub fn set_nosymfollow(path: &Path, on: bool) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    /// `struct mount_attr` of <linux/mount.h>.
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_NOSYMFOLLOW: u64 = 0x0020_0000;
+    let attr = match on {
+        true => MountAttr { attr_set: MOUNT_ATTR_NOSYMFOLLOW, attr_clr: 0, propagation: 0, userns_fd: 0 },
+        false => MountAttr { attr_set: 0, attr_clr: MOUNT_ATTR_NOSYMFOLLOW, propagation: 0, userns_fd: 0 },
+    };
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: a NUL-terminated path and a mount_attr of the size passed, both live for the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    match r {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
 /// True if `device` (`/dev/loopN`) is attached to `image` and that is still the inode
 /// `image_id` (a loop device reused for another file, or a new file under the same name, is
 /// not ours).

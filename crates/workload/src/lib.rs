@@ -191,6 +191,14 @@ pub trait Workload: std::fmt::Debug + Send + Sync {
     fn hosts_server(&self) -> bool {
         false
     }
+    /// True when it means the kernel to follow symbolic links on the target (`posix`'s symlink
+    /// cases, `exec`'s commands). Otherwise, on a target whose content a tenant serves (a
+    /// `fuse:` command, a `dir:` target), the runner has the kernel follow none while it runs
+    /// ([`fsarena_target::Mounted::follow_links`]), so that no link a daemon serves leads it
+    /// out of the target. False by default.
+    fn follows_links(&self) -> bool {
+        false
+    }
     /// The target kinds it can run on, when it cannot run on every kind (`crash` records
     /// only some): a target of another kind is refused before anything is created.
     fn target_kinds(&self) -> Option<&'static [&'static str]> {

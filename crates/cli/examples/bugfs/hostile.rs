@@ -13,7 +13,9 @@
 //! - `--fifo-files`: a regular file, once closed, is served as a FIFO (an open of it by name
 //!   without `O_NONBLOCK` blocks, a read of an `O_RDWR` one waits for ever).
 //! - `--link-dirs=PATH`: every directory below the root, once made, is served as a symbolic
-//!   link to PATH (a path resolved through it lands outside the mount).
+//!   link to PATH (a path resolved through it lands outside the mount); with
+//!   `--link-depth=N`, only those more than N levels below the root (a workload's own top
+//!   directories stay real, its deeper ones lead out).
 //! - `--short-reads`: every read of a file returns no data (end of file) whatever size the
 //!   file claims: the kernel then shrinks the file under a mapping of it, and a thread that
 //!   touches a page of it past the new end gets SIGBUS.
@@ -44,6 +46,8 @@ pub struct Hostile {
     pub link_dirs: Option<PathBuf>,
     /// `--short-reads`: reads return no data.
     pub short_reads: bool,
+    /// `--link-depth=`: directories this many levels below the root or fewer stay directories.
+    pub link_depth: u32,
 }
 
 fn attr(ino: u64, kind: FileType, size: u64, perm: u16) -> FileAttr {
@@ -97,18 +101,23 @@ impl Hostile {
 
     /// The type served for a node: a directory below the root is a link with `--link-dirs`,
     /// a file closed and not open is a FIFO with `--fifo-files`.
-    pub fn kind(&self, ino: u64, dir: bool, idle: bool) -> FileType {
+    pub fn kind(&self, depth: u32, dir: bool, idle: bool) -> FileType {
         match dir {
-            true if self.link_dirs.is_some() && ino != fuser::FUSE_ROOT_ID => FileType::Symlink,
+            true if self.links_at(depth) => FileType::Symlink,
             true => FileType::Directory,
             false if self.fifo_files && idle => FileType::NamedPipe,
             false => FileType::RegularFile,
         }
     }
 
-    /// Where a directory served as a link leads (`--link-dirs`).
-    pub fn dir_link(&self) -> Option<&[u8]> {
-        self.link_dirs.as_ref().map(|p| p.as_os_str().as_bytes())
+    /// True when a directory `depth` levels below the root is served as a link.
+    pub fn links_at(&self, depth: u32) -> bool {
+        self.link_dirs.is_some() && depth > self.link_depth
+    }
+
+    /// Where a directory `depth` levels below the root, served as a link, leads (`--link-dirs`).
+    pub fn dir_link(&self, depth: u32) -> Option<&[u8]> {
+        self.link_dirs.as_ref().filter(|_| self.links_at(depth)).map(|p| p.as_os_str().as_bytes())
     }
 
     /// The size a regular file of `size` bytes claims.

@@ -159,6 +159,10 @@ fn failure(what: &str, o: &Outcome) -> String {
 }
 
 impl Workload for ExecWorkload {
+    /// A command may follow any link it makes or finds, as it would anywhere.
+    fn follows_links(&self) -> bool {
+        true
+    }
     fn kind(&self) -> &'static str {
         "exec"
     }

@@ -133,6 +133,10 @@ impl PosixWorkload {
 }
 
 impl Workload for PosixWorkload {
+    /// The symlink cases follow links: that is what they check.
+    fn follows_links(&self) -> bool {
+        true
+    }
     fn kind(&self) -> &'static str {
         "posix"
     }
