@@ -316,7 +316,7 @@ impl Tree {
 
     /// Waits up to `limit` for every member to be gone; true when they are.
     pub fn wait_empty(&self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
+        let (deadline, mut backoff) = (Instant::now() + limit, crate::sys::Backoff::new());
         loop {
             if self.members().is_empty() {
                 return true;
@@ -324,7 +324,7 @@ impl Tree {
             if Instant::now() >= deadline {
                 return false;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            backoff.pause();
         }
     }
 

@@ -138,7 +138,7 @@ pub(crate) fn spawn_daemon(
     let mut child = spawn_recorded(p, Command::new(program).args(args), log)?;
     let pid = child.id();
     p.fact("fuse_pid", pid.to_string());
-    let deadline = Instant::now() + timeout;
+    let (deadline, mut backoff) = (Instant::now() + timeout, sys::Backoff::new());
     loop {
         if sys::mount_at(mnt).is_some_and(|m| m.fstype.starts_with("fuse")) {
             p.add_mount(mnt, true)?;
@@ -155,7 +155,7 @@ pub(crate) fn spawn_daemon(
                 mnt.display(),
             )));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        backoff.pause();
     }
 }
 

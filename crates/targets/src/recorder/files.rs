@@ -3,8 +3,9 @@
 //! directory of the work directory. Every name operation (create, mkdir, symlink, link,
 //! rename, unlink, rmdir), metadata change (mode, owner, xattrs), data write, truncate,
 //! fsync/fdatasync and fsyncdir the daemon makes there is logged in order, then done on the
-//! backing directory and answered. A crash state at point p is rebuilt from that log into a
-//! fresh directory, and the daemon is started again on it.
+//! backing directory and answered (an fsync is only logged: no state is ever read back from
+//! the backing files, so their durability plays no part). A crash state at point p is rebuilt
+//! from that log into a fresh directory, and the daemon is started again on it.
 //!
 //! Writes are logged in pieces that do not cross a 4 KiB boundary, so that a crash state can
 //! lose any part of a file's unsynced data at that granularity by leaving pieces out.

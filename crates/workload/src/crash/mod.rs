@@ -400,8 +400,9 @@ impl CrashWorkload {
         let root = rec.begin_case().map_err(|e| e.to_string())?;
         let ran = (|| -> Result<Option<Chain>, String> {
             let setup = seq::setup(&root).map_err(|e| format!("{name}: setup: {e}"))?;
-            seq::sync_all();
-            if fuse {
+            if !fuse {
+                seq::sync_fs(&root).map_err(|e| format!("{name}: setup: syncfs: {e}"))?;
+            } else {
                 // sync() does not reach a FUSE daemon: the set-up is made durable by an fsync
                 // of each of its files and directories.
                 seq::fsync_tree(&root).map_err(|e| format!("{name}: setup: fsync: {e}"))?;

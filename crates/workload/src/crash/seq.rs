@@ -510,10 +510,11 @@ pub(crate) fn fsync_tree(root: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// `sync()`, for the setup.
-pub(crate) fn sync_all() {
-    // SAFETY: no arguments.
-    unsafe { libc::sync() };
+/// syncfs(2) of the filesystem holding `root`, for the setup: what `sync()` made durable there,
+/// without waiting on every other filesystem's dirty data (a global sync() per case took
+/// seconds each while other programs wrote elsewhere on the host).
+pub(crate) fn sync_fs(root: &Path) -> io::Result<()> {
+    Ok(rustix::fs::syncfs(File::open(root)?)?)
 }
 
 /// The user xattrs of `path` (names and values), without following a symlink.
