@@ -135,10 +135,13 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
     let target = |bugs: &str| format!("fuse:cmd='{} {bugs} {{work}} {{mnt}}'", bugfs.display());
     // File level (the default): its {work} served by fsarena's logging passthrough, each
     // crash state rebuilt from the log and the daemon started again on it.
-    let honest = crash(&target(""), "crash:ops=seq1,sample=16,seed=3");
+    // Six of seq1's workloads, chosen by seed 3 (about 160 states; every state starts the
+    // daemon again, and under the rest of the suite's load sixteen took this test past three
+    // minutes).
+    let honest = crash(&target(""), "crash:ops=seq1,sample=6,seed=3");
     assert!(metric(&honest, "states_checked") >= 50.0, "{honest}");
     assert_eq!(metric(&honest, "violations_posix"), 0.0, "{honest}");
-    let liar = crash(&target("--bugs=fsync_lies"), "crash:ops=seq1,sample=16,seed=3");
+    let liar = crash(&target("--bugs=fsync_lies"), "crash:ops=seq1,sample=6,seed=3");
     assert!(metric(&liar, "violations_posix") >= 1.0, "{liar}");
     assert!(liar.to_string().contains("fsync of /foo"), "{liar}");
     assert!(liar.to_string().contains("every unsynced piece lost"), "a file-level state: {liar}");

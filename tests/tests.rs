@@ -9,6 +9,7 @@ mod util;
 mod bad_input;
 mod crash;
 mod dbench;
+mod demo;
 mod engines;
 mod exec;
 mod experiment;

@@ -20,6 +20,15 @@ pub(crate) fn bugfs() -> PathBuf {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut build = std::process::Command::new(cargo);
             build.args(["build", "-p", "fsarena-cli", "--example", "bugfs"]);
+            // The features this test build has, so that the example `cargo test` built with
+            // them is fresh (built with others, the whole crate was compiled again, ~90 s).
+            let features: Vec<&str> = [("rocksdb", cfg!(feature = "rocksdb")), ("mpi", cfg!(feature = "mpi"))]
+                .into_iter()
+                .filter_map(|(name, on)| on.then_some(name))
+                .collect();
+            if !features.is_empty() {
+                build.args(["--features", &features.join(",")]);
+            }
             if bin.parent().unwrap().file_name().is_some_and(|d| d == "release") {
                 build.arg("--release");
             }
