@@ -29,10 +29,12 @@ fn every_suite_plans_at_every_scale() {
                 .unwrap();
             let (text, err) = (stdout(&out), stderr(&out));
             // At full the study's own sizes need their disk: tens of GiB per image (and the
-            // client-scaling grid, 8 clients × 64 processes × 10 GiB, a cluster's). Where this
-            // disk lacks the room, the plan is refused for that alone, by name, after every
-            // row, claim and target was parsed and checked.
-            if scale == "full" && out.status.code() == Some(2) {
+            // client-scaling grid, 8 clients × 64 processes × 10 GiB, a cluster's); at quick a
+            // few GiB (client-scaling's two 3 GiB bricks), which a CI machine's /var/tmp may
+            // lack too (5.4 GiB free seen here beside a build). Where this disk lacks the room,
+            // the plan is refused for that alone, by name, after every row, claim and target
+            // was parsed and checked. Smoke always fits.
+            if scale != "smoke" && out.status.code() == Some(2) {
                 assert!(err.contains("does not fit") || err.contains("more than"), "{name}: {err}");
                 continue;
             }
