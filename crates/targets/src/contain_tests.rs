@@ -161,12 +161,17 @@ fn a_process_that_would_not_go_is_named_with_what_it_holds() {
         .spawn()
         .unwrap();
     let held = dir.join("held").display().to_string();
-    assert!(wait_until(|| describe(child.id()).contains(&held)), "{}", describe(child.id()));
-    let text = describe(child.id());
+    // The shell holds the file before it becomes sleep: wait for both, or the name is still "sh".
+    let named = format!("{} (sleep)", child.id());
     assert!(
-        text.starts_with(&format!("{} (sleep)", child.id())) && text.contains(&dir.display().to_string()),
-        "{text}"
+        wait_until(|| {
+            let text = describe(child.id());
+            text.contains(&held) && text.starts_with(&named)
+        }),
+        "{}",
+        describe(child.id())
     );
+    assert!(describe(child.id()).contains(&dir.display().to_string()));
     child.kill().unwrap();
     child.wait().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
