@@ -89,7 +89,7 @@ fn a_sweep_gives_rows_per_point_a_sweep_chart_and_ab() {
     let results: Vec<&str> =
         rows.iter().filter(|r| r["metric"] == "read_iops").map(|r| r["result"].as_str().unwrap()).collect();
     assert_eq!(results, ["numjobs=1", "numjobs=1", "numjobs=2", "numjobs=2"], "per point and target");
-    assert!(rows.iter().all(|r| ["better", "worse", "n.s."].contains(&r["verdict"].as_str().unwrap())));
+    assert!(rows.iter().all(|r| ["better", "worse", "n.s.", "too noisy"].contains(&r["verdict"].as_str().unwrap())));
     let md = dir.path.join("r.md");
     run_ok(&["report", "before", "after", "--db", db, "-o", md.to_str().unwrap()]);
     assert!(std::fs::read_to_string(&md).unwrap().contains("## A/B: before → after"));

@@ -59,7 +59,9 @@ fn repetitions_are_summarised_stored_compared_and_reported() {
     let rows = json(&cmp)["comparisons"].as_array().unwrap().clone();
     let row = rows.iter().find(|r| r["metric"] == "read_iops").unwrap();
     assert!(row["p_value"].as_f64().unwrap() >= 0.0 && row["p_value"].as_f64().unwrap() <= 1.0);
-    assert!(["better", "worse", "n.s."].contains(&row["verdict"].as_str().unwrap()));
+    assert!(["better", "worse", "n.s.", "too noisy"].contains(&row["verdict"].as_str().unwrap()));
+    let (lo, hi) = (row["ci95_change_percent"][0].as_f64().unwrap(), row["ci95_change_percent"][1].as_f64().unwrap());
+    assert!(lo > -100.0 && lo <= hi, "a change of more than all of it: {row}");
     let human = stdout(&run(&["compare", "last~1", "last", "--db", &db]));
     assert!(human.contains("read_iops") && human.contains("verdict"), "{human}");
 

@@ -258,6 +258,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         }
         if !comparison.rows.is_empty() {
             text.push_str(&render_rows(&comparison.rows));
+            text.push_str(&format!("{}\n", fsarena_report::AB_NOTE));
         }
         // Compliance results: pass counts and the cases that changed, no significance test.
         text.push_str(&fsarena_report::posix_diff_text(&comparison.posix, args.baseline.as_deref()));
@@ -270,7 +271,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     }
     if comparison.rows.iter().any(|r| r.verdict == AbVerdict::NotTested) {
         say!(
-            "fsarena: note: significance cannot be tested where a side has fewer than 2 measured repetitions; \
+            "fsarena: note: a difference cannot be told where a side has fewer than 3 measured repetitions; \
              store runs with --repeat 3 or more"
         );
     }
@@ -297,8 +298,8 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     Ok(if cases_regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// The A/B rows as a Markdown-style table: target, result, metric, A and B means, change, the
-/// 95% CI of the change, p and the verdict.
+/// The A/B rows as a Markdown-style table: target, result, metric, A and B (geometric means),
+/// change, the 95% CI of the change (from the ratio's, so never below −100%), p and the verdict.
 fn render_rows(rows: &[AbRow]) -> String {
     use comfy_table::{presets, Table};
     let mut table = Table::new();

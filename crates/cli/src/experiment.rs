@@ -40,7 +40,7 @@
 //! other builds list it as skipped.
 
 use fsarena_core::{InputError, Spec};
-use fsarena_report::experiment::Claim;
+use fsarena_report::experiment::{Claim, Scope};
 use fsarena_workload::plain::cut;
 
 /// How big an experiment runs.
@@ -144,14 +144,37 @@ impl Labels {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimTable {
+    id: Option<String>,
     text: String,
     metric: String,
-    better: Labels,
-    worse: Labels,
+    better: Option<Labels>,
+    worse: Option<Labels>,
+    order: Option<Vec<String>>,
+    targets: Option<Labels>,
+    from: Option<ScopeTable>,
+    #[serde(alias = "at_least")]
     min_factor: Option<f64>,
+    at_most: Option<f64>,
+    about: Option<f64>,
+    tolerance: Option<f64>,
+    study: Option<f64>,
     row: Option<String>,
     point: Option<String>,
+    part: Option<String>,
 }
+
+/// A claim's `from = { row = "...", point = "...", part = "..." }`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeTable {
+    row: Option<String>,
+    point: Option<String>,
+    part: Option<String>,
+}
+
+/// The tolerance of `about = F` when none is given: the claim holds for [F / 1.5, F × 1.5]
+/// ("about 3×" is 2–4.5×).
+const ABOUT_TOLERANCE: f64 = 1.5;
 
 /// The keys of a `[[workload]]` table that describe the row rather than the workload.
 const ROW_KEYS: &[&str] = &["row", "title", "chart", "metrics", "needs", "quick", "smoke"];
@@ -372,35 +395,115 @@ pub fn rows(job: &TomlJob, scale: Scale, origin: &str) -> Result<Vec<FileRow>, I
     Ok(rows)
 }
 
-/// The `[[claim]]`s, checked: labels on one side only, a factor of at least 1, a row that
-/// exists.
+/// The `[[claim]]`s, checked: one kind (better and worse, an order, or targets with `from`),
+/// labels on one side only, bounds that make sense, rows that exist, ids that are unique.
 pub fn claims(job: &TomlJob, rows: &[FileRow], origin: &str) -> Result<Vec<Claim>, InputError> {
-    let mut out = Vec::new();
+    let mut out: Vec<Claim> = Vec::new();
     for (i, c) in job.claim.iter().enumerate() {
         let at = format!("{origin}: [[claim]] #{}", i + 1);
-        let (better, worse) = (c.better.list(), c.worse.list());
-        if better.is_empty() || worse.is_empty() {
+        let list = |l: &Option<Labels>| l.as_ref().map(Labels::list).unwrap_or_default();
+        let (better, worse, targets) = (list(&c.better), list(&c.worse), list(&c.targets));
+        let order = c.order.clone().unwrap_or_default();
+        let kinds = [!better.is_empty() || !worse.is_empty(), !order.is_empty(), !targets.is_empty()];
+        if kinds.iter().filter(|k| **k).count() != 1 {
+            return Err(
+                InputError::new("expected one of: better and worse, order (best first), or targets with from").at(at)
+            );
+        }
+        if kinds[0] && (better.is_empty() || worse.is_empty()) {
             return Err(InputError::new("better and worse each need at least one target label").at(at));
         }
         if let Some(both) = better.iter().find(|b| worse.contains(b)) {
             return Err(InputError::new(format!("'{}' is both better and worse", cut(both))).at(at));
         }
-        let min_factor = c.min_factor.unwrap_or(1.0);
-        if !(min_factor.is_finite() && min_factor >= 1.0) {
-            return Err(InputError::new(format!("min_factor = {min_factor}: expected a number of 1 or more")).at(at));
+        if kinds[1] && order.len() < 2 {
+            return Err(InputError::new("order needs at least two target labels, best first").at(at));
         }
-        if let Some(row) = c.row.as_deref().filter(|r| !rows.iter().any(|x| x.id == *r)) {
-            let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-            return Err(InputError::new(format!("row = \"{}\": the rows are {}", cut(row), ids.join(", "))).at(at));
+        if let Some(twice) = order.iter().enumerate().find(|(j, l)| order[..*j].contains(l)) {
+            return Err(InputError::new(format!("order names '{}' twice", cut(twice.1))).at(at));
+        }
+        if kinds[2] && c.from.is_none() {
+            return Err(InputError::new(
+                "targets = [...] needs from = { row = ..., point = ... }: a gain is from somewhere",
+            )
+            .at(at));
+        }
+        let number = |key: &str, v: Option<f64>, least: f64| -> Result<Option<f64>, InputError> {
+            match v {
+                Some(f) if !(f.is_finite() && f >= least && f > 0.0) => Err(InputError::new(format!(
+                    "{key} = {f}: expected a number of {} or more",
+                    if least > 0.0 { least.to_string() } else { "above 0".to_string() }
+                ))
+                .at(at.clone())),
+                v => Ok(v),
+            }
+        };
+        // A claim that one target beats another asserts a factor of at least 1; a gain may be
+        // anything above 0 ("none" is about 1×).
+        let least = if kinds[2] { 0.0 } else { 1.0 };
+        let min = number("min_factor", c.min_factor, least)?;
+        let most = number("at_most", c.at_most, 0.0)?;
+        let about = number("about", c.about, least)?;
+        let tolerance = number("tolerance", c.tolerance, 1.0)?;
+        let study = number("study", c.study, 0.0)?;
+        if about.is_some() && (min.is_some() || most.is_some()) {
+            return Err(InputError::new("about = F says both bounds: not with min_factor, at_least or at_most").at(at));
+        }
+        if tolerance.is_some() && about.is_none() {
+            return Err(InputError::new("tolerance is the margin of about = F: give about").at(at));
+        }
+        let (min_factor, at_most) = match about {
+            Some(f) => {
+                let t = tolerance.unwrap_or(ABOUT_TOLERANCE);
+                (f / t, Some(f * t))
+            }
+            None => (min.unwrap_or(1.0), most),
+        };
+        if let Some(hi) = at_most.filter(|hi| *hi <= min_factor) {
+            return Err(
+                InputError::new(format!("at_most = {hi}: expected more than the lower bound {min_factor}")).at(at)
+            );
+        }
+        let known = |row: &Option<String>| -> Result<(), InputError> {
+            match row.as_deref().filter(|r| !rows.iter().any(|x| x.id == *r)) {
+                Some(row) => {
+                    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+                    Err(InputError::new(format!("row = \"{}\": the rows are {}", cut(row), ids.join(", ")))
+                        .at(at.clone()))
+                }
+                None => Ok(()),
+            }
+        };
+        known(&c.row)?;
+        let from = match &c.from {
+            Some(f) => {
+                known(&f.row)?;
+                if f.row.is_none() && f.point.is_none() && f.part.is_none() {
+                    return Err(InputError::new("from = {}: name its row, point or part").at(at));
+                }
+                Some(Scope { row: f.row.clone(), point: f.point.clone(), part: f.part.clone() })
+            }
+            None => None,
+        };
+        let id = c.id.clone().unwrap_or_else(|| format!("claim-{}", i + 1));
+        if out.iter().any(|o| o.id == id) {
+            return Err(InputError::new(format!("id = \"{}\" is given twice", cut(&id))).at(at));
         }
         out.push(Claim {
+            id,
             text: c.text.clone(),
             row: c.row.clone(),
             point: c.point.clone(),
+            part: c.part.clone(),
             metric: c.metric.clone(),
             better,
             worse,
+            order,
+            targets,
+            from,
             min_factor,
+            at_most,
+            study,
         });
     }
     Ok(out)
@@ -560,5 +663,68 @@ min_factor = 10
         assert!(e.contains("row = \"nope\": the rows are io-1"), "{e}");
         let e = bad("[[workload]]\nkind = \"io\"\n[[claim]]\ntext = \"t\"\nmetric = \"m\"\nbetter = \"a\"\nworse = \"b\"\nmin_factor = 0.5\n");
         assert!(e.contains("min_factor = 0.5"), "{e}");
+        let claim = |keys: &str| {
+            bad(&format!("[[workload]]\nkind = \"io\"\n[[claim]]\ntext = \"t\"\nmetric = \"m\"\n{keys}\n"))
+        };
+        for (keys, says) in [
+            ("better = \"a\"\nworse = \"b\"\norder = [\"a\", \"b\"]", "expected one of"),
+            ("order = [\"a\"]", "order needs at least two"),
+            ("order = [\"a\", \"b\", \"a\"]", "order names 'a' twice"),
+            ("targets = \"a\"\nabout = 1", "needs from"),
+            ("better = \"a\"\nworse = \"b\"\nabout = 3\nat_most = 5", "about = F says both bounds"),
+            ("better = \"a\"\nworse = \"b\"\nat_least = 3\nat_most = 2", "at_most = 2: expected more than"),
+            ("better = \"a\"\nworse = \"b\"\ntolerance = 2", "tolerance is the margin"),
+            ("targets = \"a\"\nabout = 1\nfrom = { row = \"nope\" }", "row = \"nope\""),
+            ("better = \"a\"\nworse = \"b\"\nstudy = -1", "study = -1"),
+        ] {
+            let e = claim(keys);
+            assert!(e.contains(says) && e.contains("[[claim]] #1"), "{keys}: {e}");
+        }
+    }
+
+    #[test]
+    fn claims_take_an_order_bounds_and_a_gain() {
+        let text = r#"
+[[workload]]
+row = "one"
+kind = "io"
+[[workload]]
+row = "four"
+kind = "io"
+[[claim]]
+id = "order"
+text = "btrfs > ext4 > xfs"
+row = "one"
+metric = "write_bw"
+order = ["btrfs", "ext4", "xfs"]
+[[claim]]
+id = "about"
+text = "about three times"
+row = "one"
+part = "readrandom"
+metric = "write_bw"
+better = "a"
+worse = "b"
+about = 3
+study = 3.1
+[[claim]]
+id = "gain"
+text = "ext3 gains up to 1.4x from 1 to 4 jobs"
+row = "four"
+metric = "write_bw"
+targets = ["ext3"]
+from = { row = "one" }
+at_most = 1.4
+"#;
+        let job = parse(text, "f.toml").unwrap();
+        let r = rows(&job, Scale::Full, "f.toml").unwrap();
+        let c = claims(&job, &r, "f.toml").unwrap();
+        assert_eq!(c[0].order, ["btrfs", "ext4", "xfs"]);
+        assert_eq!((c[1].min_factor, c[1].at_most, c[1].study), (2.0, Some(4.5), Some(3.1)));
+        assert_eq!(c[1].part.as_deref(), Some("readrandom"));
+        assert_eq!(c[2].from.as_ref().unwrap().row.as_deref(), Some("one"));
+        assert_eq!((c[2].min_factor, c[2].at_most), (1.0, Some(1.4)));
+        assert_eq!(c[2].bounds_text(), "> 1× and ≤ 1.4×");
+        assert_eq!(c[1].bounds_text(), "2–4.5×");
     }
 }

@@ -7,11 +7,11 @@ use crate::model::{is_count, metrics, same_result, Model};
 use crate::posix_text::{diff, entry_verdicts, is_posix, PosixDiff};
 use crate::{ResultEntry, RunReport};
 use fsarena_core::Better;
-use fsarena_stats::{verdict, welch, Verdict};
+use fsarena_stats::{ratio, Reading, Untold};
 use serde::Serialize;
 
-/// The significance level of the verdicts.
-const ALPHA: f64 = 0.05;
+/// How the A/B tables read, said under each of them.
+pub const AB_NOTE: &str = "A and B are the geometric means of the repetitions; change = B / A − 1, its 95% interval and p from Welch's t-test on the logarithms (the comparison Findings and claims use); better or worse where the interval excludes no change, in the metric's direction; n.s. where it includes it; not tested with fewer than 3 repetitions a side; too noisy where the interval spans more than 10×.";
 
 /// What a compared metric says about B against A.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -22,22 +22,26 @@ pub enum AbVerdict {
     /// B is significantly worse.
     #[serde(rename = "worse")]
     Worse,
-    /// The difference is not significant (Welch's t-test, p ≥ 0.05).
+    /// The 95% interval of the ratio contains 1.
     #[serde(rename = "n.s.")]
     NotSignificant,
-    /// A side has fewer than 2 repetitions: no variance, no test.
+    /// A side has fewer than 3 repetitions: too few to tell.
     #[serde(rename = "not tested")]
     NotTested,
+    /// The 95% interval of the ratio spans more than 10×: too noisy to tell.
+    #[serde(rename = "too noisy")]
+    TooNoisy,
 }
 
 impl AbVerdict {
-    /// The word shown: `better`, `worse`, `n.s.`, `not tested`.
+    /// The word shown: `better`, `worse`, `n.s.`, `not tested`, `too noisy`.
     pub fn word(self) -> &'static str {
         match self {
             AbVerdict::Better => "better",
             AbVerdict::Worse => "worse",
             AbVerdict::NotSignificant => "n.s.",
             AbVerdict::NotTested => "not tested",
+            AbVerdict::TooNoisy => "too noisy",
         }
     }
 }
@@ -59,15 +63,18 @@ pub struct AbRow {
     pub unit: String,
     /// Whether higher values are better.
     pub better: Better,
-    /// Mean of A's repetitions.
+    /// A's central value: the geometric mean of its repetitions (the arithmetic mean where a
+    /// value is 0 or below), as Findings rank by.
     pub mean_a: f64,
-    /// Mean of B's repetitions.
+    /// B's central value.
     pub mean_b: f64,
-    /// (B − A) / A in percent; NaN when A's mean is 0.
+    /// B / A, the ratio of the central values (`fsarena_stats::ratio`); NaN when A's is 0.
+    pub factor: f64,
+    /// (B / A − 1) in percent; NaN when A's central value is 0.
     pub change_percent: f64,
-    /// 95% confidence interval of B − A, in the metric's unit; `None` when not tested.
-    pub ci95_diff: Option<(f64, f64)>,
-    /// The same interval in percent of A's mean.
+    /// 95% confidence interval of B / A (Welch's on the logarithms); `None` when not tested.
+    pub ci95_factor: Option<(f64, f64)>,
+    /// The same interval as a change in percent: never below −100%.
     pub ci95_change_percent: Option<(f64, f64)>,
     /// Welch's two-sided p-value; `None` when not tested.
     pub p_value: Option<f64>,
@@ -215,7 +222,17 @@ fn rows(out: &mut Vec<AbRow>, label: &str, target: &str, a: &ResultEntry, b: &Re
         if va.is_empty() || vb.is_empty() {
             continue;
         }
-        let mut row = AbRow {
+        let Some(r) = ratio(&va, &vb) else { continue };
+        let verdict = match r.reading(metric.better) {
+            Reading::Better => AbVerdict::Better,
+            Reading::Worse => AbVerdict::Worse,
+            Reading::NoSignificantDifference => AbVerdict::NotSignificant,
+            Reading::Untold(Untold::TooFew) => AbVerdict::NotTested,
+            Reading::Untold(Untold::TooWide) => AbVerdict::TooNoisy,
+        };
+        let tested = r.untold() != Some(Untold::TooFew);
+        let pct = |f: f64| (f - 1.0) * 100.0;
+        out.push(AbRow {
             target: target.to_string(),
             result: label.to_string(),
             workload: a.workload_title(),
@@ -223,35 +240,16 @@ fn rows(out: &mut Vec<AbRow>, label: &str, target: &str, a: &ResultEntry, b: &Re
             metric: metric.name.to_string(),
             unit: metric.unit.to_string(),
             better: metric.better,
-            mean_a: mean(&va),
-            mean_b: mean(&vb),
-            change_percent: f64::NAN,
-            ci95_diff: None,
-            ci95_change_percent: None,
-            p_value: None,
-            verdict: AbVerdict::NotTested,
-        };
-        if let Some(c) = welch(&va, &vb) {
-            row.ci95_diff = Some(c.ci95_diff);
-            row.p_value = Some(c.p_value);
-            row.verdict = match verdict(&c, metric.better == Better::Higher, ALPHA) {
-                Verdict::Better => AbVerdict::Better,
-                Verdict::Worse => AbVerdict::Worse,
-                Verdict::NoSignificantDifference => AbVerdict::NotSignificant,
-            };
-        }
-        if row.mean_a != 0.0 {
-            row.change_percent = (row.mean_b - row.mean_a) / row.mean_a * 100.0;
-            let pct = |x: f64| x / row.mean_a.abs() * 100.0;
-            row.ci95_change_percent = row.ci95_diff.map(|(lo, hi)| (pct(lo), pct(hi)));
-        }
-        out.push(row);
+            mean_a: r.center_a,
+            mean_b: r.center_b,
+            factor: r.value,
+            change_percent: pct(r.value),
+            ci95_factor: r.ci95.filter(|_| tested),
+            ci95_change_percent: r.ci95.filter(|_| tested).map(|(lo, hi)| (pct(lo), pct(hi))),
+            p_value: r.p.filter(|_| tested),
+            verdict,
+        });
     }
-}
-
-/// The arithmetic mean of a non-empty list.
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
 }
 
 #[cfg(test)]

@@ -55,10 +55,23 @@ pub struct Row {
     pub reduced: Option<String>,
 }
 
-/// A study's claim: every `better` target beats every `worse` one on `metric` by at least
-/// `min_factor`.
+/// A study's claim, scoped to a row, a sweep point and a part, about one metric. Its kind is
+/// one of:
+///
+/// - every `better` target beats every `worse` one;
+/// - `order`: the targets rank in this order, best first (each beats the next);
+/// - `targets` with `from`: each target's own gain from `from` to this scope lies within the
+///   bounds ("ext3 gains up to 1.4× from 1 to 4 jobs, DBFS none").
+///
+/// With `from`, better/worse and order compare gains instead of values: ext3's gain from 1 to 4
+/// jobs against DBFS's (a ratio of ratios). The factor (better over worse, in the metric's
+/// better direction) must lie within `[min_factor, at_most]`: "faster" is (1, ∞), "at least
+/// 10×" is [10, ∞), "about 3×" is [2, 4.5].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Claim {
+    /// Its id, by which docs/studies.md and figures name it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
     /// The claim in words, as the study made it.
     pub text: String,
     /// The row whose results it is about; every row with the metric when none.
@@ -67,14 +80,71 @@ pub struct Claim {
     /// Only the results at this sweep point (`threads=1`), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub point: Option<String>,
+    /// Only the results of this part (a db_bench benchmark, a fio job, a personality).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     /// The metric compared (`insert_time`, `write_bw`).
     pub metric: String,
     /// Target labels claimed better.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub better: Vec<String>,
     /// Target labels claimed worse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worse: Vec<String>,
-    /// The smallest factor between them the claim asserts (1 for "faster").
+    /// Target labels in the claimed order, best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<String>,
+    /// Target labels whose own gains (with `from`) the bounds are about.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// The scope the gain is measured from: each target's value here over its value there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Scope>,
+    /// The smallest factor the claim asserts (1 for "faster": then strictly above 1).
     pub min_factor: f64,
+    /// The largest factor the claim allows; none: no upper bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<f64>,
+    /// The factor the study itself measured, shown beside this run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<f64>,
+}
+
+/// Where a claim's baseline results are: a row, a sweep point, a part.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scope {
+    /// The row; the claim's own when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
+    /// The sweep point's words (`numjobs=1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
+    /// The part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
+}
+
+impl Claim {
+    /// The claimed bounds of the factor as words: `> 1×`, `≥ 10×`, `2–4.5×`, `≤ 1.4×`.
+    pub fn bounds_text(&self) -> String {
+        // `2`, `4.5`, `1.4`: a bound as the study wrote it, without trailing zeros.
+        let f = |x: f64| {
+            let t = fsarena_stats::factor_text(x);
+            if t.contains('.') {
+                t.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                t
+            }
+        };
+        match self.at_most {
+            Some(hi) if self.min_factor > 0.0 && self.min_factor != 1.0 => {
+                format!("{}–{}×", f(self.min_factor), f(hi))
+            }
+            Some(hi) => format!("> 1× and ≤ {}×", f(hi)),
+            None if self.min_factor == 1.0 => "> 1×".into(),
+            None => format!("≥ {}×", f(self.min_factor)),
+        }
+    }
 }
 
 /// A row, or a target, that did not run, and why.

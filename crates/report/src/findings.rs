@@ -1,100 +1,30 @@
 //! Findings: the conclusions a study writes, from the numbers. Per row, result and metric the
 //! targets ranked, the factor between the best and the worst with its 95% confidence interval
-//! and p, or "no significant difference"; and each of the study's claims marked confirmed,
-//! contradicted, not significant or not tested here, with the figures.
+//! and p, or "no significant difference", or why nothing can be told; and each of the study's
+//! claims marked confirmed, contradicted, not significant, inconclusive at this scale or not
+//! tested here, with the figures.
 //!
-//! Factors are ratios of geometric means, tested by Welch's t-test (the stats crate's) on the
-//! logarithms of the repetitions: a ratio is what a study quotes ("ext3 is 40× faster"), and on
-//! the log scale its confidence interval is the exponential of an ordinary one. Where a value
-//! is zero or negative the logarithm does not exist, and the ratio of arithmetic means is given
-//! with the test and interval of the difference, divided by the worse mean.
+//! Every comparison is the stats crate's one model (`fsarena_stats::ratio`): targets rank by
+//! their geometric means, a factor is the ratio of geometric means with Welch's interval on the
+//! logarithms, and it is worded by [`crate::told`], as the tables, `compare` and the A/B
+//! section word it.
 
-use crate::experiment::{Claim, Experiment};
+use crate::experiment::{Claim, Experiment, Scope};
+use crate::told::{factor_clause, sentence, untold_text};
 use crate::{humanize, RunReport};
 use fsarena_core::run::ResultEntry;
 use fsarena_core::Better;
-use fsarena_stats::welch;
+use fsarena_stats::{center, contrast, factor_text, ratio, Ratio, Reading};
 use std::fmt::Write as _;
 
 /// The significance level of every statement.
-pub const ALPHA: f64 = 0.05;
+pub const ALPHA: f64 = fsarena_stats::ALPHA;
 
-/// How one target fares against another on one metric: the factor by which `over` beats
-/// `under` (above 1 when it does), with its 95% CI and the test's p.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Factor {
-    /// over / under in the metric's better direction: 2 means twice as good.
-    pub value: f64,
-    /// Its 95% confidence interval.
-    pub ci95: (f64, f64),
-    /// Two-sided p of Welch's test; `None` with fewer than two repetitions on a side.
-    pub p: Option<f64>,
-}
+/// How Findings compare, in a line under their heading.
+pub const METHOD: &str = "per metric the targets ranked by geometric mean, and the factor between the best and the worst with its 95% confidence interval and p (Welch's t-test on the logarithms); \"no significant difference\" where the interval contains 1; \"too few repetitions to tell\" below 3 repetitions a side, \"too noisy to tell\" where the interval spans more than 10×. A claim is confirmed only when every interval lies within its bounds, contradicted only when one lies wholly outside them, inconclusive at this scale otherwise.";
 
-impl Factor {
-    /// Significant at [`ALPHA`].
-    pub fn significant(&self) -> bool {
-        self.p.is_some_and(|p| p < ALPHA)
-    }
-
-    /// `3.20× (95% CI 2.9–3.5, p=0.001)`.
-    pub fn text(&self) -> String {
-        let p = self.p.map_or_else(|| "untested: one repetition".to_string(), |p| format!("p{}", p_text(p)));
-        format!("{}× (95% CI {}–{}, {p})", factor_text(self.value), factor_text(self.ci95.0), factor_text(self.ci95.1))
-    }
-}
-
-fn factor_text(f: f64) -> String {
-    if !f.is_finite() {
-        return "∞".into();
-    }
-    let digits = if f >= 100.0 {
-        0
-    } else if f >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{f:.digits$}")
-}
-
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "<0.001".into()
-    } else {
-        format!("={p:.3}")
-    }
-}
-
-/// The factor by which `over` beats `under` on a metric whose better direction is `better`.
-pub fn factor(over: &[f64], under: &[f64], better: Better) -> Option<Factor> {
-    if over.is_empty() || under.is_empty() {
-        return None;
-    }
-    // Oriented so that the factor is above 1 when `over` is better.
-    let (num, den) = if better == Better::Higher { (over, under) } else { (under, over) };
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    if num.iter().chain(den).all(|&v| v > 0.0 && v.is_finite()) {
-        let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
-        let (ln_num, ln_den) = (ln(num), ln(den));
-        let value = (mean(&ln_num) - mean(&ln_den)).exp();
-        return Some(match welch(&ln_den, &ln_num) {
-            Some(c) => Factor { value, ci95: (c.ci95_diff.0.exp(), c.ci95_diff.1.exp()), p: Some(c.p_value) },
-            None => Factor { value, ci95: (value, value), p: None },
-        });
-    }
-    let (m_num, m_den) = (mean(num), mean(den));
-    if m_den == 0.0 {
-        return None;
-    }
-    let value = m_num / m_den;
-    Some(match welch(den, num) {
-        Some(c) => {
-            Factor { value, ci95: (1.0 + c.ci95_diff.0 / m_den, 1.0 + c.ci95_diff.1 / m_den), p: Some(c.p_value) }
-        }
-        None => Factor { value, ci95: (value, value), p: None },
-    })
-}
+/// The same, short, for the terminal's heading.
+const METHOD_SHORT: &str = "geometric means, 95% intervals of their ratios by Welch's t-test on the logarithms";
 
 /// One metric of one result, across the targets.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,37 +39,62 @@ pub struct MetricFinding {
     pub unit: String,
     /// Its better direction.
     pub better: Better,
-    /// Target labels with their means, best first.
+    /// Target labels with their central values (geometric means), best first.
     pub ranking: Vec<(String, f64)>,
-    /// Best over worst.
-    pub factor: Option<Factor>,
+    /// The best against the worst: the worst's repetitions as A, the best's as B.
+    pub factor: Option<Ratio>,
+}
+
+/// `a > b` when a is the larger shown value, `a < b` when smaller, `a ≈ b` when they show
+/// the same: a sign that is true of the numbers printed beside it.
+fn ranking_text(ranking: &[(String, f64)], unit: &str) -> String {
+    let mut out = String::new();
+    for (i, (label, value)) in ranking.iter().enumerate() {
+        let shown = humanize::value(*value, unit);
+        if i > 0 {
+            let prev = ranking[i - 1].1;
+            let sign = if humanize::value(prev, unit) == shown {
+                "≈"
+            } else if prev > *value {
+                ">"
+            } else {
+                "<"
+            };
+            let _ = write!(out, " {sign} ");
+        }
+        let _ = write!(out, "{label} {shown}");
+    }
+    out
 }
 
 impl MetricFinding {
-    /// `ext3 > ext4 > xfs: ext3 3.20× ext4's (95% CI …, p=…)` or `no significant difference`.
+    /// `ext3 20.1 s < ext4 870 s: ext3 43.2× (95% CI …, p<0.001) shorter than ext4`, or
+    /// `no significant difference (…)`, or why nothing can be told.
     pub fn text(&self) -> String {
-        let order: Vec<String> =
-            self.ranking.iter().map(|(l, m)| format!("{l} {}", humanize::value(*m, &self.unit))).collect();
-        let head = order.join(" > ");
-        let (Some(best), Some(worst)) = (self.ranking.first(), self.ranking.last()) else { return head };
-        match &self.factor {
-            Some(f) if f.significant() => format!("{head}: {} is {} better than {}", best.0, f.text(), worst.0),
-            Some(f) if f.p.is_none() => format!("{head}: {} ({})", "not tested", f.text()),
-            Some(f) => format!("{head}: no significant difference ({})", f.text()),
-            None => head,
-        }
+        let head = ranking_text(&self.ranking, &self.unit);
+        let (Some(best), Some(worst), Some(r)) = (self.ranking.first(), self.ranking.last(), &self.factor) else {
+            return head;
+        };
+        format!("{head}: {}", sentence(&best.0, &worst.0, r, &self.unit, self.better))
+    }
+
+    /// What the best against the worst says.
+    pub fn reading(&self) -> Option<Reading> {
+        self.factor.as_ref().map(|r| r.reading(self.better))
     }
 }
 
 /// A claim's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimVerdict {
-    /// Every better label beats every worse one with p < 0.05 by at least min_factor.
+    /// Every compared interval lies within the claimed bounds.
     Confirmed,
-    /// A worse label significantly beats a better one.
+    /// An interval lies wholly outside the claimed bounds.
     Contradicted,
-    /// Neither: the differences are not significant, or smaller than claimed.
+    /// An interval contains 1 (no difference shown) where the claim asserts one.
     NotSignificant,
+    /// Too few repetitions, too wide an interval, or an interval across a claimed bound.
+    Inconclusive,
     /// A named target, the row or the metric is missing from this run.
     NotTested,
 }
@@ -151,6 +106,7 @@ impl ClaimVerdict {
             Self::Confirmed => "confirmed",
             Self::Contradicted => "contradicted",
             Self::NotSignificant => "not significant",
+            Self::Inconclusive => "inconclusive at this scale",
             Self::NotTested => "not tested here",
         }
     }
@@ -248,6 +204,7 @@ fn metric_info(entry: &ResultEntry, metric: &str) -> Option<(String, Better)> {
 /// A result of a row: its entries (one per target) and the words that tell it apart.
 struct Group<'a> {
     row: usize,
+    row_id: String,
     words: String,
     entries: Vec<&'a ResultEntry>,
 }
@@ -262,7 +219,7 @@ fn groups<'a>(run: &'a RunReport, experiment: &Experiment) -> Vec<Group<'a>> {
         let words = entry.variant();
         match out.iter_mut().find(|g| g.row == row && g.words == words) {
             Some(g) => g.entries.push(entry),
-            None => out.push(Group { row, words, entries: vec![entry] }),
+            None => out.push(Group { row, row_id: experiment.rows[row].id.clone(), words, entries: vec![entry] }),
         }
     }
     out
@@ -295,21 +252,15 @@ pub fn findings(run: &RunReport, experiment: &Experiment) -> Findings {
         let row = &experiment.rows[g.row];
         for metric in ranked_metrics(&row.metrics, &g.entries) {
             let Some((unit, better)) = g.entries.iter().find_map(|e| metric_info(e, &metric)) else { continue };
-            let mut ranked: Vec<(&ResultEntry, f64)> = g
-                .entries
-                .iter()
-                .filter_map(|e| {
-                    let v = values(e, &metric);
-                    (!v.is_empty()).then(|| (*e, v.iter().sum::<f64>() / v.len() as f64))
-                })
-                .collect();
+            let mut ranked: Vec<(&ResultEntry, f64)> =
+                g.entries.iter().filter_map(|e| center(&values(e, &metric)).map(|c| (*e, c))).collect();
             // Fewer than two targets, or a metric that is zero everywhere (a read job's
             // write_bw): nothing to rank.
             if ranked.len() < 2 || ranked.iter().all(|(_, m)| *m == 0.0) {
                 continue;
             }
             ranked.sort_by(|a, b| {
-                let o = a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal);
+                let o = a.1.total_cmp(&b.1);
                 if better == Better::Higher {
                     o.reverse()
                 } else {
@@ -324,7 +275,7 @@ pub fn findings(run: &RunReport, experiment: &Experiment) -> Findings {
                 unit,
                 better,
                 ranking: ranked.iter().map(|(e, m)| (e.target_label.clone(), *m)).collect(),
-                factor: factor(&values(best, &metric), &values(worst, &metric), better),
+                factor: ratio(&values(worst, &metric), &values(best, &metric)),
             });
         }
     }
@@ -332,54 +283,154 @@ pub fn findings(run: &RunReport, experiment: &Experiment) -> Findings {
     Findings { metrics, claims, times: row_times(run, experiment) }
 }
 
-/// Checks one claim over every result of its row (at its point) where the metric is.
+/// Whether group `g` is in the scope (row index, point words, part).
+fn in_scope(g: &Group<'_>, row: Option<usize>, point: Option<&str>, part: Option<&str>) -> bool {
+    row.is_none_or(|r| r == g.row)
+        && point.is_none_or(|p| p.split_whitespace().all(|p| g.words.split_whitespace().any(|w| w == p)))
+        && part.is_none_or(|p| g.entries.first().and_then(|e| e.part.as_deref()) == Some(p))
+}
+
+/// One pair's (or one target's) verdict against the claimed bounds `[lo_c, hi_c]` of a factor
+/// oriented in the metric's better direction ("faster" is `(1, ∞)`, strictly above 1).
+fn judge(o: &Ratio, claim: &Claim) -> ClaimVerdict {
+    let (lo_c, hi_c) = (claim.min_factor, claim.at_most.unwrap_or(f64::INFINITY));
+    if o.untold().is_some() {
+        return ClaimVerdict::Inconclusive;
+    }
+    let Some((lo, hi)) = o.ci95 else { return ClaimVerdict::Inconclusive };
+    // "Faster" asserts a factor strictly above 1; "about 1×" (no gain) has bounds around 1.
+    let above = if lo_c == 1.0 { lo > 1.0 } else { lo >= lo_c };
+    let claims_no_difference = lo_c < 1.0 && hi_c > 1.0;
+    if above && hi <= hi_c {
+        ClaimVerdict::Confirmed
+    } else if hi < lo_c || lo > hi_c {
+        ClaimVerdict::Contradicted
+    } else if lo <= 1.0 && hi >= 1.0 && !claims_no_difference {
+        ClaimVerdict::NotSignificant
+    } else {
+        ClaimVerdict::Inconclusive
+    }
+}
+
+/// The line of figures of one compared pair (or target) of a claim.
+fn figure_line(what: &str, at: &str, o: &Ratio, verdict: ClaimVerdict, claim: &Claim) -> String {
+    let mut line = match o.untold() {
+        Some(why) => format!("{what}{at}: {}× measured; {}", factor_text(o.value), untold_text(o, why)),
+        None => format!("{what}{at}: {}", factor_clause(o)),
+    };
+    if o.untold().is_none() {
+        match verdict {
+            ClaimVerdict::Contradicted if o.ci95.is_some_and(|(_, hi)| hi < 1.0) => {
+                line.push_str(": the reverse holds")
+            }
+            ClaimVerdict::Contradicted | ClaimVerdict::Inconclusive => {
+                let _ = write!(line, ": the claim says {}", claim.bounds_text());
+            }
+            _ => {}
+        }
+    }
+    if let Some(study) = claim.study {
+        let _ = write!(line, "; the study: {}×", factor_text(study));
+        if o.ci95.is_some_and(|(lo, hi)| study < lo || study > hi) {
+            line.push_str(", outside this interval");
+        }
+    }
+    line
+}
+
+/// Checks one claim over every result of its scope where the metric is.
 fn check_claim(claim: &Claim, run: &RunReport, experiment: &Experiment, groups: &[Group<'_>]) -> ClaimFinding {
     let not_tested =
         |why: String| ClaimFinding { claim: claim.clone(), verdict: ClaimVerdict::NotTested, figures: vec![why] };
     let labels: Vec<&str> = run.results.iter().map(|e| e.target_label.as_str()).collect();
-    let missing: Vec<&str> =
-        claim.better.iter().chain(&claim.worse).map(String::as_str).filter(|l| !labels.contains(l)).collect();
+    let named = claim.better.iter().chain(&claim.worse).chain(&claim.order).chain(&claim.targets);
+    let missing: Vec<&str> = named.map(String::as_str).filter(|l| !labels.contains(l)).collect();
     if !missing.is_empty() {
         return not_tested(format!("no target {} in this run", missing.join(", ")));
     }
-    let row = match &claim.row {
-        Some(id) => match experiment.rows.iter().position(|r| &r.id == id) {
-            Some(r) => Some(r),
-            None => return not_tested(format!("row {id} did not run")),
-        },
+    // A row id that names no row: the reason it was not tested.
+    let row_index = |id: &Option<String>| -> Result<Option<usize>, String> {
+        match id {
+            Some(id) => match experiment.rows.iter().position(|r| &r.id == id) {
+                Some(r) => Ok(Some(r)),
+                None => Err(format!("row {id} did not run")),
+            },
+            None => Ok(None),
+        }
+    };
+    let row = match row_index(&claim.row) {
+        Ok(r) => r,
+        Err(why) => return not_tested(why),
+    };
+    let from = match &claim.from {
+        Some(Scope { row: from_row, point, part }) => {
+            match row_index(&from_row.clone().or_else(|| claim.row.clone())) {
+                Ok(r) => Some((r, point.as_deref(), part.as_deref())),
+                Err(why) => return not_tested(why),
+            }
+        }
         None => None,
     };
-    let mut figures = Vec::new();
-    let (mut confirmed, mut contradicted, mut pairs) = (0, 0, 0);
-    for g in groups.iter().filter(|g| row.is_none_or(|r| r == g.row)) {
-        if let Some(point) = &claim.point {
-            if !point.split_whitespace().all(|p| g.words.split_whitespace().any(|w| w == p)) {
-                continue;
-            }
-        }
-        let find =
-            |label: &str| g.entries.iter().find(|e| e.target_label == label && metric_info(e, &claim.metric).is_some());
-        for b in &claim.better {
-            for w in &claim.worse {
-                let (Some(be), Some(we)) = (find(b), find(w)) else { continue };
-                let Some((_, better)) = metric_info(be, &claim.metric) else { continue };
-                let Some(f) = factor(&values(be, &claim.metric), &values(we, &claim.metric), better) else { continue };
-                pairs += 1;
-                let at = if g.words.is_empty() { String::new() } else { format!(" at {}", g.words) };
-                let mut line = format!("{b} over {w}{at}: {}", f.text());
-                if f.significant() && f.value >= claim.min_factor {
-                    confirmed += 1;
-                } else if f.significant() && f.value < 1.0 {
-                    contradicted += 1;
-                    line.push_str(&format!(": {w} is better"));
-                } else if f.significant() {
-                    line.push_str(&format!(": smaller than the claimed {}×", factor_text(claim.min_factor)));
-                }
-                figures.push(line);
-            }
+    // The pairs compared, better first; a target alone (`targets`) is compared with itself at `from`.
+    let mut pairs: Vec<(&str, Option<&str>)> = Vec::new();
+    for b in &claim.better {
+        for w in &claim.worse {
+            pairs.push((b, Some(w)));
         }
     }
-    if pairs == 0 {
+    pairs.extend(claim.order.windows(2).map(|w| (w[0].as_str(), Some(w[1].as_str()))));
+    pairs.extend(claim.targets.iter().map(|t| (t.as_str(), None)));
+    let mut figures = Vec::new();
+    let mut verdicts = Vec::new();
+    for g in groups.iter().filter(|g| in_scope(g, row, claim.point.as_deref(), claim.part.as_deref())) {
+        let find = |g: &Group<'_>, label: &str| -> Option<Vec<f64>> {
+            g.entries
+                .iter()
+                .find(|e| e.target_label == label && metric_info(e, &claim.metric).is_some())
+                .map(|e| values(e, &claim.metric))
+        };
+        let Some(better) = g.entries.iter().find_map(|e| metric_info(e, &claim.metric)).map(|(_, b)| b) else {
+            continue;
+        };
+        // The baseline group for gains: the one result of `from`'s scope.
+        let base = match from {
+            Some((r, point, part)) => {
+                match groups.iter().find(|b| in_scope(b, r.or(Some(g.row)), point, part) && !std::ptr::eq(*b, g)) {
+                    Some(b) => Some(b),
+                    None => continue,
+                }
+            }
+            None => None,
+        };
+        let at = if g.words.is_empty() { String::new() } else { format!(" at {}", g.words) };
+        for &(b, w) in &pairs {
+            let (Some(vb), Some(vw)) = (find(g, b), w.map_or(Some(Vec::new()), |w| find(g, w))) else { continue };
+            let r = match (base, w) {
+                (None, Some(_)) => ratio(&vw, &vb),
+                (Some(base), Some(w)) => {
+                    let (Some(bb), Some(bw)) = (find(base, b), find(base, w)) else { continue };
+                    contrast(&[(&vb, 1.0), (&bb, -1.0), (&vw, -1.0), (&bw, 1.0)])
+                }
+                (Some(base), None) => {
+                    let Some(bb) = find(base, b) else { continue };
+                    contrast(&[(&vb, 1.0), (&bb, -1.0)])
+                }
+                (None, None) => continue,
+            };
+            let Some(r) = r else { continue };
+            let o = r.oriented(better);
+            let verdict = judge(&o, claim);
+            let what = match (w, base) {
+                (Some(w), None) => format!("{b} over {w}"),
+                (Some(w), Some(base)) => format!("{b}'s gain over {w}'s, from {}", base_words(base)),
+                (None, Some(base)) => format!("{b}'s gain from {}", base_words(base)),
+                (None, None) => continue,
+            };
+            figures.push(figure_line(&what, &at, &o, verdict, claim));
+            verdicts.push(verdict);
+        }
+    }
+    if verdicts.is_empty() {
         if let (Some(r), Some(id)) = (row, &claim.row) {
             if !groups.iter().any(|g| g.row == r) {
                 let why = experiment.skipped.iter().find(|s| s.what == format!("row {id}")).map(|s| s.reason.as_str());
@@ -391,20 +442,26 @@ fn check_claim(claim: &Claim, run: &RunReport, experiment: &Experiment, groups: 
         }
         return not_tested(format!("no result with {} for these targets", claim.metric));
     }
-    let verdict = if contradicted > 0 {
+    let verdict = if verdicts.contains(&ClaimVerdict::Contradicted) {
         ClaimVerdict::Contradicted
-    } else if confirmed == pairs {
+    } else if verdicts.iter().all(|v| *v == ClaimVerdict::Confirmed) {
         ClaimVerdict::Confirmed
+    } else if verdicts.contains(&ClaimVerdict::Inconclusive) {
+        ClaimVerdict::Inconclusive
     } else {
         ClaimVerdict::NotSignificant
     };
     ClaimFinding { claim: claim.clone(), verdict, figures }
 }
 
+/// How a baseline group is named in a gain's figures: its row's id and its words.
+fn base_words(g: &Group<'_>) -> String {
+    format!("{} {}", g.row_id, g.words).trim_end().to_string()
+}
+
 /// The Findings as plain text (the terminal, after the results).
 pub fn text(findings: &Findings, experiment: &Experiment) -> String {
-    let mut out =
-        format!("Findings ({}, scale {}; 95% confidence, Welch's t-test):\n", experiment.name, experiment.scale);
+    let mut out = format!("Findings ({}, scale {}; {}):\n", experiment.name, experiment.scale, METHOD_SHORT);
     if findings.metrics.is_empty() {
         out.push_str("  nothing to rank: no row has results from two targets or more\n");
     }
@@ -451,11 +508,8 @@ fn skipped_text(out: &mut String, experiment: &Experiment, head: &str, indent: &
 /// The Findings as a Markdown section.
 pub fn markdown(findings: &Findings, experiment: &Experiment) -> String {
     use crate::escape::markdown as md;
-    let mut out = format!(
-        "\n## Findings\n\n{} at scale {}: per metric the targets ranked (mean), and the factor between the best and the worst with its 95% CI and p (Welch's t-test on the logarithms).\n\n",
-        md(&experiment.name),
-        md(&experiment.scale)
-    );
+    let mut out =
+        format!("\n## Findings\n\n{} at scale {}: {}\n\n", md(&experiment.name), md(&experiment.scale), md(METHOD));
     out.push_str("| row | result | metric | ranking and factor |\n|---|---|---|---|\n");
     let mut last_row = "";
     for m in &findings.metrics {
@@ -497,9 +551,10 @@ pub fn markdown(findings: &Findings, experiment: &Experiment) -> String {
 pub fn html(findings: &Findings, experiment: &Experiment) -> String {
     use crate::escape::html as h;
     let mut out = format!(
-        "<section id=\"findings\"><h2>Findings</h2><p class=\"note\">{} at scale {}: per metric the targets ranked by mean, and the factor between the best and the worst with its 95% confidence interval and p (Welch's t-test on the logarithms); \"no significant difference\" where p ≥ 0.05.</p>\n",
+        "<section id=\"findings\"><h2>Findings</h2><p class=\"note\">{} at scale {}: {}</p>\n",
         h(&experiment.name),
-        h(&experiment.scale)
+        h(&experiment.scale),
+        h(METHOD)
     );
     out.push_str("<div class=\"table-wrap\"><table><thead><tr><th>row</th><th>result</th><th>metric</th><th>ranking and factor</th></tr></thead><tbody>\n");
     let mut last_row = "";
@@ -521,6 +576,7 @@ pub fn html(findings: &Findings, experiment: &Experiment) -> String {
             let class = match c.verdict {
                 ClaimVerdict::Confirmed => "better",
                 ClaimVerdict::Contradicted => "worse",
+                ClaimVerdict::Inconclusive => "inconclusive",
                 _ => "",
             };
             let figures: Vec<String> = c.figures.iter().map(|f| h(f)).collect();

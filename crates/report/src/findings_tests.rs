@@ -4,9 +4,10 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::experiment::{Claim, Experiment, Row, Skipped};
-use crate::findings::{factor, findings, ClaimVerdict};
+use crate::findings::{findings, ClaimVerdict};
 use crate::{ResultEntry, RunReport};
 use fsarena_core::{Better, Measurement};
+use fsarena_stats::{ratio, Reading};
 
 /// A sqlite-like result: `insert_time` (s, lower is better) and `inserts` (ops/s) over the
 /// repetitions given.
@@ -33,11 +34,11 @@ fn claim(text: &str, better: &[&str], worse: &[&str], min_factor: f64) -> Claim 
     Claim {
         text: text.into(),
         row: Some("sqlite".into()),
-        point: None,
         metric: "insert_time".into(),
         better: better.iter().map(ToString::to_string).collect(),
         worse: worse.iter().map(ToString::to_string).collect(),
         min_factor,
+        ..Claim::default()
     }
 }
 
@@ -85,19 +86,21 @@ fn a_clear_winner_is_ranked_with_its_factor_ci_and_p() {
     let m = &f.metrics[0];
     let order: Vec<&str> = m.ranking.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(order, ["ext3", "ext4", "xfs"]);
-    let factor = m.factor.as_ref().unwrap();
-    assert!(factor.significant());
+    assert_eq!(m.reading(), Some(Reading::Better));
+    let r = m.factor.as_ref().unwrap().oriented(Better::Lower);
     // 870.7 / 20.2 ≈ 43: the geometric means' ratio, its CI around it.
-    assert!((42.0..45.0).contains(&factor.value), "{factor:?}");
-    assert!(factor.ci95.0 < factor.value && factor.value < factor.ci95.1);
-    assert!(m.text().contains("ext3 is 43"), "{}", m.text());
+    assert!((42.0..45.0).contains(&r.value), "{r:?}");
+    let (lo, hi) = r.ci95.unwrap();
+    assert!(lo < r.value && r.value < hi);
+    // Lower is better: the ranking reads "<", and the factor is "shorter", never a false ">".
+    assert!(m.text().starts_with("ext3 20.2 s < ext4 870 s"), "{}", m.text());
+    assert!(m.text().contains(": ext3 43.") && m.text().ends_with("shorter than xfs"), "{}", m.text());
 }
 
 #[test]
 fn a_pair_within_noise_has_no_significant_difference() {
-    let f = factor(&[870.0, 860.0, 880.0], &[872.0, 850.0, 890.0], Better::Lower).unwrap();
-    assert!(!f.significant(), "{f:?}");
-    assert!(f.ci95.0 < 1.0 && f.ci95.1 > 1.0);
+    let r = ratio(&[872.0, 850.0, 890.0], &[870.0, 860.0, 880.0]).unwrap();
+    assert_eq!(r.reading(Better::Lower), Reading::NoSignificantDifference);
     let (mut run, experiment) = fixture();
     run.results.retain(|e| e.target_label != "ext3");
     let f = findings(&run, &experiment);
@@ -114,17 +117,220 @@ fn claims_are_confirmed_contradicted_not_significant_or_not_tested() {
         [ClaimVerdict::Confirmed, ClaimVerdict::Contradicted, ClaimVerdict::NotSignificant, ClaimVerdict::NotTested]
     );
     assert!(f.claims[1].figures[0].contains("xfs over ext3"), "{:?}", f.claims[1].figures);
-    assert!(f.claims[1].figures[0].contains("ext3 is better"), "{:?}", f.claims[1].figures);
+    assert!(f.claims[1].figures[0].contains("the reverse holds"), "{:?}", f.claims[1].figures);
     assert_eq!(f.claims[3].figures, ["no target btrfs in this run"]);
 }
 
 #[test]
-fn a_claim_above_the_figures_is_not_confirmed() {
+fn a_claim_above_the_whole_interval_is_contradicted_and_one_across_it_inconclusive() {
     let (run, mut experiment) = fixture();
-    experiment.claims = vec![claim("ext3 is 100 times faster", &["ext3"], &["ext4"], 100.0)];
+    experiment.claims = vec![
+        claim("ext3 is 100 times faster", &["ext3"], &["ext4"], 100.0),
+        claim("ext3 is about 43 times faster", &["ext3"], &["ext4"], 43.0 / 1.5),
+        claim("ext3 is 30 to 50 times faster", &["ext3"], &["ext4"], 30.0),
+        claim("ext3 is 43 to 44 times faster", &["ext3"], &["ext4"], 43.0),
+    ];
+    experiment.claims[1].at_most = Some(43.0 * 1.5);
+    experiment.claims[1].study = Some(40.0);
+    experiment.claims[2].at_most = Some(50.0);
+    experiment.claims[3].at_most = Some(44.0);
     let f = findings(&run, &experiment);
-    assert_eq!(f.claims[0].verdict, ClaimVerdict::NotSignificant);
-    assert!(f.claims[0].figures[0].contains("smaller than the claimed 100×"), "{:?}", f.claims[0].figures);
+    let verdicts: Vec<ClaimVerdict> = f.claims.iter().map(|c| c.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [ClaimVerdict::Contradicted, ClaimVerdict::Confirmed, ClaimVerdict::Confirmed, ClaimVerdict::Inconclusive]
+    );
+    assert!(f.claims[0].figures[0].contains("the claim says ≥ 100×"), "{:?}", f.claims[0].figures);
+    assert!(f.claims[1].figures[0].contains("; the study: 40.0×"), "{:?}", f.claims[1].figures);
+    assert!(f.claims[3].figures[0].contains("the claim says 43–44×"), "{:?}", f.claims[3].figures);
+}
+
+#[test]
+fn two_repetitions_are_inconclusive_never_confirmed_or_contradicted() {
+    let (mut run, experiment) = fixture();
+    for e in &mut run.results {
+        e.measurements.truncate(2);
+    }
+    let f = findings(&run, &experiment);
+    let verdicts: Vec<ClaimVerdict> = f.claims.iter().map(|c| c.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [ClaimVerdict::Inconclusive, ClaimVerdict::Inconclusive, ClaimVerdict::Inconclusive, ClaimVerdict::NotTested]
+    );
+    assert!(f.claims[0].figures[0].contains("too few repetitions to tell (2 and 2; 3 needed)"), "{:?}", f.claims[0]);
+    assert!(
+        f.metrics[0].text().ends_with("too few repetitions to tell (2 and 2; 3 needed)"),
+        "{}",
+        f.metrics[0].text()
+    );
+    assert_eq!(ClaimVerdict::Inconclusive.word(), "inconclusive at this scale");
+}
+
+/// Two rows (one job, four jobs) of io results with `write_bw`.
+fn scaling() -> (RunReport, Experiment) {
+    let io = |target: &str, jobs: u32, bw: &[f64]| ResultEntry {
+        target_label: target.into(),
+        workload_kind: "io".into(),
+        workload_params: vec![("numjobs".into(), jobs.to_string())],
+        part: Some("write".into()),
+        measurements: bw
+            .iter()
+            .map(|&v| {
+                let mut m = Measurement { complete: true, ..Default::default() };
+                m.push("write_bw", "B/s", Better::Higher, v);
+                m
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let row = |id: &str, jobs: u32| Row {
+        id: id.into(),
+        title: id.into(),
+        workloads: vec![format!("io:numjobs={jobs}")],
+        ..Row::default()
+    };
+    let experiment = Experiment {
+        name: "dbfs".into(),
+        scale: "quick".into(),
+        rows: vec![row("one", 1), row("four", 4)],
+        ..Experiment::default()
+    };
+    let run = RunReport {
+        id: "1700000000-2".into(),
+        results: vec![
+            io("ext3", 1, &[100.0, 102.0, 98.0]),
+            io("ext4", 1, &[90.0, 91.0, 89.0]),
+            io("dbfs", 1, &[50.0, 51.0, 49.0]),
+            io("ext3", 4, &[130.0, 131.0, 129.0]),
+            io("ext4", 4, &[120.0, 118.0, 122.0]),
+            io("dbfs", 4, &[50.0, 52.0, 48.0]),
+        ],
+        complete: true,
+        ..Default::default()
+    };
+    (run, experiment)
+}
+
+#[test]
+fn an_order_of_three_targets_and_gains_across_rows_are_claims() {
+    let (run, mut experiment) = scaling();
+    let base = Claim {
+        row: Some("four".into()),
+        part: Some("write".into()),
+        metric: "write_bw".into(),
+        min_factor: 1.0,
+        ..Claim::default()
+    };
+    let from = Some(crate::experiment::Scope { row: Some("one".into()), ..Default::default() });
+    experiment.claims = vec![
+        Claim {
+            text: "ext3 > ext4 > dbfs".into(),
+            order: vec!["ext3".into(), "ext4".into(), "dbfs".into()],
+            ..base.clone()
+        },
+        Claim {
+            text: "dbfs > ext3 > ext4".into(),
+            order: vec!["dbfs".into(), "ext3".into(), "ext4".into()],
+            ..base.clone()
+        },
+        Claim {
+            text: "ext3 gains up to 1.4×".into(),
+            targets: vec!["ext3".into()],
+            from: from.clone(),
+            at_most: Some(1.4),
+            ..base.clone()
+        },
+        Claim {
+            text: "dbfs gains nothing".into(),
+            targets: vec!["dbfs".into()],
+            from: from.clone(),
+            min_factor: 1.0 / 1.5,
+            at_most: Some(1.5),
+            ..base.clone()
+        },
+        Claim {
+            text: "ext3 gains more than dbfs".into(),
+            better: vec!["ext3".into()],
+            worse: vec!["dbfs".into()],
+            from,
+            ..base.clone()
+        },
+        Claim {
+            text: "readrandom only".into(),
+            better: vec!["ext3".into()],
+            worse: vec!["dbfs".into()],
+            part: Some("read".into()),
+            ..base
+        },
+    ];
+    let f = findings(&run, &experiment);
+    let verdicts: Vec<ClaimVerdict> = f.claims.iter().map(|c| c.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [
+            ClaimVerdict::Confirmed,
+            ClaimVerdict::Contradicted,
+            ClaimVerdict::Confirmed,
+            ClaimVerdict::Confirmed,
+            ClaimVerdict::Confirmed,
+            ClaimVerdict::NotTested
+        ],
+        "{:#?}",
+        f.claims
+    );
+    assert!(
+        f.claims[2].figures[0].starts_with("ext3's gain from one write at write: 1.30×"),
+        "{:?}",
+        f.claims[2].figures
+    );
+    assert!(f.claims[4].figures[0].contains("ext3's gain over dbfs's"), "{:?}", f.claims[4].figures);
+}
+
+/// The same two-target comparison, read by Findings, the HTML table's marks, `compare
+/// --baseline`, and the A/B section of two runs, says one ranking, factor, interval and verdict.
+#[test]
+fn every_surface_tells_one_comparison_the_same() {
+    let (slow, fast) = ([870.0, 860.0, 880.0], [600.0, 640.0, 610.0]);
+    let (mut run, experiment) = fixture();
+    run.results = vec![entry("ext4", &slow), entry("xfs", &fast)];
+    let f = findings(&run, &experiment);
+    let m = &f.metrics[0];
+    let order: Vec<&str> = m.ranking.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(order, ["xfs", "ext4"]);
+    let want = ratio(&slow, &fast).unwrap();
+    assert_eq!(m.factor.as_ref(), Some(&want));
+    let clause = crate::told::factor_clause(&want.oriented(Better::Lower));
+    assert!(m.text().contains(&clause), "{} / {clause}", m.text());
+    // compare --baseline ext4: xfs's insert_time, B over A, is the same ratio and interval.
+    let c = crate::compare_targets(&run, "ext4").unwrap();
+    let row = c.rows.iter().find(|r| r.metric == "insert_time").unwrap();
+    assert_eq!((row.factor, row.ci95_factor, row.p_value), (want.value, want.ci95, want.p));
+    assert_eq!(row.verdict, crate::AbVerdict::Better);
+    // The A/B section of two runs, ext4 before and "after" with xfs's numbers.
+    let before = RunReport { id: "a".into(), results: vec![entry("ext4", &slow)], ..Default::default() };
+    let after = RunReport { id: "b".into(), results: vec![entry("ext4", &fast)], ..Default::default() };
+    let ab = crate::compare_runs(&before, &after);
+    let ab_row = ab.rows.iter().find(|r| r.metric == "insert_time").unwrap();
+    assert_eq!((ab_row.factor, ab_row.ci95_factor, ab_row.verdict), (row.factor, row.ci95_factor, row.verdict));
+    let (lo, hi) = ab_row.ci95_change_percent.unwrap();
+    assert!(lo > -100.0 && hi < 0.0, "{lo} {hi}");
+    // The HTML table marks xfs best and ext4 worst, as Findings rank them.
+    let html = crate::html_report(std::slice::from_ref(&run));
+    let table = &html[html.find("id=\"result-1\"").unwrap()..];
+    let best = table.find("class=\"num best\"").or_else(|| table.find("best")).unwrap();
+    let worst = table.find("worst").unwrap();
+    assert!(best < table.len() && worst < table.len());
+    // A verdict of too few repetitions is the same everywhere too.
+    let mut two = run.clone();
+    for e in &mut two.results {
+        e.measurements.truncate(2);
+    }
+    let f = findings(&two, &experiment);
+    assert!(f.metrics[0].text().contains("too few repetitions to tell"), "{}", f.metrics[0].text());
+    let c = crate::compare_targets(&two, "ext4").unwrap();
+    assert_eq!(c.rows.iter().find(|r| r.metric == "insert_time").unwrap().verdict, crate::AbVerdict::NotTested);
+    let html = crate::html_report(std::slice::from_ref(&two));
+    assert!(html.contains("too few"), "no 'too few' note in the table");
 }
 
 #[test]

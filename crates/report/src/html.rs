@@ -51,6 +51,7 @@ td.worst { background: var(--worst); color: var(--worst-fg); }
 td.differs { background: #fff8c5; }
 td.better { color: var(--best-fg); font-weight: 600; }
 td.worse { color: var(--worst-fg); font-weight: 600; }
+td.inconclusive { color: var(--muted); font-style: italic; }
 .ns { color: var(--muted); font-size: 12px; margin-left: 6px; }
 p.common code { white-space: normal; }
 .metric small { color: var(--muted); margin-left: 6px; }
@@ -411,12 +412,12 @@ fn ab_section(out: &mut String, c: &AbComparison, number: usize) {
     if c.rows.is_empty() && c.posix.is_empty() {
         out.push_str("<p>The runs share no result (same target, workload and part) to compare.</p>\n");
     } else if !c.rows.is_empty() {
-        out.push_str("<div class=\"table-wrap\"><table class=\"ab\">\n<thead><tr><th>target</th><th>result</th><th>metric</th><th class=\"num\">A mean</th><th class=\"num\">B mean</th><th class=\"num\">change</th><th class=\"num\">95% CI of the change</th><th class=\"num\">p</th><th>verdict</th></tr></thead><tbody>\n");
+        out.push_str("<div class=\"table-wrap\"><table class=\"ab\">\n<thead><tr><th>target</th><th>result</th><th>metric</th><th class=\"num\">A</th><th class=\"num\">B</th><th class=\"num\">change</th><th class=\"num\">95% CI of the change</th><th class=\"num\">p</th><th>verdict</th></tr></thead><tbody>\n");
         for r in &c.rows {
             let class = match r.verdict {
                 AbVerdict::Better => " class=\"better\"",
                 AbVerdict::Worse => " class=\"worse\"",
-                AbVerdict::NotSignificant | AbVerdict::NotTested => "",
+                AbVerdict::NotSignificant | AbVerdict::NotTested | AbVerdict::TooNoisy => "",
             };
             let _ = writeln!(
                 out,
@@ -432,7 +433,7 @@ fn ab_section(out: &mut String, c: &AbComparison, number: usize) {
                 r.verdict.word()
             );
         }
-        out.push_str("</tbody></table></div>\n<p class=\"note\">Change = (B − A) / A; its 95% confidence interval and p from Welch's t-test over the repetitions; better/worse where p &lt; 0.05 in the metric's direction, n.s. otherwise.</p>\n");
+        let _ = writeln!(out, "</tbody></table></div>\n<p class=\"note\">{}</p>", escape::html(crate::ab::AB_NOTE));
     }
     out.push_str(&crate::posix_markup::diff_html(&c.posix));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {

@@ -142,9 +142,9 @@ fn comparison_table_for_several_entries() {
     // What the results share is said once, above the table.
     assert!(text.contains("every result: io: rw=read, bs=64k\n| metric"), "{text}");
     // One repetition each: nothing is coloured, and the table says why.
-    assert!(text.contains("| read_iops (untested) |"), "{text}");
+    assert!(text.contains("| read_iops (too few) |"), "{text}");
     assert!(
-        text.ends_with("|\nuntested: a target has a single repetition: no significance test, no colour\n"),
+        text.ends_with("|\ntoo few: a target has fewer than three repetitions: too few to tell, no colour\n"),
         "{text}"
     );
 }

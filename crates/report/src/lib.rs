@@ -40,10 +40,11 @@ mod sweep;
 mod terminal;
 #[cfg(test)]
 mod tests;
+pub mod told;
 
 pub use fsarena_core::run::{ResultEntry, RunReport};
 
-pub use ab::{compare_runs, compare_targets, AbComparison, AbRow, AbVerdict};
+pub use ab::{compare_runs, compare_targets, AbComparison, AbRow, AbVerdict, AB_NOTE};
 pub use csv::Csv;
 pub use fio_json::{FioJson, FioJsonPlus, FIO_VERSION};
 pub use format::{OutputFormat, UnknownFormat};

@@ -193,7 +193,7 @@ fn ab_section(out: &mut String, c: &AbComparison) {
     if c.rows.is_empty() && c.posix.is_empty() {
         out.push_str("The runs share no result (same target, workload and part) to compare.\n");
     } else if !c.rows.is_empty() {
-        out.push_str("| target | result | metric | A mean | B mean | change | 95% CI of the change | p | verdict |\n|:---|:---|:---|---:|---:|---:|---:|---:|:---|\n");
+        out.push_str("| target | result | metric | A | B | change | 95% CI of the change | p | verdict |\n|:---|:---|:---|---:|---:|---:|---:|---:|:---|\n");
         for r in &c.rows {
             let verdict = match r.verdict {
                 crate::AbVerdict::Better | crate::AbVerdict::Worse => format!("**{}**", r.verdict.word()),
@@ -213,6 +213,9 @@ fn ab_section(out: &mut String, c: &AbComparison) {
                 r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")),
             );
         }
+    }
+    if !c.rows.is_empty() {
+        let _ = writeln!(out, "\n{}", escape::markdown(crate::ab::AB_NOTE));
     }
     out.push_str(&crate::posix_markup::diff_markdown(&c.posix));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {

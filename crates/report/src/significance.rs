@@ -1,14 +1,12 @@
-//! Best and worst of a row, marked only where the repetitions say the difference is real:
-//! Welch's t-test (the stats crate) of the best (worst) series against every other one. Two
-//! means whose confidence intervals overlap widely ("486 ± 605" vs "412 ± 458") are not
-//! coloured; the row says "n.s." instead.
+//! Best and worst of a row, marked only where the repetitions say the difference is real: the
+//! stats crate's one comparison (ratio of geometric means, Welch's interval on the logarithms,
+//! as Findings, `compare` and the claims use it) of the best (worst) series against every other
+//! one. Two series whose intervals overlap widely ("486 ± 605" vs "412 ± 458") are not
+//! coloured; the row says "n.s." instead, or why nothing can be told.
 
 use crate::model::{Cell, Mark};
 use fsarena_core::Better;
-use fsarena_stats::welch;
-
-/// The significance level of the marks.
-pub(crate) const ALPHA: f64 = 0.05;
+use fsarena_stats::{center, ratio, Reading, Untold, MIN_REPETITIONS};
 
 /// What a row's marks say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,8 +17,10 @@ pub(crate) enum Contrast {
     Marked,
     /// The means differ, but not significantly: no mark, "n.s.".
     NotSignificant,
-    /// Some cell has a single repetition: no test, no mark.
+    /// Some cell has fewer than three repetitions: no test, no mark.
     Untested,
+    /// An interval against an extreme spans more than ten times: no mark.
+    TooNoisy,
 }
 
 impl Contrast {
@@ -28,7 +28,8 @@ impl Contrast {
     pub(crate) fn note(self) -> &'static str {
         match self {
             Contrast::NotSignificant => "n.s.",
-            Contrast::Untested => "untested",
+            Contrast::Untested => "too few",
+            Contrast::TooNoisy => "too noisy",
             Contrast::Nothing | Contrast::Marked => "",
         }
     }
@@ -36,8 +37,9 @@ impl Contrast {
     /// The note's explanation (a tooltip in HTML, a footnote elsewhere).
     pub(crate) fn explanation(self) -> &'static str {
         match self {
-            Contrast::NotSignificant => "the difference is not significant (Welch's t-test, p ≥ 0.05)",
-            Contrast::Untested => "a target has a single repetition: no significance test, no colour",
+            Contrast::NotSignificant => "the difference is not significant (the 95% interval of the ratio contains 1)",
+            Contrast::Untested => "a target has fewer than three repetitions: too few to tell, no colour",
+            Contrast::TooNoisy => "the 95% interval of the ratio spans more than 10×: too noisy to tell, no colour",
             Contrast::Nothing | Contrast::Marked => "",
         }
     }
@@ -46,38 +48,40 @@ impl Contrast {
 /// Marks the best and the worst cell of a row where each differs significantly from every
 /// other cell, and says what the marks mean.
 pub(crate) fn mark(cells: &mut [Option<Cell>], better: Better) -> Contrast {
-    let present: Vec<usize> =
-        (0..cells.len()).filter(|&i| cells[i].as_ref().is_some_and(|c| c.summary.mean.is_finite())).collect();
-    let mean = |i: usize| cells[i].as_ref().map_or(f64::NAN, |c| c.summary.mean);
+    let center_of = |i: usize| cells[i].as_ref().and_then(|c| center(&c.values)).unwrap_or(f64::NAN);
+    let present: Vec<usize> = (0..cells.len()).filter(|&i| center_of(i).is_finite()).collect();
     if present.len() < 2 {
         return Contrast::Nothing;
     }
-    // `a` better than `b` by the metric's direction.
+    // `a` better than `b` by the metric's direction, on the central values Findings rank by.
     let beats = |a: f64, b: f64| if better == Better::Higher { a > b } else { a < b };
     let mut best = present[0];
     let mut worst = present[0];
     for &i in &present[1..] {
-        if beats(mean(i), mean(best)) {
+        if beats(center_of(i), center_of(best)) {
             best = i;
         }
-        if beats(mean(worst), mean(i)) {
+        if beats(center_of(worst), center_of(i)) {
             worst = i;
         }
     }
-    if mean(best) == mean(worst) {
+    if center_of(best) == center_of(worst) {
         return Contrast::Nothing;
     }
-    if present.iter().any(|&i| cells[i].as_ref().is_some_and(|c| c.values.len() < 2)) {
+    if present.iter().any(|&i| cells[i].as_ref().is_some_and(|c| c.values.len() < MIN_REPETITIONS)) {
         return Contrast::Untested;
     }
-    // `i` differs significantly from every other cell, in the direction of its mean.
-    let stands_out = |i: usize| {
+    let mut noisy = false;
+    // `i` reads `want` against every other cell.
+    let mut stands_out = |i: usize, want: Reading| {
         present.iter().filter(|&&j| j != i).all(|&j| {
             let (Some(a), Some(b)) = (&cells[j], &cells[i]) else { return false };
-            a.summary.mean != b.summary.mean && welch(&a.values, &b.values).is_some_and(|c| c.p_value < ALPHA)
+            let reading = ratio(&a.values, &b.values).map(|r| r.reading(better));
+            noisy |= reading == Some(Reading::Untold(Untold::TooWide));
+            reading == Some(want)
         })
     };
-    let (best_out, worst_out) = (stands_out(best), stands_out(worst));
+    let (best_out, worst_out) = (stands_out(best, Reading::Better), stands_out(worst, Reading::Worse));
     if best_out {
         if let Some(c) = cells[best].as_mut() {
             c.mark = Mark::Best;
@@ -90,6 +94,8 @@ pub(crate) fn mark(cells: &mut [Option<Cell>], better: Better) -> Contrast {
     }
     if best_out || worst_out {
         Contrast::Marked
+    } else if noisy {
+        Contrast::TooNoisy
     } else {
         Contrast::NotSignificant
     }
@@ -111,10 +117,14 @@ mod tests {
 
     #[test]
     fn wide_overlapping_intervals_are_not_coloured() {
-        // The case: ext4 "486 ± 605" against ext3 "412 ± 458" over three repetitions.
+        // The case: ext4 "486 ± 605" against ext3 "412 ± 458" over three repetitions:
+        // their ratio's interval spans more than 10×.
         let mut cells = vec![cell(&[250.0, 400.0, 808.0]), cell(&[230.0, 380.0, 626.0])];
-        assert_eq!(mark(&mut cells, Better::Higher), Contrast::NotSignificant);
+        assert_eq!(mark(&mut cells, Better::Higher), Contrast::TooNoisy);
         assert_eq!(marks(&cells), [Mark::None, Mark::None]);
+        // Narrower, and still overlapping: not significant.
+        let mut cells = vec![cell(&[450.0, 500.0, 520.0]), cell(&[430.0, 480.0, 530.0])];
+        assert_eq!(mark(&mut cells, Better::Higher), Contrast::NotSignificant);
         assert_eq!(Contrast::NotSignificant.note(), "n.s.");
     }
 
@@ -138,7 +148,7 @@ mod tests {
 
     #[test]
     fn single_repetitions_and_single_cells_are_not_marked() {
-        let mut cells = vec![cell(&[100.0]), cell(&[200.0])];
+        let mut cells = vec![cell(&[100.0, 101.0]), cell(&[200.0, 201.0])];
         assert_eq!(mark(&mut cells, Better::Higher), Contrast::Untested);
         assert_eq!(marks(&cells), [Mark::None, Mark::None]);
         let mut cells = vec![cell(&[100.0, 120.0]), None];

@@ -264,7 +264,8 @@ fn constant_counts_get_no_chart_and_wide_overlaps_no_colour() {
     assert_eq!(html.matches("data-chart=\"bar\"").count(), 4);
     let row = html.split("<td class=\"metric\">cpu_sys").nth(1).unwrap();
     let row = &row[..row.find("</tr>").unwrap()];
-    assert!(row.contains(">n.s.</span>") && !row.contains("best") && !row.contains("worst"), "{row}");
+    // Their ratio's interval spans more than 10×: too noisy to tell, as Findings would say.
+    assert!(row.contains(">too noisy</span>") && !row.contains("best") && !row.contains("worst"), "{row}");
 }
 
 #[test]
