@@ -33,6 +33,13 @@ fn every_suite_runs_at_smoke_into_one_report() {
         assert!(dom.contains(&format!("{name} · ")), "{name} missing from the report");
     }
     assert!(dom.contains("Findings"), "no Findings in the demo report");
+    // At smoke every suite measures two repetitions: too few to tell a difference, so no claim
+    // is confirmed or contradicted (two demo runs in a row cannot disagree), and none is hidden.
+    assert!(dom.contains("inconclusive at this scale"), "no inconclusive claim in the demo report");
+    assert!(dom.contains("too few repetitions to tell"), "no claim says why");
+    for verdict in [">confirmed<", ">contradicted<"] {
+        assert!(!dom.contains(verdict), "a claim {verdict} from two repetitions");
+    }
     let charts: Vec<&str> = dom.split("<svg class=\"chart\"").skip(1).collect();
     assert!(charts.len() >= 5, "{} charts in the demo report", charts.len());
     for chart in &charts {

@@ -22,14 +22,20 @@ pub fn words(unit: &str, better: Better) -> (&'static str, &'static str) {
     }
 }
 
+/// `95% CI 1.12–1.53, p=0.003`, when the ratio was tested.
+pub fn interval_text(r: &Ratio) -> Option<String> {
+    match (r.ci95, r.p) {
+        (Some((lo, hi)), Some(p)) => Some(format!("95% CI {}–{}, {}", factor_text(lo), factor_text(hi), p_text(p))),
+        _ => None,
+    }
+}
+
 /// `1.31× (95% CI 1.12–1.53, p=0.003)`: a ratio with its interval, whatever it says.
 pub fn factor_clause(r: &Ratio) -> String {
     let value = factor_text(r.value);
-    match (r.ci95, r.p) {
-        (Some((lo, hi)), Some(p)) => {
-            format!("{value}× (95% CI {}–{}, {})", factor_text(lo), factor_text(hi), p_text(p))
-        }
-        _ => format!("{value}×"),
+    match interval_text(r) {
+        Some(ci) => format!("{value}× ({ci})"),
+        None => format!("{value}×"),
     }
 }
 
@@ -55,13 +61,14 @@ pub fn untold_text(r: &Ratio, why: Untold) -> String {
 /// What `b` against `a` says, in words: `b 1.31× faster than a (95% CI …)`, `no significant
 /// difference (…)`, or why nothing can be told. `r` is b over a in the metric's raw unit.
 pub fn sentence(b: &str, a: &str, r: &Ratio, unit: &str, better: Better) -> String {
-    let (good, bad) = words(unit, better);
+    let (good, _) = words(unit, better);
     let o = r.oriented(better);
+    let ci = |r: &Ratio| interval_text(r).unwrap_or_default();
     match r.reading(better) {
-        Reading::Better => format!("{b} {} {good} than {a}", factor_clause(&o)),
-        Reading::Worse => format!("{a} {} {good} than {b}", factor_clause(&o.inverse())),
+        Reading::Better => format!("{b} {}× {good} than {a} ({})", factor_text(o.value), ci(&o)),
+        Reading::Worse => format!("{a} {}× {good} than {b} ({})", factor_text(1.0 / o.value), ci(&o.inverse())),
         Reading::NoSignificantDifference => {
-            format!("no significant difference ({b} {} {good} or {bad})", factor_clause(&o))
+            format!("no significant difference ({b} {}× {good}; {})", factor_text(o.value), ci(&o))
         }
         Reading::Untold(why) => untold_text(r, why),
     }
@@ -77,10 +84,9 @@ mod tests {
     fn a_lower_is_better_metric_reads_shorter_never_as_a_false_sign() {
         let r = ratio(&[8.1, 8.0, 8.2], &[5.96, 6.0, 5.9]).unwrap();
         let s = sentence("xfs", "ext4", &r, "s", Better::Lower);
-        assert!(s.starts_with("xfs 1.36× (95% CI"), "{s}");
-        assert!(s.ends_with("shorter than ext4"), "{s}");
+        assert!(s.starts_with("xfs 1.36× shorter than ext4 (95% CI 1.3"), "{s}");
         let s = sentence("ext4", "xfs", &r.inverse(), "s", Better::Lower);
-        assert!(s.starts_with("xfs 1.36×") && s.ends_with("shorter than ext4"), "{s}");
+        assert!(s.starts_with("xfs 1.36× shorter than ext4 (95% CI"), "{s}");
         assert_eq!(words("ops/s", Better::Higher), ("faster", "slower"));
         assert_eq!(words("mismatches", Better::Lower), ("fewer", "more"));
     }
