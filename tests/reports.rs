@@ -89,7 +89,8 @@ fn a_sweep_gives_rows_per_point_a_sweep_chart_and_ab() {
     let results: Vec<&str> =
         rows.iter().filter(|r| r["metric"] == "read_iops").map(|r| r["result"].as_str().unwrap()).collect();
     assert_eq!(results, ["numjobs=1", "numjobs=1", "numjobs=2", "numjobs=2"], "per point and target");
-    assert!(rows.iter().all(|r| ["better", "worse", "n.s.", "too noisy"].contains(&r["verdict"].as_str().unwrap())));
+    // Two repetitions a side: too few to tell, so no verdict and no interval, only the change.
+    assert!(rows.iter().all(|r| r["verdict"] == "not tested" && r["ci95_factor"].is_null()), "{rows:?}");
     let md = dir.path.join("r.md");
     run_ok(&["report", "before", "after", "--db", db, "-o", md.to_str().unwrap()]);
     assert!(std::fs::read_to_string(&md).unwrap().contains("## A/B: before → after"));
