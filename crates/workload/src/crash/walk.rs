@@ -11,7 +11,7 @@ use fsarena_target::beneath::{HeldDir, OpenHow};
 use rustix::fs::{self as rfs, AtFlags, FileType, OFlags};
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -54,28 +54,18 @@ pub(crate) fn file_type(st: &rfs::Stat) -> FileType {
 }
 
 /// The names in directory `rel` with their types (links not followed), at most `cap` of
-/// them: Err past that.
+/// them: Err past that (the listing is `served::for_each_name`'s, capped as every read of what
+/// a target serves is).
 pub(crate) fn list(root: &HeldDir, rel: &Path, cap: usize) -> io::Result<Vec<(OsString, FileType)>> {
     let held = dir(root, rel)?;
     let fd = rfs::openat(held.fd(), ".", OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, rfs::Mode::empty())?;
     let mut out = Vec::new();
-    for e in rfs::Dir::new(fd)? {
-        let e = e?;
-        let name = OsStr::from_bytes(e.file_name().to_bytes());
-        if name == "." || name == ".." {
-            continue;
-        }
-        if out.len() >= cap {
-            return Err(too_many(&rel.display().to_string()));
-        }
-        let kind = match e.file_type() {
-            FileType::Unknown => {
-                rfs::statat(held.fd(), name, AtFlags::SYMLINK_NOFOLLOW).map_or(FileType::Unknown, |s| file_type(&s))
-            }
-            k => k,
-        };
+    crate::served::for_each_name(fd.as_fd(), rel, cap as u64, |name| {
+        let name = OsStr::from_bytes(name.to_bytes());
+        let kind = rfs::statat(held.fd(), name, AtFlags::SYMLINK_NOFOLLOW).map_or(FileType::Unknown, |s| file_type(&s));
         out.push((name.to_os_string(), kind));
-    }
+        true
+    })?;
     Ok(out)
 }
 
@@ -135,25 +125,11 @@ pub(crate) fn write_new(dir: &HeldDir, name: &str, bytes: &[u8]) -> io::Result<(
 }
 
 /// Removes `name` from `dir` and, if it is a directory, everything beneath it; no link is
-/// followed (a link is removed as itself), the walk is capped.
+/// followed (a link is removed as itself), the walk is capped: `served::remove_tree`, with the
+/// crash checker's limits.
 pub(crate) fn remove_tree(dir: &HeldDir, name: &OsStr) -> io::Result<()> {
-    fn inner(dir: &HeldDir, name: &OsStr, depth: usize, budget: &mut usize) -> io::Result<()> {
-        let st = rfs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW)?;
-        if file_type(&st) != FileType::Directory {
-            return rfs::unlinkat(dir.fd(), name, AtFlags::empty()).map_err(io::Error::from);
-        }
-        if depth > MAX_DEPTH || *budget == 0 {
-            return Err(too_many("removing the tree"));
-        }
-        let sub = dir.dir(Path::new(name))?;
-        for (child, _) in list(&sub, Path::new(""), *budget)? {
-            *budget = budget.saturating_sub(1);
-            inner(&sub, &child, depth + 1, budget)?;
-        }
-        rfs::unlinkat(dir.fd(), name, AtFlags::REMOVEDIR).map_err(io::Error::from)
-    }
-    let mut budget = MAX_NAMES;
-    inner(dir, name, 0, &mut budget)
+    let mut budget = crate::served::Budget::new(Path::new(name), MAX_NAMES as u64, MAX_DEPTH as u32);
+    crate::served::remove_tree(dir.fd(), name, &mut budget, 0)
 }
 
 /// Copies the state `src` into the new directory `dest` (0700): directories, regular files
