@@ -179,9 +179,7 @@ impl Plan {
     /// From `fsarena suite run` arguments and the suite's file.
     pub fn from_suite(args: &SuiteRunArgs, suite: &crate::suite::Suite) -> Result<Self, Failure> {
         let job = JobFile { origin: suite.path(), text: suite.text.to_string(), path: None, suite: Some(suite.name) };
-        let mut plan = Self::build(&args.plan, Some(job), Scale::Quick)?;
-        plan.report = args.output.clone();
-        Ok(plan)
+        Self::build(&args.plan, Some(job), Scale::Quick)
     }
 
     /// The plan from the flags and an experiment file (or suite), at `default_scale` unless
@@ -191,6 +189,11 @@ impl Plan {
             Some(s) => Scale::parse(s)?,
             None => default_scale,
         };
+        // The report file first: a name that could not be written is known now, not after
+        // the run.
+        if let Some(out) = &args.output {
+            crate::report_file::check(out, &crate::report_file::ReportFile::ALL)?;
+        }
         if args.scale.is_some() && job.is_none() {
             return Err(InputError::new(
                 "--scale sizes an experiment file or a suite: give a job file (fsarena run exp.toml) or use fsarena suite run",
@@ -485,7 +488,7 @@ impl Plan {
             db: (!args.no_store).then(|| args.db.path()),
             name,
             tags,
-            report: None,
+            report: args.output.clone(),
             strict_checks: args.strict_checks,
         })
     }
