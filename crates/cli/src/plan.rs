@@ -3,7 +3,7 @@
 use crate::args::{PlanArgs, RunArgs, SuiteRunArgs};
 use crate::experiment::{self, Scale, TomlJob};
 use fsarena_core::{InputError, Spec};
-use fsarena_report::experiment::{Experiment, Row as ExperimentRow, Skipped};
+use fsarena_report::experiment::{Experiment, Skipped};
 use fsarena_report::OutputFormat;
 use fsarena_target::Target;
 use fsarena_workload::io::{jobfile, IoWorkload};
@@ -259,14 +259,7 @@ impl Plan {
                 if let Some(reason) = unavailable.filter(|_| skip_unavailable) {
                     skipped.push(Skipped { what: format!("row {}", row.id), reason });
                     // Still a row of the report: its heading says it did not run here.
-                    described.push(ExperimentRow {
-                        id: row.id.clone(),
-                        title: row.title.clone(),
-                        chart: row.chart.clone(),
-                        metrics: row.metrics.clone(),
-                        workloads: Vec::new(),
-                        reduced: row.reduced.clone(),
-                    });
+                    described.push(row.described(Vec::new()));
                     continue;
                 }
                 if let Some(why) = &row.missing_feature {
@@ -291,14 +284,7 @@ impl Plan {
                         .workload_title()
                     })
                     .collect();
-                described.push(ExperimentRow {
-                    id: row.id.clone(),
-                    title: row.title.clone(),
-                    chart: row.chart.clone(),
-                    metrics: row.metrics.clone(),
-                    workloads,
-                    reduced: row.reduced.clone(),
-                });
+                described.push(row.described(workloads));
                 steps.extend(row_steps);
                 workload_count += 1;
             }
