@@ -280,7 +280,8 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 // fio's disk_util: the block devices under the target, read around the run.
                 let disks = fsarena_target::disk::DiskSampler::start(&root);
                 // Page cache, dirty pages and fsarena's own memory, once a second.
-                let memory = fsarena_target::memory::MemorySampler::start();
+                // The workload's own page cache: its files on the target (see memory.rs).
+                let memory = fsarena_target::memory::MemorySampler::start(Some(root.clone()));
                 // Under MPI the phase starts and ends on every rank together (the rates are
                 // then over one shared span, as mdtest's).
                 ranks.barrier();
