@@ -282,3 +282,74 @@ fn mpi_without_the_feature_says_how_to_build_it() {
     assert_eq!(quiet.status.code(), Some(2));
     assert_eq!(stderr(&quiet), "");
 }
+
+/// Regression: `suite run NAME -o missing/x.html` (or `-o x.pdf`) ran the whole suite and
+/// exited 0 without a report. Every `-o` of `run` and `suite run` is checked with the rule that
+/// writes the report, before the work directory, the store or a target exists.
+#[test]
+fn an_output_path_that_cannot_be_written_exits_2_before_anything_runs() {
+    let dir = Scratch::new("bad-output");
+    let target = Scratch::new("bad-output-target");
+    std::fs::create_dir(dir.path.join("taken.html")).unwrap();
+    let ro = crate::util::SmallTmpfs::mount("bad-output-ro", "tmpfs", "ro,size=1m");
+    let d = dir.path.display().to_string();
+    let (work, db) = (format!("{d}/work"), format!("{d}/results.db"));
+    let cases = [
+        (
+            format!("{d}/missing/report.html"),
+            format!("-o {d}/missing/report.html: the directory {d}/missing does not exist"),
+        ),
+        (format!("{d}/report.pdf"), format!("-o {d}/report.pdf: expected a file ending in .html or .md")),
+        (
+            format!("{d}/taken.html"),
+            format!("-o {d}/taken.html: is a directory; expected a file ending in .html or .md"),
+        ),
+        (
+            format!("{}/report.md", ro.dir.path.display()),
+            format!("cannot write in the directory {} (Read-only file system", ro.dir.path.display()),
+        ),
+    ];
+    for (out, want) in &cases {
+        let started = std::time::Instant::now();
+        for args in [
+            vec!["suite", "run", "trading", "--scale", "smoke", "--workdir", &work, "--db", &db, "-o", out],
+            vec![
+                "run",
+                "--target",
+                &target.spec(),
+                "--workload",
+                "io:size=1m",
+                "--workdir",
+                &work,
+                "--db",
+                &db,
+                "-o",
+                out,
+            ],
+        ] {
+            let result = run(&args);
+            let err = stderr(&result);
+            assert_eq!(result.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(want.as_str()), "{args:?}: stderr lacks '{want}': {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line expected: {err}");
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "refused at parse time, not after a run");
+        assert_eq!(dir.leftovers(), [dir.path.join("taken.html")], "nothing created for -o {out}");
+        assert!(target.leftovers().is_empty(), "the target untouched for -o {out}");
+    }
+    // The same check accepts what it should: a new .md in a writable directory plans.
+    let out = run(&[
+        "suite",
+        "run",
+        "trading",
+        "--scale",
+        "smoke",
+        "--dry-run",
+        "--workdir",
+        &work,
+        "-o",
+        &format!("{d}/r.md"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!dir.path.join("r.md").exists(), "a dry run writes no report");
+}

@@ -289,3 +289,41 @@ fn a_killed_job_process_fails_the_run_naming_the_job() {
     assert!(err.contains(&format!("job 'victim' (process {}) was killed by signal 9", jobs[1])), "{err}");
     assert!(dir.leftovers().is_empty(), "files left: {:?}", dir.leftovers());
 }
+
+/// Regression: the page-cache series was the whole machine's. It is now the workload's own
+/// (the resident pages of its files on the target), the machine's kept beside it. A 64 MiB
+/// buffered write on a disk filesystem (not tmpfs, whose pages are always resident) shows about
+/// 64 MiB of its own while the machine's page cache holds more; the caches are dropped before
+/// the repetition, so the first reading is near zero.
+#[test]
+fn the_page_cache_series_is_the_workloads_own_beside_the_machines() {
+    let dir = Scratch::under("/var/tmp", "workload-page-cache");
+    let out = run_ok(&[
+        "run",
+        "--target",
+        &dir.spec(),
+        "--workload",
+        "io:rw=write,bs=1m,size=64m,runtime=3s,time_based=1",
+        "--output-format",
+        "json",
+        "--no-store",
+    ]);
+    let v = json(&out);
+    let series = &v["run"]["results"][0]["series"];
+    let values = |name: &str| -> Vec<f64> {
+        let reps = series[name]["values"].as_array().unwrap_or_else(|| panic!("no {name}: {series}"));
+        reps[0].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    let own = values("mem.workload_page_cache");
+    let machine = values("mem.page_cache");
+    assert_eq!(series["mem.workload_page_cache"]["unit"], "bytes");
+    assert_eq!(own.len(), machine.len(), "sampled together: {own:?} {machine:?}");
+    assert!(own.len() >= 3, "one reading a second over 3 s: {own:?}");
+    let max = own.iter().copied().fold(0.0, f64::max);
+    assert!(max >= (32 << 20) as f64 && max <= (65 << 20) as f64, "the 64 MiB file's pages: {own:?}");
+    assert!(own[0] < (8 << 20) as f64, "caches dropped before the repetition: {own:?}");
+    for (o, m) in own.iter().zip(&machine) {
+        assert!(o <= m, "the workload's pages are part of the machine's: {own:?} {machine:?}");
+    }
+    assert!(machine.iter().copied().fold(0.0, f64::max) > max, "the machine's is not the workload's");
+}

@@ -36,6 +36,8 @@ fn every_suite_plans_at_every_scale() {
             // was parsed and checked. Smoke always fits.
             if scale != "smoke" && out.status.code() == Some(2) {
                 assert!(err.contains("does not fit") || err.contains("more than"), "{name}: {err}");
+                // The study's plan, refused with what it needs and what is here: two sizes.
+                assert!(sizes_in(&err) >= 2, "{name} at {scale}: a refusal names the sizes: {err}");
                 continue;
             }
             assert!(out.status.success(), "{name} at {scale}: {err}");
@@ -55,6 +57,19 @@ fn every_suite_plans_at_every_scale() {
         }
         assert!(text.contains(&format!("skipped row {kind}: workload `{kind}` is not in this build")), "{text}");
     }
+}
+
+/// How many sizes such as `1.7TiB`, `512 MiB` or `30 GiB` `text` holds.
+fn sizes_in(text: &str) -> usize {
+    let words: Vec<&str> = text.split_whitespace().map(|w| w.trim_end_matches([',', ':', ')', ';'])).collect();
+    let unit = |w: &str| ["KiB", "MiB", "GiB", "TiB", "PiB"].into_iter().find(|u| w.ends_with(u)).map(str::len);
+    (0..words.len())
+        .filter(|&i| match unit(words[i]) {
+            Some(n) if words[i].len() > n => words[i][..words[i].len() - n].parse::<f64>().is_ok(),
+            Some(_) => i > 0 && words[i - 1].parse::<f64>().is_ok(),
+            None => false,
+        })
+        .count()
 }
 
 /// Whether this build has the workload `kind` (`fsarena help KIND` succeeds).
@@ -198,6 +213,46 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
     assert_eq!(params["size"], "4m", "{params}");
 }
 
+/// Full is the study's scale: kv's plan holds the study's 50,000,000 keys on images sized for
+/// them, and a machine without that room refuses it naming the sizes, never a smaller plan.
+#[test]
+fn full_is_the_studys_plan_or_a_refusal_naming_its_sizes() {
+    let scratch = TempDir::new();
+    let workdir = format!("{}/work", scratch.0);
+    let out =
+        fsarena().args(["suite", "run", "kv", "--scale", "full", "--dry-run", "--workdir", &workdir]).output().unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    match out.status.code() {
+        Some(0) => assert!(text.contains("num=50000000") && text.contains("size=1700g"), "{text}"),
+        _ => {
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(err.contains("its 1.7TiB image does not fit the ") && sizes_in(&err) == 2, "{err}");
+        }
+    }
+    // suite show lists the values chosen where the study gives none, and the rows' metrics.
+    let shown = stdout(&fsarena().args(["suite", "show", "roundup", "--workdir", &workdir]).output().unwrap());
+    assert!(
+        shown.contains("# chosen here, where the study gives no value")
+            && shown.contains("#   dbench: 600 s, dbench's own default run time"),
+        "{shown}"
+    );
+}
+
+/// The `chosen = "..."` texts of a suite file's rows, with their row ids.
+fn chosen_texts(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut row = String::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(r) = line.strip_prefix("row = \"").and_then(|r| r.strip_suffix('"')) {
+            row = r.to_string();
+        }
+        if let Some(c) = line.strip_prefix("chosen = \"").and_then(|c| c.strip_suffix('"')) {
+            out.push((row.clone(), c.to_string()));
+        }
+    }
+    out
+}
+
 /// The `row = "..."` ids of a suite file.
 fn row_ids(text: &str) -> Vec<String> {
     text.lines()
@@ -232,6 +287,16 @@ fn docs_studies_maps_every_study_row_to_a_suite_row_and_back() {
     }
     for study in ["000", "001", "002", "003", "004"] {
         assert!(lines.iter().any(|l| l.starts_with(&format!("| {study}-"))), "study {study} has no row in the map");
+    }
+    // Every value a suite chose where its study gives none is listed, word for word.
+    for name in suites() {
+        let text = std::fs::read_to_string(root.join(format!("suites/{name}.toml"))).unwrap();
+        for (row, chosen) in chosen_texts(&text) {
+            assert!(
+                doc.contains(&format!("| `{name}/{row}` | {chosen} |")),
+                "docs/studies.md does not list {name}/{row}'s chosen = \"{chosen}\""
+            );
+        }
     }
     // Every suite row is in the map, or named as one beyond the studies.
     for row in &suite_rows {

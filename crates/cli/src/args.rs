@@ -36,7 +36,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run workloads on targets and report the results.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// The studies in miniature: every built-in suite at smoke scale on what this machine can
     /// provision, each stored as its own run, into one HTML report with Findings.
     Demo(DemoArgs),
@@ -152,9 +152,6 @@ pub struct SuiteRunArgs {
     /// The suite (`fsarena suite list`).
     #[arg(value_name = "NAME")]
     pub suite: String,
-    /// Write the HTML (or, ending in .md, Markdown) report here at the end.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
     /// The flags `run` takes.
     #[command(flatten)]
     pub plan: PlanArgs,
@@ -358,6 +355,10 @@ pub struct PlanArgs {
         hide_possible_values = true,
     )]
     pub output_format: Option<String>,
+    /// Also write the report here at the end: FILE.html (one self-contained file) or FILE.md
+    /// (Markdown, its SVG charts beside it). Checked before anything runs.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Print the plan and exit without creating anything.
     #[arg(long)]
     pub dry_run: bool,

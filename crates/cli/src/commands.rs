@@ -324,54 +324,15 @@ fn render_rows(rows: &[AbRow]) -> String {
     format!("{table}\n")
 }
 
-/// `-o FILE` for a report: a name ending in one of `exts` in a directory that exists, or bad
-/// input saying which, before anything runs.
-pub fn check_report_path(out: &std::path::Path, exts: &[&str]) -> Result<(), Failure> {
-    let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if !exts.contains(&ext) {
-        let names: Vec<String> = exts.iter().map(|e| format!(".{e}")).collect();
-        return Err(
-            InputError::new(format!("-o {}: expected a file ending in {}", out.display(), names.join(" or "))).into()
-        );
-    }
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    if !parent.is_dir() {
-        return Err(InputError::new(format!(
-            "-o {}: the directory {} does not exist",
-            out.display(),
-            parent.display()
-        ))
-        .into());
-    }
-    Ok(())
-}
-
 /// `fsarena report RUN... -o FILE`.
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     let out = &args.output;
-    check_report_path(out, &["html", "md"])?;
+    crate::report_file::check(out, &crate::report_file::ReportFile::ALL)?;
     let store = open(&args.db)?;
     let runs = args.runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
-    write_report(&runs, out).map_err(Failure::Run)?;
+    crate::report_file::write(&runs, out).map_err(Failure::Run)?;
     say!("fsarena: wrote {}", printable(&out.display().to_string()));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes an HTML report, or a Markdown one with its SVG charts beside it; each file 0600
-/// ([`write_private`]): a report holds commands, environments and logs.
-pub fn write_report(runs: &[RunReport], out: &std::path::Path) -> anyhow::Result<()> {
-    use fsarena_report::Exporter;
-    if out.extension().is_some_and(|e| e == "md") {
-        let (text, charts) = fsarena_report::markdown_report(runs);
-        let dir = out.parent().unwrap_or(std::path::Path::new("."));
-        for (name, svg) in charts {
-            write_private(&dir.join(&name), svg.as_bytes())?;
-        }
-        write_private(out, text.as_bytes())
-    } else {
-        let html = fsarena_report::Html.export(runs)?;
-        write_private(out, &html)
-    }
 }
 
 /// `fsarena targets`: every kind, what it is, available here or not, and why not.

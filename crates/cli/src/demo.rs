@@ -59,7 +59,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         return Err(InputError::new("--repeat 0: expected at least 1 measured repetition").into());
     }
     let out = &args.output;
-    crate::commands::check_report_path(out, &["html"])?;
+    crate::report_file::check(out, &[crate::report_file::ReportFile::Html])?;
     // The work directory is every suite's: one that cannot be used is bad input for the demo,
     // said once, not a reason to skip each suite.
     fsarena_target::Workdir::check(&args.workdir.path)?;

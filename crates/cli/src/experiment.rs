@@ -177,7 +177,7 @@ pub struct ScopeTable {
 const ABOUT_TOLERANCE: f64 = 1.5;
 
 /// The keys of a `[[workload]]` table that describe the row rather than the workload.
-const ROW_KEYS: &[&str] = &["row", "title", "chart", "metrics", "needs", "quick", "smoke"];
+const ROW_KEYS: &[&str] = &["row", "title", "chart", "metrics", "needs", "chosen", "quick", "smoke"];
 /// The cargo features a row may need, and whether this build has each.
 const FEATURES: &[(&str, bool)] = &[("rocksdb", cfg!(feature = "rocksdb")), ("mpi", cfg!(feature = "mpi"))];
 /// The charts a row may name.
@@ -196,12 +196,29 @@ pub struct FileRow {
     pub metrics: Vec<String>,
     /// What is reduced at this scale, and why.
     pub reduced: Option<String>,
+    /// The values chosen here where the study gives none, and why (`chosen = "..."`).
+    pub chosen: Option<String>,
     /// The workload table at this scale, without the row's own keys.
     pub table: toml::Table,
     /// Where it was given, for messages.
     pub origin: String,
     /// Why this build cannot run it (`needs =` a cargo feature it lacks).
     pub missing_feature: Option<String>,
+}
+
+impl FileRow {
+    /// The row as a report describes it, with the titles of its sweep points' `workloads`.
+    pub fn described(&self, workloads: Vec<String>) -> fsarena_report::experiment::Row {
+        fsarena_report::experiment::Row {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            chart: self.chart.clone(),
+            metrics: self.metrics.clone(),
+            workloads,
+            reduced: self.reduced.clone(),
+            chosen: self.chosen.clone(),
+        }
+    }
 }
 
 /// The file's own `[scale.X]` settings at a scale.
@@ -381,12 +398,17 @@ pub fn rows(job: &TomlJob, scale: Scale, origin: &str) -> Result<Vec<FileRow>, I
             }
         }
         let title = text("title")?.unwrap_or_else(|| id.clone());
+        let chosen = text("chosen")?;
+        if chosen.as_deref().is_some_and(|c| c.trim().is_empty()) {
+            return Err(InputError::new("chosen = \"\": say which values were chosen here and why").at(at));
+        }
         rows.push(FileRow {
             id,
             title,
             chart,
             metrics,
             reduced: (!reasons.is_empty()).then(|| reasons.join("; ")),
+            chosen,
             table: workload,
             origin: at,
             missing_feature,

@@ -20,6 +20,7 @@ mod plan;
 mod progress;
 mod ranks;
 mod record;
+mod report_file;
 mod runner;
 mod suite;
 mod tenants;

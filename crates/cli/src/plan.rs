@@ -3,7 +3,7 @@
 use crate::args::{PlanArgs, RunArgs, SuiteRunArgs};
 use crate::experiment::{self, Scale, TomlJob};
 use fsarena_core::{InputError, Spec};
-use fsarena_report::experiment::{Experiment, Row as ExperimentRow, Skipped};
+use fsarena_report::experiment::{Experiment, Skipped};
 use fsarena_report::OutputFormat;
 use fsarena_target::Target;
 use fsarena_workload::io::{jobfile, IoWorkload};
@@ -179,9 +179,7 @@ impl Plan {
     /// From `fsarena suite run` arguments and the suite's file.
     pub fn from_suite(args: &SuiteRunArgs, suite: &crate::suite::Suite) -> Result<Self, Failure> {
         let job = JobFile { origin: suite.path(), text: suite.text.to_string(), path: None, suite: Some(suite.name) };
-        let mut plan = Self::build(&args.plan, Some(job), Scale::Quick)?;
-        plan.report = args.output.clone();
-        Ok(plan)
+        Self::build(&args.plan, Some(job), Scale::Quick)
     }
 
     /// The plan from the flags and an experiment file (or suite), at `default_scale` unless
@@ -191,6 +189,11 @@ impl Plan {
             Some(s) => Scale::parse(s)?,
             None => default_scale,
         };
+        // The report file first: a name that could not be written is known now, not after
+        // the run.
+        if let Some(out) = &args.output {
+            crate::report_file::check(out, &crate::report_file::ReportFile::ALL)?;
+        }
         if args.scale.is_some() && job.is_none() {
             return Err(InputError::new(
                 "--scale sizes an experiment file or a suite: give a job file (fsarena run exp.toml) or use fsarena suite run",
@@ -256,14 +259,7 @@ impl Plan {
                 if let Some(reason) = unavailable.filter(|_| skip_unavailable) {
                     skipped.push(Skipped { what: format!("row {}", row.id), reason });
                     // Still a row of the report: its heading says it did not run here.
-                    described.push(ExperimentRow {
-                        id: row.id.clone(),
-                        title: row.title.clone(),
-                        chart: row.chart.clone(),
-                        metrics: row.metrics.clone(),
-                        workloads: Vec::new(),
-                        reduced: row.reduced.clone(),
-                    });
+                    described.push(row.described(Vec::new()));
                     continue;
                 }
                 if let Some(why) = &row.missing_feature {
@@ -288,14 +284,7 @@ impl Plan {
                         .workload_title()
                     })
                     .collect();
-                described.push(ExperimentRow {
-                    id: row.id.clone(),
-                    title: row.title.clone(),
-                    chart: row.chart.clone(),
-                    metrics: row.metrics.clone(),
-                    workloads,
-                    reduced: row.reduced.clone(),
-                });
+                described.push(row.described(workloads));
                 steps.extend(row_steps);
                 workload_count += 1;
             }
@@ -485,7 +474,7 @@ impl Plan {
             db: (!args.no_store).then(|| args.db.path()),
             name,
             tags,
-            report: None,
+            report: args.output.clone(),
             strict_checks: args.strict_checks,
         })
     }

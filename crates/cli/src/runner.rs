@@ -280,7 +280,8 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 // fio's disk_util: the block devices under the target, read around the run.
                 let disks = fsarena_target::disk::DiskSampler::start(&root);
                 // Page cache, dirty pages and fsarena's own memory, once a second.
-                let memory = fsarena_target::memory::MemorySampler::start();
+                // The workload's own page cache: its files on the target (see memory.rs).
+                let memory = fsarena_target::memory::MemorySampler::start(Some(root.clone()));
                 // Under MPI the phase starts and ends on every rank together (the rates are
                 // then over one shared span, as mdtest's).
                 ranks.barrier();
@@ -401,15 +402,23 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
     drop(output_watch);
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let exported = plan.format.exporter(terminal).export(std::slice::from_ref(&report));
-    if let Some(path) = &plan.report {
-        match crate::commands::write_report(std::slice::from_ref(&report), path) {
-            Ok(()) => progress.event(&format!(
-                "report written to {}",
-                std::path::absolute(path).unwrap_or_else(|_| path.clone()).display()
-            )),
-            Err(e) => progress.warn(&format!("{e:#}")),
-        }
-    }
+    // -o was checked before the run; a report that still cannot be written (a full disk) is
+    // a run whose results were not all delivered: exit 1 as for unstored results, never 0.
+    let unwritten =
+        plan.report.as_ref().and_then(|path| match crate::report_file::write(std::slice::from_ref(&report), path) {
+            Ok(()) => {
+                progress.event(&format!(
+                    "report written to {}",
+                    std::path::absolute(path).unwrap_or_else(|_| path.clone()).display()
+                ));
+                None
+            }
+            Err(e) => Some(format!("the report was not written: {e:#}")),
+        });
+    let unstored = match (unstored, unwritten) {
+        (Some(a), Some(b)) => Some(format!("{a}, and {b}")),
+        (a, b) => a.or(b),
+    };
     // The live line goes before the report is printed (stdout may be the same terminal);
     // the warnings come after it, once, where they are seen last.
     progress.finish();

@@ -112,6 +112,7 @@ fn show_text(suite: &Suite, workdir: &std::path::Path) -> String {
     if !out.ends_with('\n') {
         out.push('\n');
     }
+    out.push_str(&chosen_text(suite));
     for scale in Scale::ALL {
         out.push_str(&format!("\n# plan at --scale {}\n", scale.name()));
         if scale == Scale::Smoke {
@@ -132,4 +133,23 @@ fn show_text(suite: &Suite, workdir: &std::path::Path) -> String {
         }
     }
     out
+}
+
+/// The rows' `chosen = "..."`: the values chosen here where the study gives none, and why,
+/// as TOML comments; empty when every value is the study's.
+fn chosen_text(suite: &Suite) -> String {
+    let rows = crate::experiment::parse(suite.text, &suite.path())
+        .and_then(|job| crate::experiment::rows(&job, Scale::Full, &suite.path()))
+        .unwrap_or_default();
+    let chosen: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.chosen.as_ref().map(|c| format!("#   {}: {}\n", r.id, fsarena_core::printable(c))))
+        .collect();
+    match chosen.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\n# chosen here, where the study gives no value (full is otherwise the study's own)\n{}",
+            chosen.concat()
+        ),
+    }
 }

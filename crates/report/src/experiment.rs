@@ -53,6 +53,9 @@ pub struct Row {
     /// Why it is smaller than the study's at this scale; none at `full`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reduced: Option<String>,
+    /// The values the suite chose where the study gives none, and why (`chosen = "..."`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
 }
 
 /// A study's claim, scoped to a row, a sweep point and a part, about one metric. Its kind is
@@ -187,7 +190,12 @@ mod tests {
         let e = Experiment {
             name: "kv".into(),
             scale: "smoke".into(),
-            rows: vec![Row { id: "fill".into(), title: "fillseq".into(), ..Row::default() }],
+            rows: vec![Row {
+                id: "fill".into(),
+                title: "fillseq".into(),
+                chosen: Some("num=1000: the study gives none".into()),
+                ..Row::default()
+            }],
             claims: vec![Claim { text: "x".into(), metric: "m".into(), min_factor: 1.5, ..Claim::default() }],
             skipped: vec![Skipped { what: "row pg".into(), reason: "not in this build".into() }],
             ..Experiment::default()

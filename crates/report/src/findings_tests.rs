@@ -54,6 +54,7 @@ fn fixture() -> (RunReport, Experiment) {
             metrics: vec!["insert_time".into()],
             workloads: vec!["sqlite:inserts=12500".into()],
             reduced: None,
+            ..Row::default()
         }],
         claims: vec![
             claim("ext3 finishes the SQLite inserts far sooner than ext4 and xfs", &["ext3"], &["ext4", "xfs"], 10.0),

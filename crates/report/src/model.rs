@@ -449,6 +449,7 @@ impl Group<'_> {
 /// A series' chart title: memory series in words, others by their name.
 fn series_title(name: &str) -> String {
     match name {
+        "mem.workload_page_cache" => "page cache of the workload's files".into(),
         "mem.page_cache" => "page cache (system)".into(),
         "mem.dirty" => "dirty pages (system)".into(),
         "mem.writeback" => "pages under writeback (system)".into(),

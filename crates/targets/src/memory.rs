@@ -1,9 +1,18 @@
-//! Memory and page cache while a workload runs: the system's page cache, dirty and writeback
-//! pages (`/proc/meminfo`) and fsarena's own resident memory (its process and every process
-//! it forked, such as `io`'s job processes), sampled once a second on a thread of its own and
-//! kept as per-second series with each measurement. Buffered runs show the page cache filling
-//! as data goes through it (the KV study watched exactly that); a tool whose memory grows
-//! shows it here.
+//! Memory and page cache while a workload runs: the page cache of the workload's own files
+//! (`mem.workload_page_cache`), the system's page cache, dirty and writeback pages
+//! (`/proc/meminfo`, `mem.page_cache` etc., the whole machine's, shown beside it) and fsarena's
+//! own resident memory (its process and every process it forked, such as `io`'s job
+//! processes), sampled once a second on a thread of its own and kept as per-second series with
+//! each measurement. Buffered runs show the page cache filling as data goes through it (the KV
+//! study watched exactly that); a tool whose memory grows shows it here.
+//!
+//! The workload's own page cache is the resident pages (`mincore`) of the files under the
+//! target's directory the workload uses, not its cgroup's `memory.stat` `file`: in-process
+//! workloads (io, kv, dd, ...) run in fsarena's own cgroup, shared with whatever started it,
+//! and machines with the memory controller on cgroup v1 (this project's build machine among
+//! them) have no `memory.stat` in the cgroup2 trees fsarena makes for servers. The files are
+//! the same whoever reads them, so one rule covers a server's data directory and fsarena's own
+//! I/O, and pages left by another program outside the target are never counted.
 
 use fsarena_core::Series;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,11 +20,20 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The series a sampler keeps, by the name they are stored under.
+/// The series a sampler keeps from /proc/meminfo and fsarena's RSS, by the name they are
+/// stored under: the machine's (`mem.page_cache` keeps the name it always had, the system's).
 pub const SERIES: [&str; 4] = ["mem.page_cache", "mem.dirty", "mem.writeback", "mem.tool_rss"];
+/// The page cache of the workload's own files, in bytes.
+pub const WORKLOAD_PAGE_CACHE: &str = "mem.workload_page_cache";
+/// Most files one reading of the workload's page cache looks at: each costs an open, an mmap
+/// and a mincore on the filesystem under test, so a tree of many small files (tree, meta,
+/// postmark) would have its metadata rates disturbed by the sampling itself. Past this the
+/// series is left out for that workload rather than sampled from a part of its files.
+const MAX_FILES: usize = 4096;
 
-/// One reading: page cache, dirty, writeback (bytes, from /proc/meminfo) and fsarena's RSS.
-type Reading = [f64; 4];
+/// One reading: page cache, dirty, writeback (bytes, from /proc/meminfo) and fsarena's RSS,
+/// and the workload's page cache (None: not sampled).
+type Reading = ([f64; 4], Option<f64>);
 
 /// A thread sampling memory once a second until [`MemorySampler::finish`].
 #[derive(Debug)]
@@ -25,8 +43,9 @@ pub struct MemorySampler {
 }
 
 impl MemorySampler {
-    /// Starts sampling: a first reading now, then one a second.
-    pub fn start() -> Self {
+    /// Starts sampling: a first reading now, then one a second; the workload's page cache is
+    /// that of the files under `files` (the target's directory the workload uses).
+    pub fn start(files: Option<std::path::PathBuf>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -35,9 +54,15 @@ impl MemorySampler {
                 let mut readings = Vec::new();
                 let start = Instant::now();
                 let mut next = Duration::ZERO;
+                let mut files = files;
                 loop {
                     if start.elapsed() >= next {
-                        readings.push(read());
+                        let own = files.as_deref().and_then(resident_bytes);
+                        if own.is_none() {
+                            // Too many files, or none to look at: stop walking the target.
+                            files = None;
+                        }
+                        readings.push((read(), own));
                         next += Duration::from_secs(1);
                     }
                     if flag.load(Ordering::Relaxed) {
@@ -58,11 +83,15 @@ impl MemorySampler {
         if readings.is_empty() {
             return Vec::new();
         }
-        SERIES
-            .iter()
-            .enumerate()
-            .map(|(i, name)| (name.to_string(), Series::per_second("bytes", readings.iter().map(|r| r[i]).collect())))
-            .collect()
+        let own: Option<Vec<f64>> = readings.iter().map(|r| r.1).collect();
+        let mut series: Vec<(String, Series)> = own
+            .map(|values| (WORKLOAD_PAGE_CACHE.to_string(), Series::per_second("bytes", values)))
+            .into_iter()
+            .collect();
+        series.extend(SERIES.iter().enumerate().map(|(i, name)| {
+            (name.to_string(), Series::per_second("bytes", readings.iter().map(|r| r.0[i]).collect()))
+        }));
+        series
     }
 }
 
@@ -72,7 +101,70 @@ impl Drop for MemorySampler {
     }
 }
 
-fn read() -> Reading {
+/// Bytes of the regular files under `dir` (not following links, not leaving its filesystem)
+/// that are in the page cache; None when `dir` cannot be read or holds more than
+/// [`MAX_FILES`] files.
+pub fn resident_bytes(dir: &std::path::Path) -> Option<f64> {
+    use std::os::unix::fs::MetadataExt;
+    let device = std::fs::symlink_metadata(dir).ok()?.dev();
+    let mut todo = vec![dir.to_path_buf()];
+    let (mut files, mut bytes) = (0usize, 0u64);
+    while let Some(d) = todo.pop() {
+        // A directory removed meanwhile (a workload deleting its files) counts nothing.
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.dev() != device {
+                continue;
+            }
+            if meta.is_dir() {
+                todo.push(entry.path());
+            } else if meta.is_file() {
+                files += 1;
+                if files > MAX_FILES {
+                    return None;
+                }
+                bytes += file_resident_bytes(&entry.path(), meta.len());
+            }
+        }
+    }
+    Some(bytes as f64)
+}
+
+/// Bytes of the file at `path` (of `len` bytes) in the page cache: mincore(2) over a shared
+/// read-only mapping, which reads no data and faults nothing in. 0 for a file that cannot be
+/// opened or mapped (gone meanwhile, or a FUSE file that refuses mmap).
+fn file_resident_bytes(path: &std::path::Path, len: u64) -> u64 {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(len) = usize::try_from(len) else { return 0 };
+    if len == 0 {
+        return 0;
+    }
+    // O_NOATIME: sampling must not change what it samples (root may set it on any file).
+    let flags = libc::O_NOATIME | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let Ok(file) = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path) else { return 0 };
+    let page = page_size() as usize;
+    let pages = len.div_ceil(page);
+    let mut vec = vec![0u8; pages];
+    use std::os::fd::AsRawFd;
+    // SAFETY: a fresh read-only shared mapping of `len` bytes of an open file, never
+    // dereferenced; mincore writes one byte per page into `vec`, which holds `pages` bytes; the
+    // mapping is unmapped before returning.
+    let resident = unsafe {
+        let map = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0);
+        if map == libc::MAP_FAILED {
+            return 0;
+        }
+        let ok = libc::mincore(map, len, vec.as_mut_ptr()) == 0;
+        libc::munmap(map, len);
+        ok
+    };
+    match resident {
+        true => vec.iter().filter(|&&b| b & 1 == 1).count() as u64 * page as u64,
+        false => 0,
+    }
+}
+
+fn read() -> [f64; 4] {
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let field = |name: &str| meminfo_bytes(&meminfo, name).unwrap_or(0) as f64;
     [field("Cached"), field("Dirty"), field("Writeback"), tree_rss(std::process::id()) as f64]
@@ -141,13 +233,42 @@ mod tests {
 
     #[test]
     fn a_sampler_keeps_one_reading_a_second() {
-        let s = MemorySampler::start();
+        let s = MemorySampler::start(None);
         std::thread::sleep(Duration::from_millis(2100));
         let series = s.finish();
-        assert_eq!(series.len(), 4);
+        assert_eq!(series.len(), 4, "no workload series without its files");
         let (name, cache) = &series[0];
         assert_eq!(name, "mem.page_cache");
         assert_eq!(cache.values.len(), 3, "at 0, 1 and 2 s");
         assert!(series[3].1.values.iter().all(|&v| v > 0.0), "fsarena's own RSS");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod workload_tests {
+    use super::*;
+
+    /// A file written through the page cache is resident; after POSIX_FADV_DONTNEED (synced
+    /// first) it is not; a file elsewhere never counts.
+    #[test]
+    fn the_workload_page_cache_counts_its_own_files_resident_pages() {
+        // On a disk filesystem (/var/tmp), not tmpfs, whose pages are always resident.
+        let dir = std::path::Path::new("/var/tmp").join(format!("fsarena-resident-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let file = dir.join("sub/data");
+        std::fs::write(&file, vec![7u8; 8 << 20]).unwrap();
+        let cached = resident_bytes(&dir).unwrap();
+        assert!(cached >= (6 << 20) as f64 && cached <= (8 << 20) as f64, "{cached}");
+        let f = std::fs::File::open(&file).unwrap();
+        f.sync_all().unwrap();
+        rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+        let dropped = resident_bytes(&dir).unwrap();
+        assert!(dropped < (1 << 20) as f64, "{cached} -> {dropped}");
+        for i in 0..=MAX_FILES {
+            std::fs::write(dir.join(format!("f{i}")), b"x").unwrap();
+        }
+        assert_eq!(resident_bytes(&dir), None, "more than MAX_FILES files: not sampled");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
