@@ -39,8 +39,13 @@ type Reading = ([f64; 4], Option<f64>);
 #[derive(Debug)]
 pub struct MemorySampler {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Vec<Reading>>>,
+    readings: Arc<std::sync::Mutex<Vec<Reading>>>,
+    thread: Option<JoinHandle<()>>,
 }
+
+/// How long [`MemorySampler::finish`] waits for the sampling thread to stop: a reading in
+/// progress on a tenant's FUSE mount may never return, and the run must not wait with it.
+const FINISH_WAIT: Duration = Duration::from_secs(2);
 
 impl MemorySampler {
     /// Starts sampling: a first reading now, then one a second; the workload's page cache is
@@ -48,10 +53,11 @@ impl MemorySampler {
     pub fn start(files: Option<std::path::PathBuf>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
+        let readings = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = Arc::clone(&readings);
         let thread = std::thread::Builder::new()
             .name("memory sampler".into())
             .spawn(move || {
-                let mut readings = Vec::new();
                 let start = Instant::now();
                 let mut next = Duration::ZERO;
                 let mut files = files;
@@ -62,24 +68,37 @@ impl MemorySampler {
                             // Too many files, or none to look at: stop walking the target.
                             files = None;
                         }
-                        readings.push((read(), own));
+                        if let Ok(mut r) = kept.lock() {
+                            r.push((read(), own));
+                        }
                         next += Duration::from_secs(1);
                     }
                     if flag.load(Ordering::Relaxed) {
-                        return readings;
+                        return;
                     }
                     // Short sleeps so that `finish` returns at once, not after a second.
                     std::thread::sleep(Duration::from_millis(20));
                 }
             })
             .ok();
-        Self { stop, thread }
+        Self { stop, readings, thread }
     }
 
     /// Stops sampling and returns the series (empty when the thread could not start).
     pub fn finish(mut self) -> Vec<(String, Series)> {
         self.stop.store(true, Ordering::Relaxed);
-        let readings = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
+        if let Some(thread) = self.thread.take() {
+            let deadline = Instant::now() + FINISH_WAIT;
+            while !thread.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            // Joined when done; else left to end on its own (its reading may be stuck in a
+            // daemon): the readings taken so far are kept.
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
+        }
+        let readings = self.readings.lock().map(|r| r.clone()).unwrap_or_default();
         if readings.is_empty() {
             return Vec::new();
         }
@@ -104,48 +123,73 @@ impl Drop for MemorySampler {
 /// Bytes of the regular files under `dir` (not following links, not leaving its filesystem)
 /// that are in the page cache; None when `dir` cannot be read or holds more than
 /// [`MAX_FILES`] files.
+///
+/// The tree may be served by a tenant (a FUSE daemon, another user's directory), so it is
+/// walked as the crash checker walks a state: every name is opened relative to its held parent
+/// with `O_NOFOLLOW` (a link swapped in anywhere is refused, never followed out of the tree),
+/// non-blocking (a FIFO opens at once), checked by `fstat` before it is mapped; nothing is
+/// read. A daemon that never answers holds only this thread: [`MemorySampler::finish`] does
+/// not wait for it.
 pub fn resident_bytes(dir: &std::path::Path) -> Option<f64> {
-    use std::os::unix::fs::MetadataExt;
-    let device = std::fs::symlink_metadata(dir).ok()?.dev();
-    let mut todo = vec![dir.to_path_buf()];
+    use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let top = rfs::open(dir, flags, Mode::empty()).ok()?;
+    let device = rfs::fstat(&top).ok()?.st_dev;
+    let mut todo = vec![top];
     let (mut files, mut bytes) = (0usize, 0u64);
     while let Some(d) = todo.pop() {
         // A directory removed meanwhile (a workload deleting its files) counts nothing.
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.dev() != device {
+        let Ok(listing) = rfs::Dir::read_from(&d) else { continue };
+        for entry in listing.flatten() {
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
                 continue;
             }
-            if meta.is_dir() {
-                todo.push(entry.path());
-            } else if meta.is_file() {
-                files += 1;
-                if files > MAX_FILES {
-                    return None;
+            let Ok(st) = rfs::statat(&d, name, AtFlags::SYMLINK_NOFOLLOW) else { continue };
+            if st.st_dev != device {
+                continue;
+            }
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => {
+                    if let Ok(sub) = rfs::openat(&d, name, flags, Mode::empty()) {
+                        todo.push(sub);
+                    }
                 }
-                bytes += file_resident_bytes(&entry.path(), meta.len());
+                FileType::RegularFile => {
+                    files += 1;
+                    if files > MAX_FILES {
+                        return None;
+                    }
+                    // O_NOATIME: sampling must not change what it samples (root may set it).
+                    let how = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOATIME | OFlags::CLOEXEC;
+                    if let Ok(file) = rfs::openat(&d, name, how, Mode::empty()) {
+                        bytes += file_resident_bytes(&file);
+                    }
+                }
+                _ => {}
             }
         }
     }
     Some(bytes as f64)
 }
 
-/// Bytes of the file at `path` (of `len` bytes) in the page cache: mincore(2) over a shared
-/// read-only mapping, which reads no data and faults nothing in. 0 for a file that cannot be
-/// opened or mapped (gone meanwhile, or a FUSE file that refuses mmap).
-fn file_resident_bytes(path: &std::path::Path, len: u64) -> u64 {
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(len) = usize::try_from(len) else { return 0 };
+/// Bytes of the open file in the page cache: mincore(2) over a shared read-only mapping, which
+/// reads no data and faults nothing in. 0 for anything but a regular file (checked on the
+/// descriptor: what was listed may have been replaced) or one that cannot be mapped (a FUSE
+/// file that refuses mmap).
+fn file_resident_bytes(file: &std::os::fd::OwnedFd) -> u64 {
+    use std::os::fd::AsRawFd;
+    let Ok(st) = rustix::fs::fstat(file) else { return 0 };
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return 0;
+    }
+    let Ok(len) = usize::try_from(st.st_size) else { return 0 };
     if len == 0 {
         return 0;
     }
-    // O_NOATIME: sampling must not change what it samples (root may set it on any file).
-    let flags = libc::O_NOATIME | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-    let Ok(file) = std::fs::OpenOptions::new().read(true).custom_flags(flags).open(path) else { return 0 };
     let page = page_size() as usize;
     let pages = len.div_ceil(page);
     let mut vec = vec![0u8; pages];
-    use std::os::fd::AsRawFd;
     // SAFETY: a fresh read-only shared mapping of `len` bytes of an open file, never
     // dereferenced; mincore writes one byte per page into `vec`, which holds `pages` bytes; the
     // mapping is unmapped before returning.
@@ -265,6 +309,16 @@ mod workload_tests {
         rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
         let dropped = resident_bytes(&dir).unwrap();
         assert!(dropped < (1 << 20) as f64, "{cached} -> {dropped}");
+        // Links a tenant plants, to a cached file and to a directory outside, count nothing.
+        let outside = std::path::Path::new("/var/tmp").join(format!("fsarena-resident-out-{}", std::process::id()));
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("hot"), vec![1u8; 4 << 20]).unwrap();
+        std::os::unix::fs::symlink(outside.join("hot"), dir.join("sub/link")).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("dirlink")).unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, dir.join("fifo"), rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
+        let linked = resident_bytes(&dir).unwrap();
+        assert!(linked < (1 << 20) as f64, "links followed: {linked}");
+        std::fs::remove_dir_all(&outside).unwrap();
         for i in 0..=MAX_FILES {
             std::fs::write(dir.join(format!("f{i}")), b"x").unwrap();
         }
