@@ -153,3 +153,125 @@ fn chosen_text(suite: &Suite) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SUITES;
+    use crate::experiment::{claims, parse, rows, FileRow, Scale};
+
+    /// docs/studies.md, whose "Comparative statements" tables name every claim.
+    const STUDIES: &str = include_str!("../../../docs/studies.md");
+
+    /// The claim ids the "Comparative statements" tables name: the back-quoted words of each
+    /// row's last cell, unless that cell says why the statement is not encoded.
+    fn ids_in_docs(doc: &str) -> Vec<String> {
+        let start =
+            doc.find("\n## Comparative statements\n").expect("docs/studies.md has no section Comparative statements");
+        let section = &doc[start + 1..];
+        let section = section[3..].find("\n## ").map_or(section, |end| &section[..end + 3]);
+        let mut ids = Vec::new();
+        for line in section.lines().filter(|l| l.starts_with('|')) {
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            let last = cells.last().copied().unwrap_or_default();
+            if last.starts_with("not encoded") {
+                continue;
+            }
+            ids.extend(last.split('`').skip(1).step_by(2).map(String::from));
+        }
+        ids
+    }
+
+    /// Why the words of `point` and `part` cannot be words of a result of `row`, as far as the
+    /// row's table tells: a point's `key=value` is a swept key (an array) holding the value; a
+    /// part is one of the row's db_bench `benchmarks`.
+    fn scope_error(row: &FileRow, point: Option<&str>, part: Option<&str>) -> Option<String> {
+        for word in point.unwrap_or_default().split_whitespace() {
+            let Some((key, value)) = word.split_once('=') else {
+                return Some(format!("point word '{word}' is not key=value"));
+            };
+            let values: Vec<String> = match row.table.get(key) {
+                Some(toml::Value::Array(items)) => items
+                    .iter()
+                    .map(|v| match v {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect(),
+                _ => return Some(format!("point '{word}': row {} sweeps no '{key}'", row.id)),
+            };
+            if !values.iter().any(|v| v == value) {
+                return Some(format!("point '{word}': row {} sweeps {key} over {}", row.id, values.join(", ")));
+            }
+        }
+        if let Some(part) = part {
+            match row.table.get("benchmarks") {
+                Some(toml::Value::String(b)) if b.split(',').any(|x| x.trim() == part) => {}
+                Some(toml::Value::String(b)) => return Some(format!("part '{part}': row {} runs {b}", row.id)),
+                _ => {
+                    return Some(format!(
+                        "part '{part}': row {} declares no parts this test knows (kv's benchmarks); teach it the row's kind",
+                        row.id
+                    ))
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn every_claim_is_in_the_studies_table() {
+        let in_docs = ids_in_docs(STUDIES);
+        let mut in_suites = Vec::new();
+        let mut errors = Vec::new();
+        for suite in SUITES {
+            let path = suite.path();
+            let raw: toml::Table = toml::from_str(suite.text).unwrap();
+            let tables = raw.get("claim").and_then(toml::Value::as_array).cloned().unwrap_or_default();
+            for (i, t) in tables.iter().enumerate() {
+                if t.get("id").and_then(toml::Value::as_str).is_none_or(str::is_empty) {
+                    errors.push(format!("{path}: [[claim]] #{} has no id", i + 1));
+                }
+            }
+            let job = parse(suite.text, &path).unwrap();
+            let rows = rows(&job, Scale::Full, &path).unwrap();
+            for claim in claims(&job, &rows, &path).unwrap() {
+                let at = format!("{path}: claim {}", claim.id);
+                if !in_docs.contains(&claim.id) {
+                    errors.push(format!("{at} is not in docs/studies.md's Comparative statements"));
+                }
+                let Some(row) = claim.row.as_deref().and_then(|id| rows.iter().find(|r| r.id == id)) else {
+                    errors.push(format!("{at} names no row of the suite"));
+                    continue;
+                };
+                if let Some(e) = scope_error(row, claim.point.as_deref(), claim.part.as_deref()) {
+                    errors.push(format!("{at}: {e}"));
+                }
+                if let Some(from) = &claim.from {
+                    let base = from.row.as_deref().map_or(Some(row), |id| rows.iter().find(|r| r.id == id));
+                    match base {
+                        Some(base) => {
+                            if let Some(e) = scope_error(base, from.point.as_deref(), from.part.as_deref()) {
+                                errors.push(format!("{at}: from: {e}"));
+                            }
+                        }
+                        None => errors.push(format!("{at}: from names no row of the suite")),
+                    }
+                }
+                in_suites.push(claim.id);
+            }
+        }
+        for id in &in_docs {
+            if !in_suites.contains(id) {
+                errors.push(format!("docs/studies.md names claim {id}, which no suite has"));
+            }
+        }
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+        assert!(in_suites.len() > 18, "{} claims", in_suites.len());
+    }
+
+    #[test]
+    fn the_docs_table_is_read_as_written() {
+        let doc = "# x\n\n## Comparative statements\n\n| statement | claim |\n|---|---|\n| a | `one`, `two` (note) |\n| b | not encoded: `x` is qualitative |\n\n## Next\n\n| c | `three` |\n";
+        assert_eq!(ids_in_docs(doc), ["one", "two"]);
+    }
+}
