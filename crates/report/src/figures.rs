@@ -175,7 +175,12 @@ impl Drawn<'_> {
     /// none for lines whose every series has one point (a line of one point shows nothing a
     /// table does not: the facet is then shown as a table).
     pub(crate) fn chart(&self, facet: &Facet) -> Option<Chart> {
-        let title = facet.title.clone().unwrap_or_else(|| self.figure.metric_text());
+        // The caption heads the figure: a chart names its facet, else its metric (or, for a
+        // metric per direction or per phase, the quantity they share).
+        let title = facet.title.clone().unwrap_or_else(|| match self.figure.metric.as_slice() {
+            [one] => one.clone(),
+            _ => humanize::quantity(&facet.unit),
+        });
         let note = better_text(facet.better).to_string();
         let bar = |(label, paint): &(String, Paint), c: &Cell| Bar {
             label: label.clone(),

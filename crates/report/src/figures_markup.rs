@@ -58,7 +58,7 @@ pub(crate) fn html(out: &mut String, drawn: &[Drawn<'_>], findings: &Findings, e
         }
         let charts: Vec<Option<Chart>> = d.facets.iter().map(|facet| d.chart(facet)).collect();
         if charts.iter().any(Option::is_some) {
-            out.push_str("<div class=\"charts\">\n");
+            out.push_str("<div class=\"charts figure-charts\">\n");
         }
         for (facet, chart) in d.facets.iter().zip(&charts).filter(|(_, c)| c.is_some()) {
             html_facet(out, d, facet, chart.as_ref());

@@ -65,6 +65,7 @@ p.common code { white-space: normal; }
 .target th { color: var(--muted); font-weight: 500; white-space: nowrap; width: 1%; }
 .target td code { overflow-wrap: anywhere; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 16px; margin-top: 16px; }
+.figure-charts { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
 figure { margin: 0; border: 1px solid var(--border); border-radius: 6px; overflow: hidden; background: #fff; }
 svg.chart { display: block; width: 100%; height: auto; }
 nav ol { margin: 0; padding-left: 20px; columns: 2; }
