@@ -243,7 +243,7 @@ impl Plan {
             }
             let rows = experiment::rows(&job, scale, &origin)?;
             let claims = experiment::claims(&job, &rows, &origin)?;
-            let figures = experiment::figures(&job, &rows, &origin)?;
+            let figures = crate::figures::figures(&job, &rows, &origin)?;
             let mut described = Vec::new();
             for row in &rows {
                 let mut sweep = experiment::table_to_sweep(&row.table, &row.origin)?;

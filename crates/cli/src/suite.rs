@@ -111,7 +111,7 @@ fn figures_text(suite: &Suite) -> String {
     let origin = suite.path();
     let parsed = crate::experiment::parse(suite.text, &origin).and_then(|job| {
         let rows = crate::experiment::rows(&job, Scale::Full, &origin)?;
-        Ok((crate::experiment::figures(&job, &rows, &origin)?, crate::experiment::claims(&job, &rows, &origin)?))
+        Ok((crate::figures::figures(&job, &rows, &origin)?, crate::experiment::claims(&job, &rows, &origin)?))
     });
     let (figures, claims) = match parsed {
         Ok(parsed) => parsed,
