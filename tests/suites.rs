@@ -94,6 +94,21 @@ fn suite_show_prints_the_file_the_plans_and_the_before_after_commands() {
     assert!(text.contains("crash: ") && !text.contains("skipped crash"), "{text}");
     // Smoke and quick always plan here; full may be refused for disk room alone.
     assert!(text.matches("#   duration: ").count() >= 2, "{text}");
+    // The study's figures and tables, in its order, each with the claims about its rows.
+    let figures =
+        text.split("# the study's figures and tables, in its order (6)\n").nth(1).unwrap_or_else(|| panic!("{text}"));
+    let ids: Vec<&str> = figures
+        .lines()
+        .take_while(|l| !l.starts_with("# plan at"))
+        .filter_map(|l| l.strip_prefix("#   ").filter(|l| !l.starts_with(' '))?.split(": ").next())
+        .collect();
+    assert_eq!(ids, ["pjdfstest", "mdtest", "fio-1job", "fio-1job-4jobs", "fio-4jobs", "filebench"], "{text}");
+    assert!(
+        figures.contains(
+            "#   fio-1job: Fig. fio-test-1job: 4 fio modes × filesystems, 1 MiB, one job [bars]\n#     rows fio-1job · x rw · series target · metric write_bw|read_bw\n#     claim: "
+        ),
+        "{text}"
+    );
     // The file shown is the file shipped, and the whole output is a file `run` takes.
     assert!(text.contains(include_str!("../suites/dbfs.toml")));
     let copy = format!("{}/dbfs.toml", scratch.0);
@@ -367,4 +382,53 @@ fn a_suite_without_a_target_it_can_provision_says_why_and_stops() {
     assert!(err.contains("suite client-scaling: none of its targets can be provisioned here"), "{err}");
     assert!(err.contains(&format!("{kind}: the kernel lacks {kind}")), "{err}");
     assert!(!std::path::Path::new(&format!("{}/work", scratch.0)).exists(), "nothing is created");
+}
+
+/// The captions of the `[[figure]]`s of a suite file, in its order.
+fn figure_captions(text: &str) -> Vec<String> {
+    let figures = text.split("# The study's figures and tables, in its order.").nth(1).unwrap_or_default();
+    figures
+        .lines()
+        .filter_map(|l| l.strip_prefix("caption = \""))
+        .map(|c| c.trim_end_matches('"').replace("\\\"", "\""))
+        .collect()
+}
+
+/// A suite's report leads with the study's figures, in the suite's order, each drawn (its
+/// chart or table) under its caption, as Chromium renders it; the rows' detail follows folded.
+/// dbfs at smoke: the cheapest suite whose figures cover grouped bars, facets and tables.
+#[test]
+fn a_suites_report_shows_the_studys_figures_in_its_order() {
+    let scratch = Scratch::new("suite-figures");
+    let wd = crate::util::TestWorkdir::new("suite-figures");
+    let db = format!("{}/runs.db", scratch.path.display());
+    let out = run(&["suite", "run", "dbfs", "--scale", "smoke", "--db", &db, "--name", "figs", "--workdir", &wd.arg()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = scratch.path.join("report.html");
+    let out = crate::util::fsarena().args(["report", "figs", "--db", &db, "-o"]).arg(&page).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dom = crate::util::chromium_dom(&page);
+    assert!(dom.trim_end().ends_with("</html>") && !dom.contains("<script"), "{dom}");
+    let captions = figure_captions(include_str!("../suites/dbfs.toml"));
+    assert_eq!(captions.len(), 6);
+    let shown: Vec<String> = dom
+        .split("<h2 class=\"caption\">")
+        .skip(1)
+        .map(|s| s[..s.find("</h2>").unwrap()].replace("&amp;", "&"))
+        .collect();
+    assert_eq!(shown, captions, "the figures in the suite's order");
+    // Each figure draws its results: a chart that draws something, or a table with lines.
+    let figures = &dom[dom.find("class=\"study-figure\"").unwrap()..dom.find("id=\"findings\"").unwrap()];
+    for (section, caption) in figures.split("class=\"study-figure\"").skip(1).zip(&captions) {
+        let drawn = section.contains("<rect") || section.contains("<path") || section.matches("<tr>").count() > 1;
+        assert!(drawn, "{caption}: nothing drawn in {section}");
+    }
+    assert_eq!(
+        figures.matches("data-chart=\"grouped\"").count(),
+        1 + 1 + 2 + 1,
+        "mdtest, fio-1job, 2 facets, fio-4jobs"
+    );
+    // The posix row's heading counts its results, which are in the POSIX section.
+    assert!(!dom.contains("no result (the run stopped before it)"), "{dom}");
+    assert!(dom.contains("<details class=\"row-detail\">"), "{dom}");
 }

@@ -32,6 +32,15 @@
 //! better = ["ext3"]
 //! worse = ["ext4", "xfs"]
 //! min_factor = 10
+//! [[figure]]                        # a figure or table of the study, in its order
+//! id = "fig3"                       # its id
+//! caption = "Fig. 3: SQLite inserts" # as the study numbers it
+//! kind = "bars"                     # bars (grouped), lines or table
+//! rows = ["sqlite"]                 # the rows it draws from
+//! x = "row"                         # a sweep key or parameter, part, target, row or metric
+//! series = "target"                 # the same choice (default: target)
+//! facet = "part"                    # optional: one small chart per value
+//! metric = "insert_time"            # one quantity (or one per direction: ["write_bw", "read_bw"])
 //! ```
 //!
 //! A row's `[workload.quick]` applies at quick and at smoke, its `[workload.smoke]` on top of
@@ -119,6 +128,9 @@ pub struct TomlJob {
     /// `[scale.quick]`, `[scale.smoke]` for the whole file.
     #[serde(default)]
     pub scale: toml::Table,
+    /// The study's figures and tables.
+    #[serde(default)]
+    pub figure: Vec<crate::figures::FigureTable>,
 }
 
 /// One label or several.
@@ -132,7 +144,8 @@ pub enum Labels {
 }
 
 impl Labels {
-    fn list(&self) -> Vec<String> {
+    /// The labels, one or several.
+    pub(crate) fn list(&self) -> Vec<String> {
         match self {
             Labels::One(l) => vec![l.clone()],
             Labels::Many(l) => l.clone(),
@@ -607,6 +620,7 @@ pub fn table_to_target(table: &toml::Table, origin: &str) -> Result<String, Inpu
 /// run then records for its report (rows heading their results, Findings).
 pub fn describes_rows(job: &TomlJob) -> bool {
     !job.claim.is_empty()
+        || !job.figure.is_empty()
         || !job.scale.is_empty()
         || job.workload.iter().any(|t| ROW_KEYS.iter().any(|k| t.contains_key(*k)))
 }

@@ -10,6 +10,7 @@ mod commands;
 mod demo;
 mod experiment;
 mod fault;
+mod figures;
 mod help;
 mod hold;
 mod man;

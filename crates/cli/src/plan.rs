@@ -246,6 +246,7 @@ impl Plan {
             }
             let rows = experiment::rows(&job, scale, &origin)?;
             let claims = experiment::claims(&job, &rows, &origin)?;
+            let figures = crate::figures::figures(&job, &rows, &origin)?;
             let mut described = Vec::new();
             for row in &rows {
                 let mut sweep = experiment::table_to_sweep(&row.table, &row.origin)?;
@@ -300,6 +301,7 @@ impl Plan {
                     rows: described,
                     claims,
                     skipped: Vec::new(),
+                    figures,
                 });
             }
             file = Some(job);

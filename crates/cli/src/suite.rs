@@ -105,6 +105,36 @@ pub fn plan_at(suite: &Suite, scale: Scale, workdir: &std::path::Path) -> Result
     }
 }
 
+/// The suite's figures and tables, in the study's order, each with the claims about the rows
+/// it draws from, as TOML comments.
+fn figures_text(suite: &Suite) -> String {
+    let origin = suite.path();
+    let parsed = crate::experiment::parse(suite.text, &origin).and_then(|job| {
+        let rows = crate::experiment::rows(&job, Scale::Full, &origin)?;
+        Ok((crate::figures::figures(&job, &rows, &origin)?, crate::experiment::claims(&job, &rows, &origin)?))
+    });
+    let (figures, claims) = match parsed {
+        Ok(parsed) => parsed,
+        Err(e) => return format!("\n# the study's figures and tables: {e}\n"),
+    };
+    let mut out = format!("\n# the study's figures and tables, in its order ({})\n", figures.len());
+    for f in &figures {
+        out.push_str(&format!("#   {}: {} [{}]\n", f.id, f.caption, f.kind.name()));
+        let facet = f.facet.as_ref().map(|k| format!(" · facet {k}")).unwrap_or_default();
+        out.push_str(&format!(
+            "#     rows {} · x {} · series {}{facet} · metric {}\n",
+            f.rows.join(", "),
+            f.x,
+            f.series,
+            f.metric_text()
+        ));
+        for c in claims.iter().filter(|c| c.row.as_ref().is_some_and(|r| f.rows.contains(r))) {
+            out.push_str(&format!("#     claim: {} ({})\n", c.text, c.metric));
+        }
+    }
+    out
+}
+
 /// `suite show`: the file, then the plan at each scale with its estimated duration, as TOML
 /// comments: the whole output is the suite's file, ready to copy (`suite show kv > my.toml`).
 fn show_text(suite: &Suite, workdir: &std::path::Path) -> String {
@@ -113,6 +143,7 @@ fn show_text(suite: &Suite, workdir: &std::path::Path) -> String {
         out.push('\n');
     }
     out.push_str(&chosen_text(suite));
+    out.push_str(&figures_text(suite));
     for scale in Scale::ALL {
         out.push_str(&format!("\n# plan at --scale {}\n", scale.name()));
         if scale == Scale::Smoke {

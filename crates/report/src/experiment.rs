@@ -32,6 +32,72 @@ pub struct Experiment {
     /// Rows or targets that did not run here, each with the reason.
     #[serde(default)]
     pub skipped: Vec<Skipped>,
+    /// The study's own figures and tables, in its order: what a suite's report shows first.
+    /// None in runs stored before figures were kept, and in files that declare none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<Figure>,
+}
+
+/// How a figure is drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FigureKind {
+    /// Grouped bars: one group per x value, one bar per series in each.
+    #[default]
+    Bars,
+    /// One line per series across the x values.
+    Lines,
+    /// A table: one line per x value, one column per series.
+    Table,
+}
+
+impl FigureKind {
+    /// Every kind, as a suite file names it.
+    pub const ALL: [FigureKind; 3] = [FigureKind::Bars, FigureKind::Lines, FigureKind::Table];
+
+    /// `bars`, `lines` or `table`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FigureKind::Bars => "bars",
+            FigureKind::Lines => "lines",
+            FigureKind::Table => "table",
+        }
+    }
+}
+
+/// A figure or table of the study, as a suite file declares it (`[[figure]]`): which results
+/// it draws from and how they are laid out. A layout key (`x`, `series`, `facet`) names a
+/// sweep key or workload parameter (`rw`, `numjobs`, `clients`), `part` (a benchmark or job
+/// of a workload), `target`, `row` (one value per row) or `metric` (one value per metric
+/// listed: mdtest's phases).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// Its id (`fig3`), by which `suite show` and the report's anchors name it.
+    pub id: String,
+    /// Its caption, as the study numbers and names it.
+    pub caption: String,
+    /// Grouped bars, lines or a table.
+    pub kind: FigureKind,
+    /// The rows whose results it draws.
+    pub rows: Vec<String>,
+    /// What the x axis (a table's lines) shows.
+    pub x: String,
+    /// What the series (a table's columns) are: `target` unless said.
+    pub series: String,
+    /// One small chart (or table) per value of this, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facet: Option<String>,
+    /// The metric shown: one quantity, named per direction when the results of several
+    /// directions share a figure (`["write_bw", "read_bw"]`: each result shows the first of
+    /// them it has), or the metrics a layout key `metric` spreads out (one unit).
+    pub metric: Vec<String>,
+}
+
+impl Figure {
+    /// The metric as the suite file wrote it: `write_bw` or `write_bw|read_bw`.
+    pub fn metric_text(&self) -> String {
+        self.metric.join("|")
+    }
 }
 
 /// One experiment row: a `[[workload]]` of the file.
@@ -198,10 +264,31 @@ mod tests {
             }],
             claims: vec![Claim { text: "x".into(), metric: "m".into(), min_factor: 1.5, ..Claim::default() }],
             skipped: vec![Skipped { what: "row pg".into(), reason: "not in this build".into() }],
+            figures: vec![Figure {
+                id: "fig1".into(),
+                caption: "Fig. 1".into(),
+                kind: FigureKind::Lines,
+                rows: vec!["fill".into()],
+                x: "value_size".into(),
+                series: "target".into(),
+                facet: Some("part".into()),
+                metric: vec!["ops_per_s".into()],
+            }],
             ..Experiment::default()
         };
         let plan = format!("fsarena suite run kv\n\n# suites/kv.toml\nname = \"kv\"\n{}", e.plan_suffix());
         assert_eq!(Experiment::from_plan(&plan), Some(e));
         assert_eq!(Experiment::from_plan("fsarena run x.toml"), None);
+    }
+
+    /// A run stored before figures were kept still loads, with none; one without figures
+    /// writes none, so older readers see the JSON they know.
+    #[test]
+    fn experiments_without_figures_load_and_write_as_before() {
+        let old = r#"{"name":"dbfs","scale":"smoke","rows":[{"id":"posix","title":"p","workloads":[]}],"claims":[],"skipped":[]}"#;
+        let plan = format!("fsarena suite run dbfs\n\n{MARKER}\n{old}\n");
+        let e = Experiment::from_plan(&plan).unwrap();
+        assert!(e.figures.is_empty() && e.rows.len() == 1);
+        assert!(!e.plan_suffix().contains("figures"));
     }
 }

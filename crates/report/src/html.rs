@@ -66,6 +66,7 @@ p.common code { white-space: normal; }
 .target th { color: var(--muted); font-weight: 500; white-space: nowrap; width: 1%; }
 .target td code { overflow-wrap: anywhere; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 16px; margin-top: 16px; }
+.figure-charts { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
 figure { margin: 0; border: 1px solid var(--border); border-radius: 6px; overflow: hidden; background: #fff; }
 svg.chart { display: block; width: 100%; height: auto; }
 nav ol { margin: 0; padding-left: 20px; columns: 2; }
@@ -84,10 +85,29 @@ pub fn html_report(runs: &[RunReport]) -> String {
     };
     let mut out = page_start(&format!("fsarena report · {}", ids.join(", ")), "fsarena report", &subtitle);
     runs_section(&mut out, runs);
-    contents(&mut out, &model);
-    for run in runs {
-        if let Some((experiment, findings)) = crate::findings::of_run(run) {
-            out.push_str(&crate::findings::html(&findings, &experiment));
+    // A study's report (one run that recorded its experiment): its figures first, in the
+    // study's order, then the Findings, then the rows with their detail folded.
+    let experiment = match runs {
+        [run] => crate::findings::of_run(run),
+        _ => None,
+    };
+    let drawn = match (runs, &experiment) {
+        ([run], Some((e, _))) => crate::figures::of_run(e, run, &model),
+        _ => Vec::new(),
+    };
+    let fold = !drawn.is_empty();
+    let figure_links: Vec<(&str, &str)> =
+        drawn.iter().map(|d| (d.figure.id.as_str(), d.figure.caption.as_str())).collect();
+    contents(&mut out, &model, &figure_links);
+    match &experiment {
+        Some((e, findings)) => {
+            crate::figures_markup::html(&mut out, &drawn, findings, e);
+            out.push_str(&crate::findings::html(findings, e));
+        }
+        None => {
+            for (e, findings) in runs.iter().filter_map(crate::findings::of_run) {
+                out.push_str(&crate::findings::html(&findings, &e));
+            }
         }
     }
     environment_section(&mut out, runs);
@@ -109,16 +129,20 @@ pub fn html_report(runs: &[RunReport]) -> String {
         out.push_str(&m.html());
         out.push_str("</section>\n");
     }
-    for (i, sweep) in model.sweeps.iter().enumerate() {
-        let _ = writeln!(out, "<section id=\"sweep-{}\"><h2>{}</h2>", i + 1, escape::html(&sweep.title()));
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">The headline rates against <code>{}</code> = {}: mean ± 95% confidence interval over the repetitions, one line per target.</p>",
-            escape::html(&sweep.key),
-            escape::html(&sweep.values_text())
-        );
-        chart_grid(&mut out, &sweep.charts(&model));
-        out.push_str("</section>\n");
+    let experiment = experiment.map(|(e, _)| e);
+    let rows = experiment.iter().flat_map(|e| &e.rows);
+    // A sweep sits under its row; sweeps of no row come before the results.
+    let row_of_sweep: Vec<Option<&str>> = model
+        .sweeps
+        .iter()
+        .map(|sweep| {
+            rows.clone()
+                .find(|r| sweep.entries.iter().any(|(_, _, e)| r.workloads.contains(&e.workload_title())))
+                .map(|r| r.id.as_str())
+        })
+        .collect();
+    for (i, sweep) in model.sweeps.iter().enumerate().filter(|(i, _)| row_of_sweep[*i].is_none()) {
+        sweep_section(&mut out, &model, sweep, i + 1);
     }
     let common = crate::posix_text::common_without_posix(&model.common);
     if !common.is_empty() {
@@ -127,20 +151,17 @@ pub fn html_report(runs: &[RunReport]) -> String {
         let _ = writeln!(out, "{}; each result below is named by what differs.</p></section>", shared.join("; "));
     }
     // Posix results are in their own section above: case counts have no mean ± CI to show.
-    let results: Vec<(usize, &Group<'_>)> =
-        model.results.iter().enumerate().filter(|(_, g)| g.kind != crate::posix_text::KIND).collect();
-    // A study's report: one heading per experiment row, its results (tables and charts) below
-    // it; results of no row follow.
-    let experiment = match runs {
-        [run] => crate::experiment::Experiment::from_plan(&run.plan),
-        _ => None,
-    };
+    let is_posix = |g: &Group<'_>| g.kind == crate::posix_text::KIND;
+    // A study's report: one heading per experiment row, its sweeps and results (tables and
+    // charts) below it, folded when the study's figures lead the report; results of no row
+    // follow.
     let mut shown = vec![false; model.results.len()];
-    for row in experiment.iter().flat_map(|e| &e.rows) {
-        let mine: Vec<&(usize, &Group<'_>)> = results
-            .iter()
-            .filter(|(_, g)| g.entries.first().is_some_and(|(_, e)| row.workloads.contains(&e.workload_title())))
-            .collect();
+    for row in rows {
+        let of_row =
+            |g: &Group<'_>| g.entries.first().is_some_and(|(_, e)| row.workloads.contains(&e.workload_title()));
+        let mine: Vec<(usize, &Group<'_>)> =
+            model.results.iter().enumerate().filter(|(_, g)| !is_posix(g) && of_row(g)).collect();
+        let posix = model.results.iter().filter(|g| is_posix(g) && of_row(g)).count();
         let skipped = experiment.iter().flat_map(|e| &e.skipped).find(|s| s.what == format!("row {}", row.id));
         let walls: Vec<u64> = runs
             .iter()
@@ -149,27 +170,69 @@ pub fn html_report(runs: &[RunReport]) -> String {
             .filter_map(|e| e.wall_ms)
             .collect();
         let wall = (!walls.is_empty()).then(|| walls.iter().sum::<u64>());
-        row_heading(&mut out, row, mine.len(), wall, skipped.map(|s| s.reason.as_str()));
+        let counts = RowResults { results: mine.len(), posix };
+        row_heading(&mut out, row, counts, wall, skipped.map(|s| s.reason.as_str()));
+        let sweeps: Vec<usize> =
+            (0..model.sweeps.len()).filter(|i| row_of_sweep[*i] == Some(row.id.as_str())).collect();
+        if mine.is_empty() && sweeps.is_empty() {
+            continue;
+        }
+        if fold {
+            let _ = writeln!(
+                out,
+                "<details class=\"row-detail\"><summary>{}: per-result tables and charts ({} result(s))</summary>",
+                escape::html(&row.title),
+                mine.len()
+            );
+        }
+        for i in sweeps {
+            sweep_section(&mut out, &model, &model.sweeps[i], i + 1);
+        }
         for (i, group) in mine {
-            shown[*i] = true;
+            shown[i] = true;
             result_section(&mut out, &model, group, i + 1);
         }
+        if fold {
+            out.push_str("</details>\n");
+        }
     }
-    for (i, group) in results.iter().filter(|(i, _)| !shown[*i]) {
+    for (i, group) in model.results.iter().enumerate().filter(|(i, g)| !shown[*i] && !is_posix(g)) {
         result_section(&mut out, &model, group, i + 1);
     }
     page_end(&mut out);
     out
 }
 
+/// How many results a row has: with a mean each, and of posix checks (whose verdicts are in
+/// the POSIX compliance section).
+#[derive(Debug, Clone, Copy)]
+struct RowResults {
+    results: usize,
+    posix: usize,
+}
+
+/// A sweep's section: its line charts, one per headline rate.
+fn sweep_section(out: &mut String, model: &Model<'_>, sweep: &crate::sweep::Sweep<'_>, number: usize) {
+    let _ = writeln!(out, "<section id=\"sweep-{number}\"><h2>{}</h2>", escape::html(&sweep.title()));
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">The headline rates against <code>{}</code> = {}: mean ± 95% confidence interval over the repetitions, one line per target.</p>",
+        escape::html(&sweep.key),
+        escape::html(&sweep.values_text())
+    );
+    chart_grid(out, &sweep.charts(model));
+    out.push_str("</section>\n");
+}
+
 /// An experiment row's heading: its title, the chart the study drew, and what was reduced.
 fn row_heading(
     out: &mut String,
     row: &crate::experiment::Row,
-    results: usize,
+    counts: RowResults,
     wall_ms: Option<u64>,
     skipped: Option<&str>,
 ) {
+    let results = counts.results + counts.posix;
     let _ = write!(
         out,
         "<section id=\"row-{}\"><h2>{}</h2><p class=\"note\">",
@@ -192,6 +255,9 @@ fn row_heading(
         }
         None if results == 0 => out.push_str(" · no result (the run stopped before it)"),
         None => {}
+    }
+    if counts.posix > 0 {
+        out.push_str(" · its verdicts are in <a href=\"#posix\">POSIX compliance</a>");
     }
     out.push_str("</p></section>\n");
 }
@@ -244,13 +310,16 @@ fn runs_section(out: &mut String, runs: &[RunReport]) {
     out.push_str("</section>\n");
 }
 
-/// Links to the A/B sections, the sweeps and the results.
-fn contents(out: &mut String, model: &Model<'_>) {
+/// Links to the study's figures (id, caption), the A/B sections, the sweeps and the results.
+fn contents(out: &mut String, model: &Model<'_>, figures: &[(&str, &str)]) {
     let comparisons = model.runs.len().saturating_sub(1);
-    if model.results.len() + model.sweeps.len() + comparisons < 2 {
+    if model.results.len() + model.sweeps.len() + comparisons + figures.len() < 2 {
         return;
     }
     out.push_str("<section><nav><h2>Contents</h2><ol>\n");
+    for (id, caption) in figures {
+        let _ = writeln!(out, "<li><a href=\"#figure-{}\">{}</a></li>", escape::html(id), escape::html(caption));
+    }
     for (i, run) in model.runs.iter().enumerate().skip(1) {
         let a = model.runs.first().map_or("", |r| r.handle());
         let _ =

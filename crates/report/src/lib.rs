@@ -13,6 +13,8 @@ mod dbench_text;
 mod escape;
 mod exec_text;
 pub mod experiment;
+mod figures;
+mod figures_markup;
 mod filebench_text;
 pub mod findings;
 #[cfg(test)]

@@ -52,6 +52,13 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             escape::markdown(&targets.join(", "))
         );
     }
+    // A study's report (one run): its figures in the study's order, then the Findings.
+    if let [run] = runs {
+        if let Some((experiment, findings)) = crate::findings::of_run(run) {
+            let drawn = crate::figures::of_run(&experiment, run, &model);
+            crate::figures_markup::markdown(&mut out, charts.then_some(&mut files), &drawn, &findings);
+        }
+    }
     for run in runs {
         if let Some((experiment, findings)) = crate::findings::of_run(run) {
             out.push_str(&crate::findings::markdown(&findings, &experiment));

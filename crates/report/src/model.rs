@@ -436,12 +436,13 @@ impl Group<'_> {
             .collect()
     }
 
-    /// One line per series whose entry yields points; series without points are left out.
+    /// One line per series whose entry yields two points or more; a line of one point (a
+    /// run shorter than a sampling interval) shows nothing, and is left out.
     fn lines(&self, model: &Model<'_>, points: impl Fn(&ResultEntry) -> Vec<Point>) -> Vec<Line> {
         self.entries
             .iter()
             .map(|(s, e)| Line { label: model.label(*s).to_string(), paint: model.paint(*s), points: points(e) })
-            .filter(|l| !l.points.is_empty())
+            .filter(|l| l.points.len() > 1)
             .collect()
     }
 }

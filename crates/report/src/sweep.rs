@@ -70,14 +70,14 @@ impl Sweep<'_> {
     }
 
     /// One line chart per headline metric: its mean (± 95% CI) against the swept key, one
-    /// line per series.
+    /// line per series that has two points or more.
     pub(crate) fn charts(&self, model: &Model<'_>) -> Vec<Chart> {
         let mut series: Vec<usize> = self.entries.iter().map(|(s, _, _)| *s).collect();
         series.sort_unstable();
         series.dedup();
         self.headlines()
             .into_iter()
-            .map(|metric| {
+            .filter_map(|metric| {
                 let lines = series
                     .iter()
                     .map(|&s| {
@@ -95,9 +95,11 @@ impl Sweep<'_> {
                         points.sort_by(|a, b| a.x.total_cmp(&b.x));
                         Line { label: model.label(s).to_string(), paint: model.paint(s), points }
                     })
-                    .filter(|l| !l.points.is_empty())
-                    .collect();
-                Chart::Line(LineChart {
+                    .filter(|l| l.points.len() > 1)
+                    .collect::<Vec<Line>>();
+                // A target with one point of the sweep has no line; with none left, no chart.
+                (!lines.is_empty()).then_some(())?;
+                Some(Chart::Line(LineChart {
                     kind: "sweep",
                     title: format!("{} by {} · {}", metric.name, self.key, self.rest),
                     note: better_text(metric.better).into(),
@@ -105,7 +107,7 @@ impl Sweep<'_> {
                     unit: metric.unit.to_string(),
                     log_y: false,
                     lines,
-                })
+                }))
             })
             .collect()
     }

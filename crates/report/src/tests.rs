@@ -337,3 +337,105 @@ fn empty_and_incomplete_reports_still_render() {
     let (md, _) = markdown_report(&[report]);
     assert!(md.contains("(incomplete)") && md.contains("**incomplete**"));
 }
+
+/// `report` with an experiment of one row holding all its results, and `figures`, in its plan.
+fn with_figures(mut report: RunReport, figures: Vec<crate::experiment::Figure>) -> RunReport {
+    use crate::experiment::{Experiment, Row};
+    let mut workloads: Vec<String> = report.results.iter().map(ResultEntry::workload_title).collect();
+    workloads.dedup();
+    let experiment = Experiment {
+        name: "study".into(),
+        scale: "smoke".into(),
+        rows: vec![Row { id: "fio".into(), title: "fio modes".into(), workloads, ..Row::default() }],
+        figures,
+        ..Experiment::default()
+    };
+    report.plan.push_str(&experiment.plan_suffix());
+    report
+}
+
+fn figure(id: &str, kind: crate::experiment::FigureKind, x: &str, facet: Option<&str>) -> crate::experiment::Figure {
+    crate::experiment::Figure {
+        id: id.into(),
+        caption: format!("Fig. {id}: modes × filesystems"),
+        kind,
+        rows: vec!["fio".into()],
+        x: x.into(),
+        series: "target".into(),
+        facet: facet.map(String::from),
+        metric: vec!["write_bw".into(), "read_bw".into()],
+    }
+}
+
+#[test]
+fn a_figure_of_grouped_bars_has_the_declared_categories_and_series() {
+    use crate::experiment::FigureKind;
+    let report = with_figures(
+        run("r1", matrix(&["ext4", "xfs"])),
+        vec![figure("b", FigureKind::Bars, "rw", Some("numjobs")), figure("t", FigureKind::Table, "numjobs", None)],
+    );
+    let model = Model::new(std::slice::from_ref(&report));
+    let experiment = crate::experiment::Experiment::from_plan(&report.plan).unwrap();
+    let drawn = crate::figures::of_run(&experiment, &report, &model);
+    assert_eq!(drawn[1].facets.len(), 1, "no facet: one table");
+    let bars = &drawn[0];
+    let titles: Vec<&str> = bars.facets.iter().filter_map(|f| f.title.as_deref()).collect();
+    assert_eq!(titles, ["numjobs=1", "numjobs=4", "numjobs=16", "numjobs=64"]);
+    for facet in &bars.facets {
+        let xs: Vec<&str> = facet.xs.iter().map(|x| x.text.as_str()).collect();
+        assert_eq!(xs, ["read", "write", "randread", "randwrite"]);
+        let series: Vec<&str> = facet.series.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(series, ["ext4", "xfs"]);
+        // The fixtures measure read_bw in every mode: a bar per mode and target.
+        assert_eq!(facet.cells.iter().flatten().filter(|c| c.is_some()).count(), 4 * 2);
+    }
+    let html = html_report(&[report]);
+    assert_eq!(html.matches("data-chart=\"grouped\"").count(), 4, "one chart per facet");
+    let first = html.split("data-chart=\"grouped\"").nth(1).unwrap();
+    let first = &first[..first.find("</svg>").unwrap()];
+    assert_eq!(first.matches("<rect").count(), 1 + 4 * 2 + 2, "background, 4 modes × 2 targets, legend");
+    for category in [">read</text>", ">write</text>", ">randread</text>", ">randwrite</text>"] {
+        assert!(first.contains(category), "{category}");
+    }
+    // The figures lead, in the declared order, before the Findings; the rows' detail is folded.
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s}"));
+    assert!(at("id=\"figure-b\"") < at("id=\"figure-t\"") && at("id=\"figure-t\"") < at("id=\"findings\""));
+    assert!(at("id=\"findings\"") < at("<details class=\"row-detail\""));
+    assert!(at("<details class=\"row-detail\"") < at("id=\"sweep-1\""), "sweeps under their row");
+    // The table: a line per numjobs, a column per target.
+    let table = &html[at("id=\"figure-t\"")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr>").count(), 1 + 4);
+    assert!(table.contains("<th>numjobs \\ target</th><th class=\"num\">ext4</th><th class=\"num\">xfs</th>"));
+}
+
+#[test]
+fn a_one_point_series_draws_no_chart() {
+    use crate::experiment::FigureKind;
+    // One numjobs: a line figure across numjobs would have one point per line.
+    let mut report = two_targets();
+    for e in &mut report.results {
+        e.workload_params.push(("numjobs".into(), "1".into()));
+        let m = e.measurements.last_mut().unwrap();
+        m.add_series("mem.page_cache", fsarena_core::Series::per_second("bytes", vec![1e6]));
+        for m in &mut e.measurements {
+            if let Some(fio) = &mut m.fio {
+                fio.jobs[0].read.bw_series.truncate(1);
+            }
+        }
+    }
+    let report = with_figures(report, vec![figure("l", FigureKind::Lines, "numjobs", None)]);
+    let html = html_report(&[report]);
+    assert_eq!(html.matches("data-chart=\"figure\"").count(), 0);
+    assert!(html.contains("One point per series at this scale: shown as a table."));
+    assert_eq!(html.matches("data-chart=\"timeseries\"").count(), 0, "one second, one memory sample");
+    // A sweep in which one target has a single point: the other's line only.
+    let mut results = matrix(&["ext4"]);
+    let mut lone = matrix(&["xfs"]);
+    lone.truncate(1);
+    results.extend(lone);
+    let html = html_report(&[run("r1", results)]);
+    let sweep = html.split("data-chart=\"sweep\"").nth(1).unwrap();
+    let sweep = &sweep[..sweep.find("</svg>").unwrap()];
+    assert_eq!(sweep.matches("<path").count(), 1, "no line of one point");
+}

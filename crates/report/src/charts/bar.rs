@@ -38,17 +38,8 @@ impl BarChart {
     pub(crate) fn render(&self) -> String {
         let legend: Vec<(String, Paint)> = self.bars.iter().map(|b| (b.label.clone(), b.paint)).collect();
         let slot = PLOT_WIDTH / self.bars.len().max(1) as f64;
-        // Labels side by side when they fit under their bars, else slanted (and cut at 150 px).
-        let slanted = self.bars.iter().any(|b| text_width(&b.label, 11.0) > slot - 6.0);
-        let labels: Vec<String> =
-            self.bars.iter().map(|b| if slanted { fit(&b.label, 150.0, 11.0) } else { b.label.clone() }).collect();
-        let extra_room = if slanted {
-            let longest = labels.iter().map(|l| text_width(l, 11.0)).fold(0.0, f64::max);
-            longest * SLANT_DEGREES.to_radians().sin() + 12.0 - 30.0
-        } else {
-            0.0
-        };
-        let layout = Layout::new(&legend, extra_room);
+        let labels = CategoryLabels::new(self.bars.iter().map(|b| b.label.as_str()), slot);
+        let layout = Layout::new(&legend, labels.extra_room);
         let mut svg = Svg::new("bar", &self.title, &self.note, layout.total_height);
         let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
         let max = self.bars.iter().map(|b| finite(b.value) + finite(b.err)).fold(0.0, f64::max);
@@ -57,40 +48,85 @@ impl BarChart {
         let bar_width = (slot * 0.6).min(72.0);
         for (i, bar) in self.bars.iter().enumerate() {
             let center = layout.left + slot * (i as f64 + 0.5);
-            let value = finite(bar.value);
-            let top = layout.y(axis.fraction(value));
-            let text = humanize::mean_ci(bar.value, Some(bar.err).filter(|_| bar.repetitions > 1), &self.unit);
-            let tooltip = format!("{}: {text} (n={})", bar.label, bar.repetitions);
-            svg.raw(&format!(
-                r#"<rect x="{:.1}" y="{top:.1}" width="{bar_width:.1}" height="{:.1}" rx="2" fill="{}" fill-opacity="{}"><title>{}</title></rect>"#,
-                center - bar_width / 2.0,
-                (layout.bottom() - top).max(0.0),
-                bar.paint.color(),
-                bar.paint.opacity(),
-                escape::html(&tooltip)
-            ));
-            let mut label_y = top;
-            if bar.err > 0.0 && bar.err.is_finite() {
-                let high = layout.y(axis.fraction(value + bar.err));
-                let low = layout.y(axis.fraction((value - bar.err).max(0.0)));
-                let cap = (bar_width / 4.0).min(8.0);
-                svg.line((center, low), (center, high), TEXT, 1.5);
-                svg.line((center - cap, high), (center + cap, high), TEXT, 1.5);
-                svg.line((center - cap, low), (center + cap, low), TEXT, 1.5);
-                label_y = high;
-            }
-            let value_text = humanize::value(bar.value, &self.unit);
-            if text_width(&value_text, 10.0) <= slot - 4.0 {
-                svg.text((center, label_y - 5.0), "middle", 10.0, MUTED, &value_text);
-            }
-            if slanted {
-                svg.slanted_text((center + 4.0, layout.bottom() + 14.0), 11.0, MUTED, &labels[i]);
-            } else {
-                svg.text((center, layout.bottom() + 18.0), "middle", 11.0, MUTED, &labels[i]);
-            }
+            draw_bar(&mut svg, &layout, &axis, &self.unit, (center, bar_width, slot), bar, &bar.label);
+            labels.draw(&mut svg, &layout, center, i);
         }
         svg.legend(&layout, &legend);
         svg.finish()
+    }
+}
+
+/// Category labels under a chart: side by side when each fits its slot, else slanted (and
+/// cut at 150 px), with the room they need under the plot.
+pub(super) struct CategoryLabels {
+    labels: Vec<String>,
+    slanted: bool,
+    /// Room needed under the plot beyond the usual.
+    pub extra_room: f64,
+}
+
+impl CategoryLabels {
+    /// The labels of slots `slot` px wide.
+    pub(super) fn new<'l>(labels: impl Iterator<Item = &'l str> + Clone, slot: f64) -> Self {
+        let slanted = labels.clone().any(|l| text_width(l, 11.0) > slot - 6.0);
+        let labels: Vec<String> = labels.map(|l| if slanted { fit(l, 150.0, 11.0) } else { l.to_string() }).collect();
+        let extra_room = if slanted {
+            let longest = labels.iter().map(|l| text_width(l, 11.0)).fold(0.0, f64::max);
+            longest * SLANT_DEGREES.to_radians().sin() + 12.0 - 30.0
+        } else {
+            0.0
+        };
+        Self { labels, slanted, extra_room }
+    }
+
+    /// Label `i` under the slot centred at `center`.
+    pub(super) fn draw(&self, svg: &mut Svg, layout: &Layout, center: f64, i: usize) {
+        let Some(label) = self.labels.get(i) else { return };
+        if self.slanted {
+            svg.slanted_text((center + 4.0, layout.bottom() + 14.0), 11.0, MUTED, label);
+        } else {
+            svg.text((center, layout.bottom() + 18.0), "middle", 11.0, MUTED, label);
+        }
+    }
+}
+
+/// One bar at `center`, `width` wide in a slot of `slot`: its rectangle with `tooltip_head`
+/// and the value as its tooltip, its error bar, and the value above it where it fits.
+pub(super) fn draw_bar(
+    svg: &mut Svg,
+    layout: &Layout,
+    axis: &Axis,
+    unit: &str,
+    (center, width, slot): (f64, f64, f64),
+    bar: &Bar,
+    tooltip_head: &str,
+) {
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    let value = finite(bar.value);
+    let top = layout.y(axis.fraction(value));
+    let text = humanize::mean_ci(bar.value, Some(bar.err).filter(|_| bar.repetitions > 1), unit);
+    let tooltip = format!("{tooltip_head}: {text} (n={})", bar.repetitions);
+    svg.raw(&format!(
+        r#"<rect x="{:.1}" y="{top:.1}" width="{width:.1}" height="{:.1}" rx="2" fill="{}" fill-opacity="{}"><title>{}</title></rect>"#,
+        center - width / 2.0,
+        (layout.bottom() - top).max(0.0),
+        bar.paint.color(),
+        bar.paint.opacity(),
+        escape::html(&tooltip)
+    ));
+    let mut label_y = top;
+    if bar.err > 0.0 && bar.err.is_finite() {
+        let high = layout.y(axis.fraction(value + bar.err));
+        let low = layout.y(axis.fraction((value - bar.err).max(0.0)));
+        let cap = (width / 4.0).min(8.0);
+        svg.line((center, low), (center, high), TEXT, 1.5);
+        svg.line((center - cap, high), (center + cap, high), TEXT, 1.5);
+        svg.line((center - cap, low), (center + cap, low), TEXT, 1.5);
+        label_y = high;
+    }
+    let value_text = humanize::value(bar.value, unit);
+    if text_width(&value_text, 10.0) <= slot - 4.0 {
+        svg.text((center, label_y - 5.0), "middle", 10.0, MUTED, &value_text);
     }
 }
 

@@ -6,10 +6,12 @@
 
 mod axis;
 mod bar;
+mod grouped;
 mod line;
 mod svg;
 
 pub(crate) use bar::{Bar, BarChart};
+pub(crate) use grouped::GroupedBarChart;
 pub(crate) use line::{Line, LineChart, Point, XAxis};
 pub(crate) use svg::Paint;
 
@@ -20,6 +22,8 @@ pub(crate) enum Chart {
     Bar(BarChart),
     /// Curves, time series and sweeps.
     Line(LineChart),
+    /// Categories × series: a study's grouped bars.
+    Grouped(GroupedBarChart),
 }
 
 impl Chart {
@@ -28,6 +32,7 @@ impl Chart {
         match self {
             Chart::Bar(c) => &c.title,
             Chart::Line(c) => &c.title,
+            Chart::Grouped(c) => &c.title,
         }
     }
 
@@ -36,6 +41,7 @@ impl Chart {
         match self {
             Chart::Bar(c) => c.render(),
             Chart::Line(c) => c.render(),
+            Chart::Grouped(c) => c.render(),
         }
     }
 }
