@@ -77,9 +77,14 @@ pub(crate) fn html(out: &mut String, drawn: &[Drawn<'_>], findings: &Findings, e
         if !claims.is_empty() {
             out.push_str("<h3>Claims</h3><ul class=\"claims\">\n");
             for c in claims {
+                // Each verdict its own look: a contradiction is not a "not tested here".
                 let class = match c.verdict {
                     crate::findings::ClaimVerdict::Confirmed => "badge ok",
-                    _ => "badge bad",
+                    crate::findings::ClaimVerdict::Contradicted => "badge worse",
+                    crate::findings::ClaimVerdict::NotSignificant => "badge bad",
+                    crate::findings::ClaimVerdict::Inconclusive | crate::findings::ClaimVerdict::NotTested => {
+                        "badge muted"
+                    }
                 };
                 let _ = writeln!(
                     out,

@@ -58,6 +58,8 @@ p.common code { white-space: normal; }
 .badge { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; font-weight: 600; line-height: 20px; }
 .badge.ok { background: var(--best); color: var(--best-fg); }
 .badge.bad { background: #fff8c5; color: #7d4e00; }
+.badge.worse { background: var(--worst); color: var(--worst-fg); }
+.badge.muted { background: var(--zebra); color: var(--muted); border: 1px solid var(--border); }
 .badge.kind { background: #ddf4ff; color: #0550ae; margin-left: 8px; vertical-align: middle; }
 .targets { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 16px; }
 .target { border: 1px solid var(--border); border-radius: 6px; padding: 12px 16px; }
