@@ -162,12 +162,12 @@ fn the_results_database_and_reports_are_private() {
         }
     }
     // `report -o`: new files 0600 (a Markdown report's charts too); a link planted at the
-    // name is refused, its target intact.
+    // name is refused before anything is written (bad input, exit 2), its target intact.
     let canary = a.file("canary", "someone else's page\n");
     let victim = Victim::tree(&canary);
     let (md, html, planted) = (out_dir.join("run.md"), out_dir.join("run.html"), out_dir.join("planted.html"));
     std::os::unix::fs::symlink(&canary, &planted).unwrap();
-    for (path, code) in [(&md, 0), (&html, 0), (&planted, 1)] {
+    for (path, code) in [(&md, 0), (&html, 0), (&planted, 2)] {
         let mut c = super::harness::fsarena();
         c.args(["report", "last", "-o"]).arg(path).arg("--db").arg(&db);
         let p = play(c, Duration::from_secs(60));
