@@ -70,11 +70,28 @@ fn own_cgroup_dir() -> Option<PathBuf> {
     Some(mount.join(own.trim_start_matches('/')))
 }
 
-/// The cgroup of the run in progress, under which each tree's cgroup is made.
+/// The cgroup of the run in progress, under which each tree's cgroup is made. One run per
+/// process, so one scope per process; but a test binary runs many tests at once, each opening
+/// its own run (and a test's cleanup ending its scope would end another test's trees made in
+/// it): there each thread (each test) has its own.
+#[cfg(not(test))]
 static RUN_SCOPE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
 
+#[cfg(test)]
+thread_local! {
+    static TEST_SCOPE: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` on the current run scope (the process's; the thread's in tests).
+fn with_run_scope<T>(f: impl FnOnce(&mut Option<PathBuf>) -> T) -> T {
+    #[cfg(not(test))]
+    return f(&mut RUN_SCOPE.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    #[cfg(test)]
+    return TEST_SCOPE.with(|s| f(&mut s.borrow_mut()));
+}
+
 fn run_scope() -> Option<PathBuf> {
-    RUN_SCOPE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    with_run_scope(|s| s.clone())
 }
 
 /// Makes the cgroup `fsarena-RUNID` of a run, beside fsarena's own, under which every tree
@@ -89,7 +106,7 @@ pub fn open_run_scope(run: &str) -> Option<Cgroup> {
     std::fs::create_dir(&path).ok()?;
     match Identity::of_path(&path) {
         Ok(id) => {
-            *RUN_SCOPE.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(path.clone());
+            with_run_scope(|s| *s = Some(path.clone()));
             Some(Cgroup { path, id })
         }
         Err(_) => {
@@ -101,10 +118,11 @@ pub fn open_run_scope(run: &str) -> Option<Cgroup> {
 
 /// Forgets the run's cgroup as the place for new trees (the run is ending).
 pub fn close_run_scope(scope: &Cgroup) {
-    let mut current = RUN_SCOPE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if current.as_deref() == Some(scope.path.as_path()) {
-        *current = None;
-    }
+    with_run_scope(|current| {
+        if current.as_deref() == Some(scope.path.as_path()) {
+            *current = None;
+        }
+    });
 }
 
 /// Makes a fresh cgroup for one tree (in the run's cgroup when there is one), or None where
