@@ -17,9 +17,6 @@ use fsarena_core::Better;
 use fsarena_stats::{center, contrast, factor_text, ratio, Ratio, Reading};
 use std::fmt::Write as _;
 
-/// The significance level of every statement.
-pub const ALPHA: f64 = fsarena_stats::ALPHA;
-
 /// How Findings compare, in a line under their heading.
 pub const METHOD: &str = "per metric the targets ranked by geometric mean, and the factor between the best and the worst with its 95% confidence interval and p (Welch's t-test on the logarithms); \"no significant difference\" where the interval contains 1; \"too few repetitions to tell\" below 3 repetitions a side, \"too noisy to tell\" where the interval spans more than 10×. A claim is confirmed only when every interval lies within its bounds, contradicted only when one lies wholly outside them, inconclusive at this scale otherwise.";
 

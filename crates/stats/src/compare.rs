@@ -7,8 +7,6 @@
 //! F. E. Satterthwaite (1946), "An approximate distribution of estimates of variance
 //! components", Biometrics Bulletin 2 (6): 110–114.
 
-use std::cmp::Ordering;
-
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -33,18 +31,6 @@ pub struct Comparison {
     pub t: f64,
     /// Two-sided p-value.
     pub p_value: f64,
-}
-
-/// Outcome of a comparison for a metric with a known better direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// B is significantly better than A.
-    Better,
-    /// B is significantly worse than A.
-    Worse,
-    /// The difference is not significant at the chosen level.
-    NoSignificantDifference,
 }
 
 /// Welch's t-test of B against A; `None` when either side has fewer than two values.
@@ -91,21 +77,6 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Comparison> {
     };
     let half = t_quantile_975(df) * se;
     Some(Comparison { mean_a, mean_b, diff, relative, ci95_diff: (diff - half, diff + half), df, t, p_value })
-}
-
-/// Significant when `p_value < alpha`; then Better or Worse by the sign of `diff` and whether
-/// a higher value of the metric is better.
-pub fn verdict(c: &Comparison, higher_is_better: bool, alpha: f64) -> Verdict {
-    // A NaN p-value (or alpha) is unordered and so never significant.
-    let significant = c.p_value.partial_cmp(&alpha) == Some(Ordering::Less);
-    if !significant || c.diff == 0.0 {
-        return Verdict::NoSignificantDifference;
-    }
-    if (c.diff > 0.0) == higher_is_better {
-        Verdict::Better
-    } else {
-        Verdict::Worse
-    }
 }
 
 #[cfg(test)]
@@ -182,7 +153,6 @@ mod tests {
         assert_eq!(c.ci95_diff, (0.0, 0.0));
         assert_eq!(c.t, 0.0);
         assert_eq!(c.df, 3.0);
-        assert_eq!(verdict(&c, true, 0.05), Verdict::NoSignificantDifference);
     }
 
     #[test]
@@ -193,7 +163,6 @@ mod tests {
         assert_eq!(c.ci95_diff, (1.0, 1.0));
         assert_eq!(c.t, f64::INFINITY);
         assert!(close(c.relative, 0.2, 1e-12));
-        assert_eq!(verdict(&c, true, 0.05), Verdict::Better);
         let c = welch(&[6.0, 6.0], &[5.0, 5.0]).unwrap();
         assert_eq!(c.t, f64::NEG_INFINITY);
         assert_eq!(c.p_value, 0.0);
@@ -207,27 +176,20 @@ mod tests {
 
     #[test]
     fn verdict_directions() {
-        // B is higher than A, significantly (p = 0.021).
-        let up = welch(&A, &B).unwrap();
-        assert_eq!(verdict(&up, true, 0.05), Verdict::Better); // e.g. ops/s went up
-        assert_eq!(verdict(&up, false, 0.05), Verdict::Worse); // e.g. latency went up
-                                                               // B is lower than A, significantly.
-        let down = welch(&B, &A).unwrap();
-        assert_eq!(verdict(&down, true, 0.05), Verdict::Worse);
-        assert_eq!(verdict(&down, false, 0.05), Verdict::Better);
-        // Not significant at a stricter level.
-        assert_eq!(verdict(&up, true, 0.01), Verdict::NoSignificantDifference);
-        assert_eq!(verdict(&down, false, 0.01), Verdict::NoSignificantDifference);
-    }
-
-    #[test]
-    fn verdict_needs_p_strictly_below_alpha() {
-        let mut c = welch(&A, &B).unwrap();
-        c.p_value = 0.05;
-        assert_eq!(verdict(&c, true, 0.05), Verdict::NoSignificantDifference);
-        c.p_value = f64::NAN;
-        assert_eq!(verdict(&c, true, 0.05), Verdict::NoSignificantDifference);
-        c.p_value = 0.01;
-        assert_eq!(verdict(&c, true, f64::NAN), Verdict::NoSignificantDifference);
+        use crate::{ratio, Reading};
+        use fsarena_core::Better;
+        // B is higher than A, significantly: the one model (ratio) reads it by direction.
+        let up = ratio(&A, &B).unwrap();
+        assert_eq!(up.reading(Better::Higher), Reading::Better); // e.g. ops/s went up
+        assert_eq!(up.reading(Better::Lower), Reading::Worse); // e.g. latency went up
+        let down = ratio(&B, &A).unwrap();
+        assert_eq!(down.reading(Better::Higher), Reading::Worse);
+        assert_eq!(down.reading(Better::Lower), Reading::Better);
+        // Equal constant sides: no difference; different constant sides: exact.
+        assert_eq!(
+            ratio(&[5.0, 5.0, 5.0], &[5.0, 5.0, 5.0]).unwrap().reading(Better::Higher),
+            Reading::NoSignificantDifference
+        );
+        assert_eq!(ratio(&[5.0, 5.0, 5.0], &[6.0, 6.0, 6.0]).unwrap().reading(Better::Higher), Reading::Better);
     }
 }

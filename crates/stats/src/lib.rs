@@ -6,7 +6,7 @@ mod ratio;
 mod series;
 mod summary;
 
-pub use compare::{verdict, welch, Comparison, Verdict};
+pub use compare::{welch, Comparison};
 /// The mergeable latency histogram; defined in `fsarena_core` so that a `Measurement` can
 /// merge exactly (see its error bound there).
 pub use fsarena_core::LatencyHistogram;
