@@ -20,6 +20,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A workload's directory on a target, held open: everything below it is reached through it.
 #[derive(Debug)]
@@ -138,19 +139,42 @@ pub fn remove_tree(dir: BorrowedFd<'_>, name: &OsStr, budget: &mut Budget, level
     budget.descend(level + 1)?;
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let sub = rustix::fs::openat(dir, name, flags, Mode::empty())?;
-    // Removed while listed, as std's remove_dir_all does (Linux lists each name once).
-    let mut failed = None;
     let top = budget.top.clone();
-    // The budget, spent name by name below, bounds the listing.
-    for_each_name(sub.as_fd(), &top, u64::MAX, |child| {
-        failed = remove_tree(sub.as_fd(), OsStr::from_bytes(child.to_bytes()), budget, level + 1).err();
-        failed.is_none()
-    })?;
-    if let Some(e) = failed {
-        return Err(e);
+    let mut pause = HIDDEN_FIRST_PAUSE;
+    let mut waited = Duration::ZERO;
+    loop {
+        // Removed while listed, as std's remove_dir_all does (Linux lists each name once).
+        let mut failed = None;
+        // The budget, spent name by name below, bounds the listing.
+        for_each_name(sub.as_fd(), &top, u64::MAX, |child| {
+            failed = remove_tree(sub.as_fd(), OsStr::from_bytes(child.to_bytes()), budget, level + 1).err();
+            failed.is_none()
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        match rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR) {
+            // A FUSE daemon built on libfuse's high-level API (fuse2fs among them) renames a
+            // file unlinked while open to `.fuse_hidden…` in the same directory and deletes it
+            // only when the file is released; the kernel sends that release after close()
+            // returns, so a file a workload's thread closed just before is still "open" to
+            // the daemon. The directory then is not empty for a moment: listed again, and
+            // again, until those releases arrive (a daemon that never releases ends the wait).
+            Err(rustix::io::Errno::NOTEMPTY) if waited < HIDDEN_WAIT => {
+                std::thread::sleep(pause);
+                waited += pause;
+                pause = (pause * 2).min(HIDDEN_WAIT / 8);
+            }
+            r => return ignore_gone(r),
+        }
     }
-    ignore_gone(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR))
 }
+
+/// The first pause before a directory that was not empty at its removal is listed again.
+const HIDDEN_FIRST_PAUSE: Duration = Duration::from_millis(5);
+/// How long a directory may stay not empty (files released late by a FUSE daemon) before its
+/// removal gives up.
+const HIDDEN_WAIT: Duration = Duration::from_secs(2);
 
 fn ignore_gone(r: rustix::io::Result<()>) -> io::Result<()> {
     match r {
@@ -299,6 +323,55 @@ mod tests {
         assert!(e.contains("is a FIFO, not the regular file"), "{e}");
         assert!(below.open(Path::new("/etc/passwd"), OFlags::RDONLY, 0).is_err());
         assert!(below.open(Path::new("../outside"), OFlags::RDONLY, 0).is_err());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// fuse2fs (libfuse's high-level API) hides a file unlinked while open as `.fuse_hidden…`
+    /// until its release, which the kernel sends after close() returns: a tree removed just
+    /// after its last file was closed is emptied once that release arrives, not refused as
+    /// "not empty" (CI: filebench's next repetition found its fileset still there).
+    #[test]
+    fn a_tree_on_fuse2fs_whose_file_is_released_late_is_removed() {
+        struct Mounted(PathBuf);
+        impl Drop for Mounted {
+            fn drop(&mut self) {
+                // A failed assertion may leave the file open for a moment in the closer thread.
+                for _ in 0..50 {
+                    if std::process::Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success()) {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+        let d = scratch("hidden");
+        let image = d.join("image");
+        std::fs::File::create(&image).unwrap().set_len(32 << 20).unwrap();
+        let ok = |c: &mut std::process::Command| c.status().is_ok_and(|s| s.success());
+        assert!(
+            ok(std::process::Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image)),
+            "mkfs.ext4 (e2fsprogs) is needed"
+        );
+        let mnt = d.join("sub");
+        assert!(
+            ok(std::process::Command::new("fuse2fs").arg(&image).arg(&mnt).args(["-o", "fakeroot"])),
+            "fuse2fs (fuse2fs package) and /dev/fuse are needed"
+        );
+        let mounted = Mounted(mnt.clone());
+        std::fs::create_dir_all(mnt.join("tree/deeper")).unwrap();
+        std::fs::write(mnt.join("tree/deeper/f"), b"data").unwrap();
+        let open = std::fs::File::open(mnt.join("tree/deeper/f")).unwrap();
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(open);
+        });
+        let below = Below::hold(&mnt).unwrap();
+        let mut budget = Budget::new(&mnt.join("tree"), 1000, 8);
+        remove_tree(below.fd(), OsStr::new("tree"), &mut budget, 0).unwrap();
+        closer.join().unwrap();
+        assert!(!mnt.join("tree").exists());
+        drop(below);
+        drop(mounted);
         std::fs::remove_dir_all(&d).unwrap();
     }
 
