@@ -18,6 +18,7 @@ mod filebench;
 mod fio_corpus;
 mod fio_crosscheck;
 mod fio_tools;
+mod flags;
 mod glusterfs;
 mod help;
 mod hold;

@@ -22,6 +22,13 @@ pub struct OpenFlags {
     pub dsync: bool,
 }
 
+/// `O_DSYNC` as Linux defines it (0o10000): each write waits for its data and the metadata
+/// needed to read it back, as fio's `sync=dsync`, dd's `oflag=dsync` and filebench's `dsync`
+/// ask. Every dsync open takes its flags from here, not from rustix's own `DSYNC` flag:
+/// rustix 1.1's linux_raw backend defines that as `O_SYNC` (0o4010000), which syncs all
+/// metadata too.
+pub const O_DSYNC: rustix::fs::OFlags = rustix::fs::OFlags::from_bits_retain(libc::O_DSYNC as u32);
+
 /// Opens `path` with `flags`.
 pub fn open_file(path: &Path, flags: OpenFlags) -> io::Result<File> {
     let mut custom = 0;
@@ -80,4 +87,40 @@ pub fn filesystem_name(path: &Path) -> String {
         other => return format!("filesystem 0x{other:x}"),
     };
     name.to_string()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// dsync is O_DSYNC (0o10000) alone, not O_SYNC (0o4010000, what rustix's own `DSYNC` is
+    /// on linux_raw), and no source of the workspace opens with that flag.
+    #[test]
+    fn dsync_is_o_dsync_and_nothing_opens_with_rustixs() {
+        assert_eq!(O_DSYNC.bits(), 0o10000);
+        assert_eq!(O_DSYNC.bits(), libc::O_DSYNC as u32);
+        assert!(!O_DSYNC.contains(rustix::fs::OFlags::SYNC));
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let banned = ["OFlags::", "DSYNC"].concat();
+        let mut stack = vec![crates.to_path_buf()];
+        let mut seen = 0;
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    seen += 1;
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    assert!(
+                        !text.contains(&banned),
+                        "{} opens with rustix's {banned} (O_SYNC): use O_DSYNC",
+                        p.display()
+                    );
+                }
+            }
+        }
+        assert!(seen > 100, "the workspace's sources were read ({seen} files)");
+    }
 }

@@ -27,7 +27,7 @@ mod sync;
 
 pub use buffer::{AlignedBuf, SlotBuffers};
 pub use depth::QueueDepth;
-pub use file::{dio_alignment, filesystem_name, open_file, OpenFlags};
+pub use file::{dio_alignment, filesystem_name, open_file, OpenFlags, O_DSYNC};
 pub use fsops::{FsOps, PsyncFsOps};
 pub use io_uring::{uring_unavailable, IoUring};
 pub use libaio::Libaio;

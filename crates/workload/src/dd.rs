@@ -37,8 +37,10 @@ pub struct DdOptions {
     pub sync: bool,
     /// `oflag=direct` / `iflag=direct`: O_DIRECT.
     pub direct: bool,
-    /// `conv=fsync`: one fsync at the end of each file, timed (dd counts it).
+    /// `conv=fsync` or `conv=fdatasync`: one sync at the end of each file, timed (dd counts it).
     pub fsync: bool,
+    /// `conv=fdatasync`: that sync is fdatasync(2), as GNU dd's.
+    pub fdatasync: bool,
     /// Keep the files after the run (fsarena's own).
     pub keep: bool,
 }
@@ -54,6 +56,7 @@ impl Default for DdOptions {
             sync: false,
             direct: false,
             fsync: false,
+            fdatasync: false,
             keep: false,
         }
     }
@@ -93,9 +96,12 @@ pub static OPTIONS: &[OptionDef<DdOptions>] = &[
     dd!("oflag", Choice(&["direct", "dsync", "sync"]), Unset, "direct, dsync or sync, several joined by commas, as dd's oflag", |o, v| flags(o, v)?)
         .list(ListSyntax::Bar),
     dd!("iflag", Choice(&["direct"]), Unset, "direct, as dd's iflag for reads", |o, v| flags(o, v)?).list(ListSyntax::Bar),
-    dd!("conv", Choice(&["fsync", "fdatasync"]), Unset, "fsync or fdatasync: one sync at the end of each file, timed, as dd's conv", |o, v| o.fsync = match v.trim() {
-        "fsync" | "fdatasync" => true,
-        _ => return Err(format!("'{v}' is not a conv fsarena's dd supports: expected fsync or fdatasync")),
+    dd!("conv", Choice(&["fsync", "fdatasync"]), Unset, "fsync or fdatasync: one sync at the end of each file, timed, as dd's conv", |o, v| {
+        (o.fsync, o.fdatasync) = match v.trim() {
+            "fsync" => (true, false),
+            "fdatasync" => (true, true),
+            _ => return Err(format!("'{v}' is not a conv fsarena's dd supports: expected fsync or fdatasync")),
+        }
     }),
     dd!("keep", Bool, Is("0"), "keep the files after the run (fsarena's own)", |o, v| o.keep = boolean(v)?),
 ];
@@ -138,7 +144,7 @@ impl DdWorkload {
             flags |= OFlags::DIRECT;
         }
         if create && o.dsync {
-            flags |= OFlags::DSYNC;
+            flags |= fsarena_engine::O_DSYNC;
         }
         if create && o.sync {
             flags |= OFlags::SYNC;
@@ -188,7 +194,9 @@ impl Copier<'_> {
             }
             rec.done(done as u64);
         }
-        if write && o.fsync {
+        if write && o.fdatasync {
+            rustix::fs::fdatasync(fd.as_fd()).map_err(|e| format!("fdatasync {name}: {e}"))?;
+        } else if write && o.fsync {
             rustix::fs::fsync(fd.as_fd()).map_err(|e| format!("fsync {name}: {e}"))?;
         }
         Ok(())
@@ -233,7 +241,20 @@ impl Workload for DdWorkload {
     fn describe(&self) -> Vec<String> {
         let o = &self.options;
         let (from, to) = if o.read { ("FILE", "/dev/null") } else { ("/dev/zero", "FILE") };
-        vec![format!("dd if={from} of={to} bs={} count={} × {} file(s)", o.bs, self.count, o.files)]
+        let mut line = format!("dd if={from} of={to} bs={} count={}", o.bs, self.count);
+        // The flags in dd's words, as the timed pass opens its files: a read's O_DIRECT is
+        // iflag=; dsync and sync apply to writes (the read's untimed layout writes with them).
+        let flags: Vec<&str> = [(o.direct, "direct"), (o.dsync && !o.read, "dsync"), (o.sync && !o.read, "sync")]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+        if !flags.is_empty() {
+            line += &format!(" {}={}", if o.read { "iflag" } else { "oflag" }, flags.join(","));
+        }
+        if o.fsync && !o.read {
+            line += if o.fdatasync { " conv=fdatasync" } else { " conv=fsync" };
+        }
+        vec![format!("{line} × {} file(s)", o.files)]
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
@@ -313,7 +334,11 @@ mod tests {
     fn dds_words_and_refusals() {
         let w = DdWorkload::from_spec(&Spec::parse("dd:bs=1m,count=4,oflag='direct,dsync'").unwrap()).unwrap();
         assert!(w.options.direct && w.options.dsync && !w.options.sync);
-        assert_eq!(w.describe()[0], "dd if=/dev/zero of=FILE bs=1048576 count=4 × 1 file(s)");
+        assert_eq!(w.describe()[0], "dd if=/dev/zero of=FILE bs=1048576 count=4 oflag=direct,dsync × 1 file(s)");
+        let w = DdWorkload::from_spec(&Spec::parse("dd:bs=4k,count=2,conv=fsync,files=3").unwrap()).unwrap();
+        assert_eq!(w.describe()[0], "dd if=/dev/zero of=FILE bs=4096 count=2 conv=fsync × 3 file(s)");
+        let w = DdWorkload::from_spec(&Spec::parse("dd:bs=4k,count=2,mode=read,oflag=direct").unwrap()).unwrap();
+        assert_eq!(w.describe()[0], "dd if=FILE of=/dev/null bs=4096 count=2 iflag=direct × 1 file(s)");
         for (spec, want) in [
             ("dd:bs=1m", "needs count="),
             ("dd:count=1,oflag=nocache", "'nocache' is not a flag"),

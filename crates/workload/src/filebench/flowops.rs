@@ -240,7 +240,7 @@ impl<'a> Worker<'a> {
         let mut f = OFlags::CLOEXEC | OFlags::NOFOLLOW;
         f |= if self.sh.filesets[set].def.readonly { OFlags::RDONLY } else { OFlags::RDWR };
         if op.dsync {
-            f |= OFlags::DSYNC;
+            f |= fsarena_engine::O_DSYNC;
         }
         if op.directio {
             f |= OFlags::DIRECT;

@@ -329,7 +329,7 @@ fn open_files(spec: &CloneSpec, root: BorrowedFd<'_>) -> Result<Vec<File>, (i32,
     for (on, flag) in [
         (o.direct, OFlags::DIRECT),
         (o.sync == SyncMode::Sync, OFlags::SYNC),
-        (o.sync == SyncMode::Dsync, OFlags::DSYNC),
+        (o.sync == SyncMode::Dsync, fsarena_engine::O_DSYNC),
     ] {
         if on {
             flags |= flag;
