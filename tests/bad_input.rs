@@ -49,7 +49,7 @@ fn every_problem_of_a_job_file_is_said_at_once() {
     let job = dir.path.join("../fsarena-test-all-problems.fio");
     std::fs::write(
         &job,
-        "[global]\nsize=1m ; inline comments are fine\n[a]\nbs=4q\nzonemode=zbd\n[b\n[c]\nrw=randread:8\n[d]\nnumjobs=0\n",
+        "[global]\nsize=1m ; inline comments are fine\n[a]\nbs=4q\nzonemode=zbd\n[b\n[c]\nrw=randread:0\n[d]\nnumjobs=0\n",
     )
     .unwrap();
     let out = run(&["run", "--target", &dir.spec(), "--fio", job.to_str().unwrap()]);
@@ -61,7 +61,7 @@ fn every_problem_of_a_job_file_is_said_at_once() {
         format!("fsarena: {name}:4: bs=4q"),
         format!("fsarena: {name}:5: fio option 'zonemode'"),
         format!("fsarena: {name}:6: this line is neither"),
-        format!("fsarena: {name}:8: rw=randread:8"),
+        format!("fsarena: {name}:8: rw=randread:0"),
         format!("fsarena: {name}:9 (job 'd'): numjobs=0"),
         format!("fsarena: {name}: 5 problems in this job file"),
     ];

@@ -2,7 +2,9 @@
 //! (size-based, small), runs under fio and under fsarena on the same tmpfs directory, and
 //! both move the same bytes in the same number of I/Os, per job and direction (mixed jobs:
 //! the totals, since each tool draws the read/write split at random), with the same number
-//! of syncs. Files that do not match yet are listed in [`KNOWN_DIFFERENCES`] with the reason;
+//! of syncs. A file marked `; corpus: offsets` runs under strace in both tools, and their
+//! reads and writes of the job's files come at the same offsets, in the same order, with
+//! the same lengths. Files that do not match yet are listed in [`KNOWN_DIFFERENCES`] with the reason;
 //! one that matches while listed fails the test too, so the table stays true.
 
 use crate::util::{json, require, Scratch};
@@ -60,11 +62,88 @@ fn stopped_limit(text: &str) -> u64 {
         .unwrap_or(1 << 20)
 }
 
+/// What a file says the harness should compare besides counts: offsets (`; corpus: offsets`).
+fn wants_offsets(text: &str) -> bool {
+    text.lines().any(|l| l.trim() == "; corpus: offsets")
+}
+
+/// `cmd` run under strace when `trace` is given: every pread64 and pwrite64, with the path
+/// of its file descriptor, written to `trace.TID`, one file per thread (so that no call is
+/// split by another thread's).
+fn traced(cmd: &Path, trace: Option<&Path>) -> Command {
+    match trace {
+        None => Command::new(cmd),
+        Some(t) => {
+            let mut c = Command::new(require("strace"));
+            c.args(["-ff", "-qq", "-s", "0", "-y", "-e", "trace=pread64,pwrite64", "-e", "signal=none", "-o"])
+                .arg(t)
+                .arg(cmd);
+            c
+        }
+    }
+}
+
+/// One I/O seen by strace: 'r' or 'w', offset and length.
+type Traced = (char, u64, u64);
+
+/// The job's own I/Os in the strace logs `trace.TID`: those of the thread that did the most
+/// reads and writes of job files (`NAME.N.M`, as both tools name them; fsarena reaches the
+/// target through a mount of its own, so the directory differs), its last `n` (fio lays out
+/// with write(2), fsarena with pwrite64 before the job).
+fn traced_ios(trace: &Path, n: u64) -> Vec<Traced> {
+    let (Some(parent), Some(prefix)) = (trace.parent(), trace.file_name().and_then(|f| f.to_str())) else {
+        return Vec::new();
+    };
+    let prefix = format!("{prefix}.");
+    let logs = std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|f| f.starts_with(&prefix)));
+    let all = logs.map(|e| thread_ios(&e.path())).max_by_key(Vec::len).unwrap_or_default();
+    all[all.len().saturating_sub(n as usize)..].to_vec()
+}
+
+/// True for a job file's name as fio names it by default: `NAME.JOBNUM.FILENUM`.
+fn job_file_name(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let mut parts = name.rsplitn(3, '.');
+    let digits = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    digits(parts.next()) && digits(parts.next()) && parts.next().is_some_and(|p| !p.is_empty())
+}
+
+/// Every read and write of job files in one thread's strace log.
+fn thread_ios(log: &Path) -> Vec<Traced> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter(|l| l.split_once('<').and_then(|(_, rest)| rest.split_once('>')).is_some_and(|(p, _)| job_file_name(p)))
+        .filter_map(|l| {
+            let kind = if l.contains("pread64(") {
+                'r'
+            } else if l.contains("pwrite64(") {
+                'w'
+            } else {
+                return None;
+            };
+            // `pread64(3</dir/f>, ..., LEN, OFFSET) = N`
+            let args = &l[..l.rfind(')')?];
+            let mut nums = args.rsplit(", ");
+            let offset = nums.next()?.trim().parse().ok()?;
+            let len = nums.next()?.trim().parse().ok()?;
+            Some((kind, offset, len))
+        })
+        .collect()
+}
+
 /// The outcome of one tool on one file: its jobs, or why there are none.
 type Outcome = Result<Vec<(String, Counts)>, String>;
 
 fn fio(file: &Path, dir: &Scratch, cwd: &Scratch) -> Outcome {
-    let out = Command::new(require("fio"))
+    fio_traced(file, dir, cwd, None)
+}
+
+fn fio_traced(file: &Path, dir: &Scratch, cwd: &Scratch, trace: Option<&Path>) -> Outcome {
+    let out = traced(&require("fio"), trace)
         .arg(format!("--directory={}", dir.path.display()))
         .arg("--output-format=json")
         .arg(file)
@@ -85,8 +164,13 @@ fn fio(file: &Path, dir: &Scratch, cwd: &Scratch) -> Outcome {
 }
 
 fn fsarena(file: &Path, dir: &Scratch, cwd: &Scratch) -> Outcome {
+    fsarena_traced(file, dir, cwd, None)
+}
+
+fn fsarena_traced(file: &Path, dir: &Scratch, cwd: &Scratch, trace: Option<&Path>) -> Outcome {
     let workdir = cwd.path.join("work");
-    let out = crate::util::fsarena()
+    let out = traced(Path::new(env!("CARGO_BIN_EXE_fsarena")), trace)
+        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
         .args(["run", "--target", &dir.spec(), "--fio"])
         .arg(file)
         .args(["--output-format", "fio-json", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
@@ -99,6 +183,23 @@ fn fsarena(file: &Path, dir: &Scratch, cwd: &Scratch) -> Outcome {
         return Err(format!("fsarena exit {:?}: {}", out.status.code(), crate::util::stderr(&out).trim()));
     }
     Ok(jobs(&json(&out)))
+}
+
+/// The I/Os of an outcome, every job and direction.
+fn ios(o: &Outcome) -> u64 {
+    o.as_ref().map_or(0, |jobs| jobs.iter().map(|(_, c)| c[1] + c[3]).sum())
+}
+
+/// Where two traced I/O sequences part.
+fn first_difference(fio: &[Traced], ours: &[Traced]) -> String {
+    let at = fio.iter().zip(ours).position(|(a, b)| a != b).unwrap_or(fio.len().min(ours.len()));
+    format!(
+        "offsets part at I/O {at} of {} (fio) / {} (fsarena): fio {:?}, fsarena {:?}",
+        fio.len(),
+        ours.len(),
+        &fio[at.min(fio.len())..(at + 4).min(fio.len())],
+        &ours[at.min(ours.len())..(at + 4).min(ours.len())]
+    )
 }
 
 /// Compares one file's outcomes; None when they agree.
@@ -163,12 +264,19 @@ fn corpus_matches_fio() {
         let dir = Scratch::new(&format!("corpus-{name}"));
         let (fio_cwd, our_cwd) =
             (Scratch::new(&format!("corpus-{name}-fio")), Scratch::new(&format!("corpus-{name}-ours")));
-        let theirs = fio(file, &dir, &fio_cwd);
+        let offsets = wants_offsets(&text);
+        let (fio_trace, our_trace) = (fio_cwd.path.join("strace.log"), our_cwd.path.join("strace.log"));
+        let theirs = fio_traced(file, &dir, &fio_cwd, offsets.then_some(fio_trace.as_path()));
+        let fio_ios = traced_ios(&fio_trace, ios(&theirs));
         // Each tool on a fresh directory: neither finds the other's files laid out.
         std::fs::remove_dir_all(&dir.path).and_then(|()| std::fs::create_dir_all(&dir.path)).expect("fresh dir");
-        let ours = fsarena(file, &dir, &our_cwd);
+        let ours = fsarena_traced(file, &dir, &our_cwd, offsets.then_some(our_trace.as_path()));
+        let our_ios = traced_ios(&our_trace, ios(&ours));
         let known = KNOWN_DIFFERENCES.iter().any(|(k, _)| *k == name);
-        match (compare(&theirs, &ours, &text), known) {
+        let differs = compare(&theirs, &ours, &text).or_else(|| {
+            (offsets && (fio_ios.is_empty() || fio_ios != our_ios)).then(|| first_difference(&fio_ios, &our_ios))
+        });
+        match (differs, known) {
             (Some(why), false) => wrong.push(format!("{name}.fio: {why}")),
             (None, true) => fixed.push(format!("{name}.fio")),
             _ => {}

@@ -113,6 +113,12 @@ fn per_job(v: &serde_json::Value) -> Vec<[u64; 5]> {
 /// Runs one job file (`[job]` section and options, no directory) under fio and fsarena in
 /// fresh directories; returns (fio, fsarena) counts per job.
 fn both(name: &str, body: &str) -> (Vec<[u64; 5]>, Vec<[u64; 5]>) {
+    let (fio, ours) = both_json(name, body);
+    (per_job(&fio), per_job(&ours))
+}
+
+/// [`both`]'s two fio-shaped documents, whole.
+fn both_json(name: &str, body: &str) -> (serde_json::Value, serde_json::Value) {
     let job = Scratch::new(&format!("xjob-{name}"));
     let file = job.path.join(format!("{name}.fio"));
     std::fs::write(&file, body).expect("job file");
@@ -127,12 +133,56 @@ fn both(name: &str, body: &str) -> (Vec<[u64; 5]>, Vec<[u64; 5]>) {
         .output()
         .expect("fio runs");
     assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
-    let fio = per_job(&json(&out));
+    (json(&out), ours_json(name, body))
+}
+
+/// fsarena's fio-shaped document for a job file.
+fn ours_json(name: &str, body: &str) -> serde_json::Value {
+    let job = Scratch::new(&format!("xjob-ours-{name}"));
+    let file = job.path.join(format!("{name}.fio"));
+    std::fs::write(&file, body).expect("job file");
     let ours_dir = Scratch::new(&format!("xours-{name}"));
     let f = file.to_str().expect("utf-8");
     let out = run(&["run", "--target", &ours_dir.spec(), "--fio", f, "--output-format", "fio-json"]);
     assert!(out.status.success(), "fsarena failed: {}", crate::util::stderr(&out));
-    (fio, per_job(&json(&out)))
+    json(&out)
+}
+
+#[test]
+fn thinktime_pauses_as_fio_pauses() {
+    // 100 reads, a 20 ms pause after every 10: 200 ms of pauses in the job's runtime, in
+    // fio and in fsarena; without thinktime the job takes a few milliseconds.
+    let (fio, ours) = both_json("think", "[t]\nrw=read\nsize=400k\nthinktime=20ms\nthinktime_blocks=10\n");
+    for (who, v) in [("fio", &fio), ("fsarena", &ours)] {
+        let ms = v["jobs"][0]["read"]["runtime"].as_u64().expect("runtime");
+        assert!((195..1000).contains(&ms), "{who}: runtime {ms} ms, expected about 200");
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 100, "{who}");
+    }
+    // Counted at issue, with spinning: two pauses of 20 ms, the first 5 ms of each on the CPU.
+    let (fio, ours) = both_json(
+        "think-issue",
+        "[t]\nrw=read\nsize=200k\nthinktime=20000\nthinktime_spin=5ms\nthinktime_blocks=25\nthinktime_blocks_type=issue\n",
+    );
+    for (who, v) in [("fio", &fio), ("fsarena", &ours)] {
+        let ms = v["jobs"][0]["read"]["runtime"].as_u64().expect("runtime");
+        assert!((38..1000).contains(&ms), "{who}: runtime {ms} ms, expected about 40");
+    }
+}
+
+#[test]
+fn fio_version_chooses_the_draws_and_names_the_release() {
+    // bsrange's random map: fio 3.33 draws 2,743 I/Os, fio 3.42 (built from its tag) 2,776,
+    // since 3.42 seeds its offsets from the job's own seed.
+    let body = "[b]\nrw=randread\nbsrange=4k-64k\nsize=64m\n";
+    let (fio, ours) = both_json("v333", body);
+    assert_eq!(per_job(&ours), per_job(&fio));
+    assert_eq!(fio["jobs"][0]["read"]["total_ios"], 2743, "fio 3.33 itself");
+    assert_eq!(ours["fio version"], "fio-3.33");
+    // fio 3.33 knows no fio_version: fsarena alone.
+    let ours = ours_json("v342", &format!("{body}fio_version=3.42\n"));
+    assert_eq!(ours["jobs"][0]["read"]["total_ios"], 2776);
+    assert_eq!(ours["jobs"][0]["read"]["io_bytes"], 64 << 20);
+    assert_eq!(ours["fio version"], "fio-3.42");
 }
 
 #[test]

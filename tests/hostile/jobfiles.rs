@@ -17,6 +17,7 @@ fn job_file_bombs_and_non_job_files_are_refused() {
     f.file("my.cnf", format!("[client]\npassword={SECRET}\n"));
     // A long file that is no job file: a problem on every line, the first 20 said and counted.
     f.file("passwd-like", format!("{SECRET}:x:0:0::/root:/bin/sh\n").repeat(5000));
+    // 300 jobs, each with a bad bs and no size: 600 problems, said in one run.
     f.file("many-problems.fio", "[a]\nbs=4q\n".repeat(300));
     f.file("empty.fio", "");
     mkfifo(&f.path("fifo.fio"));
@@ -87,7 +88,7 @@ fn job_file_bombs_and_non_job_files_are_refused() {
         fio("{F}/inc-abs-shadow.fio", &["shadow"]),
         fio("{F}/my.cnf", &["my.cnf"]),
         fio("{F}/passwd-like", &["passwd-like:20:", "5000 problems in this job file (the first 20 shown)"]),
-        fio("{F}/many-problems.fio", &["many-problems.fio:2: bs=4q", "300 problems in this job file"]),
+        fio("{F}/many-problems.fio", &["many-problems.fio:2: bs=4q", "600 problems in this job file"]),
         fio("{F}/inc-cnf.fio", &["my.cnf"]),
         fio("{F}/inc-noname.fio", &["include"]),
         fio("{F}/inc-blank.fio", &["include"]),

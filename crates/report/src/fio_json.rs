@@ -21,8 +21,22 @@ use fsarena_core::fio::job_latency;
 use fsarena_core::{JobResult, LatencyHistogram, LatencySummary, Measurement};
 use serde_json::{json, Map, Value};
 
-/// The fio release whose JSON, logs and text fsarena's fio formats follow.
+/// The fio release whose JSON, logs and text fsarena's fio formats follow, and whose draws
+/// an `io` job follows unless it asks for another with `fio_version=`.
 pub const FIO_VERSION: &str = "fio-3.33";
+
+/// The fio release the run followed: the one its jobs asked for with fsarena's io key
+/// `fio_version=` (in `[global]` or a job), else [`FIO_VERSION`].
+pub fn fio_version(report: &RunReport) -> String {
+    let jobs = report.results.iter().filter_map(|e| e.measurements.last()).flat_map(|m| m.jobs());
+    let asked = report
+        .global_options
+        .iter()
+        .chain(jobs.flat_map(|j| j.options.iter()))
+        .find(|(k, _)| k == "fio_version")
+        .map(|(_, v)| v.trim().trim_start_matches("fio-"));
+    asked.map_or_else(|| FIO_VERSION.to_string(), |v| format!("fio-{v}"))
+}
 
 /// Writes `io` results in fio's JSON shape (`jobs[].read.iops`, `clat_ns.percentile`, ...).
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,7 +67,7 @@ fn document(report: &RunReport, plus: bool) -> Value {
     // Scripts test `"fio version"` with `startswith("fio-")` or parse its numbers: it names
     // the fio release whose output this matches; `"fsarena version"` says what wrote it
     // (docs/results-schema.md).
-    root.insert("fio version".into(), json!(FIO_VERSION));
+    root.insert("fio version".into(), json!(fio_version(report)));
     root.insert("fsarena version".into(), json!(format!("fsarena-{}", fsarena_core::VERSION)));
     root.insert("timestamp".into(), json!(ms / 1000));
     root.insert("timestamp_ms".into(), json!(ms));

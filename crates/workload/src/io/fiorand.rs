@@ -51,7 +51,8 @@ pub struct Seeds {
 
 impl Seeds {
     /// The seeds of job number `thread_number` (1-based) with `randseed = rand_seed`.
-    /// `repeatable` is fio's `randrepeat`; when it is off the offsets come from the seeds too
+    /// `repeatable` is fio 3.33's `randrepeat` (fio 3.42 no longer replaces the offsets'
+    /// seed: its callers pass false); when it is off the offsets come from the seeds too
     /// (fio then also seeds from the system unless `randseed` is given; fsarena's caller
     /// passes a random `rand_seed` for that).
     pub fn new(rand_seed: u64, thread_number: u64, repeatable: bool) -> Self {

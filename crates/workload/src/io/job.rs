@@ -129,8 +129,11 @@ pub(super) struct FileState<'fd> {
     pub start: u64,
     /// Blocks of `unit` bytes in the region.
     pub blocks: u64,
-    /// Next sequential block per direction (fio keeps `last_pos` per direction).
+    /// Where the last I/O per direction ended, from the region's start (fio's `last_pos`).
     pub seq: [u64; 2],
+    /// Where the last I/O per direction started (fio's `last_start`), for
+    /// `rw_sequencer=identical`.
+    pub last_start: [Option<u64>; 2],
     /// Next position in the random permutation.
     pub taken: u64,
     pub perm: Permutation,
@@ -377,7 +380,7 @@ fn all_units(blocks: u64) -> Vec<u64> {
 }
 
 /// Where each file's I/O goes and in which order; `fds[i]` is `spec.files[i]`, open.
-fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<'fd>> {
+pub(super) fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<'fd>> {
     let o = &spec.options;
     let map = uses_block_map(o);
     spec.files
@@ -393,6 +396,7 @@ fn file_states<'fd>(spec: &CloneSpec, fds: &[BorrowedFd<'fd>]) -> Vec<FileState<
                 start: o.offset,
                 blocks,
                 seq: [0; 2],
+                last_start: [None; 2],
                 taken: 0,
                 perm: Permutation::new(blocks.max(1), seed),
                 map: map.then(|| BlockMap::new(blocks)),
@@ -422,7 +426,7 @@ pub(super) fn io_span(o: &IoOptions, file_size: u64) -> u64 {
 pub(super) fn drawn_file_sizes(o: &IoOptions, thread_number: u32, files: usize) -> Vec<u64> {
     let (Some(lo), Some(hi)) = (o.filesize, o.filesize_max) else { return Vec::new() };
     let seed = o.fio_seed();
-    let seeds = super::fiorand::Seeds::new(seed, u64::from(thread_number), o.randrepeat);
+    let seeds = super::fiorand::Seeds::new(seed, u64::from(thread_number), o.fixed_block_seed());
     let mut r = seeds.stream(super::fiorand::Stream::FileSize, o.tausworthe64);
     let unit = o.min_bs().max(1);
     (0..files)
@@ -441,8 +445,10 @@ pub(super) fn drawn_file_sizes(o: &IoOptions, thread_number: u32, files: usize) 
 /// `--debug=random`, which never reports a busy block there), and neither does fsarena.
 pub(super) fn uses_block_map(o: &IoOptions) -> bool {
     let sizes_differ = o.sizes_drawn() || (o.rw.reads() && o.rw.writes() && o.bs[READ] != o.bs[WRITE]);
+    // Under rw=randread:N the I/Os between random ones overlap blocks done: fio's map and
+    // its draws decide where the random ones land.
     o.rw.is_random()
-        && sizes_differ
+        && (sizes_differ || o.rw_seq_nr > 1)
         && !o.norandommap
         && matches!(o.random_distribution, super::options::Distribution::Random)
 }

@@ -3,6 +3,7 @@
 //! Hand-written because generic INI crates mis-read fio's bare keys (`time_based`) and
 //! know nothing of `[global]` applying only to the jobs below it.
 
+pub use super::keywords::Host;
 use super::options::IoOptions;
 use fsarena_core::InputError;
 use std::path::{Path, PathBuf};
@@ -60,18 +61,23 @@ pub fn read_job_text(path: &Path, what: &str) -> Result<String, InputError> {
 pub fn parse_file(path: &Path) -> Result<FioJobFile, InputError> {
     let mut expansion = Expansion::default();
     read_lines(path, &mut expansion, 0)?;
-    parse_lines(&expansion.lines, path)
+    parse_lines(&expansion.lines, path, &Host::this_machine(), expansion.problems)
 }
 
 /// Parses job-file text (for tests and stdin); `name` is used in error messages.
 pub fn parse_str(text: &str, name: &str) -> Result<FioJobFile, InputError> {
+    parse_str_on(text, name, &Host::this_machine())
+}
+
+/// [`parse_str`] with the values of `$pagesize`, `$mb_memory` and `$ncpus` given.
+pub fn parse_str_on(text: &str, name: &str, host: &Host) -> Result<FioJobFile, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<Line> = text
         .lines()
         .enumerate()
         .map(|(i, t)| Line { file: PathBuf::from(name), number: i + 1, text: t.to_string() })
         .collect();
-    parse_lines(&lines, Path::new(name))
+    parse_lines(&lines, Path::new(name), host, Vec::new())
 }
 
 /// The job file and its includes read so far, with the counts that bound them. Counted
@@ -80,6 +86,10 @@ pub fn parse_str(text: &str, name: &str) -> Result<FioJobFile, InputError> {
 #[derive(Default)]
 struct Expansion {
     lines: Vec<Line>,
+    /// Includes that could not be read: said with the file's other problems.
+    problems: Vec<InputError>,
+    /// A bound was passed (too many includes, too deep, too much text): reading stops.
+    over_bounds: bool,
     includes: usize,
     bytes: usize,
 }
@@ -94,6 +104,7 @@ fn read_lines(path: &Path, out: &mut Expansion, depth: usize) -> Result<(), Inpu
     let text = read_job_text(path, "fio job file")?;
     out.bytes += text.len();
     if out.bytes > MAX_TOTAL_BYTES {
+        out.over_bounds = true;
         return Err(InputError::new(format!(
             "the job file and its includes hold more than {} MiB of text in all (at {}): expected a smaller job",
             MAX_TOTAL_BYTES >> 20,
@@ -113,21 +124,31 @@ fn read_lines(path: &Path, out: &mut Expansion, depth: usize) -> Result<(), Inpu
             continue;
         };
         if included.is_empty() {
-            return Err(InputError::new("include without a file name: expected 'include FILE'").at(origin()));
+            out.problems.push(InputError::new("include without a file name: expected 'include FILE'").at(origin()));
+            continue;
         }
         out.includes += 1;
         if out.includes > MAX_INCLUDES {
+            out.over_bounds = true;
             return Err(InputError::new(format!(
                 "more than {MAX_INCLUDES} include directives in all: expected a job file that includes fewer files"
             ))
             .at(origin()));
         }
         if depth + 1 > MAX_INCLUDE_DEPTH {
+            out.over_bounds = true;
             return Err(InputError::new(format!("include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)"))
                 .at(origin()));
         }
         let target = path.parent().unwrap_or(Path::new(".")).join(included);
-        read_lines(&target, out, depth + 1).map_err(|e| e.at(origin()))?;
+        // A file that cannot be read is one more problem of the job file; a job file past
+        // the bounds is refused at once, before more of it is read.
+        if let Err(e) = read_lines(&target, out, depth + 1) {
+            if out.over_bounds {
+                return Err(e.at(origin()));
+            }
+            out.problems.push(e.at(origin()));
+        }
     }
     Ok(())
 }
@@ -171,9 +192,10 @@ struct Section {
     name: String,
     own: Vec<Given>,
     origin: String,
-    /// A line of the section had a problem: the job is not checked as a whole, since its
-    /// other problems would be guesses (`size=${UNSET}` is not also "no size").
-    broken: bool,
+    /// The options of the section's lines that had a problem: a problem of the job as a
+    /// whole that names one of them is a guess (`size=${UNSET}` is not also "no size"), and
+    /// is left out; the others are said in the same run.
+    bad_keys: Vec<String>,
 }
 
 /// fio ends a value at `;` or `#`: everything after is a comment (`size=1m ; per job`).
@@ -185,7 +207,7 @@ fn strip_inline_comment(text: &str) -> &str {
 /// fio keeps the section's name even when `[global]` says `name=`; the section's own `name=`
 /// still renames it.
 fn finish(section: Section, globals: &Globals, file: &mut FioJobFile, problems: &mut Vec<InputError>) {
-    if section.name.is_empty() || section.broken || globals.broken {
+    if section.name.is_empty() || globals.unreadable {
         return;
     }
     let mut options = IoOptions::default();
@@ -196,19 +218,30 @@ fn finish(section: Section, globals: &Globals, file: &mut FioJobFile, problems: 
     for g in &section.own {
         let _ = options.set(&g.key, &g.value);
     }
-    if let Err(e) = options.validate() {
-        problems.push(e.at(format!("{} (job '{}')", section.origin, section.name)));
+    let bad: Vec<&String> = globals.bad_keys.iter().chain(&section.bad_keys).collect();
+    let names_a_bad_key = |e: &InputError| {
+        let m = e.to_string();
+        m.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| bad.iter().any(|k| k.as_str() == w))
+    };
+    let found = options.problems();
+    let broken = !bad.is_empty();
+    let origin = format!("{} (job '{}')", section.origin, section.name);
+    problems.extend(found.iter().filter(|e| !names_a_bad_key(e)).map(|e| e.clone().at(origin.clone())));
+    if broken || !found.is_empty() {
         return;
     }
     let given = section.own.into_iter().map(|g| (g.key, g.value)).collect();
     file.jobs.push(JobDef { options, given });
 }
 
-/// The `[global]` options so far, and whether one of their lines had a problem.
+/// The `[global]` options so far, and the options of their lines that had a problem.
 #[derive(Default)]
 struct Globals {
     given: Vec<Given>,
-    broken: bool,
+    bad_keys: Vec<String>,
+    /// A line that is no option line at all, or an include that could not be read, was
+    /// seen: what the jobs lack may be in it, so they are not checked as a whole.
+    unreadable: bool,
 }
 
 /// All the problems of a job file as one error: the first, then one line each for the rest,
@@ -232,19 +265,32 @@ fn all_problems(mut problems: Vec<InputError>, top: &Path) -> InputError {
 }
 
 /// Parses the lines of the job file `top` and its includes, gathering every problem.
-fn parse_lines(lines: &[Line], top: &Path) -> Result<FioJobFile, InputError> {
+/// `problems` holds those of the includes that could not be read: the jobs are then not
+/// checked as a whole, since what they lack may be in those files.
+fn parse_lines(
+    lines: &[Line],
+    top: &Path,
+    host: &Host,
+    mut problems: Vec<InputError>,
+) -> Result<FioJobFile, InputError> {
     let mut file = FioJobFile::default();
-    let mut problems = Vec::new();
-    let mut globals = Globals::default();
+    let mut globals = Globals { unreadable: !problems.is_empty(), ..Globals::default() };
     let mut in_section = false; // false before the first header
     let mut job: Option<Section> = None; // None inside [global] or a refused header
 
     for line in lines {
-        if let Err(e) = parse_line(line, &mut file, &mut globals, &mut in_section, &mut job, &mut problems) {
+        if let Err(e) = parse_line(line, host, &mut file, &mut globals, &mut in_section, &mut job, &mut problems) {
             problems.push(e);
-            match job.as_mut() {
-                Some(section) => section.broken = true,
-                None => globals.broken = true,
+            // The option the line sets, if it reads as one. A refused header is no option:
+            // the lines below it are checked as a section of no job.
+            let text = strip_inline_comment(&line.text).trim();
+            let key = text.split_once('=').map_or(text, |(k, _)| k).trim().to_string();
+            match (job.as_mut(), option_shaped(&key)) {
+                _ if text.starts_with('[') => {}
+                (Some(section), true) => section.bad_keys.push(key),
+                (None, true) => globals.bad_keys.push(key),
+                // A line that names no option: it may have been meant to give anything.
+                (_, false) => globals.unreadable = true,
             }
         }
     }
@@ -268,6 +314,7 @@ fn parse_lines(lines: &[Line], top: &Path) -> Result<FioJobFile, InputError> {
 /// Reads one line into the sections; an error is this line's problem, and parsing goes on.
 fn parse_line(
     line: &Line,
+    host: &Host,
     file: &mut FioJobFile,
     globals: &mut Globals,
     in_section: &mut bool,
@@ -289,7 +336,7 @@ fn parse_line(
         }
         *in_section = true;
         // Until the header is known good, the lines below go to a refused section.
-        *job = Some(Section { name: String::new(), own: Vec::new(), origin: origin.clone(), broken: false });
+        *job = Some(Section { name: String::new(), own: Vec::new(), origin: origin.clone(), bad_keys: Vec::new() });
         let name = name.strip_suffix(']').ok_or_else(neither)?.trim();
         if name.is_empty() {
             return Err(InputError::new("empty section name: expected [global] or [jobname]").at(origin));
@@ -297,10 +344,17 @@ fn parse_line(
         // A job's name names its files: a plain name, checked here to point at the line.
         crate::plain::check_plain_name(name)
             .map_err(|m| InputError::new(format!("section name {m}")).at(origin.clone()))?;
-        *job = (name != "global").then(|| Section { name: name.to_string(), own: Vec::new(), origin, broken: false });
+        *job = (name != "global").then(|| Section {
+            name: name.to_string(),
+            own: Vec::new(),
+            origin,
+            bad_keys: Vec::new(),
+        });
         return Ok(());
     }
     let text = expand(text).map_err(|m| InputError::new(m).at(origin.clone()))?;
+    // fio's reserved words, and its arithmetic on a value that held one.
+    let text = super::keywords::replace(&text, host).map_err(|m| InputError::new(m).at(origin.clone()))?;
     let (key, value) = match text.split_once('=') {
         Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
         None => (text.trim().to_string(), String::new()),

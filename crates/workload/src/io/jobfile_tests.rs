@@ -61,15 +61,17 @@ fn every_problem_of_a_file_is_reported_then_counted() {
     let text = "[global]\nsize=1m\n[a]\nbs=4q\nzonemode=zbd\n[b\nrw=write\n[c]\nrw=sideways\nnumjobs=0\n[d]\nnumjobs=0\n[e]\nsize=${FSARENA_SURELY_UNSET}\n";
     let e = parse_str(text, "t.fio").unwrap_err().to_string();
     let lines: Vec<&str> = e.lines().collect();
-    assert_eq!(lines.len(), 7, "{e}");
+    assert_eq!(lines.len(), 8, "{e}");
     assert!(lines[0].starts_with("t.fio:4: bs=4q"), "{e}");
     assert!(lines[1].starts_with("t.fio:5: fio option 'zonemode'"), "{e}");
     assert!(lines[2].starts_with("t.fio:6: this line is neither"), "{e}");
     assert!(lines[3].starts_with("t.fio:9: rw=sideways"), "{e}");
-    assert!(lines[4].starts_with("t.fio:11 (job 'd'): numjobs=0"), "{e}");
-    // A bad line is its job's only problem: not also "no size".
-    assert!(lines[5].starts_with("t.fio:14: environment variable"), "{e}");
-    assert_eq!(lines[6], "t.fio: 6 problems in this job file: fix them all and run again");
+    // A job with a bad line still has its other problems said (a second run found them).
+    assert!(lines[4].starts_with("t.fio:8 (job 'c'): numjobs=0"), "{e}");
+    assert!(lines[5].starts_with("t.fio:11 (job 'd'): numjobs=0"), "{e}");
+    // ... but not one that names the bad line's option: not also "no size".
+    assert!(lines[6].starts_with("t.fio:14: environment variable"), "{e}");
+    assert_eq!(lines[7], "t.fio: 7 problems in this job file: fix them all and run again");
     // A file with a problem on every line says the first 20 and counts them all.
     let e = parse_str(&"not a job file\n".repeat(500), "t.fio").unwrap_err().to_string();
     assert_eq!(e.lines().count(), 21, "{e}");
@@ -239,4 +241,49 @@ fn include_and_unreadable_files() {
     let e = parse_file(&dir.join("missing.fio")).unwrap_err().to_string();
     assert!(e.contains("cannot read fio job file"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_jobs_problems_are_all_said_in_one_run() {
+    // Each of these used to show only its first problem; fixing it revealed the next.
+    let e = parse_str("[j]\nsize=1m\nnumjobs=0\nnrfiles=0\nloops=0\n", "t.fio").unwrap_err().to_string();
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 4, "{e}");
+    for (line, want) in lines.iter().zip(["numjobs=0", "nrfiles=0", "loops=0"]) {
+        assert!(line.starts_with("t.fio:1 (job 'j'): ") && line.contains(want), "{e}");
+    }
+    // A bad value in [global] still lets the jobs below be checked for the rest.
+    let e = parse_str("[global]\nbs=4q\n[j]\nsize=1m\nnumjobs=0\n", "t.fio").unwrap_err().to_string();
+    assert!(e.contains("t.fio:2: bs=4q") && e.contains("(job 'j'): numjobs=0") && e.contains("2 problems"), "{e}");
+    // ... and not for what the bad option would have given.
+    let e = parse_str("[global]\nsize=4q\n[j]\nrw=read\n", "t.fio").unwrap_err().to_string();
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+#[test]
+fn an_unreadable_include_is_one_problem_among_the_others() {
+    let dir = scratch("include-problems");
+    std::fs::write(dir.join("main.fio"), "include missing.fio\n[j]\nsize=1m\nbs=4q\ninclude\n").unwrap();
+    let e = parse_file(&dir.join("main.fio")).unwrap_err().to_string();
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 4, "{e}");
+    assert!(lines[0].contains("main.fio:1") && lines[0].contains("missing.fio"), "{e}");
+    assert!(lines[1].contains("main.fio:5: include without a file name"), "{e}");
+    assert!(lines[2].contains("main.fio:4: bs=4q"), "{e}");
+    assert!(lines[3].contains("3 problems"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn reserved_words_take_this_hosts_values() {
+    let host = Host { pagesize: 16384, mb_memory: 1000, ncpus: 3 };
+    let f = parse_str_on("[j]\nbs=$pagesize\nsize=$mb_memory*1024*1024/2\nnumjobs=$ncpus\n", "t.fio", &host).unwrap();
+    let o = &f.jobs[0].options;
+    assert_eq!((o.bs, o.size, o.numjobs), ([16384; 2], Some(500 << 20), 3));
+    // fio's "job options" show the value computed, as fio's JSON does.
+    assert_eq!(f.jobs[0].given[1], ("size".to_string(), "524288000".to_string()));
+    let e = parse_str_on("[j]\nsize=1m\nbs=2k-$pagesize\n", "t.fio", &host).unwrap_err().to_string();
+    assert!(e.starts_with("t.fio:3: bs: fio computes this value with bc"), "{e}");
+    let e = parse_str_on("[j]\nsize=(1m*2)\n", "t.fio", &host).unwrap_err().to_string();
+    assert!(e.starts_with("t.fio:2: size=(1m*2)") || e.contains("'(1m*2)' is not a size"), "{e}");
 }

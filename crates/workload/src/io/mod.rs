@@ -7,6 +7,7 @@ mod fiorand;
 mod iolog;
 mod job;
 pub mod jobfile;
+mod keywords;
 mod layout;
 mod logstream;
 pub mod offsets;
@@ -206,8 +207,15 @@ impl Workload for IoWorkload {
         let mut complete = true;
         // fio numbers every clone of the file from 1, group after group: its logs' N.
         let mut first_thread = 1;
+        // fio's exitall with exit_what=all: the groups after are reported, and not run.
+        let mut exited_all = false;
         for (group_id, group) in self.groups().into_iter().enumerate() {
-            let ran = run_group(env, &clients, &group, group_id as u32, &self.created, first_thread);
+            let ran = if exited_all {
+                Ok(not_run(&group, group_id as u32))
+            } else {
+                run_group(env, &clients, &group, group_id as u32, &self.created, first_thread)
+            };
+            exited_all |= group.iter().any(|j| j.options.exitall && j.options.exit_what_all);
             first_thread += group.iter().map(|j| j.options.clones()).sum::<u32>();
             match ran {
                 Ok(units) => {
@@ -496,6 +504,17 @@ fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_threa
         }
     }
     Ok((specs, needs))
+}
+
+/// The results of a group that did not run: each job (or the group, under group_reporting)
+/// with nothing done, as fio reports the jobs an `exit_what=all` stopped before they began.
+fn not_run(group: &[&JobDef], group_id: u32) -> Vec<(Vec<JobResult>, Totals)> {
+    let nothing = |job: &JobDef| (vec![merge(job, group_id, &[])], Totals::of(&[]));
+    if group.iter().any(|j| j.options.group_reporting) {
+        vec![nothing(group[0])]
+    } else {
+        group.iter().copied().map(nothing).collect()
+    }
 }
 
 /// Lays out the group's files, runs its clones together and merges their results.

@@ -5,9 +5,11 @@
 
 mod outputs;
 mod table;
+mod words;
 
 pub use outputs::OutputOptions;
 pub use table::{find, OPTIONS};
+pub use words::fio_words;
 
 use fsarena_core::{InputError, Nanos};
 
@@ -69,6 +71,26 @@ pub enum Distribution {
 }
 
 impl Distribution {}
+
+/// The fio release whose draws a job follows where releases differ (`fio_version=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FioVersion {
+    /// fio 3.33 (Debian 12's): random offsets drawn from a stream seeded with
+    /// `FIO_RANDSEED × job number` under `randrepeat`.
+    V3_33,
+    /// fio 3.42: random offsets drawn from the job's own block seed (`offset_state`).
+    V3_42,
+}
+
+impl FioVersion {
+    /// fio's name for the release, as its JSON's `"fio version"` says it.
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Self::V3_33 => "fio-3.33",
+            Self::V3_42 => "fio-3.42",
+        }
+    }
+}
 
 /// fio's `fallocate=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,8 +237,12 @@ pub struct IoOptions {
     pub startdelay: Nanos,
     /// fio's `create_on_open=`: files are created when the job opens them, not beforehand.
     pub create_on_open: bool,
-    /// fio's `exitall=`: when this job ends, every job of the run is stopped.
+    /// fio's `exitall=`: when this job ends, every job of its group is stopped.
     pub exitall: bool,
+    /// fio's `exit_what=all`: the exitall also stops the groups after this one, which are
+    /// reported and not run (`group`, the default, and `stonewall` stop the running group:
+    /// in fsarena a group is what runs together).
+    pub exit_what_all: bool,
     /// fio's `ratemin=` per direction (bytes/s): below it after a second the job fails.
     pub ratemin: [u64; 2],
     /// Options that change no I/O, only the outputs (percentiles, logs, description).
@@ -229,10 +255,30 @@ pub struct IoOptions {
     /// fio's `filename_format=` (`$jobname`, `$jobnum`, `$filenum`); None: fio's default
     /// `$jobname.$jobnum.$filenum`.
     pub filename_format: Option<String>,
-    /// fio's `rw=read:8k`: a hole skipped after every sequential I/O (0: none).
-    pub rw_skip: u64,
+    /// fio's `rw=read:8k`: a hole skipped after every sequential I/O; negative
+    /// (`rw=read:-8k`) steps back, reading backwards (0: none).
+    pub rw_skip: i64,
+    /// fio's `rw=randread:8`: a new random offset every this many I/Os, the ones between
+    /// chosen by `rw_sequencer` (1: every I/O random).
+    pub rw_seq_nr: u32,
+    /// fio's `rw_sequencer=identical`: the I/Os between random offsets repeat the last
+    /// offset instead of going on from it (`sequential`).
+    pub rw_sequencer_identical: bool,
     /// fio's `buffer_pattern=`: write buffers hold this pattern, repeated.
     pub buffer_pattern: Option<Vec<u8>>,
+    /// fsarena's own: the fio release whose draws to follow where releases differ.
+    pub fio_version: FioVersion,
+    /// fio's `thinktime`: a pause after every `thinktime_blocks` I/Os (0: none).
+    pub thinktime: Nanos,
+    /// fio's `thinktime_spin`: the part of the pause spent spinning on the CPU.
+    pub thinktime_spin: Nanos,
+    /// fio's `thinktime_blocks` (default 1).
+    pub thinktime_blocks: u32,
+    /// fio's `thinktime_blocks_type=issue`: I/Os counted when issued, not completed.
+    pub thinktime_blocks_issue: bool,
+    /// fio's `number_ios`: a size-based job stops after this many I/Os per loop, counted
+    /// over all its loops (0: no limit; ignored by time-based jobs, as in fio).
+    pub number_ios: u64,
 }
 
 impl Default for IoOptions {
@@ -296,13 +342,22 @@ impl Default for IoOptions {
             startdelay: Nanos(0),
             create_on_open: false,
             exitall: false,
+            exit_what_all: false,
             ratemin: [0, 0],
             outputs: OutputOptions::default(),
             io_size: None,
             offset_increment: 0,
             filename_format: None,
             rw_skip: 0,
+            rw_seq_nr: 1,
+            rw_sequencer_identical: false,
             buffer_pattern: None,
+            fio_version: FioVersion::V3_33,
+            number_ios: 0,
+            thinktime: Nanos(0),
+            thinktime_spin: Nanos(0),
+            thinktime_blocks: 1,
+            thinktime_blocks_issue: false,
         }
     }
 }
@@ -325,34 +380,43 @@ impl IoOptions {
         (clone / self.numjobs.max(1)) as usize
     }
 
-    /// Checks the options together; called once all are set.
+    /// Checks the options together; called once all are set. The first of [`Self::problems`].
     pub fn validate(&self) -> Result<(), InputError> {
-        let e = |m: String| Err(InputError::new(m));
+        match self.problems().into_iter().next() {
+            Some(first) => Err(first),
+            None => Ok(()),
+        }
+    }
+
+    /// Every problem of the options taken together, so that a job file's are all said in one
+    /// run. A check that needs what an earlier one refused (bs against a size that is missing)
+    /// is left out rather than guessed.
+    pub fn problems(&self) -> Vec<InputError> {
+        let mut out = Vec::new();
+        let mut e = |m: String| out.push(InputError::new(m));
         if self.numjobs == 0 {
-            return e("numjobs=0: expected at least 1 job".into());
+            e("numjobs=0: expected at least 1 job".into());
         }
         if self.clients == 0 {
-            return e("clients=0: expected at least 1 client".into());
+            e("clients=0: expected at least 1 client".into());
         }
         if self.nrfiles == 0 {
-            return e("nrfiles=0: expected at least 1 file".into());
+            e("nrfiles=0: expected at least 1 file".into());
         }
         if self.loops == 0 {
-            return e("loops=0: expected at least 1 pass".into());
+            e("loops=0: expected at least 1 pass".into());
         }
-        let Some(file_size) = self.file_size() else {
-            return e(format!("job '{}' has no size: give size= (bytes per job) or filesize=", self.name));
-        };
-        let largest = self.max_bs();
-        if largest > file_size.saturating_sub(self.offset) {
-            return e(format!(
+        match self.file_size() {
+            None => e(format!("job '{}' has no size: give size= (bytes per job) or filesize=", self.name)),
+            Some(file_size) if self.max_bs() > file_size.saturating_sub(self.offset) => e(format!(
                 "bs={} is larger than the {} bytes each file offers (size/nrfiles - offset): use a smaller bs or a larger size",
-                largest,
+                self.max_bs(),
                 file_size.saturating_sub(self.offset)
-            ));
+            )),
+            Some(_) => {}
         }
         if self.time_based && self.runtime.is_none() {
-            return e("time_based needs runtime= (e.g. runtime=10s)".into());
+            e("time_based needs runtime= (e.g. runtime=10s)".into());
         }
         let method = self.verify_method.fio_name();
         for (on, key) in [
@@ -361,58 +425,63 @@ impl IoOptions {
             (self.verify_state_load, "verify_state_load"),
         ] {
             if on && !self.verify {
-                return e(format!("{key} needs verify= (e.g. verify=crc32c): nothing is checked without it"));
+                e(format!("{key} needs verify= (e.g. verify=crc32c): nothing is checked without it"));
             }
         }
         if self.verify_state_load && !self.verify_only {
-            return e(
-                "verify_state_load=1 needs verify_only=1: the saved state says what a verify-only run checks".into()
-            );
+            e("verify_state_load=1 needs verify_only=1: the saved state says what a verify-only run checks".into());
         }
         if self.verify && !self.rw.writes() {
-            return e(format!(
+            e(format!(
                 "verify={method} needs a job that writes: rw={} only reads; use write, randwrite, rw or randrw",
                 self.rw.fio_name()
             ));
         }
-        if self.verify && self.engine_caps().diskless {
-            return e(format!(
-                "verify={method} needs data on disk: ioengine={} moves none; use psync or sync",
-                self.ioengine
-            ));
+        let diskless = self.verify && self.engine_caps().diskless;
+        if diskless {
+            e(format!("verify={method} needs data on disk: ioengine={} moves none; use psync or sync", self.ioengine));
         }
         if self.verify && self.verify_method == super::verify::VerifyMethod::Pattern(Vec::new()) {
-            return e("verify=pattern needs verify_pattern= (e.g. verify_pattern=0xdeadbeef)".into());
+            e("verify=pattern needs verify_pattern= (e.g. verify_pattern=0xdeadbeef)".into());
         }
         let header = self.verify_method.header_len().max(32) as u64;
         if self.verify && self.min_bs() < header {
-            return e(format!(
-                "verify={method} needs blocks of at least {header} bytes for its header: bs={}",
-                self.min_bs()
-            ));
+            e(format!("verify={method} needs blocks of at least {header} bytes for its header: bs={}", self.min_bs()));
         }
         // The engine can run here (io_uring allowed, AIO events left, ...): said before
         // anything is created.
-        self.ioengine.probe(&self.engine_config(4096)).map_err(InputError::new)?;
+        if let Err(m) = self.ioengine.probe(&self.engine_config(4096)) {
+            e(m);
+        }
         // Both become file names inside the target: one path component, nothing more.
-        let plain =
-            |key: &str, v: &str| crate::plain::check_plain_name(v).map_err(|m| InputError::new(format!("{key}: {m}")));
-        plain("name", &self.name)?;
+        let plain = |key: &str, v: &str| crate::plain::check_plain_name(v).err().map(|m| format!("{key}: {m}"));
+        let mut names = vec![plain("name", &self.name)];
         if let Some(f) = &self.filename {
-            plain("filename", f)?;
+            names.push(plain("filename", f));
         }
         if self.filename_format.is_some() {
-            plain("filename_format", &self.file_name(0, 0))?;
+            names.push(plain("filename_format", &self.file_name(0, 0)));
         }
-        if self.rw_skip > 0 && !self.rw_skip.is_multiple_of(self.min_bs()) {
-            return e(format!(
+        for m in names.into_iter().flatten() {
+            e(m);
+        }
+        if self.rw_skip != 0 && !self.rw_skip.unsigned_abs().is_multiple_of(self.min_bs()) {
+            e(format!(
                 "rw={}:{}: the hole after each I/O must be a multiple of bs={}",
                 self.rw.fio_name(),
                 self.rw_skip,
                 self.min_bs()
             ));
         }
-        Ok(())
+        if self.rw_skip < 0 && self.offset > 0 {
+            e(format!(
+                "rw={}:{} with offset={}: reading backwards from an offset is not supported by fsarena; remove offset= or the '-'",
+                self.rw.fio_name(),
+                self.rw_skip,
+                self.offset
+            ));
+        }
+        out
     }
 
     /// The engine's capabilities for this job.
@@ -515,6 +584,12 @@ impl IoOptions {
         }
     }
 
+    /// True when the random-offset stream is seeded with `FIO_RANDSEED × job number`, as fio
+    /// 3.33 seeds it under `randrepeat` (fio 3.42 seeds it from the job's seeds).
+    pub fn fixed_block_seed(&self) -> bool {
+        self.randrepeat && self.fio_version == FioVersion::V3_33
+    }
+
     /// Smallest block size of direction `d` (fio's `min_bs[ddir]`).
     pub fn min_bs_of(&self, d: usize) -> u64 {
         match (&self.bssplit[d][..], self.bsrange[d]) {
@@ -560,84 +635,6 @@ pub fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
     for (b, p) in buf.iter_mut().zip(pattern.iter().cycle()) {
         *b = *p;
     }
-}
-
-/// The options that decide what a job moves, as `key=value` in fio's names and units (sizes
-/// in bytes, times in seconds), defaults included: `--dry-run` shows exactly what will run.
-pub fn fio_words(o: &IoOptions) -> Vec<String> {
-    let mut w = vec![
-        format!("size={}", o.job_size()),
-        format!("nrfiles={}", o.nrfiles),
-        format!("filesize={}", o.file_size().unwrap_or(0)),
-        format!("offset={}", o.offset),
-        format!("numjobs={}", o.numjobs),
-        format!("direct={}", u8::from(o.direct)),
-        format!(
-            "sync={}",
-            match o.sync {
-                SyncMode::None => "0",
-                SyncMode::Sync => "sync",
-                SyncMode::Dsync => "dsync",
-            }
-        ),
-        format!("fsync={}", o.fsync),
-        format!("fdatasync={}", o.fdatasync),
-        format!("end_fsync={}", u8::from(o.end_fsync)),
-    ];
-    if o.rw.reads() && o.rw.writes() {
-        w.push(format!("rwmixread={}", o.rwmixread));
-    }
-    if o.bssplit.iter().any(|s| !s.is_empty()) {
-        let list = |s: &[(u64, u32)]| s.iter().map(|(b, p)| format!("{b}/{p}")).collect::<Vec<_>>().join(":");
-        let (r, w_) = (list(&o.bssplit[0]), list(&o.bssplit[1]));
-        w.push(if r == w_ { format!("bssplit={r}") } else { format!("bssplit={r},{w_}") });
-    }
-    if o.bsrange.iter().any(Option::is_some) {
-        let range = |r: Option<(u64, u64)>| r.map_or(String::new(), |(lo, hi)| format!("{lo}-{hi}"));
-        let (r, w_) = (range(o.bsrange[0]), range(o.bsrange[1]));
-        w.push(if r == w_ { format!("bsrange={r}") } else { format!("bsrange={r},{w_}") });
-    }
-    if o.rw.is_random() {
-        w.push(format!("norandommap={}", u8::from(o.norandommap)));
-        w.push(format!("randseed={}", o.randseed));
-        match &o.random_distribution {
-            Distribution::Random => {}
-            Distribution::Zipf(theta) => w.push(format!("random_distribution=zipf:{theta}")),
-            Distribution::Zoned(zones) => {
-                let parts: Vec<String> = zones.iter().map(|(a, s)| format!("{a}/{s}")).collect();
-                w.push(format!("random_distribution=zoned:{}", parts.join(":")));
-            }
-        }
-    }
-    w.push(match o.runtime {
-        Some(r) => format!("runtime={}s", r.as_secs_f64()),
-        None => "runtime=0".to_string(),
-    });
-    w.push(format!("time_based={}", u8::from(o.time_based)));
-    if o.ramp_time.0 > 0 {
-        w.push(format!("ramp_time={}s", o.ramp_time.as_secs_f64()));
-    }
-    w.push(format!("loops={}", o.loops));
-    if let Some(io_size) = o.io_size {
-        w.push(format!("io_size={io_size}"));
-    }
-    if o.offset_increment > 0 {
-        w.push(format!("offset_increment={}", o.offset_increment));
-    }
-    if o.rw_skip > 0 {
-        w.push(format!("rw={}:{}", o.rw.fio_name(), o.rw_skip));
-    }
-    if o.rate != [0, 0] {
-        w.push(format!("rate={},{}", o.rate[0], o.rate[1]));
-    }
-    if o.rate_iops != [0, 0] {
-        w.push(format!("rate_iops={},{}", o.rate_iops[0], o.rate_iops[1]));
-    }
-    if o.verify {
-        w.push(format!("verify={}", o.verify_method.fio_name()));
-    }
-    w.push(format!("group_reporting={}", u8::from(o.group_reporting)));
-    w
 }
 
 #[cfg(test)]

@@ -123,11 +123,34 @@ fn fio_job_file_options_of_issue_10() {
     assert!(with(&[("size", "2m"), ("filename_format", "../$jobname")]).is_err());
     let o = with(&[("size", "4m"), ("rw", "write:8k")]).unwrap();
     assert_eq!((o.rw, o.rw_skip), (Rw::Write, 8192));
-    assert!(with(&[("size", "4m"), ("rw", "randread:8")]).unwrap_err().to_string().contains("not supported yet"));
+    let o = with(&[("size", "4m"), ("rw", "randread:8")]).unwrap();
+    assert_eq!((o.rw, o.rw_skip, o.rw_seq_nr), (Rw::RandRead, 0, 8));
+    // fio reads N with atoi.
+    assert_eq!(with(&[("size", "4m"), ("rw", "randrw:3k")]).unwrap().rw_seq_nr, 3);
+    assert!(with(&[("size", "4m"), ("rw", "randread:0")]).is_err());
+    let o = with(&[("size", "4m"), ("rw", "read:-8k"), ("rw_sequencer", "identical")]).unwrap();
+    assert_eq!((o.rw_skip, o.rw_sequencer_identical), (-8192, true));
+    assert!(with(&[("size", "4m"), ("rw", "read:-8k"), ("offset", "1m")])
+        .unwrap_err()
+        .to_string()
+        .contains("backwards"));
     assert!(with(&[("size", "4m"), ("rw", "read:6k")]).unwrap_err().to_string().contains("multiple of bs"));
     let o = with(&[("size", "4m"), ("random_distribution", "zoned:60/10:30/20:10/70")]).unwrap();
     assert_eq!(o.random_distribution, Distribution::Zoned(vec![(60, 10), (30, 20), (10, 70)]));
     assert!(with(&[("size", "4m"), ("random_distribution", "zoned:60/10:30/20")]).is_err());
+    // fio 3.33: a size left out or 0 shares what the others leave; sizes may stop short of 100.
+    for (given, zones) in [
+        ("zoned:50/5:30/15:20/", vec![(50, 5), (30, 15), (20, 80)]),
+        ("zoned:50/5:30:20/0", vec![(50, 5), (30, 47), (20, 47)]),
+        ("zoned:60/10:40/10", vec![(60, 10), (40, 10)]),
+        ("zoned:60/10:40/10::10/10", vec![(60, 10), (40, 10)]),
+    ] {
+        let o = with(&[("size", "4m"), ("random_distribution", given)]).unwrap();
+        assert_eq!(o.random_distribution, Distribution::Zoned(zones), "{given}");
+    }
+    for bad in ["zoned:50/60:50/60", "zoned:50/5:40/5", "zoned:x/5:100/5"] {
+        assert!(with(&[("size", "4m"), ("random_distribution", bad)]).is_err(), "{bad}");
+    }
 }
 
 #[test]
@@ -143,6 +166,19 @@ fn bsrange_is_a_range_per_direction() {
     for bad in ["4k", "16k-4k", "3k-12k", "4k-10k", "4k-8k,8k-16k,1k-2k"] {
         assert!(with(&[("size", "4m"), ("bsrange", bad)]).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn fio_version_number_ios_and_thinktime_read_as_fio_reads_them() {
+    let o = with(&[("size", "4m"), ("fio_version", "3.42")]).unwrap();
+    assert_eq!(o.fio_version, FioVersion::V3_42);
+    assert!(!o.fixed_block_seed());
+    assert!(with(&[("size", "4m")]).unwrap().fixed_block_seed());
+    assert!(with(&[("size", "4m"), ("fio_version", "3.40")]).is_err());
+    let o = with(&[("size", "4m"), ("number_ios", "1k"), ("thinktime", "250"), ("thinktime_spin", "1ms")]).unwrap();
+    assert_eq!((o.number_ios, o.thinktime, o.thinktime_spin), (1024, Nanos(250_000), Nanos(1_000_000)));
+    assert!(with(&[("size", "4m"), ("thinktime_blocks", "0")]).is_err());
+    assert!(with(&[("size", "4m"), ("thinktime_blocks_type", "issue")]).unwrap().thinktime_blocks_issue);
 }
 
 #[test]

@@ -23,6 +23,12 @@ pub(super) struct Draws {
     issues: [u64; 2],
     /// fsarena's own generator.
     pub(super) rng: fastrand::Rng,
+    /// fio's `td->ddir_seq_nr`: I/Os left until the next random offset under
+    /// `rw=randread:N`, over both directions; not reset at a new loop, as in fio.
+    seq_left: u32,
+    /// The seed, fio's job number and the clone the streams came from: fio seeds them again
+    /// at every loop.
+    origin: (u64, u32, u32),
 }
 
 impl Draws {
@@ -35,8 +41,11 @@ impl Draws {
     /// `thread_number`.
     fn of(o: &super::options::IoOptions, thread_number: u32, clone: u32) -> Self {
         // fio seeds from the system when randrepeat=0 and no randseed is given.
-        let seed = o.fio_seed();
-        let seeds = Seeds::new(seed, u64::from(thread_number), o.randrepeat);
+        Self::seeded(o, o.fio_seed(), thread_number, clone)
+    }
+
+    fn seeded(o: &super::options::IoOptions, seed: u64, thread_number: u32, clone: u32) -> Self {
+        let seeds = Seeds::new(seed, u64::from(thread_number), o.fixed_block_seed());
         let read = seeds.stream(Stream::BsRead, o.tausworthe64);
         // fio: a verifying job draws its write sizes from the read seed, so that reads
         // see the sizes written.
@@ -50,6 +59,23 @@ impl Draws {
             mix_issues: 0,
             issues: [0; 2],
             rng: fastrand::Rng::with_seed(seed.wrapping_add(u64::from(clone))),
+            origin: (seed, thread_number, clone),
+            // fio starts it at 1, not N (init.c): the first I/O is a random one.
+            seq_left: 1,
+        }
+    }
+
+    /// A new loop over the files, as fio's `clear_io_state` starts one: the run of the mixed
+    /// job's current direction starts over (`rwmix_issues = 0`; the direction and the issue
+    /// counts stay), and under `randrepeat` every stream is seeded again
+    /// (`td_fill_rand_seeds`), so each loop draws what the first one drew.
+    pub(super) fn new_loop(&mut self, o: &super::options::IoOptions) {
+        self.mix_issues = 0;
+        if o.randrepeat {
+            let (seed, thread_number, clone) = self.origin;
+            let fresh = Self::seeded(o, seed, thread_number, clone);
+            (self.bs, self.block, self.mix, self.zone, self.rng) =
+                (fresh.bs, fresh.block, fresh.mix, fresh.zone, fresh.rng);
         }
     }
 
@@ -73,6 +99,12 @@ impl Draws {
     #[inline]
     pub(super) fn issued(&mut self, dir: usize) {
         self.issues[dir] += 1;
+    }
+
+    /// I/Os issued so far, both directions, every loop (fio's io_blocks + queued + in flight).
+    #[inline]
+    pub(super) fn issued_total(&self) -> u64 {
+        self.issues[0] + self.issues[1]
     }
 
     /// The zone of the next random I/O under fio's zoned distribution, drawn by its share of
@@ -128,9 +160,18 @@ pub(super) struct Plan {
     pub(super) pass_bytes: u64,
     /// fio's io_size: a pass goes on over the files again until its bytes are moved.
     pub(super) wraps: bool,
-    /// fio's `rw=read:8k`: bytes skipped after each sequential I/O.
-    pub(super) skip: u64,
+    /// fio's `rw=read:8k`: bytes skipped after each sequential I/O (negative: back).
+    pub(super) skip: i64,
+    /// fio's `rw=randread:N`: a random offset every N I/Os.
+    pub(super) seq_nr: u32,
+    /// fio's `rw_sequencer=identical`.
+    pub(super) identical: bool,
     pub(super) passes: u64,
+    /// fio's `number_ios × loops`: a size-based job stops once it has issued this many I/Os
+    /// over all its loops (0: no limit).
+    pub(super) io_limit: u64,
+    /// fio's `thinktime`: a pause after every `thinktime_blocks` I/Os.
+    pub(super) think: Option<Think>,
     pub(super) time_based: bool,
     pub(super) deadline_ns: u64,
     pub(super) ramp_ns: u64,
@@ -139,6 +180,19 @@ pub(super) struct Plan {
     pub(super) rate: [u64; 2],
     pub(super) rate_iops: [u64; 2],
     pub(super) verify: bool,
+}
+
+/// fio's `thinktime` family (backend.c `handle_thinktime`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Think {
+    /// The whole pause (`thinktime`).
+    pub(super) ns: u64,
+    /// Its first part spent spinning on the CPU (`thinktime_spin`); the rest sleeps.
+    pub(super) spin_ns: u64,
+    /// I/Os between pauses (`thinktime_blocks`).
+    pub(super) blocks: u64,
+    /// Counted when issued (`thinktime_blocks_type=issue`), else when completed.
+    pub(super) on_issue: bool,
 }
 
 pub(super) fn plan(spec: &CloneSpec) -> Plan {
@@ -181,7 +235,17 @@ pub(super) fn plan(spec: &CloneSpec) -> Plan {
         },
         wraps: o.io_size.is_some(),
         skip: o.rw_skip,
+        seq_nr: o.rw_seq_nr,
+        identical: o.rw_sequencer_identical,
         passes: u64::from(o.loops),
+        // fio checks it in do_io's loop condition, which a time-based job never leaves for it.
+        think: (o.thinktime.0 > 0).then_some(Think {
+            ns: o.thinktime.0,
+            spin_ns: o.thinktime_spin.0.min(o.thinktime.0),
+            blocks: u64::from(o.thinktime_blocks.max(1)),
+            on_issue: o.thinktime_blocks_issue,
+        }),
+        io_limit: if o.time_based { 0 } else { o.number_ios.saturating_mul(u64::from(o.loops)) },
         time_based: o.time_based,
         deadline_ns: o.runtime.map_or(u64::MAX, |r| r.0.saturating_add(o.ramp_time.0)),
         ramp_ns: o.ramp_time.0,
@@ -200,16 +264,65 @@ impl Plan {
     #[inline]
     pub(super) fn next_io(&self, f: &mut FileState<'_>, dir: usize, draws: &mut Draws) -> Option<(u64, u64)> {
         let region = f.blocks * self.unit;
-        if !self.random {
-            let pos = f.seq[dir] * self.unit;
-            let len = self.block_size(dir, draws, region.saturating_sub(pos))?;
-            // fio's `rw=write:4k`: a hole after each I/O; one that would reach past the end
-            // starts over at the region's start (an I/O that ends at the end finishes it).
-            let end = pos + len;
-            let wrap = self.skip > 0 && end < region && end + self.skip >= region;
-            f.seq[dir] = if wrap { 0 } else { (end + self.skip).div_ceil(self.unit) };
-            return Some((f.start + pos, len));
+        let (pos, len) = if !self.random {
+            let pos = self.seq_offset(f, dir, region)?;
+            (pos, self.block_size(dir, draws, region - pos)?)
+        } else if let Some(pos) = self.between_random(f, dir, draws, region) {
+            (pos, self.block_size(dir, draws, region - pos)?)
+        } else {
+            let (off, len) = self.random_io(f, dir, draws, region)?;
+            (off - f.start, len)
+        };
+        // fio's last_pos and last_start, after every I/O, random ones too.
+        f.seq[dir] = pos + len;
+        f.last_start[dir] = Some(pos);
+        Some((f.start + pos, len))
+    }
+
+    /// fio's `get_next_seq_offset` (io_u.c), relative to the region: the next I/O starts
+    /// where the last one ended, after the hole of `rw=read:SIZE`; a step past the end
+    /// starts over at the region's start, a step back before it (`rw=read:-SIZE`) at the
+    /// end, less the step. None when the last I/O reached the end.
+    #[inline]
+    fn seq_offset(&self, f: &FileState<'_>, dir: usize, region: u64) -> Option<u64> {
+        let last = f.seq[dir];
+        if last >= region {
+            return None;
         }
+        let mut pos = last;
+        if pos != 0 && self.skip != 0 {
+            pos = pos.wrapping_add_signed(self.skip);
+            if pos >= region {
+                pos = if self.skip > 0 { 0 } else { region.wrapping_add_signed(self.skip) };
+            }
+        }
+        // fio: an offset at or past the file's io_size ends it.
+        (pos < region).then_some(pos)
+    }
+
+    /// Under fio's `rw=randread:N`, the I/Os between random ones (get_next_offset,
+    /// get_next_block): every Nth I/O of the clone draws a random offset (None here); the
+    /// others go on from the last I/O of their direction (`rw_sequencer=sequential`; at the
+    /// end, a random offset instead) or repeat its offset (`identical`).
+    #[inline]
+    fn between_random(&self, f: &FileState<'_>, dir: usize, draws: &mut Draws, region: u64) -> Option<u64> {
+        if self.seq_nr <= 1 {
+            return None;
+        }
+        draws.seq_left -= 1;
+        if draws.seq_left == 0 {
+            draws.seq_left = self.seq_nr;
+            return None;
+        }
+        if self.identical {
+            return Some(f.last_start[dir].unwrap_or(0));
+        }
+        self.seq_offset(f, dir, region)
+    }
+
+    /// A random offset (absolute) and length, as fio draws them.
+    #[inline]
+    fn random_io(&self, f: &mut FileState<'_>, dir: usize, draws: &mut Draws, region: u64) -> Option<(u64, u64)> {
         if let Some(map) = &mut f.map {
             // fio draws a block in units of this direction's smallest size, takes the next
             // free one when it is done, and marks (and shrinks to) the free run after it.
@@ -291,15 +404,18 @@ impl Plan {
     }
 }
 
-pub(super) fn reset_pass(files: &mut [FileState<'_>], seed: u64, pass: u64) {
+/// Under `randrepeat` (`repeat`) fio's offsets start over at every loop: the permutation of
+/// the first pass is kept.
+pub(super) fn reset_pass(files: &mut [FileState<'_>], seed: u64, pass: u64, repeat: bool) {
     for (i, f) in files.iter_mut().enumerate() {
         f.seq = [0; 2];
+        f.last_start = [None; 2];
         f.taken = 0;
         f.exhausted = false;
         if let Some(map) = &mut f.map {
             map.clear();
         }
-        if pass > 0 {
+        if pass > 0 && !repeat {
             f.perm =
                 super::offsets::Permutation::new(f.blocks.max(1), seed ^ pass.wrapping_mul(0x9E37_79B9) ^ i as u64);
         }
@@ -344,6 +460,63 @@ mod tests {
         let first = d.direction(50);
         d.mix_issues = 5;
         assert!((0..10).all(|_| d.direction(50) == first));
+    }
+
+    /// The first `n` offsets (in 4k blocks) of a read job over a 64k file, with `set` applied.
+    fn offsets(set: &[(&str, &str)], n: usize) -> Vec<u64> {
+        offsets_in(64 << 10, set, n)
+    }
+
+    /// [`offsets`] over a file of `file_size` bytes.
+    fn offsets_in(file_size: u64, set: &[(&str, &str)], n: usize) -> Vec<u64> {
+        use std::os::fd::AsFd as _;
+        let mut o = IoOptions::default();
+        for (k, v) in set {
+            o.set(k, v).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+        }
+        let spec = CloneSpec {
+            client: 0,
+            options: o,
+            clone: 0,
+            thread_number: 1,
+            files: vec!["f".into()],
+            file_size,
+            file_sizes: Vec::new(),
+            align: 4096,
+            verify_state: None,
+        };
+        let null = std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("/dev/null: {e}"));
+        let mut files = super::super::job::file_states(&spec, &[null.as_fd()]);
+        let (p, mut d) = (plan(&spec), Draws::new(&spec));
+        (0..n)
+            .map(|_| {
+                let (off, _) = p.next_io(&mut files[0], READ, &mut d).unwrap_or((u64::MAX, 0));
+                d.issued(READ);
+                off / 4096
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fio_version_chooses_the_offsets_seed() {
+        // rw=randread, bsrange=4k-16k, size=1m: the first offsets (4k blocks) of fio 3.33 and
+        // of fio 3.42 built from its tag, traced with strace.
+        let set = [("rw", "randread"), ("bsrange", "4k-16k")];
+        assert_eq!(offsets_in(1 << 20, &set, 8), [15, 189, 215, 120, 102, 219, 97, 90]);
+        let set = [("rw", "randread"), ("bsrange", "4k-16k"), ("fio_version", "3.42")];
+        assert_eq!(offsets_in(1 << 20, &set, 8), [250, 221, 168, 132, 154, 251, 3, 57]);
+    }
+
+    #[test]
+    fn offset_modifiers_give_fio_33s_offsets() {
+        // Each list as fio 3.33 read the file (strace of its pread64 offsets, bs=4k, size=64k).
+        assert_eq!(offsets(&[("rw", "read:-8k")], 16), [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+        assert_eq!(offsets(&[("rw", "read:8k")], 6), [0, 3, 6, 9, 12, 15]);
+        assert_eq!(offsets(&[("rw", "randread:4")], 16), [0, 1, 2, 3, 11, 12, 13, 14, 13, 14, 15, 7, 6, 7, 8, 9]);
+        assert_eq!(
+            offsets(&[("rw", "randread:4"), ("rw_sequencer", "identical")], 16),
+            [0, 0, 0, 0, 11, 11, 11, 11, 13, 13, 13, 13, 7, 7, 7, 7]
+        );
     }
 
     #[test]

@@ -129,6 +129,10 @@ struct State<'r> {
     backlog: Option<Backlog>,
     /// Every completion (ramp included), for the live rate on the progress line.
     live: crate::LiveBatch<'r>,
+    /// I/Os completed, ramp included (fio's io_blocks, for `thinktime_blocks`).
+    completed: u64,
+    /// The count at the last thinktime pause (fio's last_thinktime_blocks).
+    last_think: u64,
 }
 
 impl State<'_> {
@@ -255,6 +259,7 @@ impl State<'_> {
                 });
             }
         }
+        self.completed += 1;
         if self.limited {
             self.done_bytes[io.dir] += n;
             self.done_ios[io.dir] += 1;
@@ -290,6 +295,24 @@ impl State<'_> {
         r.bytes = [0; 2];
         r.ios = [0; 2];
         r.short_ios = [0; 2];
+    }
+
+    /// fio's thinktime pause: spin, then sleep the rest (in short naps, so a stop is not kept
+    /// waiting). The pause is no I/O's latency: the clock is read again after it.
+    fn think(&mut self, think: &super::pattern::Think, stop: &AtomicBool) {
+        let start = self.clock.raw();
+        let since = |clock: &quanta::Clock| clock.delta_as_nanos(start, clock.raw());
+        while since(&self.clock) < think.spin_ns {
+            std::hint::spin_loop();
+        }
+        while !stop.load(Ordering::Relaxed) {
+            let left = think.ns.saturating_sub(since(&self.clock));
+            if left == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_nanos(left.min(20_000_000)));
+        }
+        let _ = self.tick();
     }
 
     /// Sleeps until direction `dir` is back under its `rate`/`rate_iops` limits.
@@ -472,6 +495,8 @@ pub(super) fn measured_phase<E: Engine>(
             align: spec.align,
         }),
         live: crate::LiveBatch::new(live),
+        completed: 0,
+        last_think: 0,
     };
     let mut pass: u64 = 0;
     let mut current = 0usize;
@@ -485,14 +510,22 @@ pub(super) fn measured_phase<E: Engine>(
         let exhausted = files.iter().all(|f| f.exhausted);
         if exhausted && st.p.wraps && st.pass_bytes + q.queued_bytes < st.p.pass_bytes {
             // fio's io_size beyond size: the files start over within the same pass.
-            reset_pass(files, st.seed, pass + 1);
+            reset_pass(files, st.seed, pass + 1, false);
         } else if st.pass_bytes + q.queued_bytes >= st.p.pass_bytes || exhausted {
             pass += 1;
             if !st.p.time_based && pass >= st.p.passes {
                 break;
             }
-            reset_pass(files, st.seed, pass);
+            // A time-based job goes on over its files within fio's one loop (the random map
+            // is reset, its streams go on); a size-based one starts a new loop.
+            reset_pass(files, st.seed, pass, o.randrepeat && !st.p.time_based);
+            if !st.p.time_based {
+                draws.new_loop(o);
+            }
             st.pass_bytes = 0;
+        }
+        if st.p.io_limit > 0 && draws.issued_total() >= st.p.io_limit {
+            break; // fio's number_ios
         }
         if let Some(file) = st.sync_due.take() {
             if !st.sync_file(&mut q, engine, files, file, sync_dir, false) {
@@ -581,6 +614,17 @@ pub(super) fn measured_phase<E: Engine>(
                         break 'io;
                     }
                 }
+            }
+        }
+        if let Some(think) = st.p.think {
+            let counted = if think.on_issue { draws.issued_total() } else { st.completed };
+            if counted >= st.last_think + think.blocks {
+                // fio's io_u_quiesce: what is out completes before the pause.
+                if st.drain(&mut q, engine, files).is_err() {
+                    break 'io;
+                }
+                st.think(&think, stop);
+                st.last_think = counted;
             }
         }
     }

@@ -2,7 +2,7 @@
 //! help) with the setter that writes it into [`IoOptions`], and the value parsers only io uses.
 
 use super::super::verify::VerifyMethod;
-use super::{outputs, Distribution, Fallocate, IoEngine, IoOptions, Rw, SyncMode};
+use super::{outputs, Distribution, Fallocate, FioVersion, IoEngine, IoOptions, Rw, SyncMode};
 use crate::options::{boolean, nonzero_size, opt, percent, size, whole, whole32, OptionDef};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ListSyntax;
@@ -11,6 +11,8 @@ use fsarena_core::units::parse_time;
 
 /// Nanoseconds per second: a bare `runtime` or `ramp_time` is in seconds, as in fio.
 pub(super) const SECOND: u64 = 1_000_000_000;
+/// Nanoseconds per microsecond: fio's other times (`thinktime`) are in microseconds.
+const MICROSECOND: u64 = 1_000;
 
 /// The largest queue depth accepted: every slot is a buffer of the largest block size.
 const MAX_DEPTH: u64 = 65536;
@@ -45,15 +47,29 @@ fn per_direction(v: &str, default: [u64; 2], parse: fn(&str) -> Result<u64, Stri
 /// The words `rw=` accepts.
 const RW_WORDS: &[&str] = &["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"];
 
-/// `rw=PATTERN` or fio's `rw=PATTERN:SKIP` (a hole after each sequential I/O) → both.
-fn parse_rw_and_skip(v: &str) -> Result<(Rw, u64), String> {
-    let Some((pattern, skip)) = v.split_once(':') else { return Ok((parse_rw(v)?, 0)) };
+/// `rw=PATTERN` or fio's offset modifier (options.c `str_rw_cb`), as (pattern, skip, every):
+/// a sequential `PATTERN:SIZE` skips SIZE after each I/O (negative: steps back, reading
+/// backwards); a random `PATTERN:N` draws a new offset every N I/Os (fio reads N with atoi:
+/// its leading digits).
+fn parse_rw_modifier(v: &str) -> Result<(Rw, i64, u32), String> {
+    let Some((pattern, modifier)) = v.split_once(':') else { return Ok((parse_rw(v)?, 0, 1)) };
     let rw = parse_rw(pattern)?;
     if rw.is_random() {
-        // fio's `randread:8` draws a new offset every 8 I/Os (rw_sequencer): not here yet.
-        return Err(format!("'{v}': a random pattern with ':N' is not supported yet: expected {pattern} or a sequential PATTERN:SKIP such as read:8k"));
+        let t = modifier.trim_start();
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        return match t[..digits].parse::<u32>() {
+            Ok(n) if n > 0 => Ok((rw, 0, n)),
+            _ => Err(format!(
+                "'{v}': expected {pattern}:N with N at least 1 (a new random offset every N I/Os, e.g. {pattern}:8)"
+            )),
+        };
     }
-    Ok((rw, nonzero_size(skip)?))
+    let (negative, size_text) = match modifier.trim().strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, modifier.trim().strip_prefix('+').unwrap_or(modifier.trim())),
+    };
+    let skip = i64::try_from(nonzero_size(size_text)?).map_err(|_| format!("'{v}': the skip is too large"))?;
+    Ok((rw, if negative { -skip } else { skip }, 1))
 }
 
 fn parse_rw(v: &str) -> Result<Rw, String> {
@@ -141,23 +157,39 @@ pub(super) fn parse_bssplit(v: &str) -> Result<Vec<(u64, u32)>, String> {
     Ok(entries)
 }
 
-/// fio's `zoned:60/10:30/20:10/70`: (access %, size %) pairs, each list adding up to 100.
+/// fio's `zoned:60/10:30/20:10/70`: (access %, size %) pairs, read as fio 3.33 reads them
+/// (options.c, `split_parse_ddir`, `zone_split_ddir`): the list ends at an empty entry; a
+/// size left out, blank or 0 shares what the given ones leave (`zoned:50/5:30/15:20/` gives
+/// the last zone 80%); the accesses add up to 100, the sizes to at most 100 (a file's tail
+/// past them is never accessed).
 fn parse_zones(v: &str) -> Result<Vec<(u32, u32)>, String> {
-    let bad = || {
-        format!("'zoned:{v}' is not a zoned distribution: expected ACCESS%/SIZE%:... each adding up to 100, e.g. zoned:60/10:30/20:10/70")
+    let bad = |why: &str| {
+        format!("'zoned:{v}' is not a zoned distribution: {why}; expected ACCESS%/SIZE%:... with the accesses adding up to 100, e.g. zoned:60/10:30/20:10/70")
     };
-    let zones = v
-        .split(':')
-        .map(|z| {
-            let (a, s) = z.split_once('/').ok_or_else(bad)?;
-            Ok((percent(a).map_err(|_| bad())?, percent(s).map_err(|_| bad())?))
-        })
-        .collect::<Result<Vec<(u32, u32)>, String>>()?;
-    let (access, size) = zones.iter().fold((0, 0), |t, z| (t.0 + z.0, t.1 + z.1));
-    if access != 100 || size != 100 {
-        return Err(bad());
+    let mut zones: Vec<(u32, Option<u32>)> = Vec::new();
+    for z in v.split(':') {
+        if z.is_empty() {
+            break;
+        }
+        let (a, s) = z.split_once('/').unwrap_or((z, ""));
+        let access = percent(a).map_err(|_| bad("an access share is not a percentage"))?;
+        // fio reads the size share with atoi: its leading digits, 0 when there are none.
+        let digits = s.trim_start().bytes().take_while(u8::is_ascii_digit).count();
+        let size = s.trim_start()[..digits].parse::<u64>().unwrap_or(0).min(100) as u32;
+        zones.push((access, (size > 0).then_some(size)));
     }
-    Ok(zones)
+    let access: u32 = zones.iter().map(|z| z.0).sum();
+    let given: u32 = zones.iter().filter_map(|z| z.1).sum();
+    if access != 100 {
+        return Err(bad(&format!("the accesses add up to {access}")));
+    }
+    if given > 100 {
+        return Err(bad(&format!("the sizes add up to {given}, more than 100")));
+    }
+    let missing = zones.iter().filter(|z| z.1.is_none()).count() as u32;
+    // fio: a single zone without a size gets (100 - 100) / 1, as fio computes it.
+    let left = if missing == 1 && zones.len() == 1 { 0 } else { 100 - given };
+    Ok(zones.into_iter().map(|(a, s)| (a, s.unwrap_or_else(|| left / missing.max(1)))).collect())
 }
 
 /// `verify=` → (on, method); `pattern` takes the `verify_pattern` given so far.
@@ -223,9 +255,9 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("name", Text, Is("io"), "job name; files are NAME.JOBNUM.FILENUM", |o, v| o.name = v.to_string())
         .list(ListSyntax::None),
     io!("rw", Choice(RW_WORDS), Is("read"), "access pattern (rw and readwrite: sequential mixed)", |o, v| (
-        o.rw, o.rw_skip
+        o.rw, o.rw_skip, o.rw_seq_nr
     ) =
-        parse_rw_and_skip(v)?)
+        parse_rw_modifier(v)?)
     .aka(&["readwrite"]),
     io!("rwmixread", Percent, Is("50"), "percentage of reads in mixed jobs", |o, v| o.rwmixread = percent(v)?),
     io!("rwmixwrite", Percent, Is("50"), "percentage of writes in mixed jobs", |o, v| o.rwmixread = 100 - percent(v)?),
@@ -378,7 +410,66 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("ramp_time", Time, Is("0"), "warm-up time excluded from the figures", |o, v| o.ramp_time =
         parse_time(v, SECOND).map_err(|e| e.message)?),
     io!("loops", Count, Is("1"), "passes over the files", |o, v| o.loops = whole32(v)?),
+    io!(
+        "thinktime",
+        Time,
+        Is("0"),
+        "pause after every thinktime_blocks I/Os, in-flight I/Os completed first (a bare number is in microseconds)",
+        |o, v| o.thinktime = parse_time(v, MICROSECOND).map_err(|e| e.message)?
+    ),
+    io!(
+        "thinktime_spin",
+        Time,
+        Is("0"),
+        "the part of thinktime spent spinning on the CPU; the rest sleeps (microseconds)",
+        |o, v| o.thinktime_spin = parse_time(v, MICROSECOND).map_err(|e| e.message)?
+    ),
+    io!("thinktime_blocks", Count, Is("1"), "I/Os between thinktime pauses", |o, v| o.thinktime_blocks =
+        match whole32(v)? {
+            0 => return Err(format!("'{v}' must be at least 1")),
+            n => n,
+        }),
+    io!(
+        "thinktime_blocks_type",
+        Choice(&["complete", "issue"]),
+        Is("complete"),
+        "count thinktime_blocks when I/Os complete or when they are issued",
+        |o, v| o.thinktime_blocks_issue = match v {
+            "complete" => false,
+            "issue" => true,
+            _ => return Err(format!("'{v}' is not a thinktime_blocks_type: expected complete or issue")),
+        }
+    ),
+    io!(
+        "number_ios",
+        Count,
+        Is("0"),
+        "stop a size-based job after this many I/Os (times loops, counted over all loops; 0: no limit)",
+        |o, v| o.number_ios = size(v)?
+    ),
     io!("norandommap", Bool, Is("0"), "random offsets may repeat within a pass", |o, v| o.norandommap = boolean(v)?),
+    io!(
+        "fio_version",
+        Choice(&["3.33", "3.42"]),
+        Is("3.33"),
+        "the fio release whose random offsets to follow where releases differ (bsrange, bssplit and rw=randread:N jobs); fio-json names it",
+        |o, v| o.fio_version = match v.trim().trim_start_matches("fio-") {
+            "3.33" => FioVersion::V3_33,
+            "3.42" => FioVersion::V3_42,
+            _ => return Err(format!("'{v}' is not a fio release fsarena follows: expected 3.33 or 3.42")),
+        }
+    ),
+    io!(
+        "rw_sequencer",
+        Choice(&["sequential", "identical"]),
+        Is("sequential"),
+        "with rw=randread:N, the I/Os between random offsets go on from the last one (sequential) or repeat it (identical)",
+        |o, v| o.rw_sequencer_identical = match v {
+            "sequential" => false,
+            "identical" => true,
+            _ => return Err(format!("'{v}' is not a sequencer: expected sequential or identical")),
+        }
+    ),
     io!("randseed", Count, Is("137"), "seed of every random choice, as fio seeds its generators", |o, v| o.randseed =
         whole(v)?),
     io!(
@@ -492,8 +583,19 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "exitall",
         Bool,
         Is("0"),
-        "when this job ends, stop the other jobs of its group (fio's exit_what=group)",
+        "when this job ends, stop the other jobs of its group (see exit_what)",
         |o, v| o.exitall = boolean(v)?
+    ),
+    io!(
+        "exit_what",
+        Choice(&["group", "stonewall", "all"]),
+        Is("group"),
+        "what exitall stops: the running group (group, stonewall: one group runs at a time), or that and every group after it, reported with nothing done (all)",
+        |o, v| o.exit_what_all = match v {
+            "group" | "stonewall" => false,
+            "all" => true,
+            _ => return Err(format!("'{v}' is not an exit_what: expected group, stonewall or all")),
+        }
     ),
     io!("ratemin", PerDirection(&Size), Is("0"), "fail the job when its bandwidth after 2 s is below this", |o, v| o
         .ratemin =
