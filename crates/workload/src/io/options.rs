@@ -215,6 +215,8 @@ pub struct IoOptions {
     pub startdelay: Nanos,
     /// fio's `create_on_open=`: files are created when the job opens them, not beforehand.
     pub create_on_open: bool,
+    /// `filestat`'s `stat_type=`: which stat call it times.
+    pub stat_type: fsarena_engine::StatType,
     /// fio's `exitall=`: when this job ends, every job of the run is stopped.
     pub exitall: bool,
     /// fio's `ratemin=` per direction (bytes/s): below it after a second the job fails.
@@ -295,6 +297,7 @@ impl Default for IoOptions {
             keep: false,
             startdelay: Nanos(0),
             create_on_open: false,
+            stat_type: fsarena_engine::StatType::Stat,
             exitall: false,
             ratemin: [0, 0],
             outputs: OutputOptions::default(),
