@@ -148,6 +148,12 @@ fn must(cmd: &mut Command, what: &str) {
     assert!(out.status.success(), "{what}: {}", stderr(&out));
 }
 
+/// A name no other test thread or process uses at the same time.
+fn unique() -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    format!("{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
 /// fio 3.33's examples/, from the cache, fetched and checked first when missing.
 fn examples() -> PathBuf {
     let cache = Path::new(CACHE);
@@ -159,7 +165,7 @@ fn examples() -> PathBuf {
     }
     std::fs::create_dir_all(cache).expect("the test cache directory");
     if !tarball.exists() {
-        let part = cache.join(format!("fio_3.33.orig.tar.gz.{}", std::process::id()));
+        let part = cache.join(format!("fio_3.33.orig.tar.gz.{}", unique()));
         must(
             Command::new(require("curl")).args(["-sSfL", "--retry", "3", "-o"]).arg(&part).arg(TARBALL_URL),
             &format!("fetching {TARBALL_URL}"),
@@ -174,7 +180,7 @@ fn examples() -> PathBuf {
         tarball.display()
     );
     // Unpacked beside, then renamed: a test running at the same time sees all or nothing.
-    let part = cache.join(format!("unpack.{}", std::process::id()));
+    let part = cache.join(format!("unpack.{}", unique()));
     let _ = std::fs::remove_dir_all(&part);
     std::fs::create_dir_all(&part).expect("unpack dir");
     must(
