@@ -41,3 +41,18 @@ if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
     echo "installing the Rust toolchain with rustup" >&2
     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --component clippy,rustfmt
 fi
+
+# The held-out corpus of tests/fio_examples.rs: fio 3.33's own examples/, from Debian's source
+# tarball, kept in a cache outside the repository and checked against its pinned sha256 (the
+# test fetches it too when it is missing; in CI it is fetched here, and a failed fetch fails).
+if [ "${CI:-}" = "true" ]; then
+    cache=/var/cache/fsarena-tests
+    tarball=$cache/fio_3.33.orig.tar.gz
+    sum=d2410e13e0f379d061d077cc5ae325835bb7c6186aa7bafc1df954cbc9b014fc
+    mkdir -p "$cache"
+    if [ ! -f "$tarball" ]; then
+        curl -sSfL --retry 3 -o "$tarball.part" http://deb.debian.org/debian/pool/main/f/fio/fio_3.33.orig.tar.gz
+        mv "$tarball.part" "$tarball"
+    fi
+    echo "$sum  $tarball" | sha256sum -c --quiet -
+fi

@@ -41,7 +41,10 @@ fn null_engine_runs_the_pipeline_without_io() {
 #[test]
 fn engines_that_are_not_built_or_do_not_exist_are_refused_with_the_list() {
     let dir = Scratch::new("engine-refused");
-    for (engine, want) in [("splice", "'splice' is not an I/O engine"), ("libaoi", "'libaoi' is not an I/O engine")] {
+    for (engine, want) in [
+        ("splice", "ioengine=splice is fio's but not supported by fsarena"),
+        ("libaoi", "'libaoi' is not an I/O engine"),
+    ] {
         let out = run(&["run", "--target", &dir.spec(), "--workload", &format!("io:ioengine={engine},size=1m")]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{engine}: {err}");

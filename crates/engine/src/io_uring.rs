@@ -178,7 +178,7 @@ impl Engine for IoUring {
     const NAME: &'static str = "io_uring";
 
     fn caps(_config: &EngineConfig) -> EngineCaps {
-        EngineCaps { sync: false, diskless: false, aligned_buffers: true, direct: true }
+        EngineCaps { sync: false, diskless: false, aligned_buffers: true, direct: true, file_op: None }
     }
 
     fn probe(config: &EngineConfig) -> Result<(), String> {

@@ -15,7 +15,9 @@
 
 mod buffer;
 mod depth;
+mod falloc;
 mod file;
+mod fileop;
 mod fsops;
 mod io_uring;
 mod libaio;
@@ -27,7 +29,9 @@ mod sync;
 
 pub use buffer::{AlignedBuf, SlotBuffers};
 pub use depth::QueueDepth;
+pub use falloc::{Falloc, Ftruncate};
 pub use file::{dio_alignment, filesystem_name, open_file, OpenFlags, O_DSYNC};
+pub use fileop::{FileCreate, FileDelete, FileOp, FileStat, StatType};
 pub use fsops::{FsOps, PsyncFsOps};
 pub use io_uring::{uring_unavailable, IoUring};
 pub use libaio::Libaio;
@@ -104,6 +108,10 @@ pub struct EngineCaps {
     pub aligned_buffers: bool,
     /// O_DIRECT files may be used with it.
     pub direct: bool,
+    /// The engine acts on whole files, not on their data (fio's `filecreate`, `filestat`,
+    /// `filedelete`): the workload times one such call per file opening and counts the
+    /// file's I/Os as done without moving them (`FIO_FAKEIO`); see [`FileOp`].
+    pub file_op: Option<FileOp>,
 }
 
 /// How an engine is set up for one thread.

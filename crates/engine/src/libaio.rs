@@ -83,7 +83,7 @@ impl Engine for Libaio {
     const NAME: &'static str = "libaio";
 
     fn caps(_config: &EngineConfig) -> EngineCaps {
-        EngineCaps { sync: false, diskless: false, aligned_buffers: true, direct: true }
+        EngineCaps { sync: false, diskless: false, aligned_buffers: true, direct: true, file_op: None }
     }
 
     fn probe(config: &EngineConfig) -> Result<(), String> {

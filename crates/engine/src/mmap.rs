@@ -109,7 +109,7 @@ impl Engine for Mmap {
 
     fn caps(_config: &EngineConfig) -> EngineCaps {
         // fio: FIO_SYNCIO | FIO_NOEXTEND; direct=1 is accepted and emulated (module doc).
-        EngineCaps { sync: true, diskless: false, aligned_buffers: false, direct: true }
+        EngineCaps { sync: true, diskless: false, aligned_buffers: false, direct: true, file_op: None }
     }
 
     fn new(config: &EngineConfig) -> io::Result<Self> {

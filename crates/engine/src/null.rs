@@ -26,7 +26,7 @@ impl Engine for Null {
     const NAME: &'static str = "null";
 
     fn caps(config: &EngineConfig) -> EngineCaps {
-        EngineCaps { sync: config.iodepth <= 1, diskless: true, aligned_buffers: false, direct: true }
+        EngineCaps { sync: config.iodepth <= 1, diskless: true, aligned_buffers: false, direct: true, file_op: None }
     }
 
     fn new(config: &EngineConfig) -> io::Result<Self> {

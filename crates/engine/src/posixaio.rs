@@ -41,7 +41,7 @@ impl Engine for PosixAio {
     const NAME: &'static str = "posixaio";
 
     fn caps(_config: &EngineConfig) -> EngineCaps {
-        EngineCaps { sync: false, diskless: false, aligned_buffers: false, direct: true }
+        EngineCaps { sync: false, diskless: false, aligned_buffers: false, direct: true, file_op: None }
     }
 
     fn new(config: &EngineConfig) -> io::Result<Self> {

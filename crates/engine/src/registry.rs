@@ -20,7 +20,7 @@ pub enum EngineError {
         name: String,
     },
     /// An engine fio has, not built here yet.
-    #[error("ioengine={name} is not supported yet ({why}): expected one of {}", names())]
+    #[error("ioengine={name} is fio's but not supported by fsarena ({why}): expected one of {}", names())]
     NotBuilt {
         /// The name given.
         name: String,
@@ -107,8 +107,51 @@ registry! {
         Libaio => crate::Libaio, "libaio", [], "Linux native AIO (io_submit/io_getevents); asynchronous only with direct=1";
         Mmap => crate::Mmap, "mmap", [], "the file mapped, each I/O a memcpy; syncs are msync";
         PosixAio => crate::PosixAio, "posixaio", [], "POSIX AIO (aio_read/aio_write/aio_fsync), iodepth deep";
+        FileCreate => crate::FileCreate, "filecreate", [], "times open(O_CREAT) of each file; moves no data (fio's filecreate)";
+        FileStat => crate::FileStat, "filestat", [], "times a stat of each file (stat_type=stat|lstat|statx); moves no data";
+        FileDelete => crate::FileDelete, "filedelete", [], "times the unlink of each file; moves no data";
+        Ftruncate => crate::Ftruncate, "ftruncate", [], "each write is ftruncate(2) to its offset; reads fail, as in fio";
+        Falloc => crate::Falloc, "falloc", [], "each write is fallocate(2) of its range, each read fallocate with KEEP_SIZE";
     }
+    // fio 3.33's other engines (`fio --enghelp` and its engines/ directory), so that a job
+    // file naming one is told the truth: fio has it, fsarena does not run it.
     planned {
+        "e4defrag" => "ext4's EXT4_IOC_MOVE_EXT with donorname/inplace is not built";
+        "cpuio" => "it burns CPU and moves no I/O; fsarena's io jobs do I/O";
+        "net" => "network I/O is not filesystem I/O";
+        "netsplice" => "network I/O is not filesystem I/O";
+        "vsync" => "readv/writev per I/O is not built; psync or sync do the same I/O";
+        "pvsync2" => "preadv2/pwritev2 flags are not built; psync does the same I/O";
+        "splice" => "splice(2) through a pipe is not built";
+        "exec" => "it runs a program, not I/O; use fsarena's exec workload";
+        "sg" => "SCSI generic needs a SCSI device";
+        "io_uring_cmd" => "NVMe passthrough needs an NVMe character device";
+        "mtd" => "it needs an MTD flash device";
+        "nbd" => "it needs an NBD server";
+        "rdma" => "it needs RDMA hardware";
+        "rados" => "it needs a Ceph cluster";
+        "rbd" => "it needs a Ceph cluster";
+        "gfapi" => "it needs a GlusterFS volume through libgfapi";
+        "gfapi_async" => "it needs a GlusterFS volume through libgfapi";
+        "pmemblk" => "it needs persistent memory (libpmemblk)";
+        "dev-dax" => "it needs a DAX device";
+        "libpmem" => "it needs persistent memory (libpmem)";
+        "http" => "it talks to an HTTP/S3/Swift server, not a filesystem";
+        "nfs" => "it needs libnfs and an NFS server";
+        "libiscsi" => "it needs an iSCSI target";
+        "libhdfs" => "it needs HDFS";
+        "ime" => "it needs DDN's IME";
+        "dfs" => "it needs DAOS";
+        "xnvme" => "it needs xNVMe and an NVMe device";
+        "libcufile" => "it needs NVIDIA GPUDirect Storage";
+        "librpma_apm_client" => "it needs RDMA persistent memory";
+        "librpma_apm_server" => "it needs RDMA persistent memory";
+        "librpma_gpspm_client" => "it needs RDMA persistent memory";
+        "librpma_gpspm_server" => "it needs RDMA persistent memory";
+        "libzbc" => "it needs a zoned block device";
+        "dircreate" => "fio added it in 3.37; not built";
+        "dirstat" => "fio added it in 3.37; not built";
+        "dirdelete" => "fio added it in 3.37; not built";
     }
 }
 
@@ -164,9 +207,14 @@ mod tests {
         assert_eq!(EngineKind::parse("mmap"), Ok(EngineKind::Mmap));
         assert_eq!(EngineKind::parse("posixaio"), Ok(EngineKind::PosixAio));
         let err = EngineKind::parse("splice").unwrap_err().to_string();
+        assert!(EngineKind::parse("ext4")
+            .unwrap_err()
+            .to_string()
+            .starts_with("'ext4' is not an I/O engine: expected"));
         assert_eq!(
             err,
-            "'splice' is not an I/O engine: expected one of psync, sync, null, io_uring, libaio, mmap, posixaio"
+            "ioengine=splice is fio's but not supported by fsarena (splice(2) through a pipe is not built): expected one of \
+             psync, sync, null, io_uring, libaio, mmap, posixaio, filecreate, filestat, filedelete, ftruncate, falloc"
         );
     }
 

@@ -5,7 +5,8 @@ use crate::{Engine, EngineCaps, EngineConfig, IoDir, IoOp, SlotBuffers, Submit};
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
-const SYNC_CAPS: EngineCaps = EngineCaps { sync: true, diskless: false, aligned_buffers: false, direct: true };
+const SYNC_CAPS: EngineCaps =
+    EngineCaps { sync: true, diskless: false, aligned_buffers: false, direct: true, file_op: None };
 
 /// fsync or fdatasync, the sync directions of both engines (fio's `do_io_u_sync`).
 #[inline]

@@ -18,7 +18,10 @@ const LAYOUT_BUFFER: u64 = 4 << 20;
 
 /// Files a clone of `o` opens, each named once (`filename=` is one file shared by all).
 fn files_per_clone(o: &IoOptions) -> u64 {
-    if o.filename.is_some() {
+    if o.engine_caps().file_op.is_some() {
+        // fio's file engines hold no file open (filecreate closes each it creates).
+        0
+    } else if o.filename.is_some() {
         1
     } else {
         u64::from(o.nrfiles)

@@ -213,10 +213,13 @@ pub fn run_clone<E: Engine>(
     };
     let config = o.engine_config(spec.align);
     let diskless = E::caps(&config).diskless;
+    // fio's file engines never open the files they create, stat or delete: they get the
+    // root, and make their call on each file's name in it (queue.rs `file_ops`).
+    let unopened = diskless || E::caps(&config).file_op.is_some();
     let opened = E::new(&config)
         .map_err(|e| (e.raw_os_error().unwrap_or(libc::EIO), format!("ioengine={}: cannot set it up: {e}", E::NAME)))
         .and_then(
-            |engine| if diskless { Ok((engine, Vec::new())) } else { open_files(spec, root).map(|f| (engine, f)) },
+            |engine| if unopened { Ok((engine, Vec::new())) } else { open_files(spec, root).map(|f| (engine, f)) },
         );
     let (mut engine, handles) = match opened {
         Ok(x) => x,
@@ -229,7 +232,7 @@ pub fn run_clone<E: Engine>(
     };
     // A diskless engine touches no file: it gets the root as a stand-in it never uses.
     let fds: Vec<BorrowedFd<'_>> =
-        if diskless { vec![root; spec.files.len()] } else { handles.iter().map(|f| f.as_fd()).collect() };
+        if unopened { vec![root; spec.files.len()] } else { handles.iter().map(|f| f.as_fd()).collect() };
     let mut files = file_states(spec, &fds);
     for f in &files {
         if let Err(e) = engine.open_file(f.fd) {

@@ -575,16 +575,25 @@ fn run_group(
     let unit = if as_processes { "process(es)" } else { "thread(s)" };
     let on = if clients.fds.len() > 1 { format!(" on {} clients", clients.fds.len()) } else { String::new() };
     (env.progress)(&format!("running {} ({} {unit}{on})", names.join(", "), specs.len()));
-    let finished: Vec<Finished> = if as_processes {
-        let results = process::run_clones(env, clients.fds, &specs)?;
-        specs
-            .iter()
-            .zip(results)
-            .map(|((ji, spec), result)| Finished { job_index: *ji, client: spec.client, result })
-            .collect()
+    let fresh = files_filecreate_makes(clients.fds, &specs);
+    let finished: Result<Vec<Finished>, String> = if as_processes {
+        process::run_clones(env, clients.fds, &specs).map(|results| {
+            specs
+                .iter()
+                .zip(results)
+                .map(|((ji, spec), result)| Finished { job_index: *ji, client: spec.client, result })
+                .collect()
+        })
     } else {
-        run_threads(env, clients.fds, &specs)?
+        run_threads(env, clients.fds, &specs)
     };
+    // What filecreate made is fsarena's to remove, even after a failed group.
+    for (client, path) in fresh {
+        if let Ok(file) = files::open_existing(clients.fds[client], &path, OFlags::RDONLY) {
+            created.record(&path, &file);
+        }
+    }
+    let finished = finished?;
     write_logs(&finished)?;
     save_verify_states(clients, &specs, &finished, created)?;
 
@@ -609,6 +618,22 @@ fn run_group(
         }
     }
     Ok(units)
+}
+
+/// The files of the group's `filecreate` clones that do not exist yet: those the group
+/// creates (its client and path). Files that exist already are the user's, never removed.
+fn files_filecreate_makes(roots: &[BorrowedFd<'_>], specs: &[(usize, CloneSpec)]) -> Vec<(usize, PathBuf)> {
+    let creates = |s: &CloneSpec| s.options.engine_caps().file_op == Some(fsarena_engine::FileOp::Create);
+    let mut fresh = Vec::new();
+    for (_, spec) in specs.iter().filter(|(_, s)| creates(s)) {
+        for path in &spec.files {
+            let name = path.file_name().unwrap_or_default();
+            if rustix::fs::statat(roots[spec.client], name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_err() {
+                fresh.push((spec.client, path.clone()));
+            }
+        }
+    }
+    fresh
 }
 
 /// Clones as threads (`thread=1`), started together behind a barrier.
@@ -760,6 +785,7 @@ impl EngineVisitor for CloneRun<'_> {
 
 /// One JobResult from one or more clones, summed as fio's `sum_thread_stats` does.
 fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
+    let file_engine = job.options.engine_caps().file_op.is_some();
     let direction = |d: usize| {
         let mut hist = LatencyHistogram::new();
         let (mut slat, mut lat) = (LatencyHistogram::new(), LatencyHistogram::new());
@@ -787,6 +813,9 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
         if !lat.is_empty() {
             r.total_lat = Some(lat.summary(&FIO_PERCENTILES));
             r.lat_histogram = Some(lat);
+        } else if file_engine {
+            // fio's file engines record a clat per file and no lat (FIO_NOSTATS).
+            r.total_lat = Some(LatencyHistogram::new().summary(&[]));
         }
         r.bw_series = bw;
         r.iops_series = iops;

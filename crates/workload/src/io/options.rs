@@ -237,6 +237,8 @@ pub struct IoOptions {
     pub startdelay: Nanos,
     /// fio's `create_on_open=`: files are created when the job opens them, not beforehand.
     pub create_on_open: bool,
+    /// `filestat`'s `stat_type=`: which stat call it times.
+    pub stat_type: fsarena_engine::StatType,
     /// fio's `exitall=`: when this job ends, every job of its group is stopped.
     pub exitall: bool,
     /// fio's `exit_what=all`: the exitall also stops the groups after this one, which are
@@ -341,6 +343,7 @@ impl Default for IoOptions {
             keep: false,
             startdelay: Nanos(0),
             create_on_open: false,
+            stat_type: fsarena_engine::StatType::Stat,
             exitall: false,
             exit_what_all: false,
             ratemin: [0, 0],

@@ -91,10 +91,7 @@ fn bad_values_name_the_key_and_what_is_accepted() {
         (&[("numjob", "4")], "unknown io option 'numjob': did you mean 'numjobs'? accepted"),
         (&[("ioengine", "io_uring"), ("hipri", "1"), ("size", "1m")], "hipri=1 needs direct=1"),
         (&[("ioengine", "io_uring"), ("nonvectored", "2"), ("size", "1m")], "nonvectored"),
-        (
-            &[("ioengine", "splice"), ("size", "1m")],
-            "'splice' is not an I/O engine: expected one of psync, sync, null, io_uring, libaio",
-        ),
+        (&[("ioengine", "splice"), ("size", "1m")], "ioengine=splice is fio's but not supported by fsarena"),
         (&[("iodepth", "0"), ("size", "1m")], "iodepth=0"),
         (&[("iodepth", "100000"), ("size", "1m")], "at most 65536"),
         (&[("iodepth_batch", "x"), ("size", "1m")], "not a whole number"),

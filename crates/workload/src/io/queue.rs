@@ -16,8 +16,9 @@
 use super::job::{CloneResult, CloneSpec, FileState, READ, WRITE};
 use super::pattern::{plan, reset_pass, Draws, Plan};
 use super::verify;
-use fsarena_engine::{Completion, Engine, IoDir, IoOp, QueueDepth, Submit};
+use fsarena_engine::{Completion, Engine, FileOp, IoDir, IoOp, QueueDepth, StatType, Submit};
 use std::io;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One I/O: what the loop needs to account it when it completes.
@@ -133,6 +134,10 @@ struct State<'r> {
     completed: u64,
     /// The count at the last thinktime pause (fio's last_thinktime_blocks).
     last_think: u64,
+    /// fio's file engines (`filecreate`, `filestat`, `filedelete`): the call made on each
+    /// file at the start of every pass, its `stat_type`, and the direction its latency goes
+    /// to. Their I/Os are not timed (`FIO_NOSTATS`): the call is.
+    file_op: Option<(FileOp, StatType, usize)>,
 }
 
 impl State<'_> {
@@ -148,6 +153,33 @@ impl State<'_> {
 
     fn fail(&mut self, errno: i32, message: String) {
         self.r.error.get_or_insert((errno, message));
+    }
+
+    /// A file engine's call on every file of the pass, each timed as one completion latency
+    /// of the job's direction, as fio times it when it opens the file. False on an error
+    /// (the job's error, as fio's `td_verror`).
+    fn file_ops(&mut self, files: &[FileState<'_>]) -> bool {
+        let Some((op, stat_type, dir)) = self.file_op else { return true };
+        for f in files {
+            let name = Path::new(f.path.file_name().unwrap_or_default());
+            self.tick();
+            let done = op.apply(f.fd, name, stat_type);
+            let (_, ns) = self.tick();
+            match done {
+                // filecreate's file is closed here, off the clock.
+                Ok(_) => self.r.clat[dir].record(ns),
+                Err(e) => {
+                    let what = match op {
+                        FileOp::Create => "create",
+                        FileOp::Stat => "stat",
+                        FileOp::Delete => "delete",
+                    };
+                    self.fail(e.raw_os_error().unwrap_or(libc::EIO), format!("{what} {}: {e}", f.path.display()));
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// fio's verify_backlog: reads back and checks the units written since the last check.
@@ -235,7 +267,9 @@ impl State<'_> {
         } else {
             // Recorded during the ramp too: a job that ends before its ramp_time is over
             // reports all it did, as fio does.
-            self.r.clat[io.dir].record(lat);
+            if self.file_op.is_none() {
+                self.r.clat[io.dir].record(lat);
+            }
             if let Some(sub) = sub {
                 if let Some(slat) = sub.slat {
                     self.r.slat[io.dir].record(slat);
@@ -497,7 +531,14 @@ pub(super) fn measured_phase<E: Engine>(
         live: crate::LiveBatch::new(live),
         completed: 0,
         last_think: 0,
+        file_op: E::caps(&o.engine_config(spec.align))
+            .file_op
+            .map(|op| (op, o.stat_type, if o.rw.reads() { READ } else { WRITE })),
     };
+    if !st.file_ops(files) {
+        st.r.runtime_ns = st.elapsed;
+        return;
+    }
     let mut pass: u64 = 0;
     let mut current = 0usize;
     let nfiles = files.len();
@@ -523,6 +564,10 @@ pub(super) fn measured_phase<E: Engine>(
                 draws.new_loop(o);
             }
             st.pass_bytes = 0;
+            // fio opens the files again for each loop: a file engine's call is made again.
+            if !st.file_ops(files) {
+                break;
+            }
         }
         if st.p.io_limit > 0 && draws.issued_total() >= st.p.io_limit {
             break; // fio's number_ios

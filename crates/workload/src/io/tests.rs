@@ -322,3 +322,34 @@ fn verify_keys_without_verify_are_refused() {
         assert!(e.contains("verify"), "{spec}: {e}");
     }
 }
+
+#[test]
+fn file_engines_time_one_call_per_file_and_count_the_files_bytes() {
+    // As fio 3.33 (checked with it): each file's I/Os count in bytes and I/Os, while the
+    // latency recorded is the call, once per file and pass, in the job's direction.
+    let dir = Scratch::new("file-engines");
+    for (spec, dir_name, ios, calls) in [
+        ("io:name=fc,ioengine=filecreate,nrfiles=20,filesize=4k,thread=1", "read", 20, 20),
+        ("io:name=fc,ioengine=filecreate,nrfiles=20,filesize=4k,bs=1k,rw=write", "write", 80, 20),
+        ("io:name=fs,ioengine=filestat,nrfiles=20,filesize=4k,loops=3,stat_type=statx", "read", 60, 60),
+        ("io:name=fd,ioengine=filedelete,nrfiles=20,filesize=4k", "read", 20, 20),
+    ] {
+        let m = run(&dir.0, &workload(spec)).unwrap();
+        let job = &m.jobs()[0];
+        let d = if dir_name == "read" { &job.read } else { &job.write };
+        assert_eq!((d.total_ios, d.io_bytes), (ios, ios * if spec.contains("bs=1k") { 1024 } else { 4096 }), "{spec}");
+        assert_eq!(m.latency(dir_name).unwrap().len(), calls, "{spec}");
+        // fio's lat has no samples for these engines (FIO_NOSTATS): N=0, not clat's.
+        assert_eq!(d.lat().samples, 0, "{spec}");
+        // What filecreate made is removed; filestat's and filedelete's layout too.
+        assert!(dir.entries().is_empty(), "{spec}: {:?}", dir.entries());
+    }
+    // fio's filecreate example: 16 x 31,250 files, none held open (so within any fd limit).
+    let big = workload("io:name=t,ioengine=filecreate,nrfiles=31250,filesize=4k,numjobs=16");
+    assert_eq!(big.footprint().open_files, 0);
+    // A file that was there before is the user's: filecreate opens it and leaves it.
+    std::fs::write(dir.0.join("fc.0.0"), b"mine").unwrap();
+    run(&dir.0, &workload("io:name=fc,ioengine=filecreate,nrfiles=2,filesize=4k")).unwrap();
+    assert_eq!(dir.entries(), vec!["fc.0.0"]);
+    assert_eq!(std::fs::read(dir.0.join("fc.0.0")).unwrap(), b"mine");
+}

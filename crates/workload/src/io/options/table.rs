@@ -243,7 +243,20 @@ fn parse_distribution(v: &str) -> Result<Distribution, String> {
 }
 
 /// The engines `ioengine=` names, as the engine registry has them (a test checks).
-pub(super) const ENGINE_WORDS: &[&str] = &["psync", "sync", "null", "io_uring", "libaio", "mmap", "posixaio"];
+pub(super) const ENGINE_WORDS: &[&str] = &[
+    "psync",
+    "sync",
+    "null",
+    "io_uring",
+    "libaio",
+    "mmap",
+    "posixaio",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "ftruncate",
+    "falloc",
+];
 
 /// A row of the io table.
 macro_rules! io {
@@ -577,6 +590,33 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         Some(parse_pattern(v)?)),
     io!("startdelay", Time, Is("0"), "delay of the job's start after its group starts", |o, v| o.startdelay =
         parse_time(v, SECOND).map_err(|e| e.message)?),
+    io!(
+        "openfiles",
+        Count,
+        Derived("nrfiles"),
+        "files a job holds open at once in fio; fsarena holds all of a job's files (the same bytes and I/Os)",
+        |_o, v| {
+            whole32(v)?;
+        }
+    )
+    .aka(&["open_files"])
+    .unit("files"),
+    io!(
+        "unlink",
+        Bool,
+        Is("0"),
+        "fio removes the job's files when it ends; fsarena removes the files it created after the run (keep=1 keeps them)",
+        |_o, v| {
+            boolean(v)?;
+        }
+    ),
+    io!(
+        "stat_type",
+        Choice(&["stat", "lstat", "statx"]),
+        Is("stat"),
+        "filestat: the call timed on each file, stat(2), lstat(2) or statx(2)",
+        |o, v| o.stat_type = fsarena_engine::StatType::parse(v)?
+    ),
     io!("create_on_open", Bool, Is("0"), "create each file when the job opens it", |o, v| o.create_on_open =
         boolean(v)?),
     io!(
