@@ -330,7 +330,7 @@ fn every_run_lays_out_the_same_file_sizes_as_filebench_does() {
     let model = parse(spec).unwrap();
     let sets = run::layout(model.model());
     let (bytes, files) = sets[0].preallocated();
-    assert!(files > 200 && files < 300, "80% preallocated: {files}");
+    assert!((201..300).contains(&files), "80% preallocated: {files}");
     assert_ne!(bytes % files, 0);
     let mean = bytes as f64 / files as f64;
     assert!((mean - 16384.0).abs() < 0.15 * 16384.0, "mean size {mean}");
