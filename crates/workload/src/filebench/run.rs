@@ -87,7 +87,7 @@ impl PerSecond {
 }
 
 /// The seeds of the layout's generators: file sizes, and which entries are preallocated.
-const LAYOUT_SEEDS: (u64, u64) = (0x5DEE_CE66D, 1);
+const LAYOUT_SEEDS: (u64, u64) = (0x5_DEEC_E66D, 1);
 
 /// The model's filesets as every run lays them out: the same sizes and the same preallocated
 /// entries each time. filebench never seeds the generators its layout draws from (drand48 for
