@@ -152,3 +152,45 @@ fn bad_files_exit_2_with_file_and_line_before_anything_is_created() {
         assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
     }
 }
+
+/// The calls of `syscall` in an `strace -c` summary.
+fn strace_calls(summary: &str, syscall: &str) -> u64 {
+    summary
+        .lines()
+        .find_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            // % time, seconds, usecs/call, calls, [errors,] syscall
+            (w.last() == Some(&syscall)).then(|| w[3].parse().unwrap_or_else(|_| panic!("{l}")))
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn every_fsync_flowop_is_one_fsync_call_as_in_filebench() {
+    // filebench's fsync flowop is one fsync(2) on the flowop's fd (fb_lfs_fsync), not a sync
+    // of the file system: counted below the workload, by strace, the fsync calls must be the
+    // fsync flowops of the breakdown, one each (fsarena's own few fdatasync calls, of its
+    // state file, are not fsync).
+    let strace = crate::util::require("strace");
+    let dir = Scratch::new("fsync-calls");
+    let counts = Scratch::new("fsync-calls-strace");
+    let summary = counts.path.join("strace.txt");
+    let out = std::process::Command::new(strace)
+        .args(["-f", "-qq", "-c", "-e", "trace=fsync,fdatasync,syncfs,sync", "-o"])
+        .arg(&summary)
+        .arg(env!("CARGO_BIN_EXE_fsarena"))
+        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
+        .args(["run", "--repeat", "1", "--warmup", "0", "--no-store", "--no-drop-caches", "--target"])
+        .arg(dir.spec())
+        .args(["--workload", "filebench:name=varmail,nfiles=800,nthreads=2,runtime=1"])
+        .output()
+        .expect("strace runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let blocks = breakdowns(&stdout(&out));
+    assert_eq!(blocks.len(), 1, "{}", stdout(&out));
+    let flowops: u64 = blocks[0].iter().filter(|(n, _)| n.starts_with("fsyncfile")).map(|r| r.1).sum();
+    assert!(flowops > 0, "{:?}", blocks[0]);
+    let text = std::fs::read_to_string(&summary).expect("strace's summary");
+    assert_eq!(strace_calls(&text, "fsync"), flowops, "{text}");
+    assert_eq!(strace_calls(&text, "syncfs") + strace_calls(&text, "sync"), 0, "{text}");
+}

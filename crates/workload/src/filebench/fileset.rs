@@ -82,8 +82,10 @@ fn numbered(i: u64) -> String {
 }
 
 impl Fileset {
-    /// Lays out `def`: paths, sizes and which entries exist at the start; nothing is created.
-    pub fn layout(def: &FilesetDef, rng: &mut fastrand::Rng) -> Fileset {
+    /// Lays out `def`: paths, sizes (drawn from `sizes`) and which entries exist at the start
+    /// (drawn from `exists`); nothing is created. Two generators, as filebench's: its sizes
+    /// come from drand48 and its preallocation from rand(), so the one does not shift the other.
+    pub fn layout(def: &FilesetDef, sizes: &mut fastrand::Rng, exists: &mut fastrand::Rng) -> Fileset {
         let mut entries = Vec::new();
         let mut dirs = Vec::new();
         let items = def.entries.max(def.leafdirs);
@@ -123,9 +125,9 @@ impl Fileset {
         for e in &mut entries {
             e.size = match def.size {
                 SizeDist::Fixed(n) => n,
-                SizeDist::Gamma { mean, shape } => gamma(rng, shape, mean / shape).round() as u64,
+                SizeDist::Gamma { mean, shape } => gamma(sizes, shape, mean / shape).round() as u64,
             };
-            e.exists = rng.u32(0..100) < def.prealloc;
+            e.exists = exists.u32(0..100) < def.prealloc;
         }
         if def.single_file {
             entries[0].exists = def.prealloc > 0;
@@ -316,13 +318,13 @@ mod tests {
     #[test]
     fn tree_widths_prealloc_and_rotation() {
         let mut rng = fastrand::Rng::with_seed(1);
-        let fs = Fileset::layout(&def(1000, 20, 80, SizeDist::Fixed(10)), &mut rng);
+        let fs = Fileset::layout(&def(1000, 20, 80, SizeDist::Fixed(10)), &mut rng.clone(), &mut rng);
         // 1000 files, 20 a directory: 50 leaf directories under 3 parents, plus the top.
         assert_eq!(fs.dirs.len(), 1 + 3 + 50);
         let (bytes, n) = fs.preallocated();
         assert!((700..900).contains(&n), "{n}");
         assert_eq!(bytes, n * 10);
-        let flat = Fileset::layout(&def(100, 1_000_000, 0, SizeDist::Fixed(0)), &mut rng);
+        let flat = Fileset::layout(&def(100, 1_000_000, 0, SizeDist::Fixed(0)), &mut rng.clone(), &mut rng);
         assert_eq!(flat.dirs.len(), 2);
         // Missing entries come in rotation; a busy one is skipped.
         let a = flat.pick(Want::Missing, &|| false).unwrap();

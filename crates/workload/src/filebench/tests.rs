@@ -306,3 +306,32 @@ fn a_run_records_ops_and_mib_per_second() {
     assert!((total - ops).abs() <= ops * 0.1, "{total} vs {ops}");
     assert_eq!(m.series["mb_per_s"].unit, "MiB/s");
 }
+
+/// The "creating N preallocated entries (B bytes)" line of one scaled-down run of `spec`.
+fn layout_line(spec: &str) -> String {
+    let d = tempdir::Dir::new();
+    let stop = AtomicBool::new(false);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let progress = |s: &str| seen.lock().unwrap().push(s.to_string());
+    let env = RunEnv { progress: &progress, ..RunEnv::quiet(&d.0, &stop) };
+    parse(spec).unwrap().run(&env).unwrap();
+    let lines = seen.into_inner().unwrap();
+    lines.into_iter().find(|l| l.contains("preallocated entries")).expect("the layout is announced")
+}
+
+#[test]
+fn every_run_lays_out_the_same_file_sizes_as_filebench_does() {
+    // filebench's layout generators are never seeded: every run has the same files. Sizes
+    // drawn anew would give another byte total each run (1000 gamma draws: about ±2.6%).
+    let spec = "filebench:name=varmail,nfiles=300,nthreads=1,runtime=100ms";
+    let (a, b) = (layout_line(spec), layout_line(spec));
+    assert_eq!(a, b);
+    // The sizes are gamma draws, not one size: the byte total is no multiple of the count.
+    let model = parse(spec).unwrap();
+    let sets = run::layout(model.model());
+    let (bytes, files) = sets[0].preallocated();
+    assert!((201..300).contains(&files), "80% preallocated: {files}");
+    assert_ne!(bytes % files, 0);
+    let mean = bytes as f64 / files as f64;
+    assert!((mean - 16384.0).abs() < 0.15 * 16384.0, "mean size {mean}");
+}
