@@ -47,7 +47,7 @@ use Expect::{Accepted, Compared, NotHere, Refused};
 const EXAMPLES: &[(&str, Expect)] = &[
     ("1mbs_clients", Accepted("rate=1250 bytes/s over 32 MiB per job: hours (fio needs ./tmp to exist)")),
     ("aio-read", NotHere("directory=/data1 does not exist here")),
-    ("backwards-read", Refused("needs parser work: rw=read:-8k (backwards)")),
+    ("backwards-read", Compared),
     ("basic-verify", NotHere("filename=/dev/XXX, a device")),
     ("butterfly", NotHere("filename=/tmp/testfile must exist beforehand (fio: you need to specify size=)")),
     ("cmdprio-bssplit", NotHere("filename=/dev/sda, a device")),
@@ -120,7 +120,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
         Refused("needs parser work: rate_process=poisson; io_submit_mode=offload is not built"),
     ),
     ("rados", NotHere("ioengine=rados, a Ceph cluster")),
-    ("rand-zones", Refused("needs parser work: a zoned distribution with an inferred last size (20/)")),
+    ("rand-zones", Accepted("2 GiB in 524,288 I/Os: over the test's budget; the inferred last zone is offset-checked in tests/fio_corpus/zoned-inferred.fio")),
     ("rbd", NotHere("ioengine=rbd, a Ceph cluster")),
     ("rdmaio-client", NotHere("ioengine=rdma, RDMA hardware")),
     ("rdmaio-server", NotHere("ioengine=rdma, RDMA hardware")),

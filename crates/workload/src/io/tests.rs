@@ -45,14 +45,26 @@ fn run(root: &Path, w: &IoWorkload) -> Result<Measurement, WorkloadError> {
 
 #[test]
 fn planning_is_linear_in_clones_and_files() {
-    // 100,000 clones: the old search of the file list made this 5·10^9 comparisons.
-    let w = workload("io:rw=randread,size=64k,numjobs=100000");
-    let group: Vec<&JobDef> = w.jobs.iter().collect();
+    // 100,000 clones: the old search of the file list made this 5·10^9 comparisons. Linear
+    // is held by a ratio measured side by side, not by a time: ten times the clones take
+    // about ten times as long (a quadratic plan takes a hundred times), on any machine load.
     let stop = AtomicBool::new(false);
-    let t = Instant::now();
-    let (specs, needs) = plan_group(&[Path::new("/nonexistent")], &group, &stop, 1).unwrap();
-    assert_eq!((specs.len(), needs.len()), (100_000, 100_000));
-    assert!(t.elapsed().as_secs_f64() < 5.0, "planning took {:?}", t.elapsed());
+    let plan = |clones: usize| {
+        let w = workload(&format!("io:rw=randread,size=64k,numjobs={clones}"));
+        let group: Vec<&JobDef> = w.jobs.iter().collect();
+        let t = Instant::now();
+        let (specs, needs) = plan_group(&[Path::new("/nonexistent")], &group, &stop, 1).unwrap();
+        assert_eq!((specs.len(), needs.len()), (clones, clones));
+        t.elapsed().as_secs_f64()
+    };
+    // Each plan's best of its tries, so a pause of the machine in one try changes nothing.
+    let small = (0..3).map(|_| plan(10_000)).fold(f64::MAX, f64::min);
+    let large = (0..2).map(|_| plan(100_000)).fold(f64::MAX, f64::min);
+    assert!(
+        large / small < 40.0,
+        "10x the clones took {:.1}x as long ({large:.3} s against {small:.4} s)",
+        large / small
+    );
     // One shared file is one need, however many clones use it.
     let w = workload("io:rw=randwrite,size=64k,numjobs=50000,filename=shared");
     let group: Vec<&JobDef> = w.jobs.iter().collect();
