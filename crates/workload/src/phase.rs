@@ -201,11 +201,32 @@ impl PhaseTotal {
         }
     }
 
+    /// The span's start and end on this host's CLOCK_MONOTONIC, in nanoseconds: the clock
+    /// every process of the host shares, so that the phases of MPI ranks merge over their
+    /// common window ([`fsarena_core::RateBasis::window`]).
+    pub fn window_ns(&self) -> Option<(u64, u64)> {
+        let (start, end) = (self.start?, self.end?);
+        // std's Instant is CLOCK_MONOTONIC on Linux but does not expose its value: read both
+        // clocks once and carry the phase's instants over by their distance from that pair.
+        let (now, now_ns) = (Instant::now(), monotonic_ns());
+        let at = |t: Instant| match now.checked_duration_since(t) {
+            Some(before) => now_ns.saturating_sub(before.as_nanos() as u64),
+            None => now_ns.saturating_add(t.saturating_duration_since(now).as_nanos() as u64),
+        };
+        Some((at(start), at(end)))
+    }
+
     /// `count` per second of the span; `None` when nothing was counted or no time passed.
     pub fn rate(&self, count: u64) -> Option<f64> {
         let span = self.span_ns();
         (count > 0 && span > 0).then(|| count as f64 * 1e9 / span as f64)
     }
+}
+
+/// This host's CLOCK_MONOTONIC, in nanoseconds.
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
 /// Adds `more` to `sum` element by element, growing `sum` as needed.
