@@ -76,7 +76,8 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    /// A recorder starting now on `clock`.
+    /// A recorder on `clock`, made before its phase starts ([`Recorder::start`]): what it
+    /// allocates and first touches is not the phase's time.
     fn new(clock: &'a quanta::Clock, abort: &'a AtomicBool, stop: &'a AtomicBool, live: &'a Live) -> Self {
         Self {
             clock,
@@ -84,13 +85,18 @@ impl<'a> Recorder<'a> {
             prev_ns: 0,
             ops: 0,
             bytes: 0,
-            hist: LatencyHistogram::new(),
+            hist: LatencyHistogram::resident(),
             series: IntervalCounter::new(SECOND_NS, 8),
             live: LiveBatch::new(live),
             error: None,
             abort,
             stop,
         }
+    }
+
+    /// The phase starts now: the first operation's latency runs from here.
+    fn start(&mut self) {
+        self.origin = self.clock.raw();
     }
 
     /// One operation of `bytes` bytes (0 for a metadata call) has just completed: its latency
@@ -282,6 +288,9 @@ impl Phases<'_> {
                     // count towards a phase's span.
                     let clock = quanta::Clock::new();
                     for (&phase, total) in phases.iter().zip(totals) {
+                        // Made before the barrier: its allocation is no part of the phase,
+                        // whose time holds the operations alone, as mdtest's timer does.
+                        let mut rec = Recorder::new(&clock, abort, self.stop, self.live);
                         let leader = barrier.wait().is_leader();
                         let mut hook_error = None;
                         if self.before_each.is_some() || self.rendezvous.is_some() {
@@ -298,7 +307,7 @@ impl Phases<'_> {
                             barrier.wait();
                         }
                         let start = Instant::now();
-                        let mut rec = Recorder::new(&clock, abort, self.stop, self.live);
+                        rec.start();
                         if let Some(e) = hook_error {
                             rec.error = Some(e);
                         } else if !rec.stopped() {
