@@ -308,10 +308,7 @@ fn tasks_taking_turns_on_one_cpu_are_no_faster_than_one_task() {
     // 4 (issue 30: 5-9x mdtest's), merged over the span about 1.
     let ratios: Vec<f64> = ["file_stat", "dir_stat", "file_read"].iter().map(|m| mean(4, m) / mean(1, m)).collect();
     let held = ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64;
-    assert!(
-        held.exp() <= 2.0,
-        "4 tasks on one CPU against one task (file_stat, dir_stat, file_read): {ratios:.2?}"
-    );
+    assert!(held.exp() <= 2.0, "4 tasks on one CPU against one task (file_stat, dir_stat, file_read): {ratios:.2?}");
     for (n, result) in &runs {
         assert_eq!(result["counters"]["tree_creation_items"][0], 1, "{n} tasks: {result}");
         assert_eq!(result["counters"]["file_stat_items"][0], 1000 * n, "{n} tasks: {result}");

@@ -261,7 +261,18 @@ fn ranks_taking_turns_on_one_cpu_are_no_faster_than_one_rank() {
     let scratch = TempDir::new();
     let launch = |ranks: usize| {
         let mut c = Command::new("nice");
-        c.args(["-n", "-20", "taskset", "-c", "0", "mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]);
+        c.args([
+            "-n",
+            "-20",
+            "taskset",
+            "-c",
+            "0",
+            "mpirun",
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--bind-to",
+            "none",
+        ]);
         c.args(["-np", &ranks.to_string(), env!("CARGO_BIN_EXE_fsarena")]);
         c.args(["run", "--mpi", "--target", &dir.spec(), "--workload", "meta:mdtest='-n 1000 -u'"]);
         c.args(["--repeat", "3", "--warmup", "0", "--no-store", "--no-drop-caches", "--output-format", "json"]);
@@ -289,10 +300,7 @@ fn ranks_taking_turns_on_one_cpu_are_no_faster_than_one_rank() {
     // 4 (issue 30: 5-9x mdtest's), merged over the span about 1.
     let ratios: Vec<f64> = ["file_stat", "dir_stat", "file_read"].iter().map(|m| mean(4, m) / mean(1, m)).collect();
     let held = ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64;
-    assert!(
-        held.exp() <= 2.0,
-        "4 ranks on one CPU against one rank (file_stat, dir_stat, file_read): {ratios:.2?}"
-    );
+    assert!(held.exp() <= 2.0, "4 ranks on one CPU against one rank (file_stat, dir_stat, file_read): {ratios:.2?}");
     for (n, result) in &runs {
         assert_eq!(result["counters"]["tree_creation_items"][0], 1, "{n} ranks: {result}");
         assert_eq!(result["counters"]["file_stat_items"][0], 1000 * n, "{n} ranks: {result}");

@@ -217,9 +217,10 @@ pub fn clock_offsets(ranks: &dyn Ranks, hosts: &[String]) -> Vec<i64> {
             if hosts.get(rank) == Some(home) {
                 return 0;
             }
-            let mut ahead: Vec<i64> = rounds.iter().map(|r| r[rank].wrapping_sub(r[0]) as i64).collect();
+            let mut ahead: Vec<i64> =
+                rounds.iter().filter_map(|r| Some(r.get(rank)?.wrapping_sub(*r.first()?) as i64)).collect();
             ahead.sort_unstable();
-            ahead[ahead.len() / 2]
+            ahead.get(ahead.len() / 2).copied().unwrap_or(0)
         })
         .collect()
 }
