@@ -257,10 +257,11 @@ pub struct Phases<'a> {
     /// Runs on one thread before each phase while the others wait (meta's
     /// `drop_caches=phase`); an error fails the phase and stops the run.
     pub before_each: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
-    /// Runs on one thread before each phase, after `before_each`, while the others wait: the
-    /// MPI ranks' meeting point ([`crate::RunEnv::rendezvous`]), so that every rank's threads
-    /// start the phase together. It runs for every phase, even after a failure stopped the
-    /// run, so that the other ranks are never left waiting.
+    /// Runs on one thread before each phase, after `before_each`, while the others wait, and
+    /// again after each phase: the MPI ranks' meeting point ([`crate::RunEnv::rendezvous`]),
+    /// so that every rank's threads start the phase together and every rank's phase ends when
+    /// the last one's has (mdtest's barriers around a phase). It runs for every phase, even
+    /// after a failure stopped the run, so that the other ranks are never left waiting.
     pub rendezvous: Option<&'a (dyn Fn() + Sync)>,
 }
 
@@ -312,6 +313,15 @@ impl Phases<'_> {
                             rec.error = Some(e);
                         } else if !rec.stopped() {
                             worker.run(phase, &mut rec);
+                        }
+                        // Under MPI a rank's phase ends at the meeting after it, as mdtest's
+                        // time runs to its barrier after the phase: no rank's phase ends
+                        // before the last rank's has.
+                        if let Some(meet) = self.rendezvous {
+                            if barrier.wait().is_leader() {
+                                meet();
+                            }
+                            barrier.wait();
                         }
                         let end = Instant::now();
                         let counted = worker.counts(phase);
