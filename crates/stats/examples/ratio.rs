@@ -3,6 +3,9 @@
 //! that compare fsarena with another tool (bench/vs_mdtest.sh). A and B are comma-separated
 //! values, one per round; prints `value lo hi` (`lo` and `hi` are `-` without an interval).
 
+// A command-line helper: what it prints is its whole output.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::process::ExitCode;
 
 fn values(arg: &str) -> Result<Vec<f64>, String> {
