@@ -440,9 +440,10 @@ mod tests {
     }
 
     #[test]
-    fn the_rendezvous_meets_before_every_phase_even_after_a_failure() {
-        // The other MPI ranks wait at each phase's rendezvous: a rank whose run failed must
-        // still come to every one, after the hook, on one thread.
+    fn the_rendezvous_meets_before_and_after_every_phase_even_after_a_failure() {
+        // The other MPI ranks wait at each phase's rendezvous, before it and after it (the end
+        // of mdtest's phase): a rank whose run failed must still come to every one, the first
+        // after the hook, on one thread.
         let log = Mutex::new(Vec::new());
         let hook = || {
             log.lock().unwrap().push("hook");
@@ -460,7 +461,7 @@ mod tests {
         };
         let t = phases.run(&[Step::FailAt(2), Step::Count(5), Step::Count(5)], &mut workers);
         assert_eq!(t[0].error.as_deref(), Some("failed at 2"));
-        assert_eq!(log.into_inner().unwrap(), ["hook", "meet", "hook", "meet", "hook", "meet"]);
+        assert_eq!(log.into_inner().unwrap(), ["hook", "meet", "meet", "hook", "meet", "meet", "hook", "meet", "meet"]);
     }
 
     #[test]
