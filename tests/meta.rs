@@ -269,3 +269,49 @@ fn a_stat_only_run_drops_the_cache_after_its_build_unless_told_not_to() {
     assert!(stderr(&out).contains("expected build, phase or none"), "{}", stderr(&out));
     assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
 }
+
+/// Four tasks on one CPU take turns: the rate is over the phase's span across the tasks, so
+/// four are no faster than one (the threads' side of issue 30, which MPI ranks now share:
+/// tests/mpi.rs). The tree rows count one tree.
+#[test]
+fn tasks_taking_turns_on_one_cpu_are_no_faster_than_one_task() {
+    crate::util::require("taskset");
+    let dir = Scratch::new("meta-one-cpu");
+    let launch = |tasks: u64| {
+        let scratch = crate::util::TempDir::new();
+        let workload = format!("meta:mdtest='-n 1000 -u',tasks={tasks}");
+        let out = std::process::Command::new("nice")
+            .args(["-n", "-20", "taskset", "-c", "0", env!("CARGO_BIN_EXE_fsarena")])
+            .args(["run", "--target", &dir.spec(), "--workload", &workload, "--repeat", "3", "--warmup", "0"])
+            .args(["--no-store", "--no-drop-caches", "--output-format", "json", "--workdir", &scratch.0])
+            .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
+            .output()
+            .expect("fsarena runs");
+        assert!(out.status.success(), "{tasks} tasks: {}", stderr(&out));
+        (tasks, json(&out)["run"]["results"][0].clone())
+    };
+    // Side by side, alternating: 1, 4, 1, 4.
+    let runs: Vec<(u64, serde_json::Value)> = [1, 4, 1, 4].into_iter().map(launch).collect();
+    let mean = |tasks: u64, metric: &str| {
+        let values: Vec<f64> = runs
+            .iter()
+            .filter(|(n, _)| *n == tasks)
+            .flat_map(|(_, r)| r["metrics"][metric]["values"].as_array().cloned().unwrap_or_default())
+            .filter_map(|v| v.as_f64())
+            .collect();
+        assert!(!values.is_empty(), "no {metric} with {tasks} tasks: {runs:?}");
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    // Other processes on the CPU give 4 tasks up to 4 shares of it against one task's 1 (the
+    // scheduler is fair per thread), hence nice -20 and a margin of 2 on the geometric mean
+    // of the three phases that fit in a time slice: merged by each task's own time they read
+    // 4 (issue 30: 5-9x mdtest's), merged over the span about 1.
+    let ratios: Vec<f64> = ["file_stat", "dir_stat", "file_read"].iter().map(|m| mean(4, m) / mean(1, m)).collect();
+    let held = ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64;
+    assert!(held.exp() <= 2.0, "4 tasks on one CPU against one task (file_stat, dir_stat, file_read): {ratios:.2?}");
+    for (n, result) in &runs {
+        assert_eq!(result["counters"]["tree_creation_items"][0], 1, "{n} tasks: {result}");
+        assert_eq!(result["counters"]["file_stat_items"][0], 1000 * n, "{n} tasks: {result}");
+    }
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}

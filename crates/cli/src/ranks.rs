@@ -12,7 +12,7 @@ use fsarena_core::{Better, Measurement};
 use serde::{Deserialize, Serialize};
 
 /// The version of every message ranks exchange; bump it when one changes shape.
-pub const WIRE: u32 = 1;
+pub const WIRE: u32 = 2;
 
 /// The collective operations the runner needs. Every rank calls them in the same order; the
 /// runner keeps that order by taking every decision that ends a loop collectively
@@ -192,12 +192,47 @@ pub fn environments(ranks: &dyn Ranks) -> (Vec<(String, String)>, Vec<String>) {
     (environment, hosts)
 }
 
+/// How far each rank's CLOCK_MONOTONIC is ahead of rank 0's, in nanoseconds, in rank order
+/// on rank 0 (empty on the others); every rank calls it. Ranks on rank 0's host share its
+/// clock: 0. Another host's offset is the median over a few rounds of the ranks' readings
+/// taken as they leave one barrier, good to the barrier's exit skew (microseconds on one
+/// network; a phase lasts milliseconds at least).
+pub fn clock_offsets(ranks: &dyn Ranks, hosts: &[String]) -> Vec<i64> {
+    if ranks.size() == 1 {
+        return vec![0];
+    }
+    const ROUNDS: usize = 7;
+    let mut rounds: Vec<Vec<u64>> = Vec::new();
+    for _ in 0..ROUNDS {
+        ranks.barrier();
+        let now = fsarena_workload::phase::monotonic_ns();
+        if let Some(all) = ranks.gather(&now.to_le_bytes()) {
+            let read = |b: &Vec<u8>| b.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
+            rounds.push(all.iter().map(read).collect());
+        }
+    }
+    let Some(home) = hosts.first() else { return Vec::new() };
+    (0..ranks.size())
+        .map(|rank| {
+            if hosts.get(rank) == Some(home) {
+                return 0;
+            }
+            let mut ahead: Vec<i64> =
+                rounds.iter().filter_map(|r| Some(r.get(rank)?.wrapping_sub(*r.first()?) as i64)).collect();
+            ahead.sort_unstable();
+            ahead.get(ahead.len() / 2).copied().unwrap_or(0)
+        })
+        .collect()
+}
+
 /// One repetition's measurements of every rank, merged exactly on rank 0 (histograms and
-/// counters add: see [`Measurement::merge`]), one per part; with the first rank's error,
-/// named by rank and host. None on the other ranks.
+/// counters add: see [`Measurement::merge`]; rates over the phase's window across the
+/// ranks, each rank's window moved onto rank 0's clock by its `offsets` entry), one per
+/// part; with the first rank's error, named by rank and host. None on the other ranks.
 pub fn merge_round(
     ranks: &dyn Ranks,
     hosts: &[String],
+    offsets: &[i64],
     measurements: Vec<Measurement>,
     error: Option<String>,
 ) -> Option<(Vec<Measurement>, Option<String>)> {
@@ -218,15 +253,16 @@ pub fn merge_round(
             let host = hosts.get(rank).map_or("?", String::as_str);
             first_error = Some(format!("rank {rank} on {host}: {e}"));
         }
-        for (part, m) in round.measurements.iter().enumerate() {
+        for (part, mut m) in round.measurements.into_iter().enumerate() {
+            m.shift_windows(offsets.get(rank).map_or(0, |ahead| -ahead));
             match merged.get_mut(part) {
-                Some(ours) => ours.merge(m),
+                Some(ours) => ours.merge(&m),
                 None => merged.push(m.clone()),
             }
             if per_rank.len() <= part {
                 per_rank.resize_with(part + 1, Vec::new);
             }
-            per_rank[part].push(client_share(m));
+            per_rank[part].push(client_share(&m));
         }
     }
     for (m, shares) in merged.iter_mut().zip(&per_rank) {
@@ -379,7 +415,7 @@ mod tests {
         let (_, theirs) = measured(&[10_000, 20_000], None);
         let leader = Leader { others: vec![theirs] };
         let hosts = vec!["a".to_string(), "b".to_string()];
-        let (merged, error) = merge_round(&leader, &hosts, vec![ours], None).unwrap_or_default();
+        let (merged, error) = merge_round(&leader, &hosts, &[0, 0], vec![ours], None).unwrap_or_default();
         assert_eq!(error, None);
         let all = LatencyHistogram::of([1_000, 2_000, 3_000, 10_000, 20_000]);
         assert_eq!(merged[0].latency.get("write"), Some(&all));
@@ -402,7 +438,7 @@ mod tests {
         let leader = Leader { others: vec![serde_json::to_vec(&theirs).unwrap_or_default()] };
         let hosts = vec!["a".to_string(), "b".to_string()];
         let (merged, _) =
-            merge_round(&leader, &hosts, vec![rank(300_000_000, 3_000_000_000)], None).unwrap_or_default();
+            merge_round(&leader, &hosts, &[0, 0], vec![rank(300_000_000, 3_000_000_000)], None).unwrap_or_default();
         let value = |name: &str| merged[0].metric(name).map(|m| m.value);
         assert_eq!(value("read_bw"), Some(400e6 / 3.0));
         assert_eq!(value("read_iops"), Some(400.0 / 3.0));
@@ -413,12 +449,51 @@ mod tests {
     }
 
     #[test]
+    fn meta_rates_merge_over_the_ranks_window_on_rank_0s_clock() {
+        // Two ranks on two hosts took turns: rank 0 stat 1000 items from 5 s to 6 s on its
+        // clock, rank 1 from 6 s to 7 s on rank 0's clock, which its own clock (100 s ahead)
+        // read as 106-107 s. Over the common window: 2000 in 2 s. Each built its own tree,
+        // counted once.
+        let rank = |start: u64, items: u64, tree: u64| {
+            let mut m = Measurement { complete: true, ..Measurement::default() };
+            for (name, count, shared) in [("file_stat", items, false), ("tree_creation", tree, true)] {
+                let counter = format!("{name}_items");
+                m.count(&counter, count);
+                let window = Some((start, start + 1_000_000_000));
+                let basis = fsarena_core::RateBasis { counter, span_ns: 1_000_000_000, window, shared };
+                m.push_rate_basis(name, "ops/s", count, basis);
+            }
+            m
+        };
+        let theirs = Round { wire: WIRE, measurements: vec![rank(106_000_000_000, 1000, 1)], error: None };
+        let leader = Leader { others: vec![serde_json::to_vec(&theirs).unwrap_or_default()] };
+        let hosts = vec!["a".to_string(), "b".to_string()];
+        let offsets = [0, 100_000_000_000];
+        let (merged, _) =
+            merge_round(&leader, &hosts, &offsets, vec![rank(5_000_000_000, 1000, 1)], None).unwrap_or_default();
+        let value = |name: &str| merged[0].metric(name).map(|m| m.value);
+        assert_eq!(value("file_stat"), Some(1000.0));
+        assert_eq!(merged[0].counters.get("file_stat_items"), Some(&2000));
+        assert_eq!(merged[0].counters.get("tree_creation_items"), Some(&1));
+        // Without the offset the windows would be 100 s apart: a rate of 2000 / 102 s.
+        let (unshifted, _) = merge_round(
+            &Leader { others: vec![serde_json::to_vec(&theirs).unwrap_or_default()] },
+            &hosts,
+            &[0, 0],
+            vec![rank(5_000_000_000, 1000, 1)],
+            None,
+        )
+        .unwrap_or_default();
+        assert!(unshifted[0].metric("file_stat").is_some_and(|m| m.value < 20.0));
+    }
+
+    #[test]
     fn a_rank_error_names_rank_and_host() {
         let (ours, _) = measured(&[1_000], None);
         let (_, theirs) = measured(&[1_000], Some("No space left on device"));
         let leader = Leader { others: vec![theirs] };
         let hosts = vec!["a".to_string(), "b".to_string()];
-        let (_, error) = merge_round(&leader, &hosts, vec![ours], None).unwrap_or_default();
+        let (_, error) = merge_round(&leader, &hosts, &[0, 0], vec![ours], None).unwrap_or_default();
         assert_eq!(error.as_deref(), Some("rank 1 on b: No space left on device"));
     }
 

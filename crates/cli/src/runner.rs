@@ -60,6 +60,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
     let started = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     // Every rank's host and machine, gathered on rank 0 (the run's environment there).
     let (environment, hosts) = crate::ranks::environments(ranks);
+    let clock_offsets = crate::ranks::clock_offsets(ranks, &hosts);
     let spread = hosts.iter().any(|h| Some(h) != hosts.first());
     let mut report = RunReport {
         id: run_id.to_string(),
@@ -308,7 +309,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 progress.end_round();
                 // Rank 0 gets every rank's measurements merged, one per part; the others
                 // only learn whether to go on.
-                let merged = crate::ranks::merge_round(ranks, &hosts, measurements, error);
+                let merged = crate::ranks::merge_round(ranks, &hosts, &clock_offsets, measurements, error);
                 let failed = ranks.any(merged.as_ref().is_some_and(|(_, e)| e.is_some()));
                 let Some((measurements, error)) = merged else {
                     if failed {

@@ -94,6 +94,15 @@ impl LatencyHistogram {
         Self { hist, min: u64::MAX, max: 0, sum: 0, sum_squares: 0 }
     }
 
+    /// An empty histogram whose counts are already in memory: every count written once, so
+    /// that the first samples recorded into it fault no page in (a timed phase makes its
+    /// histogram before its clock starts).
+    pub fn resident() -> Self {
+        let mut h = Self::new();
+        h.hist.reset();
+        h
+    }
+
     /// A histogram of `samples` (tests, and small callers off the hot path).
     pub fn of(samples: impl IntoIterator<Item = u64>) -> Self {
         let mut h = Self::new();

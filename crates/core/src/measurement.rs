@@ -105,9 +105,11 @@ pub struct Measurement {
     pub verdicts: Vec<Verdict>,
     /// What each rate metric is a rate of, by metric name: a counter over a span of time
     /// (`read_bw` is `read_bytes` over the read phase's span). [`Measurement::merge`]
-    /// recomputes such a rate over the longest of the merged spans, so ranks that start a
-    /// phase together (an MPI barrier) give the aggregate over the phase's span, as mdtest and
-    /// IOR compute it, rather than a sum of the ranks' own rates. Empty for rates pushed with
+    /// recomputes such a rate over the merged span: from the earliest part's start to the
+    /// latest part's end when both parts know their window on one clock
+    /// ([`RateBasis::window`]), else the longest of the spans. Ranks that take turns on the
+    /// CPUs then give what the machine did over the phase, as mdtest's barrier-to-barrier time
+    /// does, not a sum of the ranks' own rates. Empty for rates pushed with
     /// [`Measurement::push`] and in runs stored before.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub rates: BTreeMap<String, RateBasis>,
@@ -187,8 +189,29 @@ impl Measurement {
     /// counter `counter` holds (or will: add it with [`Measurement::count`]): the rate keeps its basis, so merging measurements of ranks that ran side by
     /// side recomputes it over their common span (see [`Measurement::rates`]).
     pub fn push_rate(&mut self, name: &str, unit: &str, counter: &str, count: u64, span_ns: u64) {
-        self.push(name, unit, Better::Higher, per_second(count, span_ns));
-        self.rates.insert(name.to_string(), RateBasis { counter: counter.to_string(), span_ns });
+        self.push_rate_basis(
+            name,
+            unit,
+            count,
+            RateBasis { counter: counter.to_string(), span_ns, ..RateBasis::default() },
+        );
+    }
+
+    /// Adds a rate metric of `count` things over `basis` (its span, and its window and
+    /// sharing when known: see [`RateBasis`]).
+    pub fn push_rate_basis(&mut self, name: &str, unit: &str, count: u64, basis: RateBasis) {
+        self.push(name, unit, Better::Higher, per_second(count, basis.span_ns));
+        self.rates.insert(name.to_string(), basis);
+    }
+
+    /// Moves every rate's window by `by_ns` (another host's clock onto this one's).
+    pub fn shift_windows(&mut self, by_ns: i64) {
+        for basis in self.rates.values_mut() {
+            if let Some((start, end)) = &mut basis.window {
+                *start = start.saturating_add_signed(by_ns);
+                *end = end.saturating_add_signed(by_ns);
+            }
+        }
     }
 
     /// The latency histogram of operation kind `op`.
@@ -226,7 +249,8 @@ impl Measurement {
     /// counters; metrics named `<op>_lat_<stat>` (`mean`, `min`, `max`, `p50`, `p99`, `p999`,
     /// `pNN`) of an operation kind with a histogram, which are recomputed from the merged
     /// histogram (to its stated bound); rates with a basis ([`Measurement::rates`]), which are
-    /// their merged counter over the longest span. Added: other rates (unit `.../s`) and counts (`items`,
+    /// their merged counter over the merged span ([`Measurement::rates`]; a shared counter is
+    /// kept once, not added: [`RateBasis::shared`]). Added: other rates (unit `.../s`) and counts (`items`,
     /// `bytes`, `ops`), exact when the parts ran over the same interval, as fio's
     /// `group_reporting` and mdtest's aggregate rates assume. Any other metric present in both
     /// (a percentage such as `cpu_usr`) becomes the mean of the two: an approximation.
@@ -235,8 +259,16 @@ impl Measurement {
         for (op, h) in &other.latency {
             self.add_latency(op, h);
         }
+        // Counters every part counts alike (mdtest's tree, built by each rank) are kept once.
+        let shared: Vec<String> =
+            self.rates.values().chain(other.rates.values()).filter(|b| b.shared).map(|b| b.counter.clone()).collect();
         for (name, n) in &other.counters {
-            self.count(name, *n);
+            if shared.contains(name) {
+                let c = self.counters.entry(name.clone()).or_default();
+                *c = (*c).max(*n);
+            } else {
+                self.count(name, *n);
+            }
         }
         for theirs in &other.metrics {
             match self.metrics.iter_mut().find(|m| m.name == theirs.name) {
@@ -245,8 +277,12 @@ impl Measurement {
             }
         }
         for (name, theirs) in &other.rates {
-            let basis = self.rates.entry(name.clone()).or_insert_with(|| RateBasis { span_ns: 0, ..theirs.clone() });
-            basis.span_ns = basis.span_ns.max(theirs.span_ns);
+            match self.rates.get_mut(name) {
+                Some(ours) => ours.merge(theirs),
+                None => {
+                    self.rates.insert(name.clone(), theirs.clone());
+                }
+            }
         }
         for metric in &mut self.metrics {
             if let Some(v) = histogram_figure(&self.latency, &metric.name) {
@@ -394,12 +430,41 @@ impl Series {
 }
 
 /// What a rate metric is a rate of: see [`Measurement::rates`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateBasis {
     /// The counter of the things counted (`read_bytes`, `file_creation_items`).
     pub counter: String,
     /// The time they took: the phase's span, from the earliest start to the latest end.
     pub span_ns: u64,
+    /// The phase's start and end (ns of the host's CLOCK_MONOTONIC, ranks of other hosts
+    /// shifted onto rank 0's), when the workload knows them: parts merge over the window
+    /// from the earliest start to the latest end. None in runs stored before, and for
+    /// workloads that give a span alone (then the longest span is the merged one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(u64, u64)>,
+    /// True when every part counts the same things, so that merged parts count them once:
+    /// mdtest's tree rows count one tree however many ranks build one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
+}
+
+impl RateBasis {
+    /// The basis of both parts, measured side by side: over their common window when both
+    /// know theirs, else over the longer span.
+    fn merge(&mut self, theirs: &RateBasis) {
+        match (self.window, theirs.window) {
+            (Some((a, b)), Some((c, d))) => {
+                let window = (a.min(c), b.max(d));
+                self.window = Some(window);
+                self.span_ns = window.1.saturating_sub(window.0);
+            }
+            _ => {
+                self.window = None;
+                self.span_ns = self.span_ns.max(theirs.span_ns);
+            }
+        }
+        self.shared &= theirs.shared;
+    }
 }
 
 /// `count` per second of `span_ns`; 0 when no time passed.
@@ -491,6 +556,48 @@ mod tests {
         // Kept in storage.
         let back: Measurement = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
         assert_eq!(back, a);
+    }
+
+    #[test]
+    fn rates_with_windows_merge_over_the_earliest_start_to_the_latest_end() {
+        // Two ranks that took turns on one CPU: 1000 stats in 0-1 s and 1000 in 1-2 s. Each
+        // rank's own span is 1 s; the machine did 2000 in 2 s, not 2000 in 1 s.
+        let rank = |items: u64, start: u64, end: u64, shared: bool| {
+            let mut m = Measurement { complete: true, ..Default::default() };
+            m.count("file_stat_items", items);
+            let basis = RateBasis {
+                counter: "file_stat_items".into(),
+                span_ns: end - start,
+                window: Some((start, end)),
+                shared,
+            };
+            m.push_rate_basis("file_stat", "ops/s", items, basis);
+            m
+        };
+        let mut a = rank(1000, 5_000_000_000, 6_000_000_000, false);
+        a.merge(&rank(1000, 6_000_000_000, 7_000_000_000, false));
+        assert_eq!(a.metric("file_stat").unwrap().value, 1000.0);
+        assert_eq!(a.rates["file_stat"].window, Some((5_000_000_000, 7_000_000_000)));
+        // A rank's clock shifted onto another's moves its window.
+        let mut late = rank(1000, 6_000_000_000, 7_000_000_000, false);
+        late.shift_windows(-1_000_000_000);
+        let mut b = rank(1000, 5_000_000_000, 6_000_000_000, false);
+        b.merge(&late);
+        assert_eq!(b.metric("file_stat").unwrap().value, 2000.0);
+        // Shared counts (the tree every rank builds) are kept once.
+        let mut t = rank(1, 0, 1_000_000, true);
+        t.merge(&rank(1, 0, 1_000_000, true));
+        assert_eq!(t.counters["file_stat_items"], 1);
+        assert_eq!(t.metric("file_stat").unwrap().value, 1000.0);
+        // Without a window on one side: the longest span, as before.
+        let mut c = rank(1000, 0, 1_000_000_000, false);
+        let mut plain = Measurement::default();
+        plain.count("file_stat_items", 1000);
+        plain.push_rate("file_stat", "ops/s", "file_stat_items", 1000, 2_000_000_000);
+        c.merge(&plain);
+        assert_eq!(c.metric("file_stat").unwrap().value, 1000.0);
+        let back: Measurement = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
     }
 
     #[test]

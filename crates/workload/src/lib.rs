@@ -63,8 +63,9 @@ pub struct RunEnv<'a> {
     /// [`Live::unused`] where nothing displays it.
     pub live: &'a Live,
     /// Under MPI (`run --mpi`): returns once every rank's workload has called it (or has
-    /// ended), so that the ranks start a phase together, as mdtest's barrier before each phase.
-    /// A workload of several timed phases calls it before each ([`phase::Phases::rendezvous`]);
+    /// ended), so that the ranks start a phase together and end it together, as mdtest's
+    /// barriers around each phase. A workload of several timed phases calls it before and after
+    /// each ([`phase::Phases::rendezvous`]);
     /// ranks may call it a different number of times (one that failed early is simply not
     /// waited for). `None` on one host.
     pub rendezvous: Option<&'a (dyn Fn() + Sync)>,

@@ -30,7 +30,7 @@ impl NameBuf {
     }
 
     /// Puts `dir/` in front of every next name (mdtest's path-based calls resolve the item's
-    /// whole path from the test directory each time); an empty `dir` puts nothing. Allocates
+    /// whole path each time); an empty `dir` puts nothing. Allocates
     /// only when the directory is longer than any before.
     pub fn set_dir(&mut self, dir: &CStr) {
         let dir = dir.to_bytes();

@@ -76,7 +76,8 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    /// A recorder starting now on `clock`.
+    /// A recorder on `clock`, made before its phase starts ([`Recorder::start`]): what it
+    /// allocates and first touches is not the phase's time.
     fn new(clock: &'a quanta::Clock, abort: &'a AtomicBool, stop: &'a AtomicBool, live: &'a Live) -> Self {
         Self {
             clock,
@@ -84,13 +85,18 @@ impl<'a> Recorder<'a> {
             prev_ns: 0,
             ops: 0,
             bytes: 0,
-            hist: LatencyHistogram::new(),
+            hist: LatencyHistogram::resident(),
             series: IntervalCounter::new(SECOND_NS, 8),
             live: LiveBatch::new(live),
             error: None,
             abort,
             stop,
         }
+    }
+
+    /// The phase starts now: the first operation's latency runs from here.
+    fn start(&mut self) {
+        self.origin = self.clock.raw();
     }
 
     /// One operation of `bytes` bytes (0 for a metadata call) has just completed: its latency
@@ -201,11 +207,32 @@ impl PhaseTotal {
         }
     }
 
+    /// The span's start and end on this host's CLOCK_MONOTONIC, in nanoseconds: the clock
+    /// every process of the host shares, so that the phases of MPI ranks merge over their
+    /// common window ([`fsarena_core::RateBasis::window`]).
+    pub fn window_ns(&self) -> Option<(u64, u64)> {
+        let (start, end) = (self.start?, self.end?);
+        // std's Instant is CLOCK_MONOTONIC on Linux but does not expose its value: read both
+        // clocks once and carry the phase's instants over by their distance from that pair.
+        let (now, now_ns) = (Instant::now(), monotonic_ns());
+        let at = |t: Instant| match now.checked_duration_since(t) {
+            Some(before) => now_ns.saturating_sub(before.as_nanos() as u64),
+            None => now_ns.saturating_add(t.saturating_duration_since(now).as_nanos() as u64),
+        };
+        Some((at(start), at(end)))
+    }
+
     /// `count` per second of the span; `None` when nothing was counted or no time passed.
     pub fn rate(&self, count: u64) -> Option<f64> {
         let span = self.span_ns();
         (count > 0 && span > 0).then(|| count as f64 * 1e9 / span as f64)
     }
+}
+
+/// This host's CLOCK_MONOTONIC, in nanoseconds.
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (t.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(t.tv_nsec as u64)
 }
 
 /// Adds `more` to `sum` element by element, growing `sum` as needed.
@@ -230,10 +257,11 @@ pub struct Phases<'a> {
     /// Runs on one thread before each phase while the others wait (meta's
     /// `drop_caches=phase`); an error fails the phase and stops the run.
     pub before_each: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
-    /// Runs on one thread before each phase, after `before_each`, while the others wait: the
-    /// MPI ranks' meeting point ([`crate::RunEnv::rendezvous`]), so that every rank's threads
-    /// start the phase together. It runs for every phase, even after a failure stopped the
-    /// run, so that the other ranks are never left waiting.
+    /// Runs on one thread before each phase, after `before_each`, while the others wait, and
+    /// again after each phase: the MPI ranks' meeting point ([`crate::RunEnv::rendezvous`]),
+    /// so that every rank's threads start the phase together and every rank's phase ends when
+    /// the last one's has (mdtest's barriers around a phase). It runs for every phase, even
+    /// after a failure stopped the run, so that the other ranks are never left waiting.
     pub rendezvous: Option<&'a (dyn Fn() + Sync)>,
 }
 
@@ -261,6 +289,9 @@ impl Phases<'_> {
                     // count towards a phase's span.
                     let clock = quanta::Clock::new();
                     for (&phase, total) in phases.iter().zip(totals) {
+                        // Made before the barrier: its allocation is no part of the phase,
+                        // whose time holds the operations alone, as mdtest's timer does.
+                        let mut rec = Recorder::new(&clock, abort, self.stop, self.live);
                         let leader = barrier.wait().is_leader();
                         let mut hook_error = None;
                         if self.before_each.is_some() || self.rendezvous.is_some() {
@@ -277,11 +308,20 @@ impl Phases<'_> {
                             barrier.wait();
                         }
                         let start = Instant::now();
-                        let mut rec = Recorder::new(&clock, abort, self.stop, self.live);
+                        rec.start();
                         if let Some(e) = hook_error {
                             rec.error = Some(e);
                         } else if !rec.stopped() {
                             worker.run(phase, &mut rec);
+                        }
+                        // Under MPI a rank's phase ends at the meeting after it, as mdtest's
+                        // time runs to its barrier after the phase: no rank's phase ends
+                        // before the last rank's has.
+                        if let Some(meet) = self.rendezvous {
+                            if barrier.wait().is_leader() {
+                                meet();
+                            }
+                            barrier.wait();
                         }
                         let end = Instant::now();
                         let counted = worker.counts(phase);
@@ -400,9 +440,10 @@ mod tests {
     }
 
     #[test]
-    fn the_rendezvous_meets_before_every_phase_even_after_a_failure() {
-        // The other MPI ranks wait at each phase's rendezvous: a rank whose run failed must
-        // still come to every one, after the hook, on one thread.
+    fn the_rendezvous_meets_before_and_after_every_phase_even_after_a_failure() {
+        // The other MPI ranks wait at each phase's rendezvous, before it and after it (the end
+        // of mdtest's phase): a rank whose run failed must still come to every one, the first
+        // after the hook, on one thread.
         let log = Mutex::new(Vec::new());
         let hook = || {
             log.lock().unwrap().push("hook");
@@ -420,7 +461,7 @@ mod tests {
         };
         let t = phases.run(&[Step::FailAt(2), Step::Count(5), Step::Count(5)], &mut workers);
         assert_eq!(t[0].error.as_deref(), Some("failed at 2"));
-        assert_eq!(log.into_inner().unwrap(), ["hook", "meet", "hook", "meet", "hook", "meet"]);
+        assert_eq!(log.into_inner().unwrap(), ["hook", "meet", "meet", "hook", "meet", "meet", "hook", "meet", "meet"]);
     }
 
     #[test]

@@ -14,21 +14,25 @@
 //! phase's latency histogram, and each phase's count as a counter (`file_creation_items`), not
 //! a metric: a complete run counts what the plan says (`describe` tells it).
 //!
-//! Calls go through [`fsarena_engine::FsOps`] and name their items as mdtest's do (`calls=path`, the default): the whole path from the
-//! test directory, resolved by every call; `calls=fd` keeps fsarena's cheaper calls relative to
-//! an open directory. A run without creation phases builds what it needs untimed and then drops
+//! Calls go through [`fsarena_engine::FsOps`] and name their items as mdtest's do
+//! (`calls=path`, the default): the whole path from the root, the test directory's path in
+//! front, made per item as mdtest makes it and resolved by every call; `calls=fd` keeps
+//! fsarena's cheaper calls relative to an open directory. Each rank's or task's phase is timed
+//! as mdtest times it: one span around the phase, after the barrier, with nothing of fsarena's
+//! own (allocation, progress) in it. A run without creation phases builds what it needs untimed and then drops
 //! the page cache (`drop_caches=build`), so that its first repetition measures the same cold
 //! tree as the later ones; `drop_caches=phase` also drops before every timed phase.
 
 pub mod options;
+mod paths;
 pub mod shape;
 mod task;
 
 use crate::phase::{PhaseTotal, Phases};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
-use fsarena_core::{Better, InputError, Measurement, Spec};
+use fsarena_core::{Better, InputError, Measurement, RateBasis, Spec};
 use fsarena_engine::PsyncFsOps;
-use options::{DropCaches, MetaOptions, MetaParams};
+use options::{Calls, DropCaches, MetaOptions, MetaParams};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use std::ffi::CString;
@@ -244,6 +248,16 @@ impl MetaWorkload {
             vec![p.shape.paths(&self.base_name(0))]
         };
         let preorder = p.shape.preorder();
+        // calls=path names every directory by its whole path, as mdtest does: made here,
+        // before any phase, so that no phase builds them.
+        let full: Vec<Vec<CString>> = match p.calls {
+            Calls::Path => {
+                let base = std::path::absolute(test_path)
+                    .map_err(|e| fail(format!("cannot resolve {}: {e}", test_path.display())))?;
+                trees.iter().map(|tree| full_paths(&base, tree)).collect()
+            }
+            Calls::Fd => vec![Vec::new(); trees.len()],
+        };
         (env.progress)(&format!("meta: {}", self.header()));
 
         // Without the creation phases, the items come from an earlier run with keep=1, or are
@@ -257,7 +271,7 @@ impl MetaWorkload {
                 prepare.push(Phase::FileCreation);
             }
             (env.progress)("meta: creating the tree and its items for the selected phases (untimed)");
-            let totals = self.run_tasks(env, &test_dir, test_path, &trees, &preorder, &prepare, true);
+            let totals = self.run_tasks(env, &test_dir, test_path, (&trees, &full), &preorder, &prepare, true);
             if let Some(e) = totals.into_iter().find_map(|t| t.error) {
                 return Err(fail(format!("preparing the tree: {e}")));
             }
@@ -282,14 +296,22 @@ impl MetaWorkload {
                 "warning: meta: drop_caches=phase does nothing: this run keeps the caches (--no-drop-caches)",
             );
         }
-        let totals = self.run_tasks(env, &test_dir, test_path, &trees, &preorder, &phases, false);
+        let totals = self.run_tasks(env, &test_dir, test_path, (&trees, &full), &preorder, &phases, false);
         let mut m = Measurement { complete: true, ..Measurement::default() };
         let mut failure = None;
         let ran: Vec<(Phase, PhaseTotal)> = phases.into_iter().zip(totals).collect();
         let ordered = || Phase::ALL.iter().filter_map(|ph| ran.iter().find(|(r, _)| r == ph));
         for (phase, t) in ordered() {
             if t.rate(t.ops).is_some() {
-                m.push_rate(phase.metric(), "ops/s", &format!("{}_items", phase.metric()), t.ops, t.span_ns());
+                // The window lets MPI ranks merge over the phase's span across every rank;
+                // the tree rows count one tree however many ranks build one, as mdtest's.
+                let basis = RateBasis {
+                    counter: format!("{}_items", phase.metric()),
+                    span_ns: t.span_ns(),
+                    window: t.window_ns(),
+                    shared: phase.is_tree(),
+                };
+                m.push_rate_basis(phase.metric(), "ops/s", t.ops, basis);
             }
             if failure.is_none() {
                 failure = t.error.clone();
@@ -325,7 +347,7 @@ impl MetaWorkload {
         env: &RunEnv<'_>,
         test_dir: &OwnedFd,
         test_path: &Path,
-        trees: &[Vec<CString>],
+        (trees, full): (&[Vec<CString>], &[Vec<CString>]),
         preorder: &[u64],
         phases: &[Phase],
         prepare: bool,
@@ -340,6 +362,7 @@ impl MetaWorkload {
                 test_path,
                 test_dir: test_dir.as_fd(),
                 tree: if p.unique_dir { &trees[id as usize] } else { &trees[0] },
+                full: if p.unique_dir { &full[id as usize] } else { &full[0] },
                 preorder,
                 owns_tree: p.unique_dir || id == 0,
                 write_bytes,
@@ -356,6 +379,21 @@ impl MetaWorkload {
         let runner = Phases { name: "meta task", stop: env.stop, live: env.live, before_each, rendezvous };
         runner.run(phases, &mut tasks)
     }
+}
+
+/// `BASE/PATH` for every path of a tree: the names mdtest's calls use.
+fn full_paths(base: &Path, tree: &[CString]) -> Vec<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    let base = base.as_os_str().as_bytes();
+    tree.iter()
+        .filter_map(|p| {
+            let mut bytes = Vec::with_capacity(base.len() + 1 + p.as_bytes().len());
+            bytes.extend_from_slice(base);
+            bytes.push(b'/');
+            bytes.extend_from_slice(p.as_bytes());
+            CString::new(bytes).ok()
+        })
+        .collect()
 }
 
 /// True when `path` is a directory with nothing in it.

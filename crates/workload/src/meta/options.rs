@@ -55,8 +55,9 @@ pub struct MetaOptions {
 /// How each call names its item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Calls {
-    /// mdtest's calls: every call resolves the item's whole path from the test directory
-    /// (`mdtest_tree.0/mdtest_tree.1/file.mdtest.0.5`), walking every tree level each time.
+    /// mdtest's calls: every call resolves the item's whole path from the root
+    /// (`/mnt/test-dir.0-0/mdtest_tree.0/mdtest_tree.1/file.mdtest.0.5`), walking every
+    /// component each time.
     Path,
     /// Calls relative to an open descriptor of the item's directory, with a one-component
     /// name: no path walk per call, so stat and open cost less than mdtest's.
@@ -207,7 +208,7 @@ pub static OPTIONS: &[OptionDef<MetaOptions>] = &[
         "calls",
         Choice(&["path", "fd"]),
         Is("path"),
-        "path: every call resolves the item's whole path from the test directory, as mdtest; fd: calls relative to the item's open directory, no path walk (fsarena's own)",
+        "path: every call resolves the item's whole path from the root, as mdtest; fd: calls relative to the item's open directory, no path walk (fsarena's own)",
         |o, v| o.calls = Some(match v.trim() {
             "path" => Calls::Path,
             "fd" => Calls::Fd,

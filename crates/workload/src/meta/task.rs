@@ -3,15 +3,16 @@
 //!
 //! Every operation is one syscall (or open, write, fsync, close for a file with data) with its
 //! name built in a reused buffer: no allocation per operation. With `calls=path` (mdtest's way,
-//! the default) the name is the item's whole path from the test directory, so every call walks
-//! the tree's levels as mdtest's calls do; with `calls=fd` it is a one-component name relative
-//! to the item's open directory, with no walk. The test directory itself is an open descriptor
-//! in both modes, so a link planted in its place is never followed. One clock read per
+//! the default) the name is the item's whole path from the root, the test directory's path in
+//! front, so every call walks every component as mdtest's calls do (mdtest builds
+//! `DIR/test-dir.0-0/mdtest_tree.0.0/file.mdtest.0.5` and calls stat() on it); with `calls=fd`
+//! it is a one-component name relative to the item's open directory, with no walk. One clock read per
 //! operation: the end of one operation is the start of the next, so the loop's own bookkeeping
 //! and the opening of each tree directory count towards the next operation's latency rather
 //! than costing a second clock read.
 
 use super::options::{Calls, MetaParams};
+use super::paths::ItemPath;
 use crate::names::NameBuf;
 use crate::phase::{Recorder, Worker};
 use fsarena_engine::FsOps;
@@ -110,6 +111,10 @@ pub struct Task<'a, O> {
     pub test_dir: BorrowedFd<'a>,
     /// Paths of the tree's directories relative to the test directory, by number.
     pub tree: &'a [CString],
+    /// The same directories as `calls=path` names them: whole paths from the root, the test
+    /// directory's path in front, as mdtest's calls name them (each call resolves every
+    /// component). Unused with `calls=fd`.
+    pub full: &'a [CString],
     /// Directory numbers in creation order.
     pub preorder: &'a [u64],
     /// True for the task that builds and removes the tree (task 0, or every task with `-u`).
@@ -194,7 +199,8 @@ impl<O: FsOps> Task<'_, O> {
         }
     }
 
-    /// mkdir (or rmdir, children first) of every tree directory, by path from the test directory.
+    /// mkdir (or rmdir, children first) of every tree directory, by its whole path (`calls=fd`: from
+    /// the test directory).
     fn tree_op(&mut self, rec: &mut Recorder<'_>, what: &str, remove: bool) {
         let preorder = self.preorder;
         let order: Box<dyn Iterator<Item = &u64>> =
@@ -203,7 +209,10 @@ impl<O: FsOps> Task<'_, O> {
             if (i as u64) & (CHECK_EVERY - 1) == 0 && rec.stopped() {
                 break;
             }
-            let path = self.tree[k as usize].as_c_str();
+            let path = match self.params.calls {
+                Calls::Path => self.full[k as usize].as_c_str(),
+                Calls::Fd => self.tree[k as usize].as_c_str(),
+            };
             let res = if remove {
                 self.ops.rmdir(self.test_dir, path)
             } else {
@@ -224,7 +233,7 @@ impl<O: FsOps> Task<'_, O> {
     {
         let per_dir = self.params.shape.items_per_dir;
         let mut names = NameBuf::new(&format!("{kind}.mdtest.{}.", self.id));
-        let (preorder, tree) = (self.preorder, self.tree);
+        let (preorder, full) = (self.preorder, self.full);
         let numeric: Vec<u64>;
         let order = if tree_order {
             preorder
@@ -232,12 +241,16 @@ impl<O: FsOps> Task<'_, O> {
             numeric = (0..self.params.shape.dirs).collect();
             &numeric
         };
+        // The stat and read phases with mdtest's calls make every path as mdtest does.
+        if self.params.calls == Calls::Path && !tree_order {
+            return self.items_by_mdtest_path(rec, kind, what, op);
+        }
         'dirs: for &k in order {
-            // mdtest's calls name the item by its path from the test directory; fd calls open
-            // the item's directory once and name the item alone.
+            // mdtest's calls name the item by its whole path; fd calls open the item's
+            // directory once and name the item alone.
             let dir = match self.params.calls {
                 Calls::Path => {
-                    names.set_dir(&tree[k as usize]);
+                    names.set_dir(&full[k as usize]);
                     None
                 }
                 Calls::Fd => match self.open_dir(k) {
@@ -259,6 +272,33 @@ impl<O: FsOps> Task<'_, O> {
                 }
                 rec.done(0);
             }
+        }
+    }
+
+    /// `op` on every item of this task by item number, each named by its whole path made as
+    /// mdtest's stat and read phases make it ([`ItemPath`]).
+    fn items_by_mdtest_path<F>(&mut self, rec: &mut Recorder<'_>, kind: &str, what: &str, mut op: F)
+    where
+        F: FnMut(&mut O, BorrowedFd<'_>, &CStr, u64) -> Result<(), OpError>,
+    {
+        let shape = &self.params.shape;
+        let (Some(root), Some(first)) = (self.full.first(), self.tree.first()) else { return };
+        // The tree's directories are `BASE.<number>`; its first is `BASE.0`.
+        let first = first.to_string_lossy();
+        let base = first.rsplit_once('.').map_or(first.as_ref(), |(b, _)| b);
+        let prefix = format!("{kind}.mdtest.{}.", self.id);
+        let mut path = ItemPath::new(root, base, &prefix, shape.items_per_dir, shape.branch);
+        for item in 0..shape.items_per_dir.saturating_mul(shape.dirs) {
+            if item & (CHECK_EVERY - 1) == 0 && rec.stopped() {
+                break;
+            }
+            let Some(name) = path.build(item) else {
+                return rec.fail(format!("{what} {prefix}{item}: its path is longer than mdtest's 4096 bytes"));
+            };
+            if let Err(e) = op(&mut self.ops, self.test_dir, name, item) {
+                return rec.fail(format!("{what} {}: {e}", name.to_string_lossy()));
+            }
+            rec.done(0);
         }
     }
 
@@ -315,13 +355,13 @@ impl<O: FsOps> Task<'_, O> {
         }
     }
 
-    /// The same rotation with mdtest's calls: both names are whole paths from the test
-    /// directory, item `i` in directory `i / per_dir`.
+    /// The same rotation with mdtest's calls: both names are whole paths from the root,
+    /// item `i` in directory `i / per_dir`.
     fn rename_by_path(&mut self, rec: &mut Recorder<'_>, from: &mut NameBuf, to: &mut NameBuf) {
         let n = self.params.shape.items;
         let per_dir = self.params.shape.items_per_dir;
-        let tree = self.tree;
-        let dir_of = |i: u64| tree[(i / per_dir) as usize].as_c_str();
+        let full = self.full;
+        let dir_of = |i: u64| full[(i / per_dir) as usize].as_c_str();
         for i in 0..n {
             if i & (CHECK_EVERY - 1) == 0 && rec.stopped() {
                 break;
