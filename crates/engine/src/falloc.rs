@@ -41,9 +41,8 @@ impl Engine for Ftruncate {
         Submit::Completed(match op.dir {
             IoDir::Write => rustix::fs::ftruncate(op.fd, op.offset).map(|()| op.len).map_err(io::Error::from),
             IoDir::Read => Err(io::Error::from_raw_os_error(libc::EINVAL)),
-            // fio's ftruncate has no sync hook: a sync is the generic fsync.
-            IoDir::Fsync => rustix::fs::fsync(op.fd).map(|()| 0).map_err(io::Error::from),
-            IoDir::Fdatasync => rustix::fs::fdatasync(op.fd).map(|()| 0).map_err(io::Error::from),
+            // fio's ftruncate has no sync hook: a sync is the generic fsync or fdatasync.
+            dir => crate::sync::sync_file(op.fd, dir),
         })
     }
 }
@@ -74,10 +73,7 @@ impl Engine for Falloc {
         let mode = match op.dir {
             IoDir::Read => FallocateFlags::KEEP_SIZE,
             IoDir::Write => FallocateFlags::empty(),
-            IoDir::Fsync => return Submit::Completed(rustix::fs::fsync(op.fd).map(|()| 0).map_err(io::Error::from)),
-            IoDir::Fdatasync => {
-                return Submit::Completed(rustix::fs::fdatasync(op.fd).map(|()| 0).map_err(io::Error::from))
-            }
+            dir => return Submit::Completed(crate::sync::sync_file(op.fd, dir)),
         };
         Submit::Completed(
             rustix::fs::fallocate(op.fd, mode, op.offset, op.len as u64).map(|()| op.len).map_err(io::Error::from),

@@ -10,7 +10,7 @@ const SYNC_CAPS: EngineCaps =
 
 /// fsync or fdatasync, the sync directions of both engines (fio's `do_io_u_sync`).
 #[inline]
-fn sync_file(fd: BorrowedFd<'_>, dir: IoDir) -> io::Result<usize> {
+pub(crate) fn sync_file(fd: BorrowedFd<'_>, dir: IoDir) -> io::Result<usize> {
     match dir {
         IoDir::Fdatasync => rustix::fs::fdatasync(fd)?,
         _ => rustix::fs::fsync(fd)?,
