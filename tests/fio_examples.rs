@@ -68,7 +68,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("exec", Refused("ioengine=exec runs programs: not supported by fsarena (its exec workload times commands)")),
     (
         "exitwhat",
-        Refused("needs parser work: thinktime, number_ios, exit_what; filename=/tmp/test is outside the target"),
+        Refused("filename=/tmp/test is outside the target: fsarena runs a job on the filesystem under test only (its thinktime, number_ios and exit_what are built)"),
     ),
     ("falloc", NotHere("directory=/scratch does not exist here (and its randtrim job needs trims)")),
     ("filecreate-ioengine", Accepted("16 jobs x 31,250 creates in one directory: over 150 s under fio here")),
