@@ -15,7 +15,7 @@ use std::process::Command;
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 /// One job's counts: [read bytes, read I/Os, write bytes, write I/Os, syncs].
-type Counts = [u64; 5];
+pub type Counts = [u64; 5];
 
 /// The corpus directory, next to this file.
 fn corpus_dir() -> PathBuf {
@@ -23,7 +23,7 @@ fn corpus_dir() -> PathBuf {
 }
 
 /// Every job of a fio-shaped JSON: its name and counts.
-fn jobs(v: &serde_json::Value) -> Vec<(String, Counts)> {
+pub fn jobs(v: &serde_json::Value) -> Vec<(String, Counts)> {
     let count = |j: &serde_json::Value, dir: &str, key: &str| j[dir][key].as_u64().unwrap_or(0);
     v["jobs"]
         .as_array()

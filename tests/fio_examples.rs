@@ -252,27 +252,9 @@ fn fsarena_accepts_the_examples_fio_runs_here() {
 /// One job's counts: [read bytes, read I/Os, write bytes, write I/Os].
 type Counts = [u64; 4];
 
+/// Every job's name and counts, read as the corpus test reads them (its syncs left out).
 fn counts(v: &serde_json::Value) -> Vec<(String, Counts)> {
-    let n = |j: &serde_json::Value, d: &str, k: &str| j[d][k].as_u64().unwrap_or(0);
-    v["jobs"]
-        .as_array()
-        .map(|jobs| {
-            jobs.iter()
-                .map(|j| {
-                    let name = j["jobname"].as_str().unwrap_or("?").to_string();
-                    (
-                        name,
-                        [
-                            n(j, "read", "io_bytes"),
-                            n(j, "read", "total_ios"),
-                            n(j, "write", "io_bytes"),
-                            n(j, "write", "total_ios"),
-                        ],
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::fio_corpus::jobs(v).into_iter().map(|(name, c)| (name, [c[0], c[1], c[2], c[3]])).collect()
 }
 
 fn fio_counts(file: &Path, dir: &Path) -> Vec<(String, Counts)> {
