@@ -65,7 +65,9 @@ fn dds_conv_is_the_sync_it_names() {
         let count = |name: &str| {
             calls
                 .iter()
-                .filter(|l| l.split_once(' ').is_some_and(|(_, c)| c.starts_with(name) && c.contains("/dd.")))
+                .filter(|l| {
+                    l.split_once(' ').is_some_and(|(_, c)| c.trim_start().starts_with(name) && c.contains("/dd."))
+                })
                 .count()
         };
         assert_eq!(count(want), 2, "conv={conv}: one {want}) a file:\n{}", calls.join("\n"));
