@@ -118,6 +118,12 @@ fn a_failing_rank_fails_the_run_and_is_named() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
     assert!(stderr(&out).contains(&format!("rank 1 on {host}: exec")), "{}", stderr(&out));
+    // Rank 0 alone exits non-zero: a rank 1 exiting 1 made mpirun end rank 0 (SIGTERM) while
+    // it was still tearing down and printing, and the job's status was then rank 1's.
+    let said = stderr(&out);
+    let named: Vec<&str> = said.lines().filter(|l| l.trim_start().starts_with("Process name:")).collect();
+    assert!(named.iter().all(|l| l.trim_end().ends_with(",0]")), "{said}");
+    assert!(!said.contains("signal 15"), "{said}");
     assert!(dir.leftovers().is_empty(), "{:?}", dir.leftovers());
 }
 

@@ -83,9 +83,10 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         };
         Ok((store, workdir))
     });
-    // A store or work directory rank 0 cannot open ends every rank (rank 0 says why).
+    // A store or work directory rank 0 cannot open ends every rank (rank 0 says why and gives
+    // the job its exit status: the other ranks exit 0, see the end of this function).
     if ranks.any(opened.is_err()) && opened.is_ok() {
-        return Ok(ExitCode::FAILURE);
+        return Ok(if leader { ExitCode::FAILURE } else { ExitCode::SUCCESS });
     }
     let (mut store, workdir) = opened?;
     // A server workload's account must reach the target: targets are then mounted in the
@@ -375,8 +376,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
         }
     }
     let Some(workdir) = workdir else {
-        // Not rank 0: rank 0 reports the run and names the rank that failed.
-        return Ok(if failure.is_some() { ExitCode::FAILURE } else { ExitCode::SUCCESS });
+        // Not rank 0: rank 0 reports the run, names the rank that failed and gives the job its
+        // exit status. This rank exits 0 whatever happened: mpirun ends the whole job (SIGTERM
+        // to rank 0, still tearing down, storing and printing) as soon as one rank exits
+        // non-zero, and its own exit status is then that rank's, not rank 0's.
+        return Ok(ExitCode::SUCCESS);
     };
     let workdir_path = workdir.path().to_path_buf();
     if let Some((_, made)) = &run_dir {
