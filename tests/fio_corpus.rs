@@ -30,7 +30,8 @@ pub fn jobs(v: &serde_json::Value) -> Vec<(String, Counts)> {
         .map(|jobs| {
             jobs.iter()
                 .map(|j| {
-                    let name = j["jobname"].as_str().unwrap_or("?").to_string();
+                    // With its reporting group, which must be fio's too (new_group, stonewall).
+                    let name = format!("{} (g={})", j["jobname"].as_str().unwrap_or("?"), j["groupid"]);
                     let c = [
                         count(j, "read", "io_bytes"),
                         count(j, "read", "total_ios"),
@@ -52,6 +53,8 @@ fn both_refuse(text: &str) -> bool {
 
 /// A job the file marks as stopped by another's exitall (`; corpus: stopped NAME`).
 fn stopped(text: &str, job: &str) -> bool {
+    // `job` as [`jobs`] names it: with its group.
+    let job = job.split(" (g=").next().unwrap_or(job);
     text.lines().any(|l| l.trim().strip_prefix("; corpus: stopped ").is_some_and(|j| j.trim() == job))
 }
 

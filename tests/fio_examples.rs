@@ -68,7 +68,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("exec", Refused("ioengine=exec runs programs: not supported by fsarena (its exec workload times commands)")),
     (
         "exitwhat",
-        Refused("filename=/tmp/test is outside the target: fsarena runs a job on the filesystem under test only (its thinktime, number_ios and exit_what are built)"),
+        Accepted("its fast jobs are stopped by exitall: they move what timing allows (the class is compared in tests/fio_corpus/exit-what-*.fio); filename=/tmp/test runs as 'test' in the target"),
     ),
     ("falloc", NotHere("directory=/scratch does not exist here (and its randtrim job needs trims)")),
     ("filecreate-ioengine", Accepted("16 jobs x 31,250 creates in one directory: over 150 s under fio here")),
@@ -134,7 +134,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("tiobench-example", Accepted("4 x 4 jobs of 512 MiB at direct=1: longer than the budget")),
     ("uring-cmd-ng", NotHere("ioengine=io_uring_cmd, an NVMe character device")),
     ("uring-cmd-zoned", NotHere("ioengine=io_uring_cmd, a zoned NVMe device")),
-    ("waitfor", Refused("needs parser work: wait_for; filename=/tmp/data is outside the target")),
+    ("waitfor", Accepted("filename=/tmp/data: fio writes that path on this host, outside a test's tmpfs; wait_for and new_group are compared in tests/fio_corpus/wait-for.fio (by hand: bytes and I/Os of its four jobs identical)")),
     ("xnvme-compare", NotHere("ioengine=xnvme, an NVMe device")),
     ("xnvme-zoned", NotHere("ioengine=xnvme, a zoned NVMe device")),
     ("zbd-rand-write", NotHere("filename=/dev/sdj, a zoned device")),

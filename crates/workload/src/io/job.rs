@@ -11,7 +11,7 @@ use rustix::fs::OFlags;
 use std::fs::File;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Direction indices, as fio numbers them.
 pub const READ: usize = 0;
@@ -169,6 +169,38 @@ pub struct CloneSpec {
     pub align: usize,
     /// `verify_state_load`: the saved bitmap of each file, in `files`' order.
     pub verify_state: Option<Vec<Vec<u64>>>,
+    /// Its job's index in the stage (what [`Stage::left`] counts).
+    pub job_index: usize,
+    /// Its reporting group's index in the stage: which stop it obeys.
+    pub report_group: usize,
+    /// fio's `wait_for`: the stage's job (index) whose clones must all end before this
+    /// clone starts; None when the job waits for none, or for one of an earlier stage.
+    pub waitee: Option<usize>,
+}
+
+/// What a clone shares with the other clones of its stage besides the start.
+pub struct Stage<'a> {
+    /// The whole stage's stop (a failed clone, an `exitall` with `exit_what=stonewall` or
+    /// `all`); whoever runs the stage copies it into every reporting group's stop.
+    pub stop: &'a AtomicBool,
+    /// Clones still running, per job of the stage: `wait_for` waits for its job's to be 0.
+    pub left: &'a [AtomicU32],
+}
+
+impl Stage<'_> {
+    /// Returns once every clone of the stage's job `waitee` has ended, or on `stop`.
+    fn wait_for(&self, waitee: Option<usize>, stop: &AtomicBool) {
+        let Some(left) = waitee.and_then(|w| self.left.get(w)) else { return };
+        while left.load(Ordering::SeqCst) > 0 && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Stops the stage and this clone's group at once.
+    fn stop_all(&self, group: &AtomicBool) {
+        self.stop.store(true, Ordering::SeqCst);
+        group.store(true, Ordering::SeqCst);
+    }
 }
 
 /// Runs one clone on engine `E`: set the engine up, open, wait at `start`, measure,
@@ -178,6 +210,7 @@ pub fn run_clone<E: Engine>(
     root: BorrowedFd<'_>,
     start: &dyn super::process::Start,
     stop: &AtomicBool,
+    stage: &Stage<'_>,
     live: &crate::Live,
 ) -> CloneResult {
     let o = &spec.options;
@@ -225,7 +258,7 @@ pub fn run_clone<E: Engine>(
         Ok(x) => x,
         Err(e) => {
             result.error = Some(e);
-            stop.store(true, Ordering::Relaxed);
+            stage.stop_all(stop);
             start.wait();
             return result;
         }
@@ -237,7 +270,7 @@ pub fn run_clone<E: Engine>(
     for f in &files {
         if let Err(e) = engine.open_file(f.fd) {
             result.error = Some((e.raw_os_error().unwrap_or(libc::EIO), format!("ioengine={}: {e}", E::NAME)));
-            stop.store(true, Ordering::Relaxed);
+            stage.stop_all(stop);
             break;
         }
     }
@@ -251,6 +284,8 @@ pub fn run_clone<E: Engine>(
     }
     start.wait();
     o.wait_start_delay(stop);
+    // fio starts a job with wait_for once its waitee has exited (after its start_delay).
+    stage.wait_for(spec.waitee, stop);
     if stop.load(Ordering::Relaxed) {
         return result;
     }
@@ -320,9 +355,14 @@ pub fn run_clone<E: Engine>(
         result.error =
             Some((libc::EILSEQ, format!("{first} ({n} block{} failed verify)", if n == 1 { "" } else { "s" })));
     }
-    // fio's exitall: this job's end stops the others of its group (`stop` is the group's).
+    // fio's exitall: this job's end stops the others of its reporting group (`stop` is the
+    // group's), or every job of the stage (exit_what=stonewall; all also skips the stages
+    // after, which the workload does).
     if o.exitall {
-        stop.store(true, Ordering::Relaxed);
+        match o.exit_what {
+            super::options::ExitWhat::Group => stop.store(true, Ordering::SeqCst),
+            _ => stage.stop_all(stop),
+        }
     }
     result
 }

@@ -212,11 +212,11 @@ fn finish(section: Section, globals: &Globals, file: &mut FioJobFile, problems: 
     }
     let mut options = IoOptions::default();
     for g in globals.given.iter().filter(|g| g.key != "name") {
-        let _ = options.set(&g.key, &g.value); // a bad value was said at its line already
+        let _ = options.set_from_job_file(&g.key, &g.value); // a bad value was said at its line already
     }
     options.name = section.name.clone();
     for g in &section.own {
-        let _ = options.set(&g.key, &g.value);
+        let _ = options.set_from_job_file(&g.key, &g.value);
     }
     let bad: Vec<&String> = globals.bad_keys.iter().chain(&section.bad_keys).collect();
     let names_a_bad_key = |e: &InputError| {
@@ -296,6 +296,11 @@ fn parse_lines(
     }
     if let Some(done) = job.take() {
         finish(done, &globals, &mut file, &mut problems);
+    }
+    if problems.is_empty() {
+        // What the jobs ask of each other, once each is whole.
+        let origin = top.display().to_string();
+        problems.extend(super::check_jobs(&file.jobs).into_iter().map(|m| InputError::new(m).at(origin.clone())));
     }
     if file.jobs.is_empty() && problems.is_empty() {
         // Named by the file given, which an empty file (no line to take it from) has too.
@@ -378,7 +383,7 @@ fn parse_line(
     // A name is checked as a file name wherever it is given, [global] included, where fio
     // keeps the sections' names and it names no file: a hostile one is refused all the same.
     let checked = IoOptions::default()
-        .set(&key, &value)
+        .set_from_job_file(&key, &value)
         .and_then(|()| match key.as_str() {
             "name" => crate::plain::check_plain_name(&value).map_err(|m| InputError::new(format!("name: {m}"))),
             _ => Ok(()),

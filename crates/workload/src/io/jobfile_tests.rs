@@ -223,7 +223,7 @@ fn section_names_are_plain_names() {
         ("[..]\nsize=1m\n", "t.fio:1: section name '..' is not a plain name"),
         ("[a/../../b]\nsize=1m\n", "holds '/'"),
         ("[j]\nsize=1m\nname=../x\n", "name: '../x' is not a plain name"),
-        ("[j]\nsize=1m\nfilename=/etc/passwd\n", "filename: '/etc/passwd' is not a plain name"),
+        ("[j]\nsize=1m\nfilename=../passwd\n", "filename: '../passwd' is not a plain name"),
     ] {
         let e = parse_str(text, "t.fio").unwrap_err().to_string();
         assert!(e.contains(want), "{text:?}: {e}");
@@ -286,4 +286,58 @@ fn reserved_words_take_this_hosts_values() {
     assert!(e.starts_with("t.fio:3: bs: fio computes this value with bc"), "{e}");
     let e = parse_str_on("[j]\nsize=(1m*2)\n", "t.fio", &host).unwrap_err().to_string();
     assert!(e.starts_with("t.fio:2: size=(1m*2)") || e.contains("'(1m*2)' is not a size"), "{e}");
+}
+
+#[test]
+fn new_group_starts_a_reporting_group_and_stonewall_a_stage_as_fio_numbers_them() {
+    // fio's groupid: stonewall and new_group each start a group, except on the first job;
+    // only stonewall makes the jobs before it end first.
+    let f = parse_str(
+        "[global]\nsize=1m\n[a]\nstonewall\n[b]\nnew_group\n[c]\n[d]\nstonewall\n[e]\nnew_group\nstonewall\n[f]\n",
+        "g.fio",
+    )
+    .unwrap();
+    let w = crate::io::IoWorkload::from_job_file(f);
+    let stages: Vec<Vec<&str>> =
+        w.groups().iter().map(|s| s.iter().map(|j| j.options.name.as_str()).collect()).collect();
+    assert_eq!(stages, vec![vec!["a", "b", "c"], vec!["d"], vec!["e", "f"]]);
+    assert_eq!(w.group_ids(), vec![vec![0, 1, 1], vec![2], vec![3, 3]]);
+}
+
+#[test]
+fn wait_for_names_one_other_job_of_this_stage_or_an_earlier_one() {
+    let ok = "[global]\nsize=1m\n[w]\nrw=write\n[r]\nnew_group\nwait_for=w\n[late]\nstonewall\nwait_for=r\n";
+    parse_str(ok, "ok.fio").unwrap();
+    for (text, says) in [
+        ("[a]\nsize=1m\nwait_for=a\n", "a job cannot wait for itself"),
+        ("[a]\nsize=1m\nwait_for=nobody\n", "no job is named 'nobody'"),
+        (
+            "[a]\nsize=1m\nwait_for=b\n[b]\nsize=1m\nstonewall\n",
+            "waiting for a job of a later stage is not supported by fsarena",
+        ),
+        ("[a]\nsize=1m\nwait_for=b\n[b]\nsize=1m\nwait_for=a\n", "jobs that wait for each other never start"),
+    ] {
+        let e = parse_str(text, "bad.fio").err().unwrap_or_else(|| panic!("accepted: {text}")).to_string();
+        assert!(e.contains(says), "{text}: {e}");
+        assert!(e.contains("bad.fio"), "{e}");
+    }
+}
+
+#[test]
+fn a_path_as_filename_is_run_as_its_last_component_and_a_directory_is_refused() {
+    let f = parse_str("[a]\nsize=1m\nfilename=/tmp/data\n", "p.fio").unwrap();
+    assert_eq!(f.jobs[0].options.filename.as_deref(), Some("data"));
+    assert_eq!(f.jobs[0].options.filename_path.as_deref(), Some("/tmp/data"));
+    let w = crate::io::IoWorkload::from_job_file(f);
+    let described = crate::Workload::describe(&w).join("\n");
+    assert!(described.contains("filename=/tmp/data: run as 'data' in the target"), "{described}");
+    let plain = parse_str("[a]\nsize=1m\nfilename=data\n", "p.fio").unwrap();
+    assert_eq!(plain.jobs[0].options.filename_path, None);
+    // A relative path is refused, as on the command line.
+    let e = parse_str("[a]\nsize=1m\nfilename=sub/data\n", "p.fio").err().unwrap().to_string();
+    assert!(e.contains("is not a plain name"), "{e}");
+    for bad in ["/tmp/", "/tmp/..", "/tmp/."] {
+        let e = parse_str(&format!("[a]\nsize=1m\nfilename={bad}\n"), "p.fio").err().unwrap().to_string();
+        assert!(e.contains("names no file"), "{bad}: {e}");
+    }
 }

@@ -27,7 +27,7 @@ use fsarena_stats::LatencyHistogram;
 use job::{CloneResult, CloneSpec, READ, WRITE};
 use jobfile::{FioJobFile, JobDef};
 use layout::FileNeed;
-use options::IoOptions;
+use options::{ExitWhat, IoOptions};
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::fs::OFlags;
 use std::collections::HashMap;
@@ -39,7 +39,8 @@ use std::time::Instant;
 /// The `io` workload: one or more fio-style jobs, run group by group.
 #[derive(Debug, Clone)]
 pub struct IoWorkload {
-    /// Jobs in order; `stonewall`/`new_group` start a new group.
+    /// Jobs in order; `stonewall` starts a new stage (and reporting group), `new_group` a
+    /// new reporting group.
     pub jobs: Vec<JobDef>,
     /// `[global]` options of a fio job file, for fio-json.
     pub global_options: Vec<(String, String)>,
@@ -68,7 +69,11 @@ impl IoWorkload {
             options.set(k, v)?;
         }
         options.validate()?;
-        Ok(Self::new(vec![JobDef { options, given: spec.params.clone() }], Vec::new()))
+        let jobs = vec![JobDef { options, given: spec.params.clone() }];
+        if let Some(problem) = check_jobs(&jobs).into_iter().next() {
+            return Err(InputError::new(problem));
+        }
+        Ok(Self::new(jobs, Vec::new()))
     }
 
     /// From a parsed fio job file.
@@ -76,16 +81,17 @@ impl IoWorkload {
         Self::new(file.jobs, file.global_options)
     }
 
-    /// Jobs split into groups that run one after the other.
+    /// Jobs split into stages that run one after the other: `stonewall` starts one, as
+    /// fio waits there for every job before it to end. A stage's jobs start together.
     fn groups(&self) -> Vec<Vec<&JobDef>> {
-        let mut groups: Vec<Vec<&JobDef>> = Vec::new();
-        for job in &self.jobs {
-            match groups.last_mut() {
-                Some(g) if !(job.options.stonewall || job.options.new_group) => g.push(job),
-                _ => groups.push(vec![job]),
-            }
-        }
-        groups
+        stages_of(&self.jobs)
+    }
+
+    /// fio's reporting group (`groupid`) of each job of each stage, in [`Self::groups`]'
+    /// shape: `stonewall` and `new_group` start a new one, except on the file's first job.
+    /// `new_group` alone does not make a stage: its jobs run with those before it.
+    fn group_ids(&self) -> Vec<Vec<u32>> {
+        group_ids_of(&self.jobs)
     }
 
     /// The paths of a job's clone's files, named as fio names them. Names are plain (checked
@@ -97,6 +103,106 @@ impl IoWorkload {
             None => (0..o.nrfiles).map(|i| root.join(o.file_name(clone, i))).collect(),
         }
     }
+}
+
+/// `jobs` in stages that run one after the other: `stonewall` starts one, as fio waits
+/// there for every job before it to end. A stage's jobs start together.
+fn stages_of(jobs: &[JobDef]) -> Vec<Vec<&JobDef>> {
+    let mut stages: Vec<Vec<&JobDef>> = Vec::new();
+    for job in jobs {
+        match stages.last_mut() {
+            Some(g) if !job.options.stonewall => g.push(job),
+            _ => stages.push(vec![job]),
+        }
+    }
+    stages
+}
+
+/// fio's reporting group (`groupid`) of each job, in [`stages_of`]' shape: `stonewall` and
+/// `new_group` start a new one, except on the first job (fio's `prev_group_jobs`).
+fn group_ids_of(jobs: &[JobDef]) -> Vec<Vec<u32>> {
+    let mut id = 0u32;
+    let mut first = true;
+    stages_of(jobs)
+        .iter()
+        .map(|stage| {
+            stage
+                .iter()
+                .map(|job| {
+                    if (job.options.stonewall || job.options.new_group) && !first {
+                        id += 1;
+                    }
+                    first = false;
+                    id
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What a job file's jobs ask of each other that fsarena cannot do or fio refuses: one line
+/// each. `wait_for` names one other job, by a name one job has (fio's checks); that job runs
+/// in the same stage or an earlier one (fsarena runs stages in order, so a later one would
+/// never end first); no ring of jobs waiting for each other; a stage of job processes within
+/// the shared mapping's bounds.
+pub(crate) fn check_jobs(jobs: &[JobDef]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let stages = stages_of(jobs);
+    let stage_of = |name: &str| stages.iter().position(|st| st.iter().any(|j| j.options.name == name));
+    for (si, stage) in stages.iter().enumerate() {
+        for job in stage {
+            let o = &job.options;
+            let Some(waitee) = &o.wait_for else { continue };
+            let named = jobs.iter().filter(|j| &j.options.name == waitee).count();
+            let name = fsarena_core::printable(&o.name);
+            let w = fsarena_core::printable(waitee);
+            if waitee == &o.name {
+                problems.push(format!("job '{name}': wait_for={w}: a job cannot wait for itself"));
+            } else if named == 0 {
+                problems
+                    .push(format!("job '{name}': wait_for={w}: no job is named '{w}': expected another job's name"));
+            } else if named > 1 {
+                problems.push(format!(
+                    "job '{name}': wait_for={w}: {named} jobs are named '{w}': expected a name one job has"
+                ));
+            } else if stage_of(waitee).is_some_and(|ws| ws > si) {
+                problems.push(format!(
+                    "job '{name}': wait_for={w}: '{w}' runs after a stonewall that comes after '{name}': waiting for a job of a later stage is not supported by fsarena (it runs stages in order); move '{w}' before the stonewall"
+                ));
+            } else {
+                // Follow the chain within the stage: it must end.
+                let mut at = waitee.clone();
+                for _ in 0..stage.len() {
+                    match stage.iter().find(|j| j.options.name == at).and_then(|j| j.options.wait_for.clone()) {
+                        Some(next) if next == o.name => {
+                            problems.push(format!(
+                                "job '{name}': wait_for={w}: '{w}' waits, in turn, for '{name}': jobs that wait for each other never start"
+                            ));
+                            break;
+                        }
+                        Some(next) => at = next,
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+    for (stage, ids) in stages.iter().zip(group_ids_of(jobs)) {
+        let groups = ids.last().map_or(0, |l| (l - ids[0]) as usize + 1);
+        if stage.iter().any(|j| !j.options.thread)
+            && (groups > process::MAX_STAGE_GROUPS || stage.len() > process::MAX_STAGE_JOBS)
+        {
+            problems.push(format!(
+                "jobs '{}' to '{}' run together as processes in {groups} reporting groups of {} jobs: at most {} groups and {} jobs run together (put a stonewall between them, or thread=1)",
+                fsarena_core::printable(&stage[0].options.name),
+                fsarena_core::printable(&stage[stage.len() - 1].options.name),
+                stage.len(),
+                process::MAX_STAGE_GROUPS,
+                process::MAX_STAGE_JOBS
+            ));
+        }
+    }
+    problems
 }
 
 /// One clone's result, ready to merge into a job or group result.
@@ -130,8 +236,8 @@ impl Workload for IoWorkload {
         // fio's own start-of-job line (`name: (g=0): rw=read, bs=(R) ...`), then the options
         // that decide what moves, in fio's words, so a fio user reads the plan as a job file.
         let mut lines = Vec::new();
-        for (group_id, group) in self.groups().into_iter().enumerate() {
-            for job in group {
+        for (group, ids) in self.groups().into_iter().zip(self.group_ids()) {
+            for (job, group_id) in group.into_iter().zip(ids) {
                 let o = &job.options;
                 let bs = |b: u64| format!("{b}B-{b}B");
                 lines.push(format!(
@@ -150,6 +256,13 @@ impl Workload for IoWorkload {
                     words.push(format!("clients={} ({} clones in all)", o.clients, o.clones()));
                 }
                 lines.push(format!("  {}", words.join(" ")));
+                if let (Some(path), Some(name)) = (&o.filename_path, &o.filename) {
+                    lines.push(format!(
+                        "  filename={}: run as '{}' in the target (fsarena runs jobs on the filesystem under test)",
+                        fsarena_core::printable(path),
+                        fsarena_core::printable(name)
+                    ));
+                }
             }
         }
         lines
@@ -209,13 +322,13 @@ impl Workload for IoWorkload {
         let mut first_thread = 1;
         // fio's exitall with exit_what=all: the groups after are reported, and not run.
         let mut exited_all = false;
-        for (group_id, group) in self.groups().into_iter().enumerate() {
+        for (group, ids) in self.groups().into_iter().zip(self.group_ids()) {
             let ran = if exited_all {
-                Ok(not_run(&group, group_id as u32))
+                Ok(not_run(&group, &ids))
             } else {
-                run_group(env, &clients, &group, group_id as u32, &self.created, first_thread)
+                run_group(env, &clients, &group, &ids, &self.created, first_thread)
             };
-            exited_all |= group.iter().any(|j| j.options.exitall && j.options.exit_what_all);
+            exited_all |= group.iter().any(|j| j.options.exitall && j.options.exit_what == ExitWhat::All);
             first_thread += group.iter().map(|j| j.options.clones()).sum::<u32>();
             match ran {
                 Ok(units) => {
@@ -273,11 +386,13 @@ impl IoWorkload {
     /// The results a run gives, in order.
     fn units(&self) -> Vec<Unit> {
         let mut units = Vec::new();
-        for group in self.groups() {
-            if group.iter().any(|j| j.options.group_reporting) {
-                units.push(Unit { name: group[0].options.name.clone() });
-            } else {
-                units.extend(group.iter().map(|j| Unit { name: j.options.name.clone() }));
+        for (stage, ids) in self.groups().into_iter().zip(self.group_ids()) {
+            for members in reporting_groups(&ids) {
+                if members.iter().any(|&j| stage[j].options.group_reporting) {
+                    units.push(Unit { name: stage[members[0]].options.name.clone() });
+                } else {
+                    units.extend(members.iter().map(|&j| Unit { name: stage[j].options.name.clone() }));
+                }
             }
         }
         units
@@ -431,7 +546,13 @@ type GroupPlan = (Vec<(usize, CloneSpec)>, Vec<FileNeed>);
 
 /// The group's clones and the files they need, each file once: linear in clones × files
 /// (a map, not a search of the list, finds a file named twice), and stopped by Ctrl-C.
-fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_thread: u32) -> Result<GroupPlan, String> {
+fn plan_group(
+    roots: &[&Path],
+    group: &[&JobDef],
+    ids: &[u32],
+    stop: &AtomicBool,
+    first_thread: u32,
+) -> Result<GroupPlan, String> {
     let mut specs: Vec<(usize, CloneSpec)> = Vec::new();
     let mut needs: Vec<FileNeed> = Vec::new();
     // By name: every client's root shows the same filesystem, so a name two clients use
@@ -499,6 +620,10 @@ fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_threa
                 file_sizes,
                 align: 4096,
                 verify_state,
+                job_index: ji,
+                report_group: (ids[ji] - ids[0]) as usize,
+                // A waitee of an earlier stage has ended already (parse refuses a later one).
+                waitee: o.wait_for.as_ref().and_then(|w| group.iter().position(|j| &j.options.name == w)),
             };
             specs.push((ji, spec));
         }
@@ -508,13 +633,30 @@ fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_threa
 
 /// The results of a group that did not run: each job (or the group, under group_reporting)
 /// with nothing done, as fio reports the jobs an `exit_what=all` stopped before they began.
-fn not_run(group: &[&JobDef], group_id: u32) -> Vec<(Vec<JobResult>, Totals)> {
-    let nothing = |job: &JobDef| (vec![merge(job, group_id, &[])], Totals::of(&[]));
-    if group.iter().any(|j| j.options.group_reporting) {
-        vec![nothing(group[0])]
-    } else {
-        group.iter().copied().map(nothing).collect()
+fn not_run(group: &[&JobDef], ids: &[u32]) -> Vec<(Vec<JobResult>, Totals)> {
+    let mut units = Vec::new();
+    for members in reporting_groups(ids) {
+        let nothing = |j: usize| (vec![merge(group[j], ids[j], &[])], Totals::of(&[]));
+        if members.iter().any(|&j| group[j].options.group_reporting) {
+            units.push(nothing(members[0]));
+        } else {
+            units.extend(members.iter().map(|&j| nothing(j)));
+        }
     }
+    units
+}
+
+/// The jobs of a stage (indices into it) by reporting group, the groups in order: `ids` is
+/// each job's group id, as [`IoWorkload::group_ids`] gives them (non-decreasing).
+fn reporting_groups(ids: &[u32]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (j, id) in ids.iter().enumerate() {
+        match groups.last_mut() {
+            Some(g) if ids[g[0]] == *id => g.push(j),
+            _ => groups.push(vec![j]),
+        }
+    }
+    groups
 }
 
 /// Lays out the group's files, runs its clones together and merges their results.
@@ -522,12 +664,12 @@ fn run_group(
     env: &RunEnv<'_>,
     clients: &Clients<'_>,
     group: &[&JobDef],
-    group_id: u32,
+    ids: &[u32],
     created: &CreatedFiles,
     first_thread: u32,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
-    let (mut specs, needs) = plan_group(clients.paths, group, env.stop, first_thread)?;
+    let (mut specs, needs) = plan_group(clients.paths, group, ids, env.stop, first_thread)?;
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -599,22 +741,24 @@ fn run_group(
 
     // fio's group_reporting merges the whole group; otherwise one result per job, whose
     // fio detail keeps one entry per clone as fio prints them.
-    let group_reporting = group.iter().any(|j| j.options.group_reporting);
     let per_layout = |mut r: JobResult| {
         r.layout_time = layout_ns;
         r.layout_bytes = layout.bytes;
         r
     };
     let mut units = Vec::new();
-    if group_reporting {
-        let all: Vec<&CloneResult> = finished.iter().map(|f| &f.result).collect();
-        let everyone: Vec<&Finished> = finished.iter().collect();
-        units.push((vec![per_layout(merge(group[0], group_id, &all))], Totals::of(&everyone)));
-    } else {
-        for (ji, job) in group.iter().enumerate() {
-            let mine: Vec<&Finished> = finished.iter().filter(|f| f.job_index == ji).collect();
-            let jobs = mine.iter().map(|f| per_layout(merge(job, group_id, &[&f.result]))).collect();
-            units.push((jobs, Totals::of(&mine)));
+    for members in reporting_groups(ids) {
+        if members.iter().any(|&j| group[j].options.group_reporting) {
+            let everyone: Vec<&Finished> = finished.iter().filter(|f| members.contains(&f.job_index)).collect();
+            let all: Vec<&CloneResult> = everyone.iter().map(|f| &f.result).collect();
+            let first = members[0];
+            units.push((vec![per_layout(merge(group[first], ids[first], &all))], Totals::of(&everyone)));
+        } else {
+            for &ji in &members {
+                let mine: Vec<&Finished> = finished.iter().filter(|f| f.job_index == ji).collect();
+                let jobs = mine.iter().map(|f| per_layout(merge(group[ji], ids[ji], &[&f.result]))).collect();
+                units.push((jobs, Totals::of(&mine)));
+            }
         }
     }
     Ok(units)
@@ -647,15 +791,19 @@ fn run_threads(
     let placed = process::placed(roots, specs)?;
     let barrier = Barrier::new(specs.len());
     let gate = crate::gate::StartGate::default();
-    // The group's own stop flag: a job's exitall or error stops its group, not the run;
-    // the run's (Ctrl-C) is copied in while the group runs.
+    // The stage's own stop flag: a job's exitall or error stops its stage, not the run; the
+    // run's (Ctrl-C) is copied in while the stage runs, and the stage's into every reporting
+    // group's, which the clones obey (an exitall of exit_what=group stops its group alone).
     let group_stop = AtomicBool::new(env.stop.load(Ordering::Relaxed));
+    let (stops, left) = stage_flags(specs);
+    let stage = job::Stage { stop: &group_stop, left: &left };
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
         let bodies = placed.into_iter().map(|(ji, spec, root)| {
             let barrier = &barrier;
-            let stop = &group_stop;
+            let stop = &stops[spec.report_group];
+            let stage = &stage;
             move || {
-                let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
+                let run = CloneRun { spec, root, start: barrier, stop, stage, live: env.live };
                 let result = fsarena_engine::with_engine(spec.options.ioengine, run);
                 Finished { job_index: ji, client: spec.client, result }
             }
@@ -664,6 +812,9 @@ fn run_threads(
         while !handles.iter().all(|h| h.is_finished()) {
             if env.stop.load(Ordering::Relaxed) {
                 group_stop.store(true, Ordering::Relaxed);
+            }
+            if group_stop.load(Ordering::Relaxed) {
+                stops.iter().for_each(|s| s.store(true, Ordering::Relaxed));
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -674,6 +825,17 @@ fn run_threads(
         return Err("a job thread panicked; this is a bug in fsarena".into());
     }
     Ok(finished)
+}
+
+/// A stop flag per reporting group of the stage, and its clones per job (what `wait_for`
+/// counts down), for the clones of `specs`.
+pub(crate) fn stage_flags(specs: &[(usize, CloneSpec)]) -> (Vec<AtomicBool>, Vec<std::sync::atomic::AtomicU32>) {
+    let groups = specs.iter().map(|(_, s)| s.report_group + 1).max().unwrap_or(0);
+    let jobs = specs.iter().map(|(ji, _)| ji + 1).max().unwrap_or(0);
+    let left: Vec<std::sync::atomic::AtomicU32> = (0..jobs)
+        .map(|j| std::sync::atomic::AtomicU32::new(specs.iter().filter(|(ji, _)| *ji == j).count() as u32))
+        .collect();
+    ((0..groups).map(|_| AtomicBool::new(false)).collect(), left)
 }
 
 /// fio's log files of the group's clones (`write_bw_log` and the like), which each clone
@@ -767,14 +929,20 @@ struct CloneRun<'a> {
     spec: &'a CloneSpec,
     root: BorrowedFd<'a>,
     start: &'a dyn process::Start,
+    /// Its reporting group's stop, which it obeys.
     stop: &'a AtomicBool,
+    stage: &'a job::Stage<'a>,
     live: &'a crate::Live,
 }
 
 impl EngineVisitor for CloneRun<'_> {
     type Output = CloneResult;
     fn visit<E: Engine>(self) -> CloneResult {
-        let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.live);
+        let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.stage, self.live);
+        // Ended, stopped or failed: a job waiting for this one's clones may start.
+        if let Some(left) = self.stage.left.get(self.spec.job_index) {
+            left.fetch_sub(1, Ordering::SeqCst);
+        }
         // The clone writes the rest of its logs itself, in its own thread or process.
         if let Some(log) = r.log.take() {
             r.log_error = log.finish(r.runtime_ns).err();

@@ -141,6 +141,9 @@ pub struct IoOptions {
     pub nrfiles: u32,
     /// One file name shared by all jobs instead of `NAME.JOBNUM.FILENUM`.
     pub filename: Option<String>,
+    /// `filename=` as given when it named a path (`/tmp/test`): the file is made in the
+    /// target under the path's last component (`filename` holds that), and the plan says so.
+    pub filename_path: Option<String>,
     /// fio's `directory=`: the target directory when no `--target` is given.
     pub directory: Option<String>,
     /// Start offset in each file.
@@ -241,10 +244,10 @@ pub struct IoOptions {
     pub stat_type: fsarena_engine::StatType,
     /// fio's `exitall=`: when this job ends, every job of its group is stopped.
     pub exitall: bool,
-    /// fio's `exit_what=all`: the exitall also stops the groups after this one, which are
-    /// reported and not run (`group`, the default, and `stonewall` stop the running group:
-    /// in fsarena a group is what runs together).
-    pub exit_what_all: bool,
+    /// fio's `exit_what`: what this job's `exitall` stops.
+    pub exit_what: ExitWhat,
+    /// fio's `wait_for=NAME`: the job starts once every clone of job NAME has ended.
+    pub wait_for: Option<String>,
     /// fio's `ratemin=` per direction (bytes/s): below it after a second the job fails.
     pub ratemin: [u64; 2],
     /// Options that change no I/O, only the outputs (percentiles, logs, description).
@@ -297,6 +300,7 @@ impl Default for IoOptions {
             filesize_max: None,
             nrfiles: 1,
             filename: None,
+            filename_path: None,
             directory: None,
             offset: 0,
             numjobs: 1,
@@ -345,7 +349,8 @@ impl Default for IoOptions {
             create_on_open: false,
             stat_type: fsarena_engine::StatType::Stat,
             exitall: false,
-            exit_what_all: false,
+            exit_what: ExitWhat::Group,
+            wait_for: None,
             ratemin: [0, 0],
             outputs: OutputOptions::default(),
             io_size: None,
@@ -644,3 +649,38 @@ pub fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
 #[allow(clippy::unwrap_used)]
 #[path = "options_tests.rs"]
 mod tests;
+
+impl IoOptions {
+    /// [`IoOptions::set`] for a job file's line. An absolute `filename=` (the scratch file
+    /// a job file names on its author's machine, `/tmp/test`) is run on the filesystem under
+    /// test, which is what fsarena measures: the file is made in the target under the path's
+    /// last component, never at the path itself, and the plan listing says so. A relative
+    /// path (`../x`, `sub/x`) stays refused, as everywhere: fsarena makes no directories.
+    pub fn set_from_job_file(&mut self, key: &str, value: &str) -> Result<(), InputError> {
+        let Some(rest) = value.strip_prefix('/').filter(|_| key == "filename") else {
+            return self.set(key, value);
+        };
+        let last = rest.rsplit('/').next().unwrap_or_default();
+        if last.is_empty() || last == "." || last == ".." {
+            return Err(InputError::new(format!(
+                "filename: '{}' names no file (it ends in '{}'): expected a file name, or an absolute path whose last component is one (run as that name in the target)",
+                fsarena_core::printable(value),
+                if last.is_empty() { "/" } else { last }
+            )));
+        }
+        self.set(key, last)?;
+        self.filename_path = Some(value.to_string());
+        Ok(())
+    }
+}
+
+/// fio's `exit_what`: which jobs a job's `exitall` stops when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (`new_group` starts one; fio's default).
+    Group,
+    /// Every job running: the jobs of its stonewall stage, whatever their reporting group.
+    Stonewall,
+    /// Those, and every job after them, which is reported with nothing done.
+    All,
+}

@@ -484,6 +484,9 @@ mod tests {
             file_sizes: Vec::new(),
             align: 4096,
             verify_state: None,
+            job_index: 0,
+            report_group: 0,
+            waitee: None,
         };
         let null = std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("/dev/null: {e}"));
         let mut files = super::super::job::file_states(&spec, &[null.as_fd()]);
@@ -532,6 +535,9 @@ mod tests {
             file_sizes: Vec::new(),
             align: 4096,
             verify_state: None,
+            job_index: 0,
+            report_group: 0,
+            waitee: None,
         };
         let (p, mut d) = (plan(&spec), Draws::new(&spec));
         let mut seen = [false; 4];

@@ -33,7 +33,7 @@ use rustix::fd::BorrowedFd;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -89,9 +89,20 @@ fn write_all(fd: i32, mut buf: &[u8]) {
 /// What the children share with the parent: the stop flag they obey and the counters the
 /// progress line reads.
 struct Shared {
+    /// The stage's stop (see [`super::job::Stage`]).
     stop: AtomicBool,
     live: Live,
+    /// Each reporting group's stop, which its clones obey.
+    groups: [AtomicBool; MAX_STAGE_GROUPS],
+    /// Clones still running per job of the stage (`wait_for`).
+    left: [AtomicU32; MAX_STAGE_JOBS],
 }
+
+/// Most reporting groups in one stonewall stage of processes (the shared mapping's size;
+/// the job-file parser refuses more).
+pub const MAX_STAGE_GROUPS: usize = 64;
+/// Most jobs in one stonewall stage of processes.
+pub const MAX_STAGE_JOBS: usize = 256;
 
 /// A [`Shared`] in a MAP_SHARED anonymous mapping, so writes on either side of the fork are
 /// seen on the other.
@@ -118,7 +129,14 @@ impl SharedMap {
         }
         let ptr = ptr.cast::<Shared>();
         // SAFETY: the mapping is page-aligned and large enough for a Shared.
-        unsafe { ptr.write(Shared { stop: AtomicBool::new(false), live: Live::new() }) };
+        unsafe {
+            ptr.write(Shared {
+                stop: AtomicBool::new(false),
+                live: Live::new(),
+                groups: std::array::from_fn(|_| AtomicBool::new(false)),
+                left: std::array::from_fn(|_| AtomicU32::new(0)),
+            })
+        };
         Ok(Self { ptr })
     }
 
@@ -259,7 +277,9 @@ fn child_main(spec: &CloneSpec, root: BorrowedFd<'_>, shared: &Shared, result: i
     fsarena_target::sys::reset_signals_after_fork();
     let body = std::panic::AssertUnwindSafe(|| {
         let start = PipeStart { result, go };
-        let run = super::CloneRun { spec, root, start: &start, stop: &shared.stop, live: &shared.live };
+        let stage = super::job::Stage { stop: &shared.stop, left: &shared.left };
+        let stop = &shared.groups[spec.report_group];
+        let run = super::CloneRun { spec, root, start: &start, stop, stage: &stage, live: &shared.live };
         encode(fsarena_engine::with_engine(spec.options.ioengine, run))
     });
     let code = match std::panic::catch_unwind(body) {
@@ -345,8 +365,19 @@ pub(super) fn run_clones(
     specs: &[(usize, CloneSpec)],
 ) -> Result<Vec<CloneResult>, String> {
     let placed = placed(roots, specs)?;
+    let (groups, left) = super::stage_flags(specs);
+    if groups.len() > MAX_STAGE_GROUPS || left.len() > MAX_STAGE_JOBS {
+        return Err(format!(
+            "a stage of job processes has {} reporting groups and {} jobs: at most {MAX_STAGE_GROUPS} and {MAX_STAGE_JOBS} (put a stonewall between them)",
+            groups.len(),
+            left.len()
+        ));
+    }
     let map = SharedMap::new().map_err(|e| format!("cannot share memory with the job processes: {e}"))?;
     let shared = map.get();
+    for (mine, count) in shared.left.iter().zip(&left) {
+        mine.store(count.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
     warm_engines(specs);
     let (go_r, go_w) = pipe()?;
     let mut children: Vec<Child> = Vec::with_capacity(specs.len());
@@ -407,6 +438,9 @@ pub(super) fn run_clones(
         loop {
             if env.stop.load(Ordering::Relaxed) || failed.load(Ordering::SeqCst) {
                 shared.stop.store(true, Ordering::SeqCst);
+            }
+            if shared.stop.load(Ordering::SeqCst) {
+                shared.groups.iter().for_each(|g| g.store(true, Ordering::SeqCst));
             }
             if go.is_some() && ready.load(Ordering::SeqCst) >= children.len() {
                 // EOF on the go pipe starts every child at once.

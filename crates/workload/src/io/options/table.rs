@@ -2,7 +2,7 @@
 //! help) with the setter that writes it into [`IoOptions`], and the value parsers only io uses.
 
 use super::super::verify::VerifyMethod;
-use super::{outputs, Distribution, Fallocate, FioVersion, IoEngine, IoOptions, Rw, SyncMode};
+use super::{outputs, Distribution, ExitWhat, Fallocate, FioVersion, IoEngine, IoOptions, Rw, SyncMode};
 use crate::options::{boolean, nonzero_size, opt, percent, size, whole, whole32, OptionDef};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ListSyntax;
@@ -313,8 +313,13 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         }
     ),
     io!("nrfiles", Count, Is("1"), "files per job", |o, v| o.nrfiles = whole32(v)?).aka(&["nr_files"]).unit("files"),
-    io!("filename", Text, Unset, "one file shared by all jobs, inside the target", |o, v| o.filename =
-        Some(v.to_string())),
+    io!(
+        "filename",
+        Text,
+        Unset,
+        "one file shared by all jobs, inside the target (in a job file, an absolute path runs as its last component there)",
+        |o, v| o.filename = Some(v.to_string())
+    ),
     io!("directory", Text, Unset, "the target directory when no --target is given", |o, v| o.directory =
         Some(v.to_string())),
     io!("offset", Size, Is("0"), "start offset in each file", |o, v| o.offset = size(v)?),
@@ -572,10 +577,10 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         }
     ),
     io!("invalidate", Bool, Is("1"), "drop the files' page cache before the job", |o, v| o.invalidate = boolean(v)?),
-    io!("stonewall", Bool, Is("0"), "wait for the jobs before to finish; starts a new group", |o, v| o.stonewall =
+    io!("stonewall", Bool, Is("0"), "wait for the jobs before to finish; starts a new stage and reporting group", |o, v| o.stonewall =
         boolean(v)?)
     .aka(&["wait_for_previous"]),
-    io!("new_group", Bool, Is("0"), "start a new reporting group", |o, v| o.new_group = boolean(v)?),
+    io!("new_group", Bool, Is("0"), "start a new reporting group (its jobs still run with the ones before, as in fio)", |o, v| o.new_group = boolean(v)?),
     io!("keep", Bool, Is("0"), "keep the test files after the run (fsarena's own)", |o, v| o.keep = boolean(v)?),
     io!("io_size", Size, Unset, "bytes moved per pass, wrapping over the files if more than size", |o, v| o.io_size =
         Some(nonzero_size(v)?))
@@ -630,12 +635,20 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "exit_what",
         Choice(&["group", "stonewall", "all"]),
         Is("group"),
-        "what exitall stops: the running group (group, stonewall: one group runs at a time), or that and every group after it, reported with nothing done (all)",
-        |o, v| o.exit_what_all = match v {
-            "group" | "stonewall" => false,
-            "all" => true,
+        "what exitall stops: the jobs of its reporting group (group), every job running (stonewall), or those and every job after them, reported with nothing done (all)",
+        |o, v| o.exit_what = match v {
+            "group" => ExitWhat::Group,
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
             _ => return Err(format!("'{v}' is not an exit_what: expected group, stonewall or all")),
         }
+    ),
+    io!(
+        "wait_for",
+        Text,
+        Unset,
+        "start this job once every clone of the job of this name has ended (fio's wait_for)",
+        |o, v| o.wait_for = Some(v.to_string())
     ),
     io!("ratemin", PerDirection(&Size), Is("0"), "fail the job when its bandwidth after 2 s is below this", |o, v| o
         .ratemin =
