@@ -179,6 +179,7 @@ pub fn run_clone<E: Engine>(
     start: &dyn super::process::Start,
     stop: &AtomicBool,
     live: &crate::Live,
+    ss: Option<&super::steady::Slot>,
 ) -> CloneResult {
     let o = &spec.options;
     // fio counts the faults of the job's whole life (its buffers' first touches among them).
@@ -266,7 +267,7 @@ pub fn run_clone<E: Engine>(
             }
         }
     } else {
-        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result);
+        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, ss, &mut result);
     }
     if result.error.is_none() {
         result.error = o.ratemin_missed(result.bytes, result.runtime_ns).map(|e| (libc::EIO, e));

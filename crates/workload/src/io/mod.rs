@@ -15,6 +15,7 @@ pub mod options;
 mod pattern;
 mod process;
 mod queue;
+mod steady;
 pub(crate) mod verify;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
@@ -576,8 +577,12 @@ fn run_group(
     let on = if clients.fds.len() > 1 { format!(" on {} clients", clients.fds.len()) } else { String::new() };
     (env.progress)(&format!("running {} ({} {unit}{on})", names.join(", "), specs.len()));
     let fresh = files_filecreate_makes(clients.fds, &specs);
+    // fio's steady state: one watch over the group's clones, in fio's job order.
+    let group_reporting = group.iter().any(|j| j.options.group_reporting);
+    let clone_options: Vec<&IoOptions> = specs.iter().map(|(_, s)| &s.options).collect();
+    let watch = steady::Watch::of(&clone_options, group_reporting)?;
     let finished: Result<Vec<Finished>, String> = if as_processes {
-        process::run_clones(env, clients.fds, &specs).map(|results| {
+        process::run_clones(env, clients.fds, &specs, watch.as_ref()).map(|results| {
             specs
                 .iter()
                 .zip(results)
@@ -585,7 +590,7 @@ fn run_group(
                 .collect()
         })
     } else {
-        run_threads(env, clients.fds, &specs)
+        run_threads(env, clients.fds, &specs, watch.as_ref())
     };
     // What filecreate made is fsarena's to remove, even after a failed group.
     for (client, path) in fresh {
@@ -599,7 +604,6 @@ fn run_group(
 
     // fio's group_reporting merges the whole group; otherwise one result per job, whose
     // fio detail keeps one entry per clone as fio prints them.
-    let group_reporting = group.iter().any(|j| j.options.group_reporting);
     let per_layout = |mut r: JobResult| {
         r.layout_time = layout_ns;
         r.layout_bytes = layout.bytes;
@@ -609,11 +613,22 @@ fn run_group(
     if group_reporting {
         let all: Vec<&CloneResult> = finished.iter().map(|f| &f.result).collect();
         let everyone: Vec<&Finished> = finished.iter().collect();
-        units.push((vec![per_layout(merge(group[0], group_id, &all))], Totals::of(&everyone)));
+        let mut result = per_layout(merge(group[0], group_id, &all));
+        result.steadystate = watch.as_ref().and_then(|w| w.result(0));
+        units.push((vec![result], Totals::of(&everyone)));
     } else {
         for (ji, job) in group.iter().enumerate() {
-            let mine: Vec<&Finished> = finished.iter().filter(|f| f.job_index == ji).collect();
-            let jobs = mine.iter().map(|f| per_layout(merge(job, group_id, &[&f.result]))).collect();
+            let mine: Vec<(usize, &Finished)> =
+                finished.iter().enumerate().filter(|(_, f)| f.job_index == ji).collect();
+            let jobs = mine
+                .iter()
+                .map(|&(i, f)| {
+                    let mut result = per_layout(merge(job, group_id, &[&f.result]));
+                    result.steadystate = watch.as_ref().and_then(|w| w.result(i));
+                    result
+                })
+                .collect();
+            let mine: Vec<&Finished> = mine.into_iter().map(|(_, f)| f).collect();
             units.push((jobs, Totals::of(&mine)));
         }
     }
@@ -641,6 +656,7 @@ fn run_threads(
     env: &RunEnv<'_>,
     roots: &[BorrowedFd<'_>],
     specs: &[(usize, CloneSpec)],
+    watch: Option<&steady::Watch>,
 ) -> Result<Vec<Finished>, String> {
     // io keeps its own engine loop for now, not the phase runner (crate::phase) meta and tree
     // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
@@ -651,11 +667,12 @@ fn run_threads(
     // the run's (Ctrl-C) is copied in while the group runs.
     let group_stop = AtomicBool::new(env.stop.load(Ordering::Relaxed));
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
-        let bodies = placed.into_iter().map(|(ji, spec, root)| {
+        let bodies = placed.into_iter().enumerate().map(|(i, (ji, spec, root))| {
             let barrier = &barrier;
             let stop = &group_stop;
+            let ss = watch.and_then(|w| w.slot(i));
             move || {
-                let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
+                let run = CloneRun { spec, root, start: barrier, stop, live: env.live, ss };
                 let result = fsarena_engine::with_engine(spec.options.ioengine, run);
                 Finished { job_index: ji, client: spec.client, result }
             }
@@ -664,6 +681,9 @@ fn run_threads(
         while !handles.iter().all(|h| h.is_finished()) {
             if env.stop.load(Ordering::Relaxed) {
                 group_stop.store(true, Ordering::Relaxed);
+            }
+            if let Some(w) = watch {
+                w.poll();
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -769,12 +789,14 @@ struct CloneRun<'a> {
     start: &'a dyn process::Start,
     stop: &'a AtomicBool,
     live: &'a crate::Live,
+    /// Where fio's steady-state check reads the clone, if its job keeps one.
+    ss: Option<&'a steady::Slot>,
 }
 
 impl EngineVisitor for CloneRun<'_> {
     type Output = CloneResult;
     fn visit<E: Engine>(self) -> CloneResult {
-        let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.live);
+        let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.live, self.ss);
         // The clone writes the rest of its logs itself, in its own thread or process.
         if let Some(log) = r.log.take() {
             r.log_error = log.finish(r.runtime_ns).err();
@@ -849,6 +871,7 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
         minf: clones.iter().map(|c| c.cpu.minflt).sum(),
         error: first_error.as_ref().map_or(0, |e| e.0),
         error_message: first_error.map(|e| e.1),
+        steadystate: None,
     }
 }
 

@@ -138,6 +138,8 @@ struct State<'r> {
     /// file at the start of every pass, its `stat_type`, and the direction its latency goes
     /// to. Their I/Os are not timed (`FIO_NOSTATS`): the call is.
     file_op: Option<(FileOp, StatType, usize)>,
+    /// Where fio's steady-state check reads this clone's counts, and says when to end it.
+    ss: Option<&'r super::steady::Slot>,
 }
 
 impl State<'_> {
@@ -278,6 +280,9 @@ impl State<'_> {
             }
             self.r.bytes[io.dir] += n;
             self.r.ios[io.dir] += 1;
+            if let Some(slot) = self.ss {
+                slot.publish(self.r.ios[READ] + self.r.ios[WRITE], self.r.bytes[READ] + self.r.bytes[WRITE]);
+            }
             self.r.series[io.dir].add(self.elapsed - self.measure_start, n);
             // fio's log files: one branch when off; a sample per I/O when on (iolog.rs).
             if let Some(log) = &mut self.r.log {
@@ -329,6 +334,11 @@ impl State<'_> {
         r.bytes = [0; 2];
         r.ios = [0; 2];
         r.short_ios = [0; 2];
+        // fio's steady state starts with the measured phase: a job in its ramp_time is not
+        // checked, and its counts start from zero.
+        if let Some(slot) = self.ss {
+            slot.begin();
+        }
     }
 
     /// fio's thinktime pause: spin, then sleep the rest (in short naps, so a stop is not kept
@@ -495,6 +505,7 @@ pub(super) fn measured_phase<E: Engine>(
     files: &mut [FileState<'_>],
     stop: &AtomicBool,
     live: &crate::Live,
+    ss: Option<&super::steady::Slot>,
     r: &mut CloneResult,
 ) {
     let p = plan(spec);
@@ -534,9 +545,16 @@ pub(super) fn measured_phase<E: Engine>(
         file_op: E::caps(&o.engine_config(spec.align))
             .file_op
             .map(|op| (op, o.stat_type, if o.rw.reads() { READ } else { WRITE })),
+        ss,
     };
+    if let Some(slot) = ss.filter(|_| st.measuring) {
+        slot.begin();
+    }
     if !st.file_ops(files) {
         st.r.runtime_ns = st.elapsed;
+        if let Some(slot) = ss {
+            slot.end();
+        }
         return;
     }
     let mut pass: u64 = 0;
@@ -544,7 +562,7 @@ pub(super) fn measured_phase<E: Engine>(
     let nfiles = files.len();
 
     'io: loop {
-        if stop.load(Ordering::Relaxed) || st.elapsed >= st.p.deadline_ns {
+        if stop.load(Ordering::Relaxed) || st.elapsed >= st.p.deadline_ns || ss.is_some_and(|s| s.stopped()) {
             break;
         }
         // End of a pass: all files exhausted or the job's bytes moved (or out).
@@ -686,6 +704,9 @@ pub(super) fn measured_phase<E: Engine>(
     // A job over before its ramp reports its whole run, as fio.
     let runtime = st.elapsed - st.measure_start;
     st.r.runtime_ns = runtime;
+    if let Some(slot) = ss {
+        slot.end();
+    }
 }
 
 #[cfg(test)]
