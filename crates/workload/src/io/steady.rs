@@ -11,7 +11,8 @@
 //! The arithmetic is fio's, integer divisions and all, so the same samples give the same
 //! verdict and the same JSON (`Window::push` is fio's `steadystate_slope` and
 //! `steadystate_deviation`). What differs is only where the samples come from: fio's helper
-//! thread wakes every second from its own start, fsarena's checker from the group's start.
+//! thread wakes every second from its own start, fsarena's checker half a second into the group's
+//! run ([`CHECK_PHASE_NS`]).
 //!
 //! The clones publish their counts in [`Slots`], one shared anonymous mapping, so that the
 //! checker reads forked job processes (`thread=0`) as it reads threads.
@@ -502,13 +503,28 @@ impl Drop for Slots {
     }
 }
 
-/// A group's steady-state watch: the clones' slots and the checker, run once a second from
-/// the group's start by whoever waits for the clones ([`Watch::poll`]).
+/// How long before the first clone's start fsarena's once-a-second checks are counted from:
+/// the first check comes half a second into the run, the next a second later, and so on.
+/// fio's helper thread counts from fio's own start, somewhat before its jobs begin (a tenth
+/// of a second or two here, more when files are laid out): where its checks fall within a
+/// job's seconds depends on that. Half a second keeps fsarena's away from the clones' whole
+/// seconds, so that `ss_ramp` (checked against whole seconds of a clone's run) ends at the
+/// same check in every run.
+const CHECK_PHASE_NS: u64 = 500_000_000;
+
+/// The watch's clock: when its checks are counted from, and how many were made.
+#[derive(Debug, Default)]
+struct Ticks {
+    origin_ns: Option<u64>,
+    done: u64,
+}
+
+/// A group's steady-state watch: the clones' slots and the checker, run once a second by
+/// whoever waits for the clones ([`Watch::poll`]).
 pub(crate) struct Watch {
     slots: Slots,
-    start_ns: u64,
-    /// The checker and the number of seconds checked; only the waiting thread polls.
-    checker: std::sync::Mutex<(Checker, u64)>,
+    /// The checker and its clock; only the waiting thread polls.
+    checker: std::sync::Mutex<(Checker, Ticks)>,
 }
 
 impl Watch {
@@ -519,7 +535,7 @@ impl Watch {
         let slots =
             Slots::new(options.len()).map_err(|e| format!("cannot share memory for the steady-state check: {e}"))?;
         let checker = Checker::new(config, options.len(), group_reporting);
-        Ok(Some(Self { slots, start_ns: monotonic_ns(), checker: std::sync::Mutex::new((checker, 0)) }))
+        Ok(Some(Self { slots, checker: std::sync::Mutex::new((checker, Ticks::default())) }))
     }
 
     /// Clone `i`'s slot.
@@ -527,15 +543,28 @@ impl Watch {
         self.slots.get(i)
     }
 
-    /// Runs the check if a second has passed since the last; cheap otherwise.
+    /// Runs the check if it is due (see [`CHECK_PHASE_NS`]); cheap otherwise.
     pub(crate) fn poll(&self) {
         let now = monotonic_ns();
         let Ok(mut guard) = self.checker.lock() else { return };
-        let (checker, checks) = &mut *guard;
-        if now < self.start_ns + (*checks + 1) * 1_000_000_000 {
+        let (checker, ticks) = &mut *guard;
+        let origin = match ticks.origin_ns {
+            Some(origin) => origin,
+            None => {
+                // Counted from the first clone that began its measured phase.
+                let first = (0..self.slots.len)
+                    .filter_map(|i| self.slots.get(i))
+                    .map(|s| s.epoch_ns.load(Ordering::Acquire))
+                    .filter(|&e| e != 0)
+                    .min();
+                let Some(first) = first else { return };
+                *ticks.origin_ns.insert(first.saturating_sub(1_000_000_000 - CHECK_PHASE_NS))
+            }
+        };
+        if now < origin + (ticks.done + 1) * 1_000_000_000 {
             return;
         }
-        *checks = (now - self.start_ns) / 1_000_000_000;
+        ticks.done = (now - origin) / 1_000_000_000;
         let readings: Vec<Reading> = (0..self.slots.len).filter_map(|i| self.slots.get(i)).map(Slot::read).collect();
         for i in checker.check(now, &readings) {
             if let Some(s) = self.slots.get(i) {
