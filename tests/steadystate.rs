@@ -6,9 +6,9 @@ use crate::util::{json, require, run, stderr, SmallTmpfs};
 use std::path::Path;
 use std::process::Command;
 
-/// A job file beside the mount, with `extra` in its `[global]`.
+/// A job file on the mount (gone with it), with `extra` in its `[global]`.
 fn job_file(fs: &SmallTmpfs, name: &str, extra: &str) -> std::path::PathBuf {
-    let path = fs.dir.path.with_extension(format!("{name}.fio"));
+    let path = fs.dir.path.join(format!("{name}.fio"));
     let text = format!("[global]\nrw=randread\nbs=4k\nsize=8m\ntime_based\n{extra}\n[{name}]\n");
     std::fs::write(&path, text).unwrap();
     path
@@ -76,7 +76,6 @@ fn a_loose_criterion_ends_the_job_early() {
         assert!(bw.abs_diff(io_bytes) <= 2 * 4096, "{tool}: {ss}");
         assert!(wall_ms(&job) < 15_000, "{tool} ran {} ms of 30 s", wall_ms(&job));
     }
-    std::fs::remove_file(&fio).unwrap();
 }
 
 /// A deviation under 0% never holds: both tools run the whole runtime and say attained=0.
@@ -90,7 +89,6 @@ fn an_impossible_criterion_runs_the_whole_runtime() {
         assert_eq!(ss["data"]["iops"].as_array().unwrap().len(), 2, "{tool}: {ss}");
         assert!(wall_ms(&job) >= 2_900, "{tool} ran {} ms of 3 s", wall_ms(&job));
     }
-    std::fs::remove_file(&fio).unwrap();
 }
 
 /// Bad steady-state values are refused before anything runs, each in one line.
@@ -110,10 +108,9 @@ fn bad_steady_state_values_are_refused() {
         assert!(err.contains(says) && err.trim().lines().count() == 1, "{extra}: {err}");
     }
     // fio refuses a group whose jobs keep different steady states.
-    let fio = fs.dir.path.with_extension("mixed.fio");
+    let fio = fs.dir.path.join("mixed.fio");
     std::fs::write(&fio, "[global]\nsize=1m\nruntime=1s\n[a]\nss_dur=2s\n[b]\nss_dur=3s\n").unwrap();
     let out = run(&["run", "--dry-run", "--no-store", "--target", &fs.dir.spec(), "--fio", fio.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("job 'b' keeps another steady state than job 'a'"), "{}", stderr(&out));
-    std::fs::remove_file(&fio).unwrap();
 }
