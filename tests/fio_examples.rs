@@ -129,7 +129,10 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("sg_write_same_ndob", NotHere("ioengine=sg, a SCSI device")),
     ("ssd-steadystate", NotHere("filename=/dev/fioa, a device")),
     ("ssd-test", NotHere("directory=/mount-point-of-ssd does not exist here")),
-    ("steadystate", Refused("needs parser work: steady state (ss, ss_dur, ss_ramp)")),
+    (
+        "steadystate",
+        Accepted("time-based, runtime=5m until steady (tests/steadystate.rs compares ss with fio); its /dev/null and /dev/zero run as files 'null' and 'zero' in the target"),
+    ),
     ("surface-scan", Refused("fill_device, verify_interval and create_serialize are not built")),
     ("tiobench-example", Accepted("4 x 4 jobs of 512 MiB at direct=1: longer than the budget")),
     ("uring-cmd-ng", NotHere("ioengine=io_uring_cmd, an NVMe character device")),

@@ -37,6 +37,7 @@ mod reports;
 mod results;
 mod servers;
 mod sqlite;
+mod steadystate;
 mod suites;
 mod targets;
 mod tree;

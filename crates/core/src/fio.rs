@@ -137,6 +137,37 @@ pub struct JobResult {
     pub error: i32,
     /// The first error, in words.
     pub error_message: Option<String>,
+    /// fio's steady-state detection, for a job with `ss_dur` (fio's `"steadystate"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyStateResult>,
+}
+
+/// fio's `"steadystate"` object of a job's JSON (fio 3.33's `show_thread_status_json`): the
+/// criterion, whether it held, and the last window of once-a-second samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateResult {
+    /// The criterion as fio writes it back: `iops:10.000000%`, `bw_slope:1048576.000000`.
+    pub ss: String,
+    /// The window, in seconds (`ss_dur`).
+    pub duration: u64,
+    /// The criterion held, and ended the job (or the group under group_reporting).
+    pub attained: bool,
+    /// The criterion's last value as fio prints it (`%f`, with `%` for a percentage limit).
+    pub criterion: String,
+    /// The largest deviation from the window's mean, in the metric's units (deviation
+    /// criteria; 0 for slopes).
+    pub max_deviation: f64,
+    /// The window's least-squares slope, in the metric's units per second (slope criteria;
+    /// 0 for deviations).
+    pub slope: f64,
+    /// The mean of the window's bandwidth samples, bytes/s (fio's integer division).
+    pub bw_mean: u64,
+    /// The mean of the window's IOPS samples.
+    pub iops_mean: u64,
+    /// The window's IOPS samples, in fio's order.
+    pub iops: Vec<u64>,
+    /// The window's bandwidth samples in bytes/s, in fio's order.
+    pub bw: Vec<u64>,
 }
 
 /// The latency histogram of operation `op` (`read`, `write`, `trim`, `sync`) of `job` within

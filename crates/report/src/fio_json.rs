@@ -203,7 +203,29 @@ fn job_object(job: &JobResult, context: &JobContext) -> Value {
     o.insert("latency_window".into(), json!(0));
     o.insert("latency_window_us".into(), json!(0));
     o.insert("desc".into(), json!(context.desc));
+    if let Some(ss) = &job.steadystate {
+        o.insert("steadystate".into(), steadystate_object(ss));
+    }
     Value::Object(o)
+}
+
+/// fio's `"steadystate"` (fio 3.33's keys and order; its samples array as `"data"`).
+fn steadystate_object(ss: &fsarena_core::fio::SteadyStateResult) -> Value {
+    let six = |v: f64| (finite(v) * 1e6).round() / 1e6;
+    json!({
+        "ss": ss.ss,
+        "duration": ss.duration,
+        "attained": u8::from(ss.attained),
+        "criterion": ss.criterion,
+        "max_deviation": six(ss.max_deviation),
+        "slope": six(ss.slope),
+        "data": {
+            "bw_mean": ss.bw_mean,
+            "iops_mean": ss.iops_mean,
+            "iops": ss.iops,
+            "bw": ss.bw,
+        },
+    })
 }
 
 /// `"read"`, `"write"` or `"trim"` (`add_ddir_status_json`).

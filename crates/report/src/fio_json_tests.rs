@@ -426,3 +426,35 @@ fn directory_shows_the_directory_used() {
     // Without a recorded root the option is shown as given.
     assert_eq!(parse(&sample_report())["global options"]["directory"], "/mnt/test");
 }
+
+/// fio 3.33's `"steadystate"`, last in the job, its keys in fio's order.
+#[test]
+fn steadystate_is_fios() {
+    let mut report = sample_report();
+    let job = &mut report.results[0].measurements[1].jobs_mut()[0];
+    job.steadystate = Some(fsarena_core::fio::SteadyStateResult {
+        ss: "iops:50.000000%".into(),
+        duration: 2,
+        attained: true,
+        criterion: "9.430631%".into(),
+        max_deviation: 36643.0,
+        slope: 0.0,
+        bw_mean: 1_591_514_843,
+        iops_mean: 388_553,
+        iops: vec![351_910, 425_196],
+        bw: vec![1_441_426_870, 1_741_602_816],
+    });
+    let v = parse(&report);
+    let job = v["jobs"][0].as_object().unwrap();
+    assert_eq!(job.keys().next_back().map(String::as_str), Some("steadystate"));
+    let ss = job["steadystate"].as_object().unwrap();
+    let keys: Vec<&str> = ss.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["ss", "duration", "attained", "criterion", "max_deviation", "slope", "data"]);
+    assert_eq!(ss["attained"], 1);
+    assert_eq!(ss["criterion"], "9.430631%");
+    let data = ss["data"].as_object().unwrap();
+    assert_eq!(data.keys().map(String::as_str).collect::<Vec<_>>(), ["bw_mean", "iops_mean", "iops", "bw"]);
+    assert_eq!(data["iops"], serde_json::json!([351_910, 425_196]));
+    // A job without ss_dur has none.
+    assert!(parse(&sample_report())["jobs"][0].get("steadystate").is_none());
+}

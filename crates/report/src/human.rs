@@ -196,6 +196,9 @@ impl Human {
             "     issued rwts: total={},{},{},{} short={},{},{},0 dropped=0,0,0,0",
             r.total_ios, w.total_ios, t.total_ios, job.sync.samples, r.short_ios, w.short_ios, t.short_ios
         );
+        if let Some(ss) = &job.steadystate {
+            steadystate_line(out, ss);
+        }
         if job.layout_bytes > 0 {
             let secs = job.layout_time.as_secs_f64();
             let rate =
@@ -331,6 +334,30 @@ fn percentile_lines(out: &mut String, name: &str, percentiles: &[(f64, u64)]) {
             out.push('\n');
         }
     }
+}
+
+/// fio's `show_ss_normal`: `  steadystate  : attained=yes, bw=1704MiB/s (1745MB/s),
+/// iops=436k, iops mean dev=10.210%`.
+fn steadystate_line(out: &mut String, ss: &fsarena_core::fio::SteadyStateResult) {
+    let name = ss.ss.split(':').next().unwrap_or_default();
+    let (metric, kind) = match name.strip_suffix("_slope") {
+        Some(metric) => (metric, "slope"),
+        None => (name, "mean dev"),
+    };
+    let (number, percent) = match ss.criterion.strip_suffix('%') {
+        Some(n) => (n, "%"),
+        None => (ss.criterion.as_str(), ""),
+    };
+    let criterion = number.parse::<f64>().map_or_else(|_| number.to_string(), |v| format!("{v:.3}"));
+    let bw = ss.bw_mean as f64;
+    let _ = writeln!(
+        out,
+        "  steadystate  : attained={}, bw={}/s ({}/s), iops={}, {metric} {kind}={criterion}{percent}",
+        if ss.attained { "yes" } else { "no" },
+        format_iec(bw),
+        format_si(bw),
+        num2str(ss.iops_mean, 4)
+    );
 }
 
 /// Decimal places needed to print `p` exactly (up to 6, as fio's `%f`).

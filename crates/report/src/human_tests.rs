@@ -236,3 +236,24 @@ fn number_formatting_follows_fio() {
     assert_eq!(digits(0), 1);
     assert_eq!(digits(99_999), 5);
 }
+
+/// fio's `show_ss_normal` line, after the issued I/Os (rates written as the read and write
+/// lines write them).
+#[test]
+fn steadystate_line_follows_fio() {
+    let mut e = entry("tmpfs", 5099.0, true);
+    e.measurements[0].jobs_mut()[0].steadystate = Some(fsarena_core::fio::SteadyStateResult {
+        ss: "iops:10.000000%".into(),
+        duration: 2,
+        attained: true,
+        criterion: "10.209871%".into(),
+        bw_mean: 1_786_773_504,
+        iops_mean: 436_224,
+        ..Default::default()
+    });
+    let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
+    assert!(
+        text.contains("  steadystate  : attained=yes, bw=1.7GiB/s (1.8GB/s), iops=436k, iops mean dev=10.210%\n"),
+        "{text}"
+    );
+}

@@ -212,6 +212,7 @@ pub fn run_clone<E: Engine>(
     stop: &AtomicBool,
     stage: &Stage<'_>,
     live: &crate::Live,
+    ss: Option<&super::steady::Slot>,
 ) -> CloneResult {
     let o = &spec.options;
     // fio counts the faults of the job's whole life (its buffers' first touches among them).
@@ -301,7 +302,7 @@ pub fn run_clone<E: Engine>(
             }
         }
     } else {
-        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result);
+        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, ss, &mut result);
     }
     if result.error.is_none() {
         result.error = o.ratemin_missed(result.bytes, result.runtime_ns).map(|e| (libc::EIO, e));

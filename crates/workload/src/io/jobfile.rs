@@ -301,6 +301,20 @@ fn parse_lines(
         // What the jobs ask of each other, once each is whole.
         let origin = top.display().to_string();
         problems.extend(super::check_jobs(&file.jobs).into_iter().map(|m| InputError::new(m).at(origin.clone())));
+        // fio checks steady state per group (its groupid): new_group and stonewall start one.
+        let mut groups: Vec<Vec<&super::options::IoOptions>> = Vec::new();
+        for job in &file.jobs {
+            match groups.last_mut() {
+                Some(g) if !(job.options.stonewall || job.options.new_group) => g.push(&job.options),
+                _ => groups.push(vec![&job.options]),
+            }
+        }
+        problems.extend(
+            groups
+                .iter()
+                .filter_map(|g| super::steady::group_problem(g))
+                .map(|m| InputError::new(m).at(top.display().to_string())),
+        );
     }
     if file.jobs.is_empty() && problems.is_empty() {
         // Named by the file given, which an empty file (no line to take it from) has too.

@@ -15,6 +15,7 @@ pub mod options;
 mod pattern;
 mod process;
 mod queue;
+mod steady;
 pub(crate) mod verify;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
@@ -718,8 +719,14 @@ fn run_group(
     let on = if clients.fds.len() > 1 { format!(" on {} clients", clients.fds.len()) } else { String::new() };
     (env.progress)(&format!("running {} ({} {unit}{on})", names.join(", "), specs.len()));
     let fresh = files_filecreate_makes(clients.fds, &specs);
+    // fio's steady state: one check per reporting group over its clones, in fio's job order.
+    let reports_as_one =
+        |g: usize| group.iter().zip(ids).any(|(j, &id)| (id - ids[0]) as usize == g && j.options.group_reporting);
+    let clone_options: Vec<(&IoOptions, usize, bool)> =
+        specs.iter().map(|(_, s)| (&s.options, s.report_group, reports_as_one(s.report_group))).collect();
+    let watch = steady::Watch::of(&clone_options)?;
     let finished: Result<Vec<Finished>, String> = if as_processes {
-        process::run_clones(env, clients.fds, &specs).map(|results| {
+        process::run_clones(env, clients.fds, &specs, watch.as_ref()).map(|results| {
             specs
                 .iter()
                 .zip(results)
@@ -727,7 +734,7 @@ fn run_group(
                 .collect()
         })
     } else {
-        run_threads(env, clients.fds, &specs)
+        run_threads(env, clients.fds, &specs, watch.as_ref())
     };
     // What filecreate made is fsarena's to remove, even after a failed group.
     for (client, path) in fresh {
@@ -748,15 +755,30 @@ fn run_group(
     };
     let mut units = Vec::new();
     for members in reporting_groups(ids) {
+        // The clones of the group's jobs, by their index in `finished` (which is `specs`'
+        // order, the steady-state watch's).
         if members.iter().any(|&j| group[j].options.group_reporting) {
-            let everyone: Vec<&Finished> = finished.iter().filter(|f| members.contains(&f.job_index)).collect();
-            let all: Vec<&CloneResult> = everyone.iter().map(|f| &f.result).collect();
+            let everyone: Vec<(usize, &Finished)> =
+                finished.iter().enumerate().filter(|(_, f)| members.contains(&f.job_index)).collect();
+            let all: Vec<&CloneResult> = everyone.iter().map(|(_, f)| &f.result).collect();
             let first = members[0];
-            units.push((vec![per_layout(merge(group[first], ids[first], &all))], Totals::of(&everyone)));
+            let mut result = per_layout(merge(group[first], ids[first], &all));
+            result.steadystate = everyone.first().and_then(|&(i, _)| watch.as_ref().and_then(|w| w.result(i)));
+            let everyone: Vec<&Finished> = everyone.into_iter().map(|(_, f)| f).collect();
+            units.push((vec![result], Totals::of(&everyone)));
         } else {
             for &ji in &members {
-                let mine: Vec<&Finished> = finished.iter().filter(|f| f.job_index == ji).collect();
-                let jobs = mine.iter().map(|f| per_layout(merge(group[ji], ids[ji], &[&f.result]))).collect();
+                let mine: Vec<(usize, &Finished)> =
+                    finished.iter().enumerate().filter(|(_, f)| f.job_index == ji).collect();
+                let jobs = mine
+                    .iter()
+                    .map(|&(i, f)| {
+                        let mut result = per_layout(merge(group[ji], ids[ji], &[&f.result]));
+                        result.steadystate = watch.as_ref().and_then(|w| w.result(i));
+                        result
+                    })
+                    .collect();
+                let mine: Vec<&Finished> = mine.into_iter().map(|(_, f)| f).collect();
                 units.push((jobs, Totals::of(&mine)));
             }
         }
@@ -785,6 +807,7 @@ fn run_threads(
     env: &RunEnv<'_>,
     roots: &[BorrowedFd<'_>],
     specs: &[(usize, CloneSpec)],
+    watch: Option<&steady::Watch>,
 ) -> Result<Vec<Finished>, String> {
     // io keeps its own engine loop for now, not the phase runner (crate::phase) meta and tree
     // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
@@ -798,12 +821,13 @@ fn run_threads(
     let (stops, left) = stage_flags(specs);
     let stage = job::Stage { stop: &group_stop, left: &left };
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
-        let bodies = placed.into_iter().map(|(ji, spec, root)| {
+        let bodies = placed.into_iter().enumerate().map(|(i, (ji, spec, root))| {
             let barrier = &barrier;
             let stop = &stops[spec.report_group];
             let stage = &stage;
+            let ss = watch.and_then(|w| w.slot(i));
             move || {
-                let run = CloneRun { spec, root, start: barrier, stop, stage, live: env.live };
+                let run = CloneRun { spec, root, start: barrier, stop, stage, live: env.live, ss };
                 let result = fsarena_engine::with_engine(spec.options.ioengine, run);
                 Finished { job_index: ji, client: spec.client, result }
             }
@@ -815,6 +839,9 @@ fn run_threads(
             }
             if group_stop.load(Ordering::Relaxed) {
                 stops.iter().for_each(|s| s.store(true, Ordering::Relaxed));
+            }
+            if let Some(w) = watch {
+                w.poll();
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -933,12 +960,14 @@ struct CloneRun<'a> {
     stop: &'a AtomicBool,
     stage: &'a job::Stage<'a>,
     live: &'a crate::Live,
+    /// Where fio's steady-state check reads the clone, if its job keeps one.
+    ss: Option<&'a steady::Slot>,
 }
 
 impl EngineVisitor for CloneRun<'_> {
     type Output = CloneResult;
     fn visit<E: Engine>(self) -> CloneResult {
-        let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.stage, self.live);
+        let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.stage, self.live, self.ss);
         // Ended, stopped or failed: a job waiting for this one's clones may start.
         if let Some(left) = self.stage.left.get(self.spec.job_index) {
             left.fetch_sub(1, Ordering::SeqCst);
@@ -1017,6 +1046,7 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
         minf: clones.iter().map(|c| c.cpu.minflt).sum(),
         error: first_error.as_ref().map_or(0, |e| e.0),
         error_message: first_error.map(|e| e.1),
+        steadystate: None,
     }
 }
 

@@ -188,6 +188,12 @@ pub struct IoOptions {
     pub time_based: bool,
     /// Unmeasured time before the measured phase.
     pub ramp_time: Nanos,
+    /// fio's steady-state criterion (`ss=`); used only with `ss_dur`.
+    pub ss: super::steady::Criterion,
+    /// fio's `ss_dur`: the window of steady-state samples; under a second, no detection.
+    pub ss_dur: Nanos,
+    /// fio's `ss_ramp`: the time before steady-state samples begin.
+    pub ss_ramp: Nanos,
     /// Passes over the files for size-based jobs.
     pub loops: u32,
     /// Random offsets may repeat within a pass.
@@ -322,6 +328,9 @@ impl Default for IoOptions {
             runtime: None,
             time_based: false,
             ramp_time: Nanos(0),
+            ss: super::steady::Criterion::default(),
+            ss_dur: Nanos(0),
+            ss_ramp: Nanos(0),
             loops: 1,
             norandommap: false,
             randseed: 0x89,

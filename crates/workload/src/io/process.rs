@@ -273,13 +273,20 @@ pub(super) fn pipe_for_tests() -> (OwnedFd, OwnedFd) {
 }
 
 /// The child's whole life after the fork; never returns.
-fn child_main(spec: &CloneSpec, root: BorrowedFd<'_>, shared: &Shared, result: i32, go: i32) -> ! {
+fn child_main(
+    spec: &CloneSpec,
+    root: BorrowedFd<'_>,
+    shared: &Shared,
+    ss: Option<&super::steady::Slot>,
+    result: i32,
+    go: i32,
+) -> ! {
     fsarena_target::sys::reset_signals_after_fork();
     let body = std::panic::AssertUnwindSafe(|| {
         let start = PipeStart { result, go };
         let stage = super::job::Stage { stop: &shared.stop, left: &shared.left };
         let stop = &shared.groups[spec.report_group];
-        let run = super::CloneRun { spec, root, start: &start, stop, stage: &stage, live: &shared.live };
+        let run = super::CloneRun { spec, root, start: &start, stop, stage: &stage, live: &shared.live, ss };
         encode(fsarena_engine::with_engine(spec.options.ioengine, run))
     });
     let code = match std::panic::catch_unwind(body) {
@@ -363,6 +370,7 @@ pub(super) fn run_clones(
     env: &RunEnv<'_>,
     roots: &[BorrowedFd<'_>],
     specs: &[(usize, CloneSpec)],
+    watch: Option<&super::steady::Watch>,
 ) -> Result<Vec<CloneResult>, String> {
     let placed = placed(roots, specs)?;
     let (groups, left) = super::stage_flags(specs);
@@ -384,7 +392,7 @@ pub(super) fn run_clones(
     let mut fork_error = None;
     // Nothing buffered may be written twice: the children inherit stdio buffers.
     let _ = std::io::stdout().flush();
-    for &(_, spec, root) in &placed {
+    for (i, &(_, spec, root)) in placed.iter().enumerate() {
         let (r, w) = match pipe() {
             Ok(p) => p,
             Err(e) => {
@@ -412,7 +420,8 @@ pub(super) fn run_clones(
             // this run's far ends: a child holding the write end of another run's start pipe
             // would keep that run's children from ever seeing its EOF, and they this one's.
             fsarena_target::sys::close_all_but([root.as_raw_fd(), w.as_raw_fd(), go_r.as_raw_fd()]);
-            child_main(spec, root, shared, w.as_raw_fd(), go_r.as_raw_fd());
+            let ss = watch.and_then(|w| w.slot(i));
+            child_main(spec, root, shared, ss, w.as_raw_fd(), go_r.as_raw_fd());
         }
         if pid < 0 {
             fork_error = Some(format!(
@@ -445,6 +454,9 @@ pub(super) fn run_clones(
             if go.is_some() && ready.load(Ordering::SeqCst) >= children.len() {
                 // EOF on the go pipe starts every child at once.
                 go = None;
+            }
+            if let Some(w) = watch {
+                w.poll();
             }
             let now = shared.live.sample();
             env.live.add(now.ops - seen.0, now.bytes - seen.1);

@@ -141,6 +141,8 @@ struct State<'r> {
     /// The clone's stop, which a rate's wait obeys: at 300 bytes/s one 4 KiB I/O waits
     /// 13.6 s, and an exitall must not wait that long for it.
     halt: &'r AtomicBool,
+    /// Where fio's steady-state check reads this clone's counts, and says when to end it.
+    ss: Option<&'r super::steady::Slot>,
 }
 
 impl State<'_> {
@@ -281,6 +283,9 @@ impl State<'_> {
             }
             self.r.bytes[io.dir] += n;
             self.r.ios[io.dir] += 1;
+            if let Some(slot) = self.ss {
+                slot.publish(self.r.ios[READ] + self.r.ios[WRITE], self.r.bytes[READ] + self.r.bytes[WRITE]);
+            }
             self.r.series[io.dir].add(self.elapsed - self.measure_start, n);
             // fio's log files: one branch when off; a sample per I/O when on (iolog.rs).
             if let Some(log) = &mut self.r.log {
@@ -332,6 +337,11 @@ impl State<'_> {
         r.bytes = [0; 2];
         r.ios = [0; 2];
         r.short_ios = [0; 2];
+        // fio's steady state starts with the measured phase: a job in its ramp_time is not
+        // checked, and its counts start from zero.
+        if let Some(slot) = self.ss {
+            slot.begin();
+        }
     }
 
     /// fio's thinktime pause: spin, then sleep the rest (in short naps, so a stop is not kept
@@ -498,6 +508,7 @@ pub(super) fn measured_phase<E: Engine>(
     files: &mut [FileState<'_>],
     stop: &AtomicBool,
     live: &crate::Live,
+    ss: Option<&super::steady::Slot>,
     r: &mut CloneResult,
 ) {
     let p = plan(spec);
@@ -538,9 +549,16 @@ pub(super) fn measured_phase<E: Engine>(
             .file_op
             .map(|op| (op, o.stat_type, if o.rw.reads() { READ } else { WRITE })),
         halt: stop,
+        ss,
     };
+    if let Some(slot) = ss.filter(|_| st.measuring) {
+        slot.begin();
+    }
     if !st.file_ops(files) {
         st.r.runtime_ns = st.elapsed;
+        if let Some(slot) = ss {
+            slot.end();
+        }
         return;
     }
     let mut pass: u64 = 0;
@@ -548,7 +566,7 @@ pub(super) fn measured_phase<E: Engine>(
     let nfiles = files.len();
 
     'io: loop {
-        if stop.load(Ordering::Relaxed) || st.elapsed >= st.p.deadline_ns {
+        if stop.load(Ordering::Relaxed) || st.elapsed >= st.p.deadline_ns || ss.is_some_and(|s| s.stopped()) {
             break;
         }
         // End of a pass: all files exhausted or the job's bytes moved (or out).
@@ -690,6 +708,9 @@ pub(super) fn measured_phase<E: Engine>(
     // A job over before its ramp reports its whole run, as fio.
     let runtime = st.elapsed - st.measure_start;
     st.r.runtime_ns = runtime;
+    if let Some(slot) = ss {
+        slot.end();
+    }
 }
 
 #[cfg(test)]

@@ -427,6 +427,31 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("time_based", Bool, Is("0"), "run until runtime, looping over the files", |o, v| o.time_based = boolean(v)?),
     io!("ramp_time", Time, Is("0"), "warm-up time excluded from the figures", |o, v| o.ramp_time =
         parse_time(v, SECOND).map_err(|e| e.message)?),
+    io!(
+        "steadystate",
+        Text,
+        Is("iops_slope:0.01%"),
+        "steady-state criterion with ss_dur: end the job once the largest deviation from the mean (iops, bw) or \
+         the slope (iops_slope, bw_slope) of its last ss_dur seconds is under the limit, e.g. iops:10% or bw:1m",
+        |o, v| o.ss = super::super::steady::Criterion::parse(v)?
+    )
+    .aka(&["ss"]),
+    io!(
+        "steadystate_duration",
+        Time,
+        Is("0"),
+        "steady-state window: end the job once ss holds over this many seconds of samples (0: no detection)",
+        |o, v| o.ss_dur = parse_time(v, SECOND).map_err(|e| e.message)?
+    )
+    .aka(&["ss_dur"]),
+    io!(
+        "steadystate_ramp_time",
+        Time,
+        Is("0"),
+        "time before steady-state samples begin (one more second passes before the first)",
+        |o, v| o.ss_ramp = parse_time(v, SECOND).map_err(|e| e.message)?
+    )
+    .aka(&["ss_ramp"]),
     io!("loops", Count, Is("1"), "passes over the files", |o, v| o.loops = whole32(v)?),
     io!(
         "thinktime",
