@@ -169,6 +169,9 @@ pub struct CloneSpec {
     pub align: usize,
     /// `verify_state_load`: the saved bitmap of each file, in `files`' order.
     pub verify_state: Option<Vec<Vec<u64>>>,
+    /// Every clone's buffer seeds in the file, by thread number, when a job dedupes (its
+    /// working set may draw on all of them); empty otherwise.
+    pub buffer_seeds: std::sync::Arc<[super::dedupe::BufferSeeds]>,
 }
 
 /// Runs one clone on engine `E`: set the engine up, open, wait at `start`, measure,
@@ -243,11 +246,18 @@ pub fn run_clone<E: Engine>(
     }
     let buffers = engine.buffers();
     for slot in 0..buffers.slots() {
-        let seed = o.randseed ^ u64::from(spec.clone) ^ (u64::from(slot) << 40);
+        // The thread number, not the clone's, so that two jobs never write the same blocks.
+        let seed = o.randseed ^ u64::from(spec.thread_number) ^ (u64::from(slot) << 40);
         fill_buffer(buffers.slot_mut(slot), o.buffer_compress_percentage, seed);
         if let Some(pattern) = &o.buffer_pattern {
             super::options::fill_pattern(buffers.slot_mut(slot), pattern);
         }
+    }
+    // A deduping or compressing job fills each write afresh; its I/O units' first fill in
+    // fio takes the streams' first turns, which fsarena's refills then follow.
+    let mut refill = super::dedupe::BufferFill::new(o, spec.thread_number, &spec.buffer_seeds);
+    if let Some(d) = &mut refill {
+        d.skip(o.iodepth.max(1), o.max_bs() as usize);
     }
     start.wait();
     o.wait_start_delay(stop);
@@ -266,7 +276,7 @@ pub fn run_clone<E: Engine>(
             }
         }
     } else {
-        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result);
+        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result, refill.as_mut());
     }
     if result.error.is_none() {
         result.error = o.ratemin_missed(result.bytes, result.runtime_ns).map(|e| (libc::EIO, e));

@@ -2,6 +2,7 @@
 //! loop.
 
 mod bounds;
+mod dedupe;
 mod files;
 mod fiorand;
 mod iolog;
@@ -33,7 +34,7 @@ use rustix::fs::OFlags;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 /// The `io` workload: one or more fio-style jobs, run group by group.
@@ -86,6 +87,23 @@ impl IoWorkload {
             }
         }
         groups
+    }
+
+    /// Every clone's buffer seeds, by thread number (jobs in the file's order, each job's
+    /// clones in turn), when a job dedupes: its working set may draw on any clone's stream.
+    /// Empty when none does.
+    fn buffer_seeds(&self) -> Arc<[dedupe::BufferSeeds]> {
+        if self.jobs.iter().all(|j| j.options.dedupe_percentage == 0) {
+            return Arc::from(Vec::new());
+        }
+        let mut out = Vec::new();
+        for job in &self.jobs {
+            for _ in 0..job.options.clones() {
+                let thread_number = out.len() as u32 + 1;
+                out.push(dedupe::BufferSeeds::of(&job.options, thread_number));
+            }
+        }
+        out.into()
     }
 
     /// The paths of a job's clone's files, named as fio names them. Names are plain (checked
@@ -207,13 +225,14 @@ impl Workload for IoWorkload {
         let mut complete = true;
         // fio numbers every clone of the file from 1, group after group: its logs' N.
         let mut first_thread = 1;
+        let buffer_seeds = self.buffer_seeds();
         // fio's exitall with exit_what=all: the groups after are reported, and not run.
         let mut exited_all = false;
         for (group_id, group) in self.groups().into_iter().enumerate() {
             let ran = if exited_all {
                 Ok(not_run(&group, group_id as u32))
             } else {
-                run_group(env, &clients, &group, group_id as u32, &self.created, first_thread)
+                run_group(env, &clients, &group, group_id as u32, &self.created, (first_thread, &buffer_seeds))
             };
             exited_all |= group.iter().any(|j| j.options.exitall && j.options.exit_what_all);
             first_thread += group.iter().map(|j| j.options.clones()).sum::<u32>();
@@ -426,12 +445,20 @@ struct Clients<'a> {
     fds: &'a [BorrowedFd<'a>],
 }
 
+/// The thread number of a group's first clone, and every clone's buffer seeds in the file.
+type Threads<'a> = (u32, &'a Arc<[dedupe::BufferSeeds]>);
+
 /// A group's clones (with their job's index) and the files they need.
 type GroupPlan = (Vec<(usize, CloneSpec)>, Vec<FileNeed>);
 
 /// The group's clones and the files they need, each file once: linear in clones × files
 /// (a map, not a search of the list, finds a file named twice), and stopped by Ctrl-C.
-fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_thread: u32) -> Result<GroupPlan, String> {
+fn plan_group(
+    roots: &[&Path],
+    group: &[&JobDef],
+    stop: &AtomicBool,
+    (first_thread, buffer_seeds): Threads<'_>,
+) -> Result<GroupPlan, String> {
     let mut specs: Vec<(usize, CloneSpec)> = Vec::new();
     let mut needs: Vec<FileNeed> = Vec::new();
     // By name: every client's root shows the same filesystem, so a name two clients use
@@ -499,6 +526,7 @@ fn plan_group(roots: &[&Path], group: &[&JobDef], stop: &AtomicBool, first_threa
                 file_sizes,
                 align: 4096,
                 verify_state,
+                buffer_seeds: buffer_seeds.clone(),
             };
             specs.push((ji, spec));
         }
@@ -524,10 +552,10 @@ fn run_group(
     group: &[&JobDef],
     group_id: u32,
     created: &CreatedFiles,
-    first_thread: u32,
+    threads: Threads<'_>,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
-    let (mut specs, needs) = plan_group(clients.paths, group, env.stop, first_thread)?;
+    let (mut specs, needs) = plan_group(clients.paths, group, env.stop, threads)?;
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());

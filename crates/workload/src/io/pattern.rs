@@ -484,6 +484,7 @@ mod tests {
             file_sizes: Vec::new(),
             align: 4096,
             verify_state: None,
+            buffer_seeds: Vec::new().into(),
         };
         let null = std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("/dev/null: {e}"));
         let mut files = super::super::job::file_states(&spec, &[null.as_fd()]);
@@ -532,6 +533,7 @@ mod tests {
             file_sizes: Vec::new(),
             align: 4096,
             verify_state: None,
+            buffer_seeds: Vec::new().into(),
         };
         let (p, mut d) = (plan(&spec), Draws::new(&spec));
         let mut seen = [false; 4];

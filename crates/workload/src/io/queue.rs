@@ -496,6 +496,7 @@ pub(super) fn measured_phase<E: Engine>(
     stop: &AtomicBool,
     live: &crate::Live,
     r: &mut CloneResult,
+    mut refill: Option<&mut super::dedupe::BufferFill>,
 ) {
     let p = plan(spec);
     let o = &spec.options;
@@ -600,11 +601,16 @@ pub(super) fn measured_phase<E: Engine>(
         let len = bs as usize;
         if dir == WRITE {
             let buf = &mut engine.buffers().slot_mut(slot)[..len];
+            // fio refills a deduping or compressing job's buffer for every write, verify or not.
+            if let Some(d) = refill.as_deref_mut() {
+                d.fill(buf);
+            }
             if st.p.verify {
                 verify::stamp_with(&o.verify_method, buf, offset - files[fi].start, st.p.unit, st.seed);
-            } else if o.buffer_pattern.is_none() {
+            } else if o.buffer_pattern.is_none() && o.buffer_compress_percentage == 0 && refill.is_none() {
                 // fio's scramble_buffers: make each written block differ (not a pattern's,
-                // which fio writes as given).
+                // which fio writes as given, nor a compressing job's, which fio refills or,
+                // fully compressible, leaves zero).
                 buf[..8].copy_from_slice(&offset.to_le_bytes());
             }
         }
