@@ -131,9 +131,11 @@ fn a_global_working_set_is_shared_by_the_jobs_and_a_local_one_is_not() {
 
 #[test]
 fn dedupe_blocks_are_fios_own() {
-    // fio 3.33's streams, followed: the same blocks, in the same places, as fio writes.
+    // fio 3.33's streams, followed: the same blocks, in the same places, as fio writes (a
+    // job that compresses without deduping refills its buffers from the same streams).
     for (name, options) in [
         ("repeat", "dedupe_percentage=50\nbuffer_compress_percentage=50"),
+        ("compress", "buffer_compress_percentage=25"),
         ("global", "dedupe_percentage=30\ndedupe_mode=working_set\ndedupe_global=1\ndedupe_working_set_percentage=20"),
     ] {
         let body = job_file(options);

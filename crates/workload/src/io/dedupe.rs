@@ -161,8 +161,9 @@ impl BufferFill {
     /// without `dedupe_global`).
     pub fn new(o: &IoOptions, thread_number: u32, all: &[BufferSeeds]) -> Option<Self> {
         // fio refills every write when a job dedupes or compresses partly; a fully
-        // compressible job's buffers are zeros, filled once.
-        if o.dedupe_percentage == 0 && !(1..100).contains(&o.buffer_compress_percentage) {
+        // compressible job's buffers are zeros, filled once. A job that only reads fills
+        // nothing (fio builds its working set all the same, to no use).
+        if !o.rw.writes() || o.dedupe_percentage == 0 && !(1..100).contains(&o.buffer_compress_percentage) {
             return None;
         }
         let own_index = thread_number as usize - 1;
