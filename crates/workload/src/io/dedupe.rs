@@ -153,6 +153,8 @@ pub struct BufferFill {
     min_write: u64,
     /// What fills a chunk's compressible share instead of zeros (`buffer_pattern`).
     pattern: Option<Vec<u8>>,
+    /// The clone's seeds, for a new loop to start its streams over.
+    seeds: BufferSeeds,
 }
 
 impl BufferFill {
@@ -188,7 +190,18 @@ impl BufferFill {
             compress: if o.buffer_compress_percentage == 100 { 0 } else { o.buffer_compress_percentage },
             min_write,
             pattern: o.buffer_pattern.clone(),
+            seeds: own,
         })
+    }
+
+    /// A new loop of a size-based job under `randrepeat` (fio's `clear_io_state`): the
+    /// streams start over from their seeds (not past the I/O units' first fill, which is not
+    /// made again); the working set stays.
+    pub fn new_loop(&mut self) {
+        self.stream = self.seeds.buffer_stream();
+        self.prev = self.stream.clone();
+        self.dedupe = self.seeds.seeds.stream(Stream::Dedupe, false);
+        self.index = self.seeds.seeds.stream(Stream::DedupeWorkingSetIndex, self.seeds.use64);
     }
 
     /// The stream a buffer replays when it is a duplicate, `None` when it takes the job's own

@@ -558,11 +558,20 @@ pub(super) fn measured_phase<E: Engine>(
             if !st.p.time_based && pass >= st.p.passes {
                 break;
             }
+            // A size-based loop ends as fio's do_io ends, with everything out completed: what
+            // completes later would count toward the next loop, which would then stop short
+            // by the queue's depth (2 loops of libaio iodepth=256 moved 3841 of 4096 blocks).
+            if !st.p.time_based && st.drain(&mut q, engine, files).is_err() {
+                break;
+            }
             // A time-based job goes on over its files within fio's one loop (the random map
             // is reset, its streams go on); a size-based one starts a new loop.
             reset_pass(files, st.seed, pass, o.randrepeat && !st.p.time_based);
             if !st.p.time_based {
                 draws.new_loop(o);
+                if let (Some(d), true) = (refill.as_deref_mut(), o.randrepeat) {
+                    d.new_loop();
+                }
             }
             st.pass_bytes = 0;
             // fio opens the files again for each loop: a file engine's call is made again.
