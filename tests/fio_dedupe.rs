@@ -138,6 +138,8 @@ fn dedupe_blocks_are_fios_own() {
         ("compress", "buffer_compress_percentage=25"),
         // Each loop starts the streams over, as fio's randrepeat seeds them again.
         ("loops", "dedupe_percentage=40\nloops=2"),
+        // A job that reads has its file laid out, by fio with the job's own writes.
+        ("mixed", "rw=rw\ndedupe_percentage=50"),
         ("global", "dedupe_percentage=30\ndedupe_mode=working_set\ndedupe_global=1\ndedupe_working_set_percentage=20"),
     ] {
         let body = job_file(options);

@@ -133,7 +133,7 @@ fn working_set(all: &[BufferSeeds], own: usize, pages: u64, advances: u64, globa
 /// A clone's write buffers under `dedupe_percentage` or a `buffer_compress_percentage`
 /// below 100, refilled for every write (fio's `fill_io_buffer` with `get_buf_state` and
 /// `save_buf_state`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct BufferFill {
     percentage: u32,
     /// The working set, under `dedupe_mode=working_set`; `None` under `repeat`.
@@ -162,10 +162,9 @@ impl BufferFill {
     /// `all` holds every clone's seeds of the file by thread number (one entry is enough
     /// without `dedupe_global`).
     pub fn new(o: &IoOptions, thread_number: u32, all: &[BufferSeeds]) -> Option<Self> {
-        // fio refills every write when a job dedupes or compresses partly; a fully
-        // compressible job's buffers are zeros, filled once. A job that only reads fills
-        // nothing (fio builds its working set all the same, to no use).
-        if !o.rw.writes() || o.dedupe_percentage == 0 && !(1..100).contains(&o.buffer_compress_percentage) {
+        // fio refills every write when a job dedupes or compresses partly (and lays a file
+        // out with such writes); a fully compressible job's buffers are zeros, filled once.
+        if o.dedupe_percentage == 0 && !(1..100).contains(&o.buffer_compress_percentage) {
             return None;
         }
         let own_index = thread_number as usize - 1;
@@ -242,6 +241,14 @@ impl BufferFill {
             } else if replay.is_none() {
                 self.prev = self.stream.clone();
             }
+        }
+    }
+
+    /// Fills a run of `buf` as fio lays a file out: one write buffer per `block` bytes (the
+    /// largest write), the last one shorter when `buf` ends first.
+    pub fn fill_layout(&mut self, buf: &mut [u8], block: usize) {
+        for piece in buf.chunks_mut(block.max(1)) {
+            self.fill(piece);
         }
     }
 

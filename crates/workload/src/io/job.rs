@@ -172,6 +172,8 @@ pub struct CloneSpec {
     /// Every clone's buffer seeds in the file, by thread number, when a job dedupes (its
     /// working set may draw on all of them); empty otherwise.
     pub buffer_seeds: std::sync::Arc<[super::dedupe::BufferSeeds]>,
+    /// The clone's buffer streams as laying its file out left them, when they filled it.
+    pub after_layout: Option<super::dedupe::BufferFill>,
 }
 
 /// Runs one clone on engine `E`: set the engine up, open, wait at `start`, measure,
@@ -255,7 +257,12 @@ pub fn run_clone<E: Engine>(
     }
     // A deduping or compressing job fills each write afresh; its I/O units' first fill in
     // fio takes the streams' first turns, which fsarena's refills then follow.
-    let mut refill = super::dedupe::BufferFill::new(o, spec.thread_number, &spec.buffer_seeds);
+    // A job that only reads fills nothing.
+    let mut refill = spec
+        .after_layout
+        .clone()
+        .or_else(|| super::dedupe::BufferFill::new(o, spec.thread_number, &spec.buffer_seeds))
+        .filter(|_| o.rw.writes());
     if let Some(d) = &mut refill {
         d.skip(o.iodepth.max(1), o.max_bs() as usize);
     }

@@ -499,6 +499,13 @@ fn plan_group(
                     }
                     None => {
                         index.insert(name, needs.len());
+                        // fio lays a file out with the writes of the job that reads it.
+                        let fill = if o.rw.reads() {
+                            dedupe::BufferFill::new(o, thread_number, buffer_seeds)
+                                .map(|f| (specs.len(), f, o.max_bs_of(WRITE) as usize))
+                        } else {
+                            None
+                        };
                         needs.push(FileNeed {
                             path: path.clone(),
                             client,
@@ -506,6 +513,7 @@ fn plan_group(
                             content: o.rw.reads(),
                             fallocate: o.fallocate,
                             seed: o.randseed ^ u64::from(clone),
+                            fill,
                         });
                     }
                 }
@@ -527,6 +535,7 @@ fn plan_group(
                 align: 4096,
                 verify_state,
                 buffer_seeds: buffer_seeds.clone(),
+                after_layout: None,
             };
             specs.push((ji, spec));
         }
@@ -559,7 +568,14 @@ fn run_group(
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let layout = layout::lay_out(clients.fds, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
+    let mut layout = layout::lay_out(clients.fds, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
+    // A clone whose file was laid out from its streams writes on from where the layout left
+    // them, as fio's job does after laying its file out.
+    for (clone, fill) in std::mem::take(&mut layout.filled) {
+        if let Some((_, spec)) = specs.get_mut(clone) {
+            spec.after_layout = Some(fill);
+        }
+    }
     let layout_ns = Nanos::from_duration(t.elapsed());
     if layout.bytes > 0 {
         (env.progress)(&format!(

@@ -485,6 +485,7 @@ mod tests {
             align: 4096,
             verify_state: None,
             buffer_seeds: Vec::new().into(),
+            after_layout: None,
         };
         let null = std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("/dev/null: {e}"));
         let mut files = super::super::job::file_states(&spec, &[null.as_fd()]);
@@ -534,6 +535,7 @@ mod tests {
             align: 4096,
             verify_state: None,
             buffer_seeds: Vec::new().into(),
+            after_layout: None,
         };
         let (p, mut d) = (plan(&spec), Draws::new(&spec));
         let mut seen = [false; 4];
