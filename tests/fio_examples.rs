@@ -55,10 +55,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("cpp_null", NotHere("ioengine=cpp_null, an external plug-in fio 3.33 does not ship")),
     ("cpuio", Refused("ioengine=cpuio (cpuload, cpumode) moves no I/O: not supported by fsarena")),
     ("cross-stripe-verify", NotHere("filename=/dev/nvme0n1, a device")),
-    (
-        "dedupe-global",
-        Refused("dedupe_mode, dedupe_global, dedupe_percentage, dedupe_working_set_percentage are not built"),
-    ),
+    ("dedupe-global", Compared),
     ("dev-dax", NotHere("ioengine=dev-dax, a DAX device")),
     ("dfs", NotHere("ioengine=dfs, DAOS")),
     ("disk-zone-profile", NotHere("filename=/dev/sdb, a device")),

@@ -17,6 +17,7 @@ mod faults;
 mod filebench;
 mod fio_corpus;
 mod fio_crosscheck;
+mod fio_dedupe;
 mod fio_examples;
 mod fio_tools;
 mod flags;

@@ -32,8 +32,14 @@ pub enum Stream {
     Block = 6,
     /// File sizes under `filesize=MIN-MAX`.
     FileSize = 7,
+    /// Write buffer contents (`buf_state`).
+    Buffer = 9,
+    /// Whether a write buffer is a duplicate (`dedupe_percentage`).
+    Dedupe = 14,
     /// Zoned random distributions.
     Zone = 16,
+    /// Which working-set block a duplicate repeats (`dedupe_mode=working_set`).
+    DedupeWorkingSetIndex = 20,
 }
 
 /// How many seeds fio keeps per job (`FIO_RAND_NR_OFFS`).
@@ -77,9 +83,9 @@ impl Seeds {
     }
 
     /// A generator for one stream: 64-bit when `use64` (fio's `random_generator=tausworthe64`),
-    /// else 32-bit; fio's mix stream and zone stream are always 32-bit.
+    /// else 32-bit; fio's mix, zone and dedupe streams are always 32-bit.
     pub fn stream(&self, s: Stream, use64: bool) -> FioRand {
-        let use64 = use64 && !matches!(s, Stream::Mix | Stream::Zone);
+        let use64 = use64 && !matches!(s, Stream::Mix | Stream::Zone | Stream::Dedupe);
         FioRand::new(self.get(s), use64)
     }
 }

@@ -169,6 +169,11 @@ pub struct CloneSpec {
     pub align: usize,
     /// `verify_state_load`: the saved bitmap of each file, in `files`' order.
     pub verify_state: Option<Vec<Vec<u64>>>,
+    /// Every clone's buffer seeds in the file, by thread number, when a job dedupes (its
+    /// working set may draw on all of them); empty otherwise.
+    pub buffer_seeds: std::sync::Arc<[super::dedupe::BufferSeeds]>,
+    /// The clone's buffer streams as laying its file out left them, when they filled it.
+    pub after_layout: Option<super::dedupe::BufferFill>,
     /// Its job's index in the stage (what [`Stage::left`] counts).
     pub job_index: usize,
     /// Its reporting group's index in the stage: which stop it obeys.
@@ -277,11 +282,23 @@ pub fn run_clone<E: Engine>(
     }
     let buffers = engine.buffers();
     for slot in 0..buffers.slots() {
-        let seed = o.randseed ^ u64::from(spec.clone) ^ (u64::from(slot) << 40);
+        // The thread number, not the clone's, so that two jobs never write the same blocks.
+        let seed = o.randseed ^ u64::from(spec.thread_number) ^ (u64::from(slot) << 40);
         fill_buffer(buffers.slot_mut(slot), o.buffer_compress_percentage, seed);
         if let Some(pattern) = &o.buffer_pattern {
             super::options::fill_pattern(buffers.slot_mut(slot), pattern);
         }
+    }
+    // A deduping or compressing job fills each write afresh; its I/O units' first fill in
+    // fio takes the streams' first turns, which fsarena's refills then follow.
+    // A job that only reads fills nothing.
+    let mut refill = spec
+        .after_layout
+        .clone()
+        .or_else(|| super::dedupe::BufferFill::new(o, spec.thread_number, &spec.buffer_seeds))
+        .filter(|_| o.rw.writes());
+    if let Some(d) = &mut refill {
+        d.skip(o.iodepth.max(1), o.max_bs() as usize);
     }
     start.wait();
     o.wait_start_delay(stop);
@@ -302,7 +319,7 @@ pub fn run_clone<E: Engine>(
             }
         }
     } else {
-        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, ss, &mut result);
+        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result, (ss, refill.as_mut()));
     }
     if result.error.is_none() {
         result.error = o.ratemin_missed(result.bytes, result.runtime_ns).map(|e| (libc::EIO, e));

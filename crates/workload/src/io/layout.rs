@@ -35,15 +35,22 @@ pub struct FileNeed {
     pub fallocate: Fallocate,
     /// Seed for the random content.
     pub seed: u64,
+    /// When the job that lays it out fills its writes from fio's streams (it dedupes or
+    /// compresses), the layout's content comes from them, as fio's does: the clone's index
+    /// in its group, its streams, and the block fio lays out with (the largest write).
+    pub fill: Option<(usize, super::dedupe::BufferFill, usize)>,
 }
 
 /// What the layout did.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LayoutReport {
     /// Bytes written.
     pub bytes: u64,
     /// Files reused as they were.
     pub reused: usize,
+    /// The streams of the clones whose files were laid out from them, as the layout left
+    /// them (by the clone's index in its group): the clone's writes go on from there.
+    pub filled: Vec<(usize, super::dedupe::BufferFill)>,
 }
 
 /// Lays out `needs` (files directly inside their client's root, `roots[need.client]`) on up
@@ -73,10 +80,15 @@ pub fn lay_out(
                 stop.store(true, Ordering::Relaxed);
                 break;
             };
-            match lay_out_one(root, need, &mut buf, stop, created) {
+            let mut fill = need.fill.clone();
+            let streams = fill.as_mut().map(|(_, f, block)| (f, *block));
+            match lay_out_one(root, need, &mut buf, streams, stop, created) {
                 Ok(Some(bytes)) => {
                     if let Ok(mut r) = report.lock() {
                         r.bytes += bytes;
+                        if let Some((clone, f, _)) = fill {
+                            r.filled.push((clone, f));
+                        }
                     }
                 }
                 Ok(None) => {
@@ -119,6 +131,7 @@ fn lay_out_one(
     root: BorrowedFd<'_>,
     need: &FileNeed,
     buf: &mut Option<AlignedBuf>,
+    mut streams: Option<(&mut super::dedupe::BufferFill, usize)>,
     stop: &AtomicBool,
     created: &CreatedFiles,
 ) -> Result<Option<u64>, (i32, String)> {
@@ -166,13 +179,26 @@ fn lay_out_one(
         if stop.load(Ordering::Relaxed) {
             return Err((libc::EINTR, "interrupted while laying out files".into()));
         }
-        let len = CHUNK.min((need.size - offset) as usize);
-        // Make every 4 KiB block differ, so that no filesystem dedupes the layout.
-        for (i, block) in b.as_mut_slice()[..len].chunks_mut(4096).enumerate() {
-            let tag = offset + i as u64 * 4096;
-            let n = 8.min(block.len());
-            block[..n].copy_from_slice(&tag.to_le_bytes()[..n]);
-        }
+        let len = match &mut streams {
+            Some((fill, block)) => {
+                // Whole blocks of fio's layout per write, so that each of its buffers is one.
+                // (A block larger than the buffer is split: fio's content then is not kept.)
+                let len = if *block <= CHUNK { CHUNK / *block * *block } else { CHUNK };
+                let len = len.min((need.size - offset) as usize);
+                fill.fill_layout(&mut b.as_mut_slice()[..len], *block);
+                len
+            }
+            None => {
+                let len = CHUNK.min((need.size - offset) as usize);
+                // Make every 4 KiB block differ, so that no filesystem dedupes the layout.
+                for (i, block) in b.as_mut_slice()[..len].chunks_mut(4096).enumerate() {
+                    let tag = offset + i as u64 * 4096;
+                    let n = 8.min(block.len());
+                    block[..n].copy_from_slice(&tag.to_le_bytes()[..n]);
+                }
+                len
+            }
+        };
         file.write_all_at(&b.as_slice()[..len], offset).map_err(|e| err("write", e))?;
         offset += len as u64;
         written += len as u64;
@@ -197,6 +223,7 @@ mod tests {
             content,
             fallocate: Fallocate::None,
             seed: 1,
+            fill: None,
         };
         let needs = vec![need("a", true), need("b", true), need("w", false)];
         let stop = AtomicBool::new(false);
@@ -246,6 +273,7 @@ mod tests {
                         content: true,
                         fallocate,
                         seed: f,
+                        fill: None,
                     })
                     .collect();
                 let created = CreatedFiles::default();

@@ -2,6 +2,7 @@
 //! loop.
 
 mod bounds;
+mod dedupe;
 mod files;
 mod fiorand;
 mod iolog;
@@ -34,7 +35,7 @@ use rustix::fs::OFlags;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 /// The `io` workload: one or more fio-style jobs, run group by group.
@@ -93,6 +94,23 @@ impl IoWorkload {
     /// `new_group` alone does not make a stage: its jobs run with those before it.
     fn group_ids(&self) -> Vec<Vec<u32>> {
         group_ids_of(&self.jobs)
+    }
+
+    /// Every clone's buffer seeds, by thread number (jobs in the file's order, each job's
+    /// clones in turn), when a job dedupes: its working set may draw on any clone's stream.
+    /// Empty when none does.
+    fn buffer_seeds(&self) -> Arc<[dedupe::BufferSeeds]> {
+        if self.jobs.iter().all(|j| j.options.dedupe_percentage == 0) {
+            return Arc::from(Vec::new());
+        }
+        let mut out = Vec::new();
+        for job in &self.jobs {
+            for _ in 0..job.options.clones() {
+                let thread_number = out.len() as u32 + 1;
+                out.push(dedupe::BufferSeeds::of(&job.options, thread_number));
+            }
+        }
+        out.into()
     }
 
     /// The paths of a job's clone's files, named as fio names them. Names are plain (checked
@@ -321,13 +339,14 @@ impl Workload for IoWorkload {
         let mut complete = true;
         // fio numbers every clone of the file from 1, group after group: its logs' N.
         let mut first_thread = 1;
+        let buffer_seeds = self.buffer_seeds();
         // fio's exitall with exit_what=all: the groups after are reported, and not run.
         let mut exited_all = false;
         for (group, ids) in self.groups().into_iter().zip(self.group_ids()) {
             let ran = if exited_all {
                 Ok(not_run(&group, &ids))
             } else {
-                run_group(env, &clients, &group, &ids, &self.created, first_thread)
+                run_group(env, &clients, &group, &ids, &self.created, (first_thread, &buffer_seeds))
             };
             exited_all |= group.iter().any(|j| j.options.exitall && j.options.exit_what == ExitWhat::All);
             first_thread += group.iter().map(|j| j.options.clones()).sum::<u32>();
@@ -542,6 +561,9 @@ struct Clients<'a> {
     fds: &'a [BorrowedFd<'a>],
 }
 
+/// The thread number of a group's first clone, and every clone's buffer seeds in the file.
+type Threads<'a> = (u32, &'a Arc<[dedupe::BufferSeeds]>);
+
 /// A group's clones (with their job's index) and the files they need.
 type GroupPlan = (Vec<(usize, CloneSpec)>, Vec<FileNeed>);
 
@@ -552,7 +574,7 @@ fn plan_group(
     group: &[&JobDef],
     ids: &[u32],
     stop: &AtomicBool,
-    first_thread: u32,
+    (first_thread, buffer_seeds): Threads<'_>,
 ) -> Result<GroupPlan, String> {
     let mut specs: Vec<(usize, CloneSpec)> = Vec::new();
     let mut needs: Vec<FileNeed> = Vec::new();
@@ -594,6 +616,13 @@ fn plan_group(
                     }
                     None => {
                         index.insert(name, needs.len());
+                        // fio lays a file out with the writes of the job that reads it.
+                        let fill = if o.rw.reads() {
+                            dedupe::BufferFill::new(o, thread_number, buffer_seeds)
+                                .map(|f| (specs.len(), f, o.max_bs_of(WRITE) as usize))
+                        } else {
+                            None
+                        };
                         needs.push(FileNeed {
                             path: path.clone(),
                             client,
@@ -601,6 +630,7 @@ fn plan_group(
                             content: o.rw.reads(),
                             fallocate: o.fallocate,
                             seed: o.randseed ^ u64::from(clone),
+                            fill,
                         });
                     }
                 }
@@ -625,6 +655,8 @@ fn plan_group(
                 report_group: (ids[ji] - ids[0]) as usize,
                 // A waitee of an earlier stage has ended already (parse refuses a later one).
                 waitee: o.wait_for.as_ref().and_then(|w| group.iter().position(|j| &j.options.name == w)),
+                buffer_seeds: buffer_seeds.clone(),
+                after_layout: None,
             };
             specs.push((ji, spec));
         }
@@ -667,14 +699,21 @@ fn run_group(
     group: &[&JobDef],
     ids: &[u32],
     created: &CreatedFiles,
-    first_thread: u32,
+    threads: Threads<'_>,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
-    let (mut specs, needs) = plan_group(clients.paths, group, ids, env.stop, first_thread)?;
+    let (mut specs, needs) = plan_group(clients.paths, group, ids, env.stop, threads)?;
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let layout = layout::lay_out(clients.fds, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
+    let mut layout = layout::lay_out(clients.fds, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
+    // A clone whose file was laid out from its streams writes on from where the layout left
+    // them, as fio's job does after laying its file out.
+    for (clone, fill) in std::mem::take(&mut layout.filled) {
+        if let Some((_, spec)) = specs.get_mut(clone) {
+            spec.after_layout = Some(fill);
+        }
+    }
     let layout_ns = Nanos::from_duration(t.elapsed());
     if layout.bytes > 0 {
         (env.progress)(&format!(

@@ -232,6 +232,16 @@ pub struct IoOptions {
     pub rate_iops: [u64; 2],
     /// Percentage of each buffer that compresses (zero-filled); 0: all random.
     pub buffer_compress_percentage: u32,
+    /// fio's `dedupe_percentage`: the share of written blocks that repeat an earlier block's
+    /// content (0: none); see [`super::dedupe`].
+    pub dedupe_percentage: u32,
+    /// fio's `dedupe_mode=working_set` (false: `repeat`).
+    pub dedupe_working_set: bool,
+    /// fio's `dedupe_working_set_percentage`: the working set's size, as a share of `size`.
+    pub dedupe_working_set_percentage: u32,
+    /// fio's `dedupe_global`: the working set is drawn from every job's blocks, so jobs share
+    /// their duplicates.
+    pub dedupe_global: bool,
     /// Preallocation of files written from scratch.
     pub fallocate: Fallocate,
     /// Drop the files' page cache before the measured phase (default 1).
@@ -349,6 +359,10 @@ impl Default for IoOptions {
             rate: [0, 0],
             rate_iops: [0, 0],
             buffer_compress_percentage: 0,
+            dedupe_percentage: 0,
+            dedupe_working_set: false,
+            dedupe_working_set_percentage: 5,
+            dedupe_global: false,
             fallocate: Fallocate::Native,
             invalidate: true,
             stonewall: false,
@@ -489,6 +503,9 @@ impl IoOptions {
                 self.rw_skip,
                 self.min_bs()
             ));
+        }
+        if let Some(m) = self.dedupe_problem() {
+            e(m);
         }
         if self.rw_skip < 0 && self.offset > 0 {
             e(format!(

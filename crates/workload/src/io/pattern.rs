@@ -487,6 +487,8 @@ mod tests {
             job_index: 0,
             report_group: 0,
             waitee: None,
+            buffer_seeds: Vec::new().into(),
+            after_layout: None,
         };
         let null = std::fs::File::open("/dev/null").unwrap_or_else(|e| panic!("/dev/null: {e}"));
         let mut files = super::super::job::file_states(&spec, &[null.as_fd()]);
@@ -538,6 +540,8 @@ mod tests {
             job_index: 0,
             report_group: 0,
             waitee: None,
+            buffer_seeds: Vec::new().into(),
+            after_layout: None,
         };
         let (p, mut d) = (plan(&spec), Draws::new(&spec));
         let mut seen = [false; 4];

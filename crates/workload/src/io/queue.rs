@@ -508,8 +508,10 @@ pub(super) fn measured_phase<E: Engine>(
     files: &mut [FileState<'_>],
     stop: &AtomicBool,
     live: &crate::Live,
-    ss: Option<&super::steady::Slot>,
     r: &mut CloneResult,
+    // The steady-state slot the clone publishes to, and the dedupe/compress streams that
+    // refill its writes: each there only when its job asks for it.
+    (ss, mut refill): (Option<&super::steady::Slot>, Option<&mut super::dedupe::BufferFill>),
 ) {
     let p = plan(spec);
     let o = &spec.options;
@@ -579,11 +581,20 @@ pub(super) fn measured_phase<E: Engine>(
             if !st.p.time_based && pass >= st.p.passes {
                 break;
             }
+            // A size-based loop ends as fio's do_io ends, with everything out completed: what
+            // completes later would count toward the next loop, which would then stop short
+            // by the queue's depth (2 loops of libaio iodepth=256 moved 3841 of 4096 blocks).
+            if !st.p.time_based && st.drain(&mut q, engine, files).is_err() {
+                break;
+            }
             // A time-based job goes on over its files within fio's one loop (the random map
             // is reset, its streams go on); a size-based one starts a new loop.
             reset_pass(files, st.seed, pass, o.randrepeat && !st.p.time_based);
             if !st.p.time_based {
                 draws.new_loop(o);
+                if let (Some(d), true) = (refill.as_deref_mut(), o.randrepeat) {
+                    d.new_loop();
+                }
             }
             st.pass_bytes = 0;
             // fio opens the files again for each loop: a file engine's call is made again.
@@ -622,11 +633,16 @@ pub(super) fn measured_phase<E: Engine>(
         let len = bs as usize;
         if dir == WRITE {
             let buf = &mut engine.buffers().slot_mut(slot)[..len];
+            // fio refills a deduping or compressing job's buffer for every write, verify or not.
+            if let Some(d) = refill.as_deref_mut() {
+                d.fill(buf);
+            }
             if st.p.verify {
                 verify::stamp_with(&o.verify_method, buf, offset - files[fi].start, st.p.unit, st.seed);
-            } else if o.buffer_pattern.is_none() {
+            } else if o.buffer_pattern.is_none() && o.buffer_compress_percentage == 0 && refill.is_none() {
                 // fio's scramble_buffers: make each written block differ (not a pattern's,
-                // which fio writes as given).
+                // which fio writes as given, nor a compressing job's, which fio refills or,
+                // fully compressible, leaves zero).
                 buf[..8].copy_from_slice(&offset.to_le_bytes());
             }
         }

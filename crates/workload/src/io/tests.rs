@@ -53,7 +53,9 @@ fn planning_is_linear_in_clones_and_files() {
         let w = workload(&format!("io:rw=randread,size=64k,numjobs={clones}"));
         let group: Vec<&JobDef> = w.jobs.iter().collect();
         let t = Instant::now();
-        let (specs, needs) = plan_group(&[Path::new("/nonexistent")], &group, &[0], &stop, 1).unwrap();
+        let (specs, needs) =
+            plan_group(&[Path::new("/nonexistent")], &group, &[0], &stop, (1, &std::sync::Arc::from(Vec::new())))
+                .unwrap();
         assert_eq!((specs.len(), needs.len()), (clones, clones));
         t.elapsed().as_secs_f64()
     };
@@ -68,11 +70,14 @@ fn planning_is_linear_in_clones_and_files() {
     // One shared file is one need, however many clones use it.
     let w = workload("io:rw=randwrite,size=64k,numjobs=50000,filename=shared");
     let group: Vec<&JobDef> = w.jobs.iter().collect();
-    let (specs, needs) = plan_group(&[Path::new("/x")], &group, &[0], &stop, 1).unwrap();
+    let (specs, needs) =
+        plan_group(&[Path::new("/x")], &group, &[0], &stop, (1, &std::sync::Arc::from(Vec::new()))).unwrap();
     assert_eq!((specs.len(), needs.len()), (50_000, 1));
     // Ctrl-C stops planning.
     stop.store(true, Ordering::Relaxed);
-    assert!(plan_group(&[Path::new("/x")], &group, &[0], &stop, 1).unwrap_err().contains("interrupted"));
+    assert!(plan_group(&[Path::new("/x")], &group, &[0], &stop, (1, &std::sync::Arc::from(Vec::new())))
+        .unwrap_err()
+        .contains("interrupted"));
 }
 
 #[test]

@@ -586,6 +586,38 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         |o, v| o.buffer_compress_percentage = percent(v)?
     ),
     io!(
+        "dedupe_percentage",
+        Percent,
+        Is("0"),
+        "percentage of written blocks that repeat an earlier block (fio's dedupe)",
+        |o, v| o.dedupe_percentage = percent(v)?
+    ),
+    io!(
+        "dedupe_mode",
+        Choice(&["repeat", "working_set"]),
+        Is("repeat"),
+        "which block a duplicate repeats: the last unique one, or one drawn from the working set",
+        |o, v| o.dedupe_working_set = match v {
+            "repeat" => false,
+            "working_set" => true,
+            _ => return Err(format!("'{v}' is not a dedupe_mode: expected repeat or working_set")),
+        }
+    ),
+    io!(
+        "dedupe_working_set_percentage",
+        Percent,
+        Is("5"),
+        "with dedupe_mode=working_set: the blocks duplicates are drawn from, as a percentage of size",
+        |o, v| o.dedupe_working_set_percentage = percent(v)?
+    ),
+    io!(
+        "dedupe_global",
+        Bool,
+        Is("0"),
+        "with dedupe_mode=working_set: draw the working set from every job's blocks, so jobs share duplicates",
+        |o, v| o.dedupe_global = boolean(v)?
+    ),
+    io!(
         "fallocate",
         Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]),
         Is("native"),
