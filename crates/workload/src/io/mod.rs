@@ -15,6 +15,7 @@ pub mod options;
 mod pattern;
 mod process;
 mod queue;
+mod rate;
 pub(crate) mod verify;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
@@ -656,7 +657,7 @@ fn run_threads(
             let stop = &group_stop;
             move || {
                 let run = CloneRun { spec, root, start: barrier, stop, live: env.live };
-                let result = fsarena_engine::with_engine(spec.options.ioengine, run);
+                let result = fsarena_engine::with_engine_mode(spec.options.ioengine, spec.options.offload, run);
                 Finished { job_index: ji, client: spec.client, result }
             }
         });

@@ -260,7 +260,7 @@ fn child_main(spec: &CloneSpec, root: BorrowedFd<'_>, shared: &Shared, result: i
     let body = std::panic::AssertUnwindSafe(|| {
         let start = PipeStart { result, go };
         let run = super::CloneRun { spec, root, start: &start, stop: &shared.stop, live: &shared.live };
-        encode(fsarena_engine::with_engine(spec.options.ioengine, run))
+        encode(fsarena_engine::with_engine_mode(spec.options.ioengine, spec.options.offload, run))
     });
     let code = match std::panic::catch_unwind(body) {
         Ok(bytes) => {

@@ -118,10 +118,12 @@ struct State<'r> {
     /// The file whose `fsync=N` fell due. As fio (`get_rw_ddir`), it is issued before the next
     /// I/O, so none follows the job's last write.
     sync_due: Option<usize>,
-    /// For rate limits, measured and ramp alike.
-    done_bytes: [u64; 2],
-    done_ios: [u64; 2],
-    limited: bool,
+    /// fio's rate schedule, when the job gives a rate (rate.rs).
+    rate: Option<super::rate::Schedule>,
+    /// fio's `io_submit_mode=offload`: the engine's workers do the I/O, and the loop never
+    /// waits for them to finish before a pause (fio's job thread has none of their I/O to
+    /// quiesce).
+    offload: bool,
     /// The engine queues (not fio's `FIO_SYNCIO`): submission is timed too (slat, lat).
     queues: bool,
     seed: u64,
@@ -218,7 +220,8 @@ impl State<'_> {
     }
 
     /// Accounts one completed I/O whose completion took `lat` ns (clat), and for a queued
-    /// engine its submission times (`sub`).
+    /// engine its submission times (`sub`); it completed at `at` (ns since the phase began:
+    /// now, or earlier for an I/O an offload worker completed while the loop slept).
     #[inline(always)]
     fn finish(
         &mut self,
@@ -227,6 +230,7 @@ impl State<'_> {
         result: io::Result<usize>,
         lat: u64,
         sub: Option<Submitted>,
+        at: u64,
     ) -> Next {
         let f = &mut files[io.file];
         let n = match result {
@@ -278,10 +282,11 @@ impl State<'_> {
             }
             self.r.bytes[io.dir] += n;
             self.r.ios[io.dir] += 1;
-            self.r.series[io.dir].add(self.elapsed - self.measure_start, n);
+            let since_start = at.saturating_sub(self.measure_start);
+            self.r.series[io.dir].add(since_start, n);
             // fio's log files: one branch when off; a sample per I/O when on (iolog.rs).
             if let Some(log) = &mut self.r.log {
-                let time_ns = self.elapsed - self.measure_start;
+                let time_ns = since_start;
                 let (slat_ns, total_ns) = sub.map_or((None, lat), |s| (s.slat, s.lat));
                 log.push(super::iolog::Sample {
                     time_ns,
@@ -294,10 +299,6 @@ impl State<'_> {
             }
         }
         self.completed += 1;
-        if self.limited {
-            self.done_bytes[io.dir] += n;
-            self.done_ios[io.dir] += 1;
-        }
         if io.dir == WRITE && self.p.sync_every > 0 {
             self.writes_since_sync += 1;
             if self.writes_since_sync == self.p.sync_every {
@@ -312,6 +313,10 @@ impl State<'_> {
     fn start_measuring(&mut self) {
         self.measuring = true;
         self.measure_start = self.elapsed;
+        // fio starts its rate schedule over with its epoch when the ramp ends.
+        if let Some(rate) = &mut self.rate {
+            rate.restart(self.elapsed);
+        }
         let r = &mut *self.r;
         for d in [READ, WRITE] {
             r.clat[d] = fsarena_stats::LatencyHistogram::new();
@@ -331,40 +336,111 @@ impl State<'_> {
         r.short_ios = [0; 2];
     }
 
-    /// fio's thinktime pause: spin, then sleep the rest (in short naps, so a stop is not kept
-    /// waiting). The pause is no I/O's latency: the clock is read again after it.
-    fn think(&mut self, think: &super::pattern::Think, stop: &AtomicBool) {
+    /// fio's thinktime pause after an I/O in `dir`: spin, then sleep the rest. Under
+    /// `rate_ignore_thinktime` the rate counts the pause as I/O issued. The pause is no
+    /// I/O's latency: the clock is read again after it. `Err` to stop.
+    fn think<E: Engine>(
+        &mut self,
+        think: &super::pattern::Think,
+        dir: usize,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        stop: &AtomicBool,
+    ) -> Result<(), ()> {
         let start = self.clock.raw();
-        let since = |clock: &quanta::Clock| clock.delta_as_nanos(start, clock.raw());
-        while since(&self.clock) < think.spin_ns {
+        while self.clock.delta_as_nanos(start, self.clock.raw()) < think.spin_ns {
             std::hint::spin_loop();
         }
+        let slept = self.pause(think.ns, start, q, engine, files, stop);
+        // fio counts the pause it made, in µs.
+        let total_us = self.clock.delta_as_nanos(start, self.clock.raw()) / 1000;
+        let _ = self.tick();
+        if let Some(rate) = &mut self.rate {
+            rate.thought(dir, total_us);
+        }
+        slept
+    }
+
+    /// Waits until `ns` after raw clock `start`, in short naps so that a stop is not kept
+    /// waiting, and one late wake-up at most (each nap is measured from the clock). Under
+    /// offload the I/Os the workers complete meanwhile are reaped as they come, so each is
+    /// counted when it completes. `Err` to stop (an error while reaping).
+    fn pause<E: Engine>(
+        &mut self,
+        ns: u64,
+        start: u64,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        stop: &AtomicBool,
+    ) -> Result<(), ()> {
+        const NAP_NS: u64 = 20_000_000;
         while !stop.load(Ordering::Relaxed) {
-            let left = think.ns.saturating_sub(since(&self.clock));
+            let left = ns.saturating_sub(self.clock.delta_as_nanos(start, self.clock.raw()));
             if left == 0 {
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_nanos(left.min(20_000_000)));
+            let nap = std::time::Duration::from_nanos(left.min(NAP_NS));
+            if self.offload && q.in_flight > 0 {
+                q.completions.clear();
+                let max = q.in_flight as usize;
+                if let Err(e) = engine.reap_within(max, &mut q.completions, nap) {
+                    self.fail(e.raw_os_error().unwrap_or(libc::EIO), format!("{}: reap: {e}", E::NAME));
+                    return Err(());
+                }
+                if !q.completions.is_empty() {
+                    let (now, _) = self.tick();
+                    if self.account(q, engine, files, now) {
+                        return Err(());
+                    }
+                }
+            } else {
+                std::thread::sleep(nap);
+            }
         }
-        let _ = self.tick();
+        Ok(())
     }
 
-    /// Sleeps until direction `dir` is back under its `rate`/`rate_iops` limits.
-    fn throttle(&mut self, dir: usize) {
-        let p = &self.p;
-        let due = |done: u64, rate: u64| {
-            if rate > 0 {
-                (u128::from(done) * 1_000_000_000 / u128::from(rate)) as u64
-            } else {
-                0
-            }
-        };
-        let due = due(self.done_bytes[dir], p.rate[dir]).max(due(self.done_ios[dir], p.rate_iops[dir]));
-        if due > self.elapsed {
-            std::thread::sleep(std::time::Duration::from_nanos(
-                (due - self.elapsed).min(p.deadline_ns.saturating_sub(self.elapsed)),
-            ));
-            self.tick();
+    /// fio's `rate_ddir` before the next I/O, drawn in `dir`: when the rate's time for it
+    /// has not come, what is out completes first (inline submission only: fio's
+    /// `io_u_quiesce`), then the loop sleeps until that time, bounded by the job's runtime.
+    /// The direction to issue in (a mixed job's other one when it is due first); `None` to
+    /// end the job: its runtime ran out, it was stopped, or reaping failed.
+    fn rate_wait<E: Engine>(
+        &mut self,
+        dir: usize,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        stop: &AtomicBool,
+    ) -> Option<usize> {
+        // fio reads the clock for every rated I/O; a synchronous I/O's latency starts here.
+        let (start, _) = self.tick();
+        let due = self.rate.as_ref()?.due(dir, self.elapsed);
+        if due.wait_us == 0 {
+            return Some(due.dir);
+        }
+        // As fio, the wait is taken before the queue drains and slept after it.
+        if !self.offload && self.drain(q, engine, files).is_err() {
+            return None;
+        }
+        let left = self.p.deadline_ns.saturating_sub(self.elapsed);
+        let wait = (due.wait_us * 1000).min(left);
+        let start = if self.offload { start } else { self.tick().0 };
+        if self.pause(wait, start, q, engine, files, stop).is_err() {
+            return None;
+        }
+        self.tick();
+        (self.elapsed < self.p.deadline_ns && !stop.load(Ordering::Relaxed)).then_some(due.dir)
+    }
+
+    /// An I/O of `bs` bytes was handed to the engine in `dir`: the rate's next time for the
+    /// direction moves on (fio counts the issue, not the completion).
+    #[inline(always)]
+    fn rate_issued(&mut self, dir: usize, bs: u64, draws: &mut Draws) {
+        if let Some(rate) = &mut self.rate {
+            rate.issued(dir, bs, &mut draws.poisson[dir]);
         }
     }
 
@@ -412,21 +488,7 @@ impl State<'_> {
             }
             if !q.completions.is_empty() {
                 let (now, _) = self.tick();
-                let mut completions = std::mem::take(&mut q.completions);
-                for c in completions.drain(..) {
-                    let io = q.pending[c.slot as usize];
-                    q.free.push(c.slot);
-                    q.in_flight -= 1;
-                    q.queued_bytes -= io.bs;
-                    let lat = self.clock.delta_as_nanos(io.issued, now);
-                    let sub = Submitted::reaped(&self.clock, &io, now);
-                    match self.finish(files, io, c.result, lat, Some(sub)) {
-                        Next::Stop => stop = true,
-                        Next::Done if self.limited => self.throttle(io.dir),
-                        Next::Done | Next::Skip => {}
-                    }
-                }
-                q.completions = completions;
+                stop = self.account(q, engine, files, now);
             }
             if stop {
                 return Err(());
@@ -435,6 +497,36 @@ impl State<'_> {
                 return Ok(());
             }
         }
+    }
+
+    /// Accounts the completions just reaped into `q.completions` at raw clock `now`; true
+    /// when the job must stop. An I/O an offload worker did is timed by the worker's clock
+    /// readings, and counted at its completion time.
+    fn account<E: Engine>(&mut self, q: &mut Queue, engine: &mut E, files: &mut [FileState<'_>], now: u64) -> bool {
+        let mut stop = false;
+        let mut completions = std::mem::take(&mut q.completions);
+        for c in completions.drain(..) {
+            let io = q.pending[c.slot as usize];
+            q.free.push(c.slot);
+            q.in_flight -= 1;
+            q.queued_bytes -= io.bs;
+            let (lat, sub, at) = match engine.worker_times(c.slot) {
+                Some(t) => {
+                    let sub = Submitted {
+                        slat: t.slat.then(|| self.clock.delta_as_nanos(io.queued, t.issued)),
+                        lat: self.clock.delta_as_nanos(io.queued, t.completed),
+                    };
+                    let ago = self.clock.delta_as_nanos(t.completed, now);
+                    (self.clock.delta_as_nanos(t.issued, t.completed), sub, self.elapsed.saturating_sub(ago))
+                }
+                None => (self.clock.delta_as_nanos(io.issued, now), Submitted::reaped(&self.clock, &io, now), self.elapsed),
+            };
+            if let Next::Stop = self.finish(files, io, c.result, lat, Some(sub), at) {
+                stop = true;
+            }
+        }
+        q.completions = completions;
+        stop
     }
 
     /// Reaps everything still out; `Err` to stop.
@@ -502,7 +594,6 @@ pub(super) fn measured_phase<E: Engine>(
     let mut q = Queue::new(o.queue_depth());
     let clock = quanta::Clock::new();
     let mut draws = Draws::new(spec);
-    let limited = p.rate != [0, 0] || p.rate_iops != [0, 0];
     let queues = !E::caps(&o.engine_config(spec.align)).sync;
     let sync_dir = if p.datasync { IoDir::Fdatasync } else { IoDir::Fsync };
     let p_verify_backlog = if p.verify { o.verify_backlog } else { 0 };
@@ -516,9 +607,8 @@ pub(super) fn measured_phase<E: Engine>(
         pass_bytes: 0,
         writes_since_sync: 0,
         sync_due: None,
-        done_bytes: [0; 2],
-        done_ios: [0; 2],
-        limited,
+        rate: super::rate::Schedule::new(o),
+        offload: o.offload,
         queues,
         seed: o.randseed ^ u64::from(spec.clone),
         r,
@@ -577,7 +667,17 @@ pub(super) fn measured_phase<E: Engine>(
                 break;
             }
         }
-        let dir = if st.p.mixed { draws.direction(st.p.rwmixread) } else { st.p.fixed_dir };
+        let mut dir = if st.p.mixed { draws.direction(st.p.rwmixread) } else { st.p.fixed_dir };
+        if st.rate.is_some() {
+            match st.rate_wait(dir, &mut q, engine, files, stop) {
+                Some(d) if d != dir => {
+                    dir = d;
+                    draws.set_direction(d);
+                }
+                Some(_) => {}
+                None => break 'io,
+            }
+        }
         // Round-robin over the files (fio's file_service_type=roundrobin).
         let mut tries = 0;
         let (fi, offset, bs) = loop {
@@ -619,19 +719,19 @@ pub(super) fn measured_phase<E: Engine>(
             match engine.submit(op) {
                 Submit::Completed(result) => {
                     let (now, lat) = st.tick();
+                    st.rate_issued(dir, bs, &mut draws);
                     // A queued engine that completed it in the call: lat, no slat.
                     let sub = st.queues.then(|| Submitted::inline(&st.clock, &io, now));
-                    match st.finish(files, io, result, lat, sub) {
+                    let at = st.elapsed;
+                    match st.finish(files, io, result, lat, sub, at) {
                         Next::Stop => break 'io,
                         Next::Skip => continue 'io,
                         Next::Done => {}
                     }
-                    if st.limited {
-                        st.throttle(dir);
-                    }
                     break;
                 }
                 Submit::Queued => {
+                    st.rate_issued(dir, bs, &mut draws);
                     // `slot` is free; after a Busy and a reap it may no longer be the last.
                     if let Some(at) = q.free.iter().rposition(|&s| s == slot) {
                         q.free.swap_remove(at);
@@ -664,11 +764,14 @@ pub(super) fn measured_phase<E: Engine>(
         if let Some(think) = st.p.think {
             let counted = if think.on_issue { draws.issued_total() } else { st.completed };
             if counted >= st.last_think + think.blocks {
-                // fio's io_u_quiesce: what is out completes before the pause.
-                if st.drain(&mut q, engine, files).is_err() {
+                // fio's io_u_quiesce: what is out completes before the pause (under offload
+                // the job's thread has nothing of its own out, and does not wait).
+                if !st.offload && st.drain(&mut q, engine, files).is_err() {
                     break 'io;
                 }
-                st.think(&think, stop);
+                if st.think(&think, dir, &mut q, engine, files, stop).is_err() {
+                    break 'io;
+                }
                 st.last_think = counted;
             }
         }
