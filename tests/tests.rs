@@ -33,6 +33,7 @@ mod mpi;
 mod posix;
 mod postmark;
 mod progress;
+mod rate;
 mod reports;
 mod results;
 mod servers;

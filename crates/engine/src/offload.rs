@@ -235,7 +235,12 @@ fn work<E: Engine>(engine: &Mutex<E>, queue: &Mutex<Receiver<Job>>, done: &Sende
 }
 
 /// One I/O on the worker's engine, with its issue and completion times.
-fn one<E: Engine>(e: &mut E, job: &Job, clock: &quanta::Clock, out: &mut Vec<Completion>) -> (io::Result<usize>, u64, u64) {
+fn one<E: Engine>(
+    e: &mut E,
+    job: &Job,
+    clock: &quanta::Clock,
+    out: &mut Vec<Completion>,
+) -> (io::Result<usize>, u64, u64) {
     let data = (job.len > 0).then(|| {
         // SAFETY: see `Job`: the slot is this job's alone until its completion is reaped.
         unsafe { std::slice::from_raw_parts_mut(job.buf, job.len) }
@@ -255,7 +260,9 @@ fn one<E: Engine>(e: &mut E, job: &Job, clock: &quanta::Clock, out: &mut Vec<Com
             let committed = e.commit();
             let issued = clock.raw();
             let r = match committed.and_then(|()| e.reap(1, 1, out)) {
-                Ok(_) => out.pop().map_or_else(|| Err(io::Error::other("the engine returned no completion")), |c| c.result),
+                Ok(_) => {
+                    out.pop().map_or_else(|| Err(io::Error::other("the engine returned no completion")), |c| c.result)
+                }
                 Err(err) => Err(err),
             };
             (r, issued)

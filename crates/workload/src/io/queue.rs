@@ -519,7 +519,9 @@ impl State<'_> {
                     let ago = self.clock.delta_as_nanos(t.completed, now);
                     (self.clock.delta_as_nanos(t.issued, t.completed), sub, self.elapsed.saturating_sub(ago))
                 }
-                None => (self.clock.delta_as_nanos(io.issued, now), Submitted::reaped(&self.clock, &io, now), self.elapsed),
+                None => {
+                    (self.clock.delta_as_nanos(io.issued, now), Submitted::reaped(&self.clock, &io, now), self.elapsed)
+                }
             };
             if let Next::Stop = self.finish(files, io, c.result, lat, Some(sub), at) {
                 stop = true;
