@@ -227,9 +227,9 @@ pub struct IoOptions {
     pub rate_poisson: bool,
     /// fio's `rate_ignore_thinktime`: a thinktime pause counts as I/O issued at the rate.
     pub rate_ignore_thinktime: bool,
-    /// fio's `rate_cycle` (ms), when given: it only sets the window of fio's `rate_min`
+    /// fio's `rate_cycle` (ms, default 1000): it only sets the window of fio's `rate_min`
     /// check, which fsarena makes over the whole run.
-    pub rate_cycle: Option<u64>,
+    pub rate_cycle: u64,
     /// fio's `io_submit_mode=offload`: I/Os are handed to `iodepth` worker threads.
     pub offload: bool,
     /// Percentage of each buffer that compresses (zero-filled); 0: all random.
@@ -348,7 +348,7 @@ impl Default for IoOptions {
             rate_iops: [0, 0],
             rate_poisson: false,
             rate_ignore_thinktime: false,
-            rate_cycle: None,
+            rate_cycle: 1000,
             offload: false,
             buffer_compress_percentage: 0,
             fallocate: Fallocate::Native,
@@ -568,10 +568,12 @@ impl IoOptions {
                 _ => {}
             }
         }
-        if self.rate_cycle.is_some() && self.ratemin != [0, 0] {
-            e("rate_cycle with ratemin is not supported by fsarena: it checks ratemin over the whole run, not per rate_cycle \
-               window; remove rate_cycle"
-                .into());
+        if self.rate_cycle != 1000 && self.ratemin != [0, 0] {
+            e(format!(
+                "rate_cycle={} with ratemin is not supported by fsarena: it checks ratemin over the whole run, not per \
+                 rate_cycle window; remove rate_cycle",
+                self.rate_cycle
+            ));
         }
     }
 

@@ -571,7 +571,7 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         Count,
         Is("1000"),
         "window of fio's rate_min check (fio 3.33 uses it for nothing else); fsarena accepts it without rate_min",
-        |o, v| o.rate_cycle = Some(whole(v)?)
+        |o, v| o.rate_cycle = whole(v)?
     )
     .aka(&["ratecycle"])
     .unit("ms"),
