@@ -363,9 +363,11 @@ impl State<'_> {
     }
 
     /// Waits until `ns` after raw clock `start`, in short naps so that a stop is not kept
-    /// waiting, and one late wake-up at most (each nap is measured from the clock). Under
-    /// offload the I/Os the workers complete meanwhile are reaped as they come, so each is
-    /// counted when it completes. `Err` to stop (an error while reaping).
+    /// waiting (each nap is measured from the clock, so lateness does not add up). As fio's
+    /// `usec_sleep`, the last stretch shorter than a sleep's own overshoot
+    /// ([`sleep_granularity`]) is spun, so the wait ends on time rather than a timer slack
+    /// late. Under offload the I/Os the workers complete meanwhile are reaped as they come,
+    /// so each is counted when it completes. `Err` to stop (an error while reaping).
     fn pause<E: Engine>(
         &mut self,
         ns: u64,
@@ -381,7 +383,14 @@ impl State<'_> {
             if left == 0 {
                 break;
             }
-            let nap = std::time::Duration::from_nanos(left.min(NAP_NS));
+            let granularity = sleep_granularity();
+            if left < granularity {
+                while self.clock.delta_as_nanos(start, self.clock.raw()) < ns {
+                    std::hint::spin_loop();
+                }
+                break;
+            }
+            let nap = std::time::Duration::from_nanos((left - granularity).min(NAP_NS));
             if self.offload && q.in_flight > 0 {
                 q.completions.clear();
                 let max = q.in_flight as usize;
@@ -582,6 +591,24 @@ impl State<'_> {
     }
 }
 
+/// How late a sleep of 1 µs wakes at worst, in ns (fio's `ns_granularity`, taken as fio
+/// takes it: the longest of ten), measured once per process. Kept under 1 ms, so that a
+/// measurement on a machine busy at that instant does not turn every wait into a spin.
+fn sleep_granularity() -> u64 {
+    static GRANULARITY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *GRANULARITY.get_or_init(|| {
+        (0..10)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                std::thread::sleep(std::time::Duration::from_micros(1));
+                t.elapsed().as_nanos() as u64
+            })
+            .max()
+            .unwrap_or(0)
+            .min(1_000_000)
+    })
+}
+
 /// The measured phase of one clone on `engine`; fills `r`.
 pub(super) fn measured_phase<E: Engine>(
     spec: &CloneSpec,
@@ -599,6 +626,10 @@ pub(super) fn measured_phase<E: Engine>(
     let queues = !E::caps(&o.engine_config(spec.align)).sync;
     let sync_dir = if p.datasync { IoDir::Fdatasync } else { IoDir::Fsync };
     let p_verify_backlog = if p.verify { o.verify_backlog } else { 0 };
+    if o.rate_checked() || o.thinktime.0 > 0 {
+        // Measured before the clock starts (ten short sleeps), not in the first wait.
+        sleep_granularity();
+    }
     let mut st = State {
         measuring: p.ramp_ns == 0,
         p,
