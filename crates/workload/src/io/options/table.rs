@@ -570,7 +570,7 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "rate_cycle",
         Count,
         Is("1000"),
-        "window of fio's rate_min check (fio 3.33 uses it for nothing else); fsarena accepts it without rate_min",
+        "window of fio's ratemin check (fio 3.33 uses it for nothing else); fsarena checks ratemin over the whole run, so another value with ratemin is refused",
         |o, v| o.rate_cycle = whole(v)?
     )
     .aka(&["ratecycle"])
