@@ -190,6 +190,18 @@ mod tests {
         assert_eq!(printed, FIO_DEBUG_RATE_IOPS);
     }
 
+    /// The same for writes (`rw=randwrite`), from fio's second poisson stream: its first 20.
+    const FIO_DEBUG_RATE_IOPS_WRITE: [u64; 20] =
+        [127, 2032, 1953, 6060, 4464, 672, 5617, 114, 77, 186, 865, 281, 1628, 304, 1879, 469, 682, 862, 161, 2500];
+
+    #[test]
+    fn poisson_write_gaps_are_fios_for_its_seed() {
+        let mut gaps = Seeds::new(0x89, 1, true).stream(Stream::PoissonWrite, false);
+        let printed: Vec<u64> =
+            (0..30).map(|_| poisson_gap(200, &mut gaps)).filter(|&g| g > 0).map(|g| 1_000_000 / g).take(20).collect();
+        assert_eq!(printed, FIO_DEBUG_RATE_IOPS_WRITE);
+    }
+
     #[test]
     fn poisson_gaps_average_one_over_the_rate() {
         // 200,000 exponential gaps: the mean's standard error is 1/sqrt(n) = 0.22 % of it,
