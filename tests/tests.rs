@@ -34,6 +34,7 @@ mod mpi;
 mod posix;
 mod postmark;
 mod progress;
+mod rate;
 mod reports;
 mod results;
 mod servers;

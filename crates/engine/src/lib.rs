@@ -23,6 +23,7 @@ mod io_uring;
 mod libaio;
 mod mmap;
 mod null;
+mod offload;
 mod posixaio;
 pub mod registry;
 mod sync;
@@ -37,12 +38,14 @@ pub use io_uring::{uring_unavailable, IoUring};
 pub use libaio::Libaio;
 pub use mmap::Mmap;
 pub use null::Null;
+pub use offload::{Offload, WorkerTimes};
 pub use posixaio::PosixAio;
-pub use registry::{with_engine, EngineError, EngineKind, EngineVisitor, ENGINES};
+pub use registry::{with_engine, with_engine_mode, EngineError, EngineKind, EngineVisitor, ENGINES};
 pub use sync::{Psync, Sync};
 
 use std::io;
 use std::os::fd::BorrowedFd;
+use std::time::Duration;
 
 /// What an I/O does. fio models fsync as a direction too (`DDIR_SYNC`), so that an engine
 /// that moves no data (`null`) also skips the sync, and an async engine may queue it.
@@ -160,7 +163,7 @@ pub struct EngineFlags {
 /// - [`reap`](Engine::reap) waits for at least `min` completions (0: do not wait) and returns
 ///   at most `max`;
 /// - an engine that can have I/O in flight waits for it in `Drop`, before its buffers go.
-pub trait Engine: Send {
+pub trait Engine: Send + 'static {
     /// fio's name for it (`psync`, `null`, ...).
     const NAME: &'static str;
 
@@ -204,5 +207,20 @@ pub trait Engine: Send {
     /// are in flight) and returns how many. Default: none (synchronous engines).
     fn reap(&mut self, _min: usize, _max: usize, _out: &mut Vec<Completion>) -> io::Result<usize> {
         Ok(0)
+    }
+
+    /// Waits up to `timeout` for a completion and appends at most `max` (fio's job thread
+    /// sleeping on its rate schedule while offloaded I/O completes). Default: sleeps the
+    /// whole `timeout`, then takes what is done without waiting.
+    fn reap_within(&mut self, max: usize, out: &mut Vec<Completion>, timeout: Duration) -> io::Result<usize> {
+        std::thread::sleep(timeout);
+        self.reap(0, max, out)
+    }
+
+    /// When the I/O last reaped from `slot` was issued and completed, for an engine whose
+    /// I/O is done on other threads ([`Offload`]): the caller's own clock readings would time
+    /// the hand-off and the reaping instead. Default: `None`, the caller times it.
+    fn worker_times(&self, _slot: u32) -> Option<WorkerTimes> {
+        None
     }
 }

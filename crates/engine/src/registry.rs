@@ -37,6 +37,24 @@ pub trait EngineVisitor {
     fn visit<E: Engine>(self) -> Self::Output;
 }
 
+/// Runs `visitor` for the engine `kind` names, behind fio's offload workers
+/// (`io_submit_mode=offload`, [`crate::Offload`]) when `offload`.
+pub fn with_engine_mode<V: EngineVisitor>(kind: EngineKind, offload: bool, visitor: V) -> V::Output {
+    /// The visitor, handed the engine wrapped.
+    struct Offloaded<V>(V);
+    impl<V: EngineVisitor> EngineVisitor for Offloaded<V> {
+        type Output = V::Output;
+        fn visit<E: Engine>(self) -> V::Output {
+            self.0.visit::<crate::Offload<E>>()
+        }
+    }
+    if offload {
+        with_engine(kind, Offloaded(visitor))
+    } else {
+        with_engine(kind, visitor)
+    }
+}
+
 /// One registered engine.
 #[derive(Debug)]
 pub struct EngineEntry {
@@ -92,6 +110,17 @@ macro_rules! registry {
             pub fn probe(self, config: &EngineConfig) -> Result<(), String> {
                 match self {
                     $( EngineKind::$variant => <$ty as Engine>::probe(config), )*
+                }
+            }
+
+            /// [`EngineKind::caps`] behind fio's offload workers ([`crate::Offload`]) when
+            /// `offload`.
+            pub fn caps_in(self, config: &EngineConfig, offload: bool) -> EngineCaps {
+                if !offload {
+                    return self.caps(config);
+                }
+                match self {
+                    $( EngineKind::$variant => <crate::Offload<$ty> as Engine>::caps(config), )*
                 }
             }
         }

@@ -36,8 +36,12 @@ pub enum Stream {
     Buffer = 9,
     /// Whether a write buffer is a duplicate (`dedupe_percentage`).
     Dedupe = 14,
+    /// The gaps between reads under `rate_process=poisson` (fio's `FIO_RAND_POISSON_OFF`).
+    PoissonRead = 15,
     /// Zoned random distributions.
     Zone = 16,
+    /// The gaps between writes under `rate_process=poisson` (`FIO_RAND_POISSON2_OFF`).
+    PoissonWrite = 17,
     /// Which working-set block a duplicate repeats (`dedupe_mode=working_set`).
     DedupeWorkingSetIndex = 20,
 }
@@ -83,9 +87,10 @@ impl Seeds {
     }
 
     /// A generator for one stream: 64-bit when `use64` (fio's `random_generator=tausworthe64`),
-    /// else 32-bit; fio's mix, zone and dedupe streams are always 32-bit.
+    /// else 32-bit; fio's mix, zone, dedupe and poisson streams are always 32-bit.
     pub fn stream(&self, s: Stream, use64: bool) -> FioRand {
-        let use64 = use64 && !matches!(s, Stream::Mix | Stream::Zone | Stream::Dedupe);
+        let use64 = use64
+            && !matches!(s, Stream::Mix | Stream::Zone | Stream::Dedupe | Stream::PoissonRead | Stream::PoissonWrite);
         FioRand::new(self.get(s), use64)
     }
 }
@@ -177,6 +182,14 @@ impl FioRand {
     pub fn unit(&mut self) -> f64 {
         let max = self.max() as f64 + 1.0;
         self.next() as f64 / max
+    }
+
+    /// `(r + 1) / (max + 1)` for the next value `r`: a draw in (0, 1], never 0, as fio's
+    /// `__rand_0_1` makes it for a logarithm.
+    #[inline]
+    pub fn unit_open(&mut self) -> f64 {
+        let max = self.max() as f64 + 1.0;
+        (self.next() as f64 + 1.0) / max
     }
 
     /// `n × unit()`, truncated: a draw in [0, n) as fio scales it (`lastb * (r / (max+1.0))`).

@@ -16,6 +16,7 @@ pub mod options;
 mod pattern;
 mod process;
 mod queue;
+mod rate;
 mod steady;
 pub(crate) mod verify;
 
@@ -867,7 +868,7 @@ fn run_threads(
             let ss = watch.and_then(|w| w.slot(i));
             move || {
                 let run = CloneRun { spec, root, start: barrier, stop, stage, live: env.live, ss };
-                let result = fsarena_engine::with_engine(spec.options.ioengine, run);
+                let result = fsarena_engine::with_engine_mode(spec.options.ioengine, spec.options.offload, run);
                 Finished { job_index: ji, client: spec.client, result }
             }
         });

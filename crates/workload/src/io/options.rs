@@ -11,6 +11,7 @@ pub use outputs::OutputOptions;
 pub use table::{find, OPTIONS};
 pub use words::fio_words;
 
+use super::job::{READ, WRITE};
 use fsarena_core::{InputError, Nanos};
 
 /// fio's `rw=`.
@@ -230,6 +231,16 @@ pub struct IoOptions {
     pub rate: [u64; 2],
     /// IOPS limit per direction; 0: none.
     pub rate_iops: [u64; 2],
+    /// fio's `rate_process=poisson`: the gaps between rated I/Os are drawn from an
+    /// exponential distribution (fio's own stream), not even.
+    pub rate_poisson: bool,
+    /// fio's `rate_ignore_thinktime`: a thinktime pause counts as I/O issued at the rate.
+    pub rate_ignore_thinktime: bool,
+    /// fio's `rate_cycle` (ms, default 1000): it only sets the window of fio's `rate_min`
+    /// check, which fsarena makes over the whole run.
+    pub rate_cycle: u64,
+    /// fio's `io_submit_mode=offload`: I/Os are handed to `iodepth` worker threads.
+    pub offload: bool,
     /// Percentage of each buffer that compresses (zero-filled); 0: all random.
     pub buffer_compress_percentage: u32,
     /// fio's `dedupe_percentage`: the share of written blocks that repeat an earlier block's
@@ -358,6 +369,10 @@ impl Default for IoOptions {
             verify_pattern: None,
             rate: [0, 0],
             rate_iops: [0, 0],
+            rate_poisson: false,
+            rate_ignore_thinktime: false,
+            rate_cycle: 1000,
+            offload: false,
             buffer_compress_percentage: 0,
             dedupe_percentage: 0,
             dedupe_working_set: false,
@@ -449,6 +464,7 @@ impl IoOptions {
         if self.time_based && self.runtime.is_none() {
             e("time_based needs runtime= (e.g. runtime=10s)".into());
         }
+        self.rate_problems(&mut e);
         let method = self.verify_method.fio_name();
         for (on, key) in [
             (self.verify_only, "verify_only"),
@@ -518,9 +534,78 @@ impl IoOptions {
         out
     }
 
-    /// The engine's capabilities for this job.
+    /// The engine's capabilities for this job (behind fio's offload workers under
+    /// `io_submit_mode=offload`).
     pub fn engine_caps(&self) -> fsarena_engine::EngineCaps {
-        self.ioengine.caps(&self.engine_config(4096))
+        self.ioengine.caps_in(&self.engine_config(4096), self.offload)
+    }
+
+    /// fio's byte rate of direction `d` (init.c `__setup_rate`): `rate`, else `rate_iops`
+    /// times the direction's smallest block, so that under `bsrange` or `bssplit` a larger
+    /// I/O takes more of the rate; 0: not limited.
+    pub fn rate_bps(&self, d: usize) -> u64 {
+        if self.rate[d] > 0 {
+            self.rate[d]
+        } else {
+            self.rate_iops[d].saturating_mul(self.min_bs_of(d))
+        }
+    }
+
+    /// fio keeps a rate schedule (`TD_F_CHECK_RATE`) when any rate option is given, even
+    /// only `ratemin`.
+    pub fn rate_checked(&self) -> bool {
+        [self.rate, self.rate_iops, self.ratemin].iter().any(|r| r.iter().any(|&v| v > 0))
+    }
+
+    /// The rate options taken together: what fio refuses, what it cannot run, and what
+    /// fsarena does not do as fio does.
+    fn rate_problems(&self, e: &mut impl FnMut(String)) {
+        let names = ["read", "write"];
+        if self.rate.iter().any(|&r| r > 0) && self.rate_iops.iter().any(|&r| r > 0) {
+            e("rate and rate_iops are mutually exclusive, as in fio: give one of them".into());
+        }
+        for d in [READ, WRITE] {
+            if self.rate[d] > 0 && self.rate[d] < self.ratemin[d] {
+                e(format!(
+                    "ratemin={} is above rate={} for {}: fio refuses a minimum rate above the limit",
+                    self.ratemin[d], self.rate[d], names[d]
+                ));
+            }
+        }
+        let dirs = [self.rw.reads(), self.rw.writes()];
+        if self.rate_poisson && self.rate_checked() {
+            for d in [READ, WRITE].into_iter().filter(|&d| dirs[d]) {
+                if self.rate_bps(d) / self.min_bs_of(d) == 0 {
+                    e(format!(
+                        "rate_process=poisson needs a {} rate of at least one block per second (rate_iops=N, or rate= of at least bs={}): \
+                         fio 3.33 divides by zero without one",
+                        names[d],
+                        self.min_bs_of(d)
+                    ));
+                }
+            }
+        }
+        if self.offload {
+            match self.ioengine {
+                fsarena_engine::EngineKind::IoUring => e(
+                    "ioengine=io_uring can't be used with io_submit_mode=offload, as in fio: use a synchronous engine (psync) or libaio"
+                        .into(),
+                ),
+                fsarena_engine::EngineKind::Sync if self.iodepth > 1 => e(format!(
+                    "io_submit_mode=offload with ioengine=sync and iodepth={} is not supported by fsarena: its workers would share each \
+                     file's position (lseek, then read or write); use psync",
+                    self.iodepth
+                )),
+                _ => {}
+            }
+        }
+        if self.rate_cycle != 1000 && self.ratemin != [0, 0] {
+            e(format!(
+                "rate_cycle={} with ratemin is not supported by fsarena: it checks ratemin over the whole run, not per \
+                 rate_cycle window; remove rate_cycle",
+                self.rate_cycle
+            ));
+        }
     }
 
     /// How a clone sets its engine up, with buffers aligned to `align`.
@@ -532,6 +617,12 @@ impl IoOptions {
 
     /// The queue-depth settings, fixed up as fio does for this job's engine.
     pub fn queue_depth(&self) -> fsarena_engine::QueueDepth {
+        if self.offload {
+            // fio's job thread under offload keeps `iodepth` I/Os out across its workers,
+            // hands each over as soon as it is made, and waits for one when all are out
+            // (`get_io_u`); the workers run at iodepth=1, so the batch options change nothing.
+            return fsarena_engine::QueueDepth::new(self.iodepth, 1, 1, self.iodepth, self.iodepth, false);
+        }
         // An engine's caps depend on the depth only through `iodepth` as given (fio's null
         // engine is synchronous at 1), so asking with the raw depth tells whether it is.
         let raw = fsarena_engine::EngineConfig {

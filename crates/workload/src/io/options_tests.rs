@@ -184,3 +184,51 @@ fn the_table_agrees_with_default_and_the_engine_registry() {
     let engines: Vec<&str> = fsarena_engine::ENGINES.iter().map(|e| e.name).collect();
     assert_eq!(engines, ENGINE_WORDS);
 }
+
+#[test]
+fn rate_options_are_fios_or_refused() {
+    // Accepted as fio 3.33 accepts them.
+    let o = with(&[
+        ("size", "1m"),
+        ("rw", "randread"),
+        ("rate_iops", "50"),
+        ("rate_process", "poisson"),
+        ("io_submit_mode", "offload"),
+        ("ioengine", "libaio"),
+        ("iodepth", "32"),
+        ("rate_cycle", "500"),
+        ("rate_ignore_thinktime", "1"),
+    ])
+    .unwrap();
+    assert!(o.rate_poisson && o.offload && o.rate_ignore_thinktime && o.rate_cycle == 500);
+    // rate_iops is a byte rate of the smallest block; rate= wins when both were allowed.
+    assert_eq!(o.rate_bps(0), 50 * 4096);
+    let o = with(&[("size", "1m"), ("bsrange", "8k-64k"), ("rate_iops", "10")]).unwrap();
+    assert_eq!(o.rate_bps(0), 10 * 8192);
+    assert!(with(&[("size", "1m"), ("rate_min", "1k")]).unwrap().rate_checked());
+    // The offload queue: iodepth I/Os out across the workers, the batch options unused.
+    let q = with(&[("size", "1m"), ("io_submit_mode", "offload"), ("iodepth", "8"), ("iodepth_batch", "4")])
+        .unwrap()
+        .queue_depth();
+    assert_eq!((q.depth, q.batch_submit, q.complete_min, q.low), (8, 1, 1, 8));
+    assert!(!with(&[("size", "1m"), ("io_submit_mode", "offload")]).unwrap().engine_caps().sync);
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (&[("size", "1m"), ("rate_process", "uniform")], "expected linear or poisson"),
+        (&[("size", "1m"), ("io_submit_mode", "async")], "expected inline or offload"),
+        (&[("size", "1m"), ("rate", "1m"), ("rate_iops", "10")], "mutually exclusive"),
+        (&[("size", "1m"), ("rate", "1m"), ("ratemin", "2m")], "above rate="),
+        // fio 3.33 divides by zero on these (SIGFPE).
+        (&[("size", "1m"), ("rate", "1k"), ("rate_process", "poisson")], "at least one block per second"),
+        (&[("size", "1m"), ("rw", "randrw"), ("rate_iops", "50,"), ("rate_process", "poisson")], "write rate"),
+        (&[("size", "1m"), ("ioengine", "io_uring"), ("io_submit_mode", "offload")], "can't be used with"),
+        (
+            &[("size", "1m"), ("ioengine", "sync"), ("iodepth", "4"), ("io_submit_mode", "offload")],
+            "not supported by fsarena",
+        ),
+        (&[("size", "1m"), ("ratemin", "1k"), ("rate_cycle", "500")], "not supported by fsarena"),
+    ];
+    for (pairs, want) in cases {
+        let err = with(pairs).unwrap_err().to_string();
+        assert!(err.contains(want), "{pairs:?}: '{err}' lacks '{want}'");
+    }
+}

@@ -15,6 +15,8 @@ pub(super) struct Draws {
     block: FioRand,
     mix: FioRand,
     zone: FioRand,
+    /// fio's `poisson_state` per direction: the gaps of `rate_process=poisson`.
+    pub(super) poisson: [FioRand; 2],
     /// fio's `rwmix_ddir`: the direction of the current run of a mixed job.
     mix_dir: usize,
     /// fio's `rwmix_issues`: the current direction holds until it has issued this many.
@@ -55,6 +57,7 @@ impl Draws {
             block: seeds.stream(Stream::Block, o.tausworthe64),
             mix: seeds.stream(Stream::Mix, false),
             zone: seeds.stream(Stream::Zone, false),
+            poisson: [seeds.stream(Stream::PoissonRead, false), seeds.stream(Stream::PoissonWrite, false)],
             mix_dir: READ,
             mix_issues: 0,
             issues: [0; 2],
@@ -74,8 +77,8 @@ impl Draws {
         if o.randrepeat {
             let (seed, thread_number, clone) = self.origin;
             let fresh = Self::seeded(o, seed, thread_number, clone);
-            (self.bs, self.block, self.mix, self.zone, self.rng) =
-                (fresh.bs, fresh.block, fresh.mix, fresh.zone, fresh.rng);
+            (self.bs, self.block, self.mix, self.zone, self.poisson, self.rng) =
+                (fresh.bs, fresh.block, fresh.mix, fresh.zone, fresh.poisson, fresh.rng);
         }
     }
 
@@ -93,6 +96,13 @@ impl Draws {
             self.mix_dir = dir;
         }
         self.mix_dir
+    }
+
+    /// The rate's choice of direction replaces the mix's (fio's `rate_ddir` result becomes
+    /// `rwmix_ddir`): the run goes on in `dir`.
+    #[inline]
+    pub(super) fn set_direction(&mut self, dir: usize) {
+        self.mix_dir = dir;
     }
 
     /// Counts an I/O issued in `dir`.
@@ -177,8 +187,6 @@ pub(super) struct Plan {
     pub(super) ramp_ns: u64,
     pub(super) sync_every: u32,
     pub(super) datasync: bool,
-    pub(super) rate: [u64; 2],
-    pub(super) rate_iops: [u64; 2],
     pub(super) verify: bool,
 }
 
@@ -251,8 +259,6 @@ pub(super) fn plan(spec: &CloneSpec) -> Plan {
         ramp_ns: o.ramp_time.0,
         sync_every: if o.fsync > 0 { o.fsync } else { o.fdatasync },
         datasync: o.fsync == 0 && o.fdatasync > 0,
-        rate: o.rate,
-        rate_iops: o.rate_iops,
         verify: o.verify,
     }
 }

@@ -287,7 +287,7 @@ fn child_main(
         let stage = super::job::Stage { stop: &shared.stop, left: &shared.left };
         let stop = &shared.groups[spec.report_group];
         let run = super::CloneRun { spec, root, start: &start, stop, stage: &stage, live: &shared.live, ss };
-        encode(fsarena_engine::with_engine(spec.options.ioengine, run))
+        encode(fsarena_engine::with_engine_mode(spec.options.ioengine, spec.options.offload, run))
     });
     let code = match std::panic::catch_unwind(body) {
         Ok(bytes) => {

@@ -118,10 +118,12 @@ struct State<'r> {
     /// The file whose `fsync=N` fell due. As fio (`get_rw_ddir`), it is issued before the next
     /// I/O, so none follows the job's last write.
     sync_due: Option<usize>,
-    /// For rate limits, measured and ramp alike.
-    done_bytes: [u64; 2],
-    done_ios: [u64; 2],
-    limited: bool,
+    /// fio's rate schedule, when the job gives a rate (rate.rs).
+    rate: Option<super::rate::Schedule>,
+    /// fio's `io_submit_mode=offload`: the engine's workers do the I/O, and the loop never
+    /// waits for them to finish before a pause (fio's job thread has none of their I/O to
+    /// quiesce).
+    offload: bool,
     /// The engine queues (not fio's `FIO_SYNCIO`): submission is timed too (slat, lat).
     queues: bool,
     seed: u64,
@@ -138,9 +140,6 @@ struct State<'r> {
     /// file at the start of every pass, its `stat_type`, and the direction its latency goes
     /// to. Their I/Os are not timed (`FIO_NOSTATS`): the call is.
     file_op: Option<(FileOp, StatType, usize)>,
-    /// The clone's stop, which a rate's wait obeys: at 300 bytes/s one 4 KiB I/O waits
-    /// 13.6 s, and an exitall must not wait that long for it.
-    halt: &'r AtomicBool,
     /// Where fio's steady-state check reads this clone's counts, and says when to end it.
     ss: Option<&'r super::steady::Slot>,
 }
@@ -223,7 +222,8 @@ impl State<'_> {
     }
 
     /// Accounts one completed I/O whose completion took `lat` ns (clat), and for a queued
-    /// engine its submission times (`sub`).
+    /// engine its submission times (`sub`); it completed at `at` (ns since the phase began:
+    /// now, or earlier for an I/O an offload worker completed while the loop slept).
     #[inline(always)]
     fn finish(
         &mut self,
@@ -232,6 +232,7 @@ impl State<'_> {
         result: io::Result<usize>,
         lat: u64,
         sub: Option<Submitted>,
+        at: u64,
     ) -> Next {
         let f = &mut files[io.file];
         let n = match result {
@@ -286,10 +287,11 @@ impl State<'_> {
             if let Some(slot) = self.ss {
                 slot.publish(self.r.ios[READ] + self.r.ios[WRITE], self.r.bytes[READ] + self.r.bytes[WRITE]);
             }
-            self.r.series[io.dir].add(self.elapsed - self.measure_start, n);
+            let since_start = at.saturating_sub(self.measure_start);
+            self.r.series[io.dir].add(since_start, n);
             // fio's log files: one branch when off; a sample per I/O when on (iolog.rs).
             if let Some(log) = &mut self.r.log {
-                let time_ns = self.elapsed - self.measure_start;
+                let time_ns = since_start;
                 let (slat_ns, total_ns) = sub.map_or((None, lat), |s| (s.slat, s.lat));
                 log.push(super::iolog::Sample {
                     time_ns,
@@ -302,10 +304,6 @@ impl State<'_> {
             }
         }
         self.completed += 1;
-        if self.limited {
-            self.done_bytes[io.dir] += n;
-            self.done_ios[io.dir] += 1;
-        }
         if io.dir == WRITE && self.p.sync_every > 0 {
             self.writes_since_sync += 1;
             if self.writes_since_sync == self.p.sync_every {
@@ -320,6 +318,10 @@ impl State<'_> {
     fn start_measuring(&mut self) {
         self.measuring = true;
         self.measure_start = self.elapsed;
+        // fio starts its rate schedule over with its epoch when the ramp ends.
+        if let Some(rate) = &mut self.rate {
+            rate.restart(self.elapsed);
+        }
         let r = &mut *self.r;
         for d in [READ, WRITE] {
             r.clat[d] = fsarena_stats::LatencyHistogram::new();
@@ -344,40 +346,120 @@ impl State<'_> {
         }
     }
 
-    /// fio's thinktime pause: spin, then sleep the rest (in short naps, so a stop is not kept
-    /// waiting). The pause is no I/O's latency: the clock is read again after it.
-    fn think(&mut self, think: &super::pattern::Think, stop: &AtomicBool) {
+    /// fio's thinktime pause after an I/O in `dir`: spin, then sleep the rest. Under
+    /// `rate_ignore_thinktime` the rate counts the pause as I/O issued. The pause is no
+    /// I/O's latency: the clock is read again after it. `Err` to stop.
+    fn think<E: Engine>(
+        &mut self,
+        think: &super::pattern::Think,
+        dir: usize,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        stop: &AtomicBool,
+    ) -> Result<(), ()> {
         let start = self.clock.raw();
-        let since = |clock: &quanta::Clock| clock.delta_as_nanos(start, clock.raw());
-        while since(&self.clock) < think.spin_ns {
+        while self.clock.delta_as_nanos(start, self.clock.raw()) < think.spin_ns {
             std::hint::spin_loop();
         }
+        let slept = self.pause(think.ns, start, q, engine, files, stop);
+        // fio counts the pause it made, in µs.
+        let total_us = self.clock.delta_as_nanos(start, self.clock.raw()) / 1000;
+        let _ = self.tick();
+        if let Some(rate) = &mut self.rate {
+            rate.thought(dir, total_us);
+        }
+        slept
+    }
+
+    /// Waits until `ns` after raw clock `start`, in short naps so that a stop is not kept
+    /// waiting (each nap is measured from the clock, so lateness does not add up). As fio's
+    /// `usec_sleep`, the last stretch shorter than a sleep's own overshoot
+    /// ([`sleep_granularity`]) is spun, so the wait ends on time rather than a timer slack
+    /// late. Under offload the I/Os the workers complete meanwhile are reaped as they come,
+    /// so each is counted when it completes. `Err` to stop (an error while reaping).
+    fn pause<E: Engine>(
+        &mut self,
+        ns: u64,
+        start: u64,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        stop: &AtomicBool,
+    ) -> Result<(), ()> {
+        const NAP_NS: u64 = 20_000_000;
         while !stop.load(Ordering::Relaxed) {
-            let left = think.ns.saturating_sub(since(&self.clock));
+            let left = ns.saturating_sub(self.clock.delta_as_nanos(start, self.clock.raw()));
             if left == 0 {
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_nanos(left.min(20_000_000)));
+            let granularity = sleep_granularity();
+            if left < granularity {
+                while self.clock.delta_as_nanos(start, self.clock.raw()) < ns {
+                    std::hint::spin_loop();
+                }
+                break;
+            }
+            let nap = std::time::Duration::from_nanos((left - granularity).min(NAP_NS));
+            if self.offload && q.in_flight > 0 {
+                q.completions.clear();
+                let max = q.in_flight as usize;
+                if let Err(e) = engine.reap_within(max, &mut q.completions, nap) {
+                    self.fail(e.raw_os_error().unwrap_or(libc::EIO), format!("{}: reap: {e}", E::NAME));
+                    return Err(());
+                }
+                if !q.completions.is_empty() {
+                    let (now, _) = self.tick();
+                    if self.account(q, engine, files, now) {
+                        return Err(());
+                    }
+                }
+            } else {
+                std::thread::sleep(nap);
+            }
         }
-        let _ = self.tick();
+        Ok(())
     }
 
-    /// Sleeps until direction `dir` is back under its `rate`/`rate_iops` limits.
-    fn throttle(&mut self, dir: usize) {
-        let p = &self.p;
-        let due = |done: u64, rate: u64| {
-            if rate > 0 {
-                (u128::from(done) * 1_000_000_000 / u128::from(rate)) as u64
-            } else {
-                0
-            }
-        };
-        let due = due(self.done_bytes[dir], p.rate[dir]).max(due(self.done_ios[dir], p.rate_iops[dir]));
-        let until = due.min(p.deadline_ns);
-        // In naps, as fio's usec_sleep, so that a stop is seen within one.
-        while self.elapsed < until && !self.halt.load(Ordering::Relaxed) {
-            std::thread::sleep(std::time::Duration::from_nanos((until - self.elapsed).min(20_000_000)));
-            self.tick();
+    /// fio's `rate_ddir` before the next I/O, drawn in `dir`: when the rate's time for it
+    /// has not come, what is out completes first (inline submission only: fio's
+    /// `io_u_quiesce`), then the loop sleeps until that time, bounded by the job's runtime.
+    /// The direction to issue in (a mixed job's other one when it is due first); `None` to
+    /// end the job: its runtime ran out, it was stopped, or reaping failed.
+    fn rate_wait<E: Engine>(
+        &mut self,
+        dir: usize,
+        q: &mut Queue,
+        engine: &mut E,
+        files: &mut [FileState<'_>],
+        stop: &AtomicBool,
+    ) -> Option<usize> {
+        // fio reads the clock for every rated I/O; a synchronous I/O's latency starts here.
+        let (start, _) = self.tick();
+        let due = self.rate.as_ref()?.due(dir, self.elapsed);
+        if due.wait_us == 0 {
+            return Some(due.dir);
+        }
+        // As fio, the wait is taken before the queue drains and slept after it.
+        if !self.offload && self.drain(q, engine, files).is_err() {
+            return None;
+        }
+        let left = self.p.deadline_ns.saturating_sub(self.elapsed);
+        let wait = (due.wait_us * 1000).min(left);
+        let start = if self.offload { start } else { self.tick().0 };
+        if self.pause(wait, start, q, engine, files, stop).is_err() {
+            return None;
+        }
+        self.tick();
+        (self.elapsed < self.p.deadline_ns && !stop.load(Ordering::Relaxed)).then_some(due.dir)
+    }
+
+    /// An I/O of `bs` bytes was handed to the engine in `dir`: the rate's next time for the
+    /// direction moves on (fio counts the issue, not the completion).
+    #[inline(always)]
+    fn rate_issued(&mut self, dir: usize, bs: u64, draws: &mut Draws) {
+        if let Some(rate) = &mut self.rate {
+            rate.issued(dir, bs, &mut draws.poisson[dir]);
         }
     }
 
@@ -425,21 +507,7 @@ impl State<'_> {
             }
             if !q.completions.is_empty() {
                 let (now, _) = self.tick();
-                let mut completions = std::mem::take(&mut q.completions);
-                for c in completions.drain(..) {
-                    let io = q.pending[c.slot as usize];
-                    q.free.push(c.slot);
-                    q.in_flight -= 1;
-                    q.queued_bytes -= io.bs;
-                    let lat = self.clock.delta_as_nanos(io.issued, now);
-                    let sub = Submitted::reaped(&self.clock, &io, now);
-                    match self.finish(files, io, c.result, lat, Some(sub)) {
-                        Next::Stop => stop = true,
-                        Next::Done if self.limited => self.throttle(io.dir),
-                        Next::Done | Next::Skip => {}
-                    }
-                }
-                q.completions = completions;
+                stop = self.account(q, engine, files, now);
             }
             if stop {
                 return Err(());
@@ -448,6 +516,38 @@ impl State<'_> {
                 return Ok(());
             }
         }
+    }
+
+    /// Accounts the completions just reaped into `q.completions` at raw clock `now`; true
+    /// when the job must stop. An I/O an offload worker did is timed by the worker's clock
+    /// readings, and counted at its completion time.
+    fn account<E: Engine>(&mut self, q: &mut Queue, engine: &mut E, files: &mut [FileState<'_>], now: u64) -> bool {
+        let mut stop = false;
+        let mut completions = std::mem::take(&mut q.completions);
+        for c in completions.drain(..) {
+            let io = q.pending[c.slot as usize];
+            q.free.push(c.slot);
+            q.in_flight -= 1;
+            q.queued_bytes -= io.bs;
+            let (lat, sub, at) = match engine.worker_times(c.slot) {
+                Some(t) => {
+                    let sub = Submitted {
+                        slat: t.slat.then(|| self.clock.delta_as_nanos(io.queued, t.issued)),
+                        lat: self.clock.delta_as_nanos(io.queued, t.completed),
+                    };
+                    let ago = self.clock.delta_as_nanos(t.completed, now);
+                    (self.clock.delta_as_nanos(t.issued, t.completed), sub, self.elapsed.saturating_sub(ago))
+                }
+                None => {
+                    (self.clock.delta_as_nanos(io.issued, now), Submitted::reaped(&self.clock, &io, now), self.elapsed)
+                }
+            };
+            if let Next::Stop = self.finish(files, io, c.result, lat, Some(sub), at) {
+                stop = true;
+            }
+        }
+        q.completions = completions;
+        stop
     }
 
     /// Reaps everything still out; `Err` to stop.
@@ -501,6 +601,24 @@ impl State<'_> {
     }
 }
 
+/// How late a sleep of 1 µs wakes at worst, in ns (fio's `ns_granularity`, taken as fio
+/// takes it: the longest of ten), measured once per process. Kept under 1 ms, so that a
+/// measurement on a machine busy at that instant does not turn every wait into a spin.
+fn sleep_granularity() -> u64 {
+    static GRANULARITY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *GRANULARITY.get_or_init(|| {
+        (0..10)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                std::thread::sleep(std::time::Duration::from_micros(1));
+                t.elapsed().as_nanos() as u64
+            })
+            .max()
+            .unwrap_or(0)
+            .min(1_000_000)
+    })
+}
+
 /// The measured phase of one clone on `engine`; fills `r`.
 pub(super) fn measured_phase<E: Engine>(
     spec: &CloneSpec,
@@ -518,10 +636,13 @@ pub(super) fn measured_phase<E: Engine>(
     let mut q = Queue::new(o.queue_depth());
     let clock = quanta::Clock::new();
     let mut draws = Draws::new(spec);
-    let limited = p.rate != [0, 0] || p.rate_iops != [0, 0];
     let queues = !E::caps(&o.engine_config(spec.align)).sync;
     let sync_dir = if p.datasync { IoDir::Fdatasync } else { IoDir::Fsync };
     let p_verify_backlog = if p.verify { o.verify_backlog } else { 0 };
+    if o.rate_checked() || o.thinktime.0 > 0 {
+        // Measured before the clock starts (ten short sleeps), not in the first wait.
+        sleep_granularity();
+    }
     let mut st = State {
         measuring: p.ramp_ns == 0,
         p,
@@ -532,9 +653,8 @@ pub(super) fn measured_phase<E: Engine>(
         pass_bytes: 0,
         writes_since_sync: 0,
         sync_due: None,
-        done_bytes: [0; 2],
-        done_ios: [0; 2],
-        limited,
+        rate: super::rate::Schedule::new(o),
+        offload: o.offload,
         queues,
         seed: o.randseed ^ u64::from(spec.clone),
         r,
@@ -550,7 +670,6 @@ pub(super) fn measured_phase<E: Engine>(
         file_op: E::caps(&o.engine_config(spec.align))
             .file_op
             .map(|op| (op, o.stat_type, if o.rw.reads() { READ } else { WRITE })),
-        halt: stop,
         ss,
     };
     if let Some(slot) = ss.filter(|_| st.measuring) {
@@ -610,7 +729,17 @@ pub(super) fn measured_phase<E: Engine>(
                 break;
             }
         }
-        let dir = if st.p.mixed { draws.direction(st.p.rwmixread) } else { st.p.fixed_dir };
+        let mut dir = if st.p.mixed { draws.direction(st.p.rwmixread) } else { st.p.fixed_dir };
+        if st.rate.is_some() {
+            match st.rate_wait(dir, &mut q, engine, files, stop) {
+                Some(d) if d != dir => {
+                    dir = d;
+                    draws.set_direction(d);
+                }
+                Some(_) => {}
+                None => break 'io,
+            }
+        }
         // Round-robin over the files (fio's file_service_type=roundrobin).
         let mut tries = 0;
         let (fi, offset, bs) = loop {
@@ -657,19 +786,19 @@ pub(super) fn measured_phase<E: Engine>(
             match engine.submit(op) {
                 Submit::Completed(result) => {
                     let (now, lat) = st.tick();
+                    st.rate_issued(dir, bs, &mut draws);
                     // A queued engine that completed it in the call: lat, no slat.
                     let sub = st.queues.then(|| Submitted::inline(&st.clock, &io, now));
-                    match st.finish(files, io, result, lat, sub) {
+                    let at = st.elapsed;
+                    match st.finish(files, io, result, lat, sub, at) {
                         Next::Stop => break 'io,
                         Next::Skip => continue 'io,
                         Next::Done => {}
                     }
-                    if st.limited {
-                        st.throttle(dir);
-                    }
                     break;
                 }
                 Submit::Queued => {
+                    st.rate_issued(dir, bs, &mut draws);
                     // `slot` is free; after a Busy and a reap it may no longer be the last.
                     if let Some(at) = q.free.iter().rposition(|&s| s == slot) {
                         q.free.swap_remove(at);
@@ -702,11 +831,14 @@ pub(super) fn measured_phase<E: Engine>(
         if let Some(think) = st.p.think {
             let counted = if think.on_issue { draws.issued_total() } else { st.completed };
             if counted >= st.last_think + think.blocks {
-                // fio's io_u_quiesce: what is out completes before the pause.
-                if st.drain(&mut q, engine, files).is_err() {
+                // fio's io_u_quiesce: what is out completes before the pause (under offload
+                // the job's thread has nothing of its own out, and does not wait).
+                if !st.offload && st.drain(&mut q, engine, files).is_err() {
                     break 'io;
                 }
-                st.think(&think, stop);
+                if st.think(&think, dir, &mut q, engine, files, stop).is_err() {
+                    break 'io;
+                }
                 st.last_think = counted;
             }
         }

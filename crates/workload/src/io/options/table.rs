@@ -579,6 +579,44 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         per_direction(v, [0; 2], whole)?)
     .unit("IOPS"),
     io!(
+        "rate_process",
+        Choice(&["linear", "poisson"]),
+        Is("linear"),
+        "how rated I/Os are spaced: evenly (linear), or with exponential gaps of the same mean, fio's own draws (poisson)",
+        |o, v| o.rate_poisson = match v {
+            "linear" => false,
+            "poisson" => true,
+            _ => return Err(format!("'{v}' is not a rate_process: expected linear or poisson")),
+        }
+    ),
+    io!(
+        "rate_ignore_thinktime",
+        Bool,
+        Is("0"),
+        "a thinktime pause does not hold back the rate: the I/Os it missed are counted as issued",
+        |o, v| o.rate_ignore_thinktime = boolean(v)?
+    ),
+    io!(
+        "rate_cycle",
+        Count,
+        Is("1000"),
+        "window of fio's ratemin check (fio 3.33 uses it for nothing else); fsarena checks ratemin over the whole run, so another value with ratemin is refused",
+        |o, v| o.rate_cycle = whole(v)?
+    )
+    .aka(&["ratecycle"])
+    .unit("ms"),
+    io!(
+        "io_submit_mode",
+        Choice(&["inline", "offload"]),
+        Is("inline"),
+        "who submits the I/Os: the job's thread (inline), or iodepth worker threads, so the job keeps its rate's schedule whatever the completions (offload)",
+        |o, v| o.offload = match v {
+            "inline" => false,
+            "offload" => true,
+            _ => return Err(format!("'{v}' is not an io_submit_mode: expected inline or offload")),
+        }
+    ),
+    io!(
         "buffer_compress_percentage",
         Percent,
         Is("0"),
@@ -710,6 +748,7 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     io!("ratemin", PerDirection(&Size), Is("0"), "fail the job when its bandwidth after 2 s is below this", |o, v| o
         .ratemin =
         per_direction(v, [0; 2], size)?)
+    .aka(&["rate_min"])
     .unit("bytes/s"),
     io!("description", Text, Unset, "free text about the job; changes nothing", |o, v| o.outputs.description =
         Some(v.to_string())),

@@ -77,6 +77,15 @@ pub fn fio_words(o: &IoOptions) -> Vec<String> {
     if o.rate_iops != [0, 0] {
         w.push(format!("rate_iops={},{}", o.rate_iops[0], o.rate_iops[1]));
     }
+    if o.rate_poisson {
+        w.push("rate_process=poisson".into());
+    }
+    if o.rate_ignore_thinktime {
+        w.push("rate_ignore_thinktime=1".into());
+    }
+    if o.offload {
+        w.push("io_submit_mode=offload".into());
+    }
     if o.verify {
         w.push(format!("verify={}", o.verify_method.fio_name()));
     }

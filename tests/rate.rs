@@ -1,0 +1,100 @@
+//! fio's rate schedule on a real tmpfs, seen from below: the instants at which fsarena issues
+//! its reads, taken by strace, for `rate_process=linear` and `poisson`, inline and offloaded.
+
+use crate::util::{fsarena, json, require, stderr, Scratch, SmallTmpfs};
+
+/// One run of `job` (a fio job file's text) on a fresh tmpfs under strace: the job's IOPS as
+/// fsarena reports it, and the instants (s) of its 4 KiB `pread64` calls.
+fn issues(name: &str, job: &str) -> (f64, Vec<f64>) {
+    let strace = require("strace");
+    let fs = SmallTmpfs::new(&format!("rate-{name}"), "64m");
+    let work = Scratch::new(&format!("rate-{name}-work"));
+    let (file, trace) = (work.path.join("job.fio"), work.path.join("strace.txt"));
+    std::fs::write(&file, job).unwrap();
+    let out = std::process::Command::new(strace)
+        // One file per thread (-ff): an offload worker's call is never split in two lines.
+        .args(["-ff", "-qq", "-ttt", "-e", "trace=pread64", "-o"])
+        .arg(&trace)
+        .arg(fsarena().get_program())
+        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
+        .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--output-format", "fio-json", "--workdir"])
+        .arg(work.path.join("wd"))
+        .arg("--target")
+        .arg(fs.dir.spec())
+        .arg("--fio")
+        .arg(&file)
+        .output()
+        .expect("strace runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let iops = json(&out)["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    // `1712345678.123456 pread64(5, ..., 4096, 8192) = 4096` in strace.txt.PID: the job's
+    // reads only.
+    let mut text = String::new();
+    for e in std::fs::read_dir(&work.path).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("strace.txt.") {
+            text += &std::fs::read_to_string(e.path()).unwrap();
+        }
+    }
+    let mut at: Vec<f64> = text
+        .lines()
+        .filter(|l| l.contains(" pread64(") && l.contains(", 4096, ") && l.ends_with(") = 4096"))
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    at.sort_by(f64::total_cmp);
+    (iops, at)
+}
+
+/// The gaps between consecutive instants: their mean, their coefficient of variation, and
+/// its robust counterpart, the median absolute deviation over the median (0.69 for
+/// exponential gaps), which a few late wake-ups on a busy machine do not move.
+fn gaps(at: &[f64]) -> (f64, f64, f64) {
+    let g: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    let mean = g.iter().sum::<f64>() / g.len() as f64;
+    let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let m = median(&mut g.clone());
+    let mad = median(&mut g.iter().map(|x| (x - m).abs()).collect());
+    (mean, var.sqrt() / mean, mad / m)
+}
+
+/// 400 random 4 KiB reads at rate_iops=200: about 2 s.
+fn job(extra: &str) -> String {
+    format!("[rated]\nrw=randread\nbs=4k\nsize=1600k\nioengine=psync\nrate_iops=200\n{extra}")
+}
+
+#[test]
+fn linear_rate_issues_evenly_at_the_rate() {
+    let (iops, at) = issues("linear", &job(""));
+    assert_eq!(at.len(), 400, "one pread64 per I/O");
+    assert!((190.0..=210.0).contains(&iops), "rate_iops=200 gave {iops} IOPS");
+    let (mean, cv, spread) = gaps(&at);
+    assert!((mean - 0.005).abs() < 0.00025, "mean gap {mean} s, expected 5 ms");
+    // Even gaps: late wake-ups on a busy machine (each followed by a catch-up, the schedule
+    // being absolute) are all that spreads them; they move the CV (0.08 on an idle machine),
+    // not the median deviation.
+    assert!(spread < 0.1, "linear gaps vary: median deviation {spread} of the median (coefficient of variation {cv})");
+}
+
+#[test]
+fn poisson_rate_issues_with_exponential_gaps() {
+    for (name, extra) in [
+        ("poisson", "rate_process=poisson\n"),
+        // The same schedule from the job's thread, the reads done by 4 worker threads.
+        ("poisson-offload", "rate_process=poisson\nio_submit_mode=offload\niodepth=4\n"),
+    ] {
+        let (iops, at) = issues(name, &job(extra));
+        assert_eq!(at.len(), 400, "{name}: one pread64 per I/O");
+        // fio's draws for the default seed are fixed; over 400 exponential gaps their sum has
+        // a standard deviation of 5 % of the mean, so 15 % is three of them.
+        assert!((170.0..=230.0).contains(&iops), "{name}: rate_iops=200 gave {iops} IOPS");
+        let (mean, cv, spread) = gaps(&at);
+        assert!((0.0043..=0.0059).contains(&mean), "{name}: mean gap {mean} s, expected 5 ms");
+        // Exponential gaps: the standard deviation is the mean (the sample's CV over 400 gaps
+        // has a standard deviation of about 0.07).
+        assert!((0.75..=1.3).contains(&cv), "{name}: gaps' coefficient of variation {cv}, expected 1");
+        assert!((0.5..=0.9).contains(&spread), "{name}: median deviation {spread} of the median, expected 0.69");
+    }
+}
