@@ -300,3 +300,26 @@ fn short_jobs_report_cpu_within_one_thread_and_minor_faults() {
         }
     }
 }
+
+#[test]
+fn flow_weights_share_the_ios_as_fio_shares_them() {
+    // fio's examples/flow.fio, scaled to 2 s: weights 1 and 8 in one flow, held back with a
+    // 1 ms sleep. fio issues 8 random reads per write (7.999 here); so must fsarena. Without
+    // flow control the two jobs run at their own paces (reads several times faster than
+    // 8:1 on tmpfs, or slower: anything but the weights' ratio, within 1%).
+    let body =
+        "[global]\nnorandommap\nthread\ntime_based\nruntime=2\nsize=32m\nbs=8k\nfilename=flowfile\nflow_sleep=1000\n\
+                [job2]\nrw=write\nflow=1\n[job1]\nrw=randread\nflow=8\n";
+    let (fio, ours) = both_json("flow", body);
+    let ratio = |v: &serde_json::Value| {
+        let ios = |name: &str, dir: &str| {
+            v["jobs"].as_array().expect("jobs").iter().find(|j| j["jobname"] == name).expect("job")[dir]["total_ios"]
+                .as_u64()
+                .expect("total_ios")
+        };
+        ios("job1", "read") as f64 / ios("job2", "write").max(1) as f64
+    };
+    let (theirs, mine) = (ratio(&fio), ratio(&ours));
+    assert!((7.9..8.1).contains(&theirs), "fio's reads per write: {theirs}");
+    assert!((mine / theirs - 1.0).abs() < 0.01, "reads per write: fio {theirs:.4}, fsarena {mine:.4}");
+}

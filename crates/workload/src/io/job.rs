@@ -60,6 +60,8 @@ pub struct CloneResult {
     pub log: Option<super::iolog::SampleLog>,
     /// Why the clone's log files could not be written, if they could not.
     pub log_error: Option<String>,
+    /// The I/Os its flow counted for it (fio's `td->flow_counter`).
+    pub flow_ios: u64,
 }
 
 /// Thread CPU use.
@@ -190,9 +192,16 @@ pub struct Stage<'a> {
     pub stop: &'a AtomicBool,
     /// Clones still running, per job of the stage: `wait_for` waits for its job's to be 0.
     pub left: &'a [AtomicU32],
+    /// The workload's flows (fio's `flow`), shared by every stage.
+    pub flows: &'a super::flow::Flows,
 }
 
 impl Stage<'_> {
+    /// The flow a job of options `o` issues in, if it has a weight.
+    pub(super) fn flow_of(&self, o: &IoOptions) -> Option<&super::flow::Flow> {
+        (o.flow > 0).then(|| self.flows.get(o.flow_id)).flatten()
+    }
+
     /// Returns once every clone of the stage's job `waitee` has ended, or on `stop`.
     fn wait_for(&self, waitee: Option<usize>, stop: &AtomicBool) {
         let Some(left) = waitee.and_then(|w| self.left.get(w)) else { return };
@@ -249,6 +258,7 @@ pub fn run_clone<E: Engine>(
             o.ramp_time.0 == 0,
         ),
         log_error: None,
+        flow_ios: 0,
     };
     let config = o.engine_config(spec.align);
     let diskless = E::caps(&config).diskless;
@@ -319,7 +329,15 @@ pub fn run_clone<E: Engine>(
             }
         }
     } else {
-        super::queue::measured_phase(spec, &mut engine, &mut files, stop, live, &mut result, (ss, refill.as_mut()));
+        super::queue::measured_phase(
+            spec,
+            &mut engine,
+            &mut files,
+            stop,
+            live,
+            &mut result,
+            (ss, refill.as_mut(), stage.flow_of(o)),
+        );
     }
     if result.error.is_none() {
         result.error = o.ratemin_missed(result.bytes, result.runtime_ns).map(|e| (libc::EIO, e));

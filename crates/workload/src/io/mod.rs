@@ -5,6 +5,7 @@ mod bounds;
 mod dedupe;
 mod files;
 mod fiorand;
+mod flow;
 mod iolog;
 mod job;
 pub mod jobfile;
@@ -341,13 +342,16 @@ impl Workload for IoWorkload {
         // fio numbers every clone of the file from 1, group after group: its logs' N.
         let mut first_thread = 1;
         let buffer_seeds = self.buffer_seeds();
+        // fio's flows count every clone's weight from the start, and each clone's until it exits.
+        let flows =
+            flow::Flows::of(&self.jobs).map_err(|e| fail(format!("cannot share memory for flow control: {e}")))?;
         // fio's exitall with exit_what=all: the groups after are reported, and not run.
         let mut exited_all = false;
         for (group, ids) in self.groups().into_iter().zip(self.group_ids()) {
             let ran = if exited_all {
                 Ok(not_run(&group, &ids))
             } else {
-                run_group(env, &clients, &group, &ids, &self.created, (first_thread, &buffer_seeds))
+                run_group(env, &clients, &group, &ids, &self.created, (first_thread, &buffer_seeds), &flows)
             };
             exited_all |= group.iter().any(|j| j.options.exitall && j.options.exit_what == ExitWhat::All);
             first_thread += group.iter().map(|j| j.options.clones()).sum::<u32>();
@@ -701,6 +705,7 @@ fn run_group(
     ids: &[u32],
     created: &CreatedFiles,
     threads: Threads<'_>,
+    flows: &flow::Flows,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
     let (mut specs, needs) = plan_group(clients.paths, group, ids, env.stop, threads)?;
@@ -766,7 +771,7 @@ fn run_group(
         specs.iter().map(|(_, s)| (&s.options, s.report_group, reports_as_one(s.report_group))).collect();
     let watch = steady::Watch::of(&clone_options)?;
     let finished: Result<Vec<Finished>, String> = if as_processes {
-        process::run_clones(env, clients.fds, &specs, watch.as_ref()).map(|results| {
+        process::run_clones(env, clients.fds, &specs, watch.as_ref(), flows).map(|results| {
             specs
                 .iter()
                 .zip(results)
@@ -774,7 +779,7 @@ fn run_group(
                 .collect()
         })
     } else {
-        run_threads(env, clients.fds, &specs, watch.as_ref())
+        run_threads(env, clients.fds, &specs, watch.as_ref(), flows)
     };
     // What filecreate made is fsarena's to remove, even after a failed group.
     for (client, path) in fresh {
@@ -848,6 +853,7 @@ fn run_threads(
     roots: &[BorrowedFd<'_>],
     specs: &[(usize, CloneSpec)],
     watch: Option<&steady::Watch>,
+    flows: &flow::Flows,
 ) -> Result<Vec<Finished>, String> {
     // io keeps its own engine loop for now, not the phase runner (crate::phase) meta and tree
     // share: a job runs for a time or a size with fio's ramp, rate and stonewall semantics.
@@ -859,7 +865,7 @@ fn run_threads(
     // group's, which the clones obey (an exitall of exit_what=group stops its group alone).
     let group_stop = AtomicBool::new(env.stop.load(Ordering::Relaxed));
     let (stops, left) = stage_flags(specs);
-    let stage = job::Stage { stop: &group_stop, left: &left };
+    let stage = job::Stage { stop: &group_stop, left: &left, flows };
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
         let bodies = placed.into_iter().enumerate().map(|(i, (ji, spec, root))| {
             let barrier = &barrier;
@@ -1008,9 +1014,13 @@ impl EngineVisitor for CloneRun<'_> {
     type Output = CloneResult;
     fn visit<E: Engine>(self) -> CloneResult {
         let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.stage, self.live, self.ss);
-        // Ended, stopped or failed: a job waiting for this one's clones may start.
+        // Ended, stopped or failed: a job waiting for this one's clones may start, and its
+        // flow goes on without it (fio's flow_exit_job).
         if let Some(left) = self.stage.left.get(self.spec.job_index) {
             left.fetch_sub(1, Ordering::SeqCst);
+        }
+        if let Some(flow) = self.stage.flow_of(&self.spec.options) {
+            flow.leave(r.flow_ios, self.spec.options.flow);
         }
         // The clone writes the rest of its logs itself, in its own thread or process.
         if let Some(log) = r.log.take() {

@@ -275,6 +275,12 @@ pub struct IoOptions {
     pub exit_what: ExitWhat,
     /// fio's `wait_for=NAME`: the job starts once every clone of job NAME has ended.
     pub wait_for: Option<String>,
+    /// fio's `flow`: this job's weight in its flow's I/O ratio (0: no flow control).
+    pub flow: u32,
+    /// fio's `flow_id`: the flow the job's weight counts in.
+    pub flow_id: u32,
+    /// fio's `flow_sleep`: how long a job held back by its flow sleeps before asking again.
+    pub flow_sleep: Nanos,
     /// fio's `ratemin=` per direction (bytes/s): below it after a second the job fails.
     pub ratemin: [u64; 2],
     /// Options that change no I/O, only the outputs (percentiles, logs, description).
@@ -389,6 +395,9 @@ impl Default for IoOptions {
             exitall: false,
             exit_what: ExitWhat::Group,
             wait_for: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep: Nanos(0),
             ratemin: [0, 0],
             outputs: OutputOptions::default(),
             io_size: None,

@@ -227,6 +227,8 @@ fn decode(bytes: &[u8]) -> Result<CloneResult, String> {
         error: w.error,
         log: None,
         log_error: w.log_error,
+        // Given back to its flow in the child, which shares the flows' mapping.
+        flow_ios: 0,
     })
 }
 
@@ -278,13 +280,14 @@ fn child_main(
     root: BorrowedFd<'_>,
     shared: &Shared,
     ss: Option<&super::steady::Slot>,
+    flows: &super::flow::Flows,
     result: i32,
     go: i32,
 ) -> ! {
     fsarena_target::sys::reset_signals_after_fork();
     let body = std::panic::AssertUnwindSafe(|| {
         let start = PipeStart { result, go };
-        let stage = super::job::Stage { stop: &shared.stop, left: &shared.left };
+        let stage = super::job::Stage { stop: &shared.stop, left: &shared.left, flows };
         let stop = &shared.groups[spec.report_group];
         let run = super::CloneRun { spec, root, start: &start, stop, stage: &stage, live: &shared.live, ss };
         encode(fsarena_engine::with_engine_mode(spec.options.ioengine, spec.options.offload, run))
@@ -371,6 +374,7 @@ pub(super) fn run_clones(
     roots: &[BorrowedFd<'_>],
     specs: &[(usize, CloneSpec)],
     watch: Option<&super::steady::Watch>,
+    flows: &super::flow::Flows,
 ) -> Result<Vec<CloneResult>, String> {
     let placed = placed(roots, specs)?;
     let (groups, left) = super::stage_flags(specs);
@@ -421,7 +425,7 @@ pub(super) fn run_clones(
             // would keep that run's children from ever seeing its EOF, and they this one's.
             fsarena_target::sys::close_all_but([root.as_raw_fd(), w.as_raw_fd(), go_r.as_raw_fd()]);
             let ss = watch.and_then(|w| w.slot(i));
-            child_main(spec, root, shared, ss, w.as_raw_fd(), go_r.as_raw_fd());
+            child_main(spec, root, shared, ss, flows, w.as_raw_fd(), go_r.as_raw_fd());
         }
         if pid < 0 {
             fork_error = Some(format!(
@@ -523,6 +527,7 @@ mod tests {
             error: Some((5, "EIO at 4096".into())),
             log: None,
             log_error: Some("cannot write the log x_bw.1.log: No space left on device".into()),
+            flow_ios: 0,
         };
         let r = make();
         let back = decode(&encode(make())).unwrap();

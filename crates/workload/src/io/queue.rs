@@ -627,9 +627,13 @@ pub(super) fn measured_phase<E: Engine>(
     stop: &AtomicBool,
     live: &crate::Live,
     r: &mut CloneResult,
-    // The steady-state slot the clone publishes to, and the dedupe/compress streams that
-    // refill its writes: each there only when its job asks for it.
-    (ss, mut refill): (Option<&super::steady::Slot>, Option<&mut super::dedupe::BufferFill>),
+    // The steady-state slot the clone publishes to, the dedupe/compress streams that refill
+    // its writes, and its flow: each there only when its job asks for it.
+    (ss, mut refill, flow): (
+        Option<&super::steady::Slot>,
+        Option<&mut super::dedupe::BufferFill>,
+        Option<&super::flow::Flow>,
+    ),
 ) {
     let p = plan(spec);
     let o = &spec.options;
@@ -689,6 +693,25 @@ pub(super) fn measured_phase<E: Engine>(
     'io: loop {
         if stop.load(Ordering::Relaxed) || st.elapsed >= st.p.deadline_ns || ss.is_some_and(|s| s.stopped()) {
             break;
+        }
+        // fio's flow control, asked before each I/O as fio's do_io: held back, the job lets
+        // what is out complete and sleeps flow_sleep (or asks again at once, as fio).
+        if let Some(flow) = flow {
+            if !flow.admit(&mut st.r.flow_ios, o.flow) {
+                if o.flow_sleep.0 > 0 {
+                    if st.drain(&mut q, engine, files).is_err() {
+                        break;
+                    }
+                    let (start, _) = st.tick();
+                    if st.pause(o.flow_sleep.0, start, &mut q, engine, files, stop).is_err() {
+                        break;
+                    }
+                } else {
+                    std::thread::yield_now();
+                }
+                st.tick();
+                continue 'io;
+            }
         }
         // End of a pass: all files exhausted or the job's bytes moved (or out).
         let exhausted = files.iter().all(|f| f.exhausted);

@@ -739,6 +739,25 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         }
     ),
     io!(
+        "flow",
+        Count,
+        Is("0"),
+        "weight in flow control: the jobs of one flow_id issue I/Os in the ratio of their weights (0: none, at most 1000)",
+        |o, v| o.flow = match whole32(v)? {
+            w if w <= super::super::flow::MAX_WEIGHT => w,
+            w => return Err(format!("{w} is over fio's largest flow weight: expected 0 to {}", super::super::flow::MAX_WEIGHT)),
+        }
+    ),
+    io!("flow_id", Count, Is("0"), "the flow whose I/O ratio this job's flow weight counts in", |o, v| o.flow_id =
+        whole32(v)?),
+    io!(
+        "flow_sleep",
+        Count,
+        Is("0"),
+        "microseconds a job held back by flow control sleeps, after its I/Os complete, before asking again",
+        |o, v| o.flow_sleep = fsarena_core::Nanos(whole(v)?.saturating_mul(1000))
+    ),
+    io!(
         "wait_for",
         Text,
         Unset,

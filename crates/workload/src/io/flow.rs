@@ -1,0 +1,162 @@
+//! fio's flow control (`flow`, `flow_id`, `flow_sleep`): the jobs that share a `flow_id`
+//! issue I/Os in the ratio of their `flow` weights.
+//!
+//! As fio 3.33 (flow.c): each flow keeps a counter of the I/Os its jobs issued (from one)
+//! and the sum of the weights of its jobs that have not exited, every clone of every job
+//! of the file counted from the start (fio adds a job's weight when it reads the job, and
+//! takes it away, with the job's own count, when the job exits). Before each I/O a job
+//! compares its share of the counter with its share of the weights: above it, it is held
+//! back (fio's `io_u_quiesce`, then `flow_sleep` microseconds) and asks again; otherwise it
+//! counts the I/O in both and issues it.
+//!
+//! The counters live in a shared anonymous mapping made before any job process is forked,
+//! so that processes (fio's default) and threads share them alike.
+
+use super::jobfile::JobDef;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+/// fio's `FLOW_MAX_WEIGHT`.
+pub const MAX_WEIGHT: u32 = 1000;
+
+/// One flow's shared counters.
+#[derive(Debug)]
+pub struct Flow {
+    used: AtomicBool,
+    id: AtomicU32,
+    /// I/Os its jobs issued, plus 1 (fio's start), less the counts of the jobs that exited.
+    counter: AtomicU64,
+    /// The weights of its clones that have not exited.
+    weight: AtomicU64,
+}
+
+impl Flow {
+    /// fio's `flow_threshold_exceeded`: whether a clone of weight `weight` that issued
+    /// `mine` I/Os of the flow must wait; when it need not, the I/O is counted.
+    pub fn admit(&self, mine: &mut u64, weight: u32) -> bool {
+        let counter = self.counter.load(Ordering::Relaxed).max(1);
+        let total = self.weight.load(Ordering::Relaxed).max(1);
+        if *mine as f64 / counter as f64 > f64::from(weight) / total as f64 {
+            return false;
+        }
+        self.counter.fetch_add(1, Ordering::Relaxed);
+        *mine += 1;
+        true
+    }
+
+    /// A clone of weight `weight` that issued `mine` I/Os of the flow exited.
+    pub fn leave(&self, mine: u64, weight: u32) {
+        self.counter.fetch_sub(mine, Ordering::Relaxed);
+        self.weight.fetch_sub(u64::from(weight), Ordering::Relaxed);
+    }
+}
+
+/// Every flow of a workload, in a MAP_SHARED anonymous mapping.
+pub struct Flows {
+    ptr: *mut Flow,
+    len: usize,
+}
+
+// SAFETY: the mapping holds only atomics, and lives until Drop.
+unsafe impl Sync for Flows {}
+// SAFETY: likewise; the pointer is the mapping's, owned by this value.
+unsafe impl Send for Flows {}
+
+impl std::fmt::Debug for Flows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Flows({})", self.len)
+    }
+}
+
+impl Flows {
+    /// The flows of `jobs` (every job with a `flow` weight), each with its clones' weights.
+    pub fn of(jobs: &[JobDef]) -> std::io::Result<Self> {
+        let mut ids: Vec<u32> = jobs.iter().filter(|j| j.options.flow > 0).map(|j| j.options.flow_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let bytes = std::mem::size_of::<Flow>() * ids.len().max(1);
+        // SAFETY: a fresh anonymous shared mapping; zeroed pages are valid Flows (atomics at
+        // zero, unused).
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let flows = Self { ptr: ptr.cast(), len: ids.len() };
+        for (i, id) in ids.iter().enumerate() {
+            let weight: u64 = jobs
+                .iter()
+                .filter(|j| j.options.flow > 0 && j.options.flow_id == *id)
+                .map(|j| u64::from(j.options.flow) * u64::from(j.options.clones()))
+                .sum();
+            // SAFETY: in bounds of the mapping made above.
+            let f = unsafe { &*flows.ptr.add(i) };
+            f.id.store(*id, Ordering::Relaxed);
+            f.counter.store(1, Ordering::Relaxed);
+            f.weight.store(weight, Ordering::Relaxed);
+            f.used.store(true, Ordering::Release);
+        }
+        Ok(flows)
+    }
+
+    /// The flow of `id`, if a job has a weight in it.
+    pub fn get(&self, id: u32) -> Option<&Flow> {
+        (0..self.len)
+            // SAFETY: in bounds, and the mapping lives as long as self.
+            .map(|i| unsafe { &*self.ptr.add(i) })
+            .find(|f| f.used.load(Ordering::Acquire) && f.id.load(Ordering::Relaxed) == id)
+    }
+}
+
+impl Drop for Flows {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `of`, unmapped once.
+        unsafe { libc::munmap(self.ptr.cast(), std::mem::size_of::<Flow>() * self.len.max(1)) };
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_jobs_issue_in_the_ratio_of_their_weights() {
+        // fio's examples/flow.fio: weights 1 and 8 in flow 0. Taking turns as fast as each
+        // is admitted, the heavier job issues 8 I/Os for each of the lighter one's.
+        let jobs =
+            crate::io::jobfile::parse_str("[global]\nsize=1m\nflow_sleep=1\n[a]\nflow=1\n[b]\nflow=8\n", "f.fio")
+                .unwrap()
+                .jobs;
+        let flows = Flows::of(&jobs).unwrap();
+        let flow = flows.get(0).unwrap();
+        assert!(flows.get(1).is_none());
+        let (mut a, mut b) = (0u64, 0u64);
+        for _ in 0..9000 {
+            flow.admit(&mut a, 1);
+            flow.admit(&mut b, 8);
+        }
+        let ratio = b as f64 / a as f64;
+        assert!((7.9..8.1).contains(&ratio), "b/a = {ratio} ({b} and {a})");
+        // A job that exits takes its count and weight away: the other runs alone.
+        flow.leave(a, 1);
+        let before = b;
+        for _ in 0..100 {
+            flow.admit(&mut b, 8);
+        }
+        assert_eq!(b - before, 100);
+    }
+
+    #[test]
+    fn jobs_without_a_weight_have_no_flow() {
+        let jobs = crate::io::jobfile::parse_str("[a]\nsize=1m\n", "f.fio").unwrap().jobs;
+        assert!(Flows::of(&jobs).unwrap().get(0).is_none());
+    }
+}
