@@ -74,3 +74,47 @@ fn dds_conv_is_the_sync_it_names() {
         assert_eq!(count(not), 0, "conv={conv}: no {not})");
     }
 }
+
+/// The files of `fsarena run tmpfs --fio FILE` that `pwrite64` wrote to, in the order of
+/// the calls (strace of every thread and child, descriptors with their paths).
+fn pwrites_of(job: &str) -> Vec<String> {
+    let strace = require("strace");
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let scratch = Scratch::new(&format!("layout-{}", NEXT.fetch_add(1, Relaxed)));
+    let wd = TempDir::new();
+    let file = scratch.path.join("j.fio");
+    std::fs::write(&file, job).expect("job file");
+    let log = scratch.path.join("strace.log");
+    let out = Command::new(strace)
+        .args(["-f", "-qq", "-y", "-e", "trace=pwrite64", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_fsarena"))
+        .args(["run", "--target", "tmpfs:size=256m", "--fio"])
+        .arg(&file)
+        .args(["--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
+        .arg(format!("{}/work", wd.0))
+        .output()
+        .expect("strace runs");
+    assert!(out.status.success(), "{job}: {}", stderr(&out));
+    let text = std::fs::read_to_string(&log).expect("strace's log");
+    text.lines()
+        .filter_map(|l| {
+            let name = l.split_once("pwrite64(")?.1.split_once('<')?.1.split_once('>')?.0;
+            Some(name.rsplit('/').next().unwrap_or(name).to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn files_are_laid_out_one_at_a_time_unless_create_serialize_is_0() {
+    // Two jobs that read 64 MiB files each: fio (create_serialize=1, its default) writes one
+    // file whole before the next; fsarena's layout too. The jobs only read, so every pwrite64
+    // of the run is the layout's.
+    let job = "[global]\nrw=read\nsize=64m\nbs=1m\n[a]\n[b]\n";
+    let writes = pwrites_of(job);
+    let files: Vec<&String> = writes.iter().filter(|f| f.starts_with("a.") || f.starts_with("b.")).collect();
+    assert!(files.len() >= 4, "{writes:?}");
+    // Runs of one file: serial layout gives exactly two.
+    let runs = 1 + files.windows(2).filter(|w| w[0] != w[1]).count();
+    assert_eq!(runs, 2, "laid out by turns: {files:?}");
+}

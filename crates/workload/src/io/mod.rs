@@ -711,7 +711,12 @@ fn run_group(
     let (mut specs, needs) = plan_group(clients.paths, group, ids, env.stop, threads)?;
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
-    let parallel = std::thread::available_parallelism().map_or(2, |n| n.get());
+    // fio lays files out one at a time unless every job says create_serialize=0 (fio
+    // serializes each job's creation that asks for it; one such job makes the layout serial).
+    let parallel = match group.iter().any(|j| j.options.create_serialize) {
+        true => 1,
+        false => std::thread::available_parallelism().map_or(2, |n| n.get()),
+    };
     let mut layout = layout::lay_out(clients.fds, &needs, parallel, env.stop, created).map_err(|(_, m)| m)?;
     // A clone whose file was laid out from its streams writes on from where the layout left
     // them, as fio's job does after laying its file out.

@@ -275,6 +275,9 @@ pub struct IoOptions {
     pub exit_what: ExitWhat,
     /// fio's `wait_for=NAME`: the job starts once every clone of job NAME has ended.
     pub wait_for: Option<String>,
+    /// fio's `create_serialize` (default on): the job's files are laid out one at a time,
+    /// not beside other files.
+    pub create_serialize: bool,
     /// fio's `flow`: this job's weight in its flow's I/O ratio (0: no flow control).
     pub flow: u32,
     /// fio's `flow_id`: the flow the job's weight counts in.
@@ -395,6 +398,7 @@ impl Default for IoOptions {
             exitall: false,
             exit_what: ExitWhat::Group,
             wait_for: None,
+            create_serialize: true,
             flow: 0,
             flow_id: 0,
             flow_sleep: Nanos(0),

@@ -739,6 +739,13 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         }
     ),
     io!(
+        "create_serialize",
+        Bool,
+        Is("1"),
+        "lay the files out one at a time (0: all at once, each in a thread)",
+        |o, v| o.create_serialize = boolean(v)?
+    ),
+    io!(
         "flow",
         Count,
         Is("0"),
