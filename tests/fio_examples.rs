@@ -132,7 +132,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ),
     (
         "surface-scan",
-        Refused("fill_device and verify_interval are not built, nor a read job that verifies data written before it and takes its size from the file (create_serialize is)"),
+        Refused("fill_device is not built, nor a read job that verifies data written before it and takes its size from the file (verify_interval and create_serialize are)"),
     ),
     ("tiobench-example", Accepted("4 x 4 jobs of 512 MiB at direct=1: longer than the budget")),
     ("uring-cmd-ng", NotHere("ioengine=io_uring_cmd, an NVMe character device")),

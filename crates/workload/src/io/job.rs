@@ -356,7 +356,15 @@ pub fn run_clone<E: Engine>(
         for (f, handle) in files.iter().zip(&handles) {
             // With verify_backlog, what the backlog checked already is not read again.
             let bitmap = f.unverified.as_ref().unwrap_or(&f.written);
-            match verify::check_file(handle.as_fd(), &f.path, f.start, o.min_bs(), bitmap, spec.align, o.verify_fatal) {
+            match verify::check_file(
+                handle.as_fd(),
+                &f.path,
+                f.start,
+                (o.min_bs(), o.verify_interval()),
+                bitmap,
+                spec.align,
+                o.verify_fatal,
+            ) {
                 Ok(c) => checked.add(c),
                 Err(e) => {
                     result.error = Some((libc::EIO, e));

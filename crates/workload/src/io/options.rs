@@ -275,6 +275,8 @@ pub struct IoOptions {
     pub exit_what: ExitWhat,
     /// fio's `wait_for=NAME`: the job starts once every clone of job NAME has ended.
     pub wait_for: Option<String>,
+    /// fio's `verify_interval`: the bytes each verify header covers; None: the block.
+    pub verify_interval_given: Option<u64>,
     /// fio's `create_serialize` (default on): the job's files are laid out one at a time,
     /// not beside other files.
     pub create_serialize: bool,
@@ -399,6 +401,7 @@ impl Default for IoOptions {
             exit_what: ExitWhat::Group,
             wait_for: None,
             create_serialize: true,
+            verify_interval_given: None,
             flow: 0,
             flow_id: 0,
             flow_sleep: Nanos(0),
@@ -505,8 +508,20 @@ impl IoOptions {
             e("verify=pattern needs verify_pattern= (e.g. verify_pattern=0xdeadbeef)".into());
         }
         let header = self.verify_method.header_len().max(32) as u64;
-        if self.verify && self.min_bs() < header {
-            e(format!("verify={method} needs blocks of at least {header} bytes for its header: bs={}", self.min_bs()));
+        if let Some(i) = self.verify_interval_given {
+            if i == 0 || !self.min_bs().is_multiple_of(i) {
+                e(format!(
+                    "verify_interval={i}: expected a divisor of the smallest block size {} (each block holds whole intervals)",
+                    self.min_bs()
+                ));
+            }
+        }
+        if self.verify && self.verify_interval() < header {
+            e(format!(
+                "verify={method} needs at least {header} bytes for its header in each block (bs={}, verify_interval={})",
+                self.min_bs(),
+                self.verify_interval()
+            ));
         }
         // The engine can run here (io_uring allowed, AIO events left, ...): said before
         // anything is created.
@@ -781,6 +796,12 @@ pub fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
 mod tests;
 
 impl IoOptions {
+    /// fio's `verify_interval`: the bytes each verify header covers, the smallest block by
+    /// default.
+    pub fn verify_interval(&self) -> u64 {
+        self.verify_interval_given.unwrap_or_else(|| self.min_bs())
+    }
+
     /// [`IoOptions::set`] for a job file's line. An absolute `filename=` (the scratch file
     /// a job file names on its author's machine, `/tmp/test`) is run on the filesystem under
     /// test, which is what fsarena measures: the file is made in the target under the path's

@@ -162,6 +162,8 @@ pub(super) struct Plan {
     /// `min_bs[ddir]`, `ba[ddir]`).
     pub(super) mbs: [u64; 2],
     pub(super) unit: u64,
+    /// fio's `verify_interval`: the bytes each verify header covers (a divisor of `unit`).
+    pub(super) verify_interval: u64,
     pub(super) random: bool,
     pub(super) uniform_repeats: bool,
     pub(super) zipf: Option<Zipf>,
@@ -226,6 +228,7 @@ pub(super) fn plan(spec: &CloneSpec) -> Plan {
         range: o.bsrange,
         split,
         unit: o.min_bs(),
+        verify_interval: o.verify_interval(),
         random: o.rw.is_random(),
         // fio keeps no random map under a zoned distribution: its blocks repeat.
         uniform_repeats: o.norandommap || matches!(o.random_distribution, Distribution::Zoned(_)),

@@ -197,7 +197,15 @@ impl State<'_> {
             if pending.iter().all(|w| *w == 0) {
                 continue;
             }
-            let checked = verify::check_file(f.fd, &f.path, f.start, self.p.unit, pending, align, fatal);
+            let checked = verify::check_file(
+                f.fd,
+                &f.path,
+                f.start,
+                (self.p.unit, self.p.verify_interval),
+                pending,
+                align,
+                fatal,
+            );
             pending.iter_mut().for_each(|w| *w = 0);
             match checked {
                 Ok(c) => {
@@ -790,7 +798,7 @@ pub(super) fn measured_phase<E: Engine>(
                 d.fill(buf);
             }
             if st.p.verify {
-                verify::stamp_with(&o.verify_method, buf, offset - files[fi].start, st.p.unit, st.seed);
+                verify::stamp_with(&o.verify_method, buf, offset - files[fi].start, st.p.verify_interval, st.seed);
             } else if o.buffer_pattern.is_none() && o.buffer_compress_percentage == 0 && refill.is_none() {
                 // fio's scramble_buffers: make each written block differ (not a pattern's,
                 // which fio writes as given, nor a compressing job's, which fio refills or,

@@ -241,11 +241,14 @@ pub fn check_file(
     file: BorrowedFd<'_>,
     path: &Path,
     start: u64,
-    unit: u64,
+    // The bitmap's unit (the smallest block), and the header's interval within it (fio's
+    // verify_interval: a divisor of the unit).
+    (unit, interval): (u64, u64),
     written: &[u64],
     align: usize,
     fatal: bool,
 ) -> Result<Checked, String> {
+    let interval = if interval == 0 || !unit.is_multiple_of(interval) { unit } else { interval };
     // Runs of written units, each read at once (at most 1 MiB a read): a dense bitmap (the
     // pass after a job) is read in large reads, a sparse one (a verify_backlog of random
     // writes) reads only its units.
@@ -276,12 +279,20 @@ pub fn check_file(
             let off = x * unit;
             let piece = buf.as_slice().get(i..i + unit as usize).filter(|_| i + unit as usize <= got);
             out.units += 1;
-            let outcome =
-                piece.map_or_else(|| Err("file is shorter than what was written".to_string()), |p| check(p, off));
-            if let Err(why) = outcome {
+            // Each interval's header is checked: a failure names the interval's offset.
+            let outcome = piece.map_or_else(
+                || Err(("file is shorter than what was written".to_string(), off)),
+                |p| {
+                    p.chunks(interval as usize).enumerate().try_for_each(|(k, sub)| {
+                        let at = off + k as u64 * interval;
+                        check(sub, at).map_err(|why| (why, at))
+                    })
+                },
+            );
+            if let Err((why, at)) = outcome {
                 out.bad += 1;
                 out.first.get_or_insert_with(|| {
-                    format!("verify failed in {} at offset {}: {why}", path.display(), start + off)
+                    format!("verify failed in {} at offset {}: {why}", path.display(), start + at)
                 });
                 if fatal {
                     return Ok(out);
@@ -363,13 +374,13 @@ mod tests {
         let file = std::fs::File::open(&path).unwrap();
         let file = std::os::fd::AsFd::as_fd(&file);
         let written = vec![0b1111u64];
-        let clean = check_file(file, &path, 0, 4096, &written, 4096, false).unwrap();
+        let clean = check_file(file, &path, 0, (4096, 4096), &written, 4096, false).unwrap();
         assert_eq!((clean.units, clean.bad, clean.first), (4, 0, None));
         data[2 * 4096 + 100] ^= 0xff;
         data[3 * 4096 + 100] ^= 0xff;
         std::fs::write(&path, &data).unwrap();
         // verify_fatal=0 (fio's default): every unit checked, both failures counted.
-        let all = check_file(file, &path, 0, 4096, &written, 4096, false).unwrap();
+        let all = check_file(file, &path, 0, (4096, 4096), &written, 4096, false).unwrap();
         assert_eq!((all.units, all.bad), (4, 2));
         let err = all.first.unwrap();
         assert!(
@@ -377,10 +388,33 @@ mod tests {
             "{err}"
         );
         // verify_fatal=1: the first failure ends the pass.
-        let fatal = check_file(file, &path, 0, 4096, &written, 4096, true).unwrap();
+        let fatal = check_file(file, &path, 0, (4096, 4096), &written, 4096, true).unwrap();
         assert_eq!((fatal.units, fatal.bad), (3, 1));
         // units never written are not checked
-        assert_eq!(check_file(file, &path, 0, 4096, &[0b0011u64], 4096, false).unwrap().bad, 0);
+        assert_eq!(check_file(file, &path, 0, (4096, 4096), &[0b0011u64], 4096, false).unwrap().bad, 0);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn headers_every_verify_interval_name_the_damaged_interval() {
+        // fio's verify_interval=512 in 64 KiB blocks: a header every 512 bytes, and damage in
+        // the fourth interval of the second block is named at that interval's offset.
+        let path = std::env::temp_dir().join(format!("fsarena-verify-interval-{}", std::process::id()));
+        let mut data = vec![5u8; 2 * 65536];
+        stamp_with(&VerifyMethod::Meta, &mut data, 0, 512, 3);
+        std::fs::write(&path, &data).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let file = std::os::fd::AsFd::as_fd(&file);
+        let clean = check_file(file, &path, 0, (65536, 512), &[0b11u64], 4096, false).unwrap();
+        assert_eq!((clean.units, clean.bad), (2, 0));
+        data[65536 + 3 * 512 + 8] ^= 0xff; // the interval's own offset, in its header
+        std::fs::write(&path, &data).unwrap();
+        let bad = check_file(file, &path, 0, (65536, 512), &[0b11u64], 4096, false).unwrap();
+        assert_eq!(bad.bad, 1);
+        // Checked a block at a time, meta reads only each block's first header: unseen.
+        assert_eq!(check_file(file, &path, 0, (65536, 65536), &[0b11u64], 4096, false).unwrap().bad, 0);
+        let at = 65536 + 3 * 512;
+        assert!(bad.first.as_deref().unwrap_or_default().contains(&format!("at offset {at}:")), "{:?}", bad.first);
         std::fs::remove_file(&path).unwrap();
     }
 

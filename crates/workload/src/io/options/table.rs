@@ -536,6 +536,13 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "checksum written blocks and read them back (fsarena's header, fio's counts)",
         |o, v| (o.verify, o.verify_method) = parse_verify(v, o.verify_pattern.as_ref())?
     ),
+    io!(
+        "verify_interval",
+        Size,
+        Unset,
+        "bytes each verify header covers, a divisor of the block size (unset: the block)",
+        |o, v| o.verify_interval_given = Some(nonzero_size(v)?)
+    ),
     io!("verify_pattern", Text, Unset, "the pattern of verify=pattern: 0xHEX or \"text\"", |o, v| {
         let pattern = parse_pattern(v)?;
         // As fio: a pattern turns verify=pattern on unless a method was named.
