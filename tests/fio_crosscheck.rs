@@ -323,3 +323,61 @@ fn flow_weights_share_the_ios_as_fio_shares_them() {
     assert!((7.9..8.1).contains(&theirs), "fio's reads per write: {theirs}");
     assert!((mine / theirs - 1.0).abs() < 0.01, "reads per write: fio {theirs:.4}, fsarena {mine:.4}");
 }
+
+/// (read bytes, read I/Os, write bytes, write I/Os, error) of each job of a fio-shaped JSON.
+fn with_errors(v: &serde_json::Value) -> Vec<[u64; 5]> {
+    let n = |j: &serde_json::Value, d: &str, k: &str| j[d][k].as_u64().unwrap_or(0);
+    v["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| {
+            let error = j["error"].as_u64().unwrap_or(0);
+            [
+                n(j, "read", "io_bytes"),
+                n(j, "read", "total_ios"),
+                n(j, "write", "io_bytes"),
+                n(j, "write", "total_ios"),
+                error,
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn fill_device_writes_until_full_and_a_read_job_verifies_the_data() {
+    // fio's examples/surface-scan.fio on a 64 MiB tmpfs: the write phase fills it (the write
+    // that finds it full counts as an I/O and is no error), the read phase takes its size
+    // from the file and checks every 512-byte interval. fio 3.33: 1025 writes, 1024 reads.
+    let body = "[global]\nthread\nbs=64k\nioengine=sync\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n\
+                [write-phase]\nfilename=datafile.tmp\nrw=write\nfill_device=1\ndo_verify=0\n\
+                [verify-phase]\nstonewall\ncreate_serialize=0\nfilename=datafile.tmp\nrw=read\ndo_verify=1\n";
+    let job = Scratch::new("xjob-fill");
+    let file = job.path.join("fill.fio");
+    std::fs::write(&file, body).expect("job file");
+    let fio_fs = crate::util::SmallTmpfs::new("xfill-fio", "64m");
+    let out = Command::new(require("fio"))
+        .current_dir(&fio_fs.dir.path)
+        .arg("--output-format=json")
+        .arg(&file)
+        .output()
+        .expect("fio runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fio: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).expect("fio's json");
+    let ours_fs = crate::util::SmallTmpfs::new("xfill-ours", "64m");
+    let f = file.to_str().expect("utf-8");
+    let spec = format!("dir:path={}", ours_fs.dir.path.display());
+    let ours =
+        run(&["run", "--target", &spec, "--fio", f, "--output-format", "fio-json", "--repeat", "1", "--warmup", "0"]);
+    assert!(ours.status.success(), "fsarena failed: {}", crate::util::stderr(&ours));
+    let (theirs, mine) = (with_errors(&fio), with_errors(&json(&ours)));
+    assert_eq!(theirs, vec![[0, 0, 64 << 20, 1025, 0], [64 << 20, 1024, 0, 0, 0]], "fio");
+    assert_eq!(mine, theirs);
+    // A read job checks what it reads: data written without headers fails every block.
+    let plain = "[w]\nfilename=plain\nrw=write\nbs=64k\nsize=1m\n[r]\nstonewall\nfilename=plain\nrw=read\nbs=64k\nverify=crc32c\n";
+    let f2 = job.path.join("plain.fio");
+    std::fs::write(&f2, plain).expect("job file");
+    let bad = run(&["run", "--target", &spec, "--fio", f2.to_str().expect("utf-8"), "--repeat", "1", "--warmup", "0"]);
+    assert_eq!(bad.status.code(), Some(1), "{}", crate::util::stderr(&bad));
+    assert!(crate::util::stderr(&bad).contains("(16 blocks failed verify)"), "{}", crate::util::stderr(&bad));
+}

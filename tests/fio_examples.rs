@@ -130,10 +130,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
         "steadystate",
         Accepted("time-based, runtime=5m until steady (tests/steadystate.rs compares ss with fio); its /dev/null and /dev/zero run as files 'null' and 'zero' in the target"),
     ),
-    (
-        "surface-scan",
-        Refused("fill_device is not built, nor a read job that verifies data written before it and takes its size from the file (verify_interval and create_serialize are)"),
-    ),
+    ("surface-scan", Compared),
     ("tiobench-example", Accepted("4 x 4 jobs of 512 MiB at direct=1: longer than the budget")),
     ("uring-cmd-ng", NotHere("ioengine=io_uring_cmd, an NVMe character device")),
     ("uring-cmd-zoned", NotHere("ioengine=io_uring_cmd, a zoned NVMe device")),

@@ -126,6 +126,47 @@ impl IoWorkload {
     }
 }
 
+/// `job` with the size fio finds on the target when the job starts: `fill_device` (fio's
+/// `fill_fs`) with no size writes until ENOSPC, with nothing preallocated; a job with no
+/// size that names its file (`filename=`) takes the size of that file, which an earlier job
+/// or run made, as fio takes it. Other jobs as they are.
+fn sized(job: &JobDef, root: BorrowedFd<'_>) -> Result<JobDef, String> {
+    let o = &job.options;
+    let mut out = job.clone();
+    if o.fill_device && o.size.is_none() && o.filesize.is_none() {
+        // fio's size is then unbounded (-1): the writes go on until ENOSPC. Here: one block
+        // more than the whole filesystem, which no write can pass.
+        let fs = rustix::fs::fstatvfs(root).map_err(|e| format!("job '{}': fill_device: statvfs: {e}", o.name))?;
+        let bs = o.max_bs().max(1);
+        out.options.size =
+            Some(fs.f_blocks.saturating_mul(fs.f_frsize).div_ceil(bs).saturating_add(1).saturating_mul(bs));
+        out.options.fallocate = options::Fallocate::None;
+        return Ok(out);
+    }
+    let (None, None, Some(name)) = (o.size, o.filesize, &o.filename) else { return Ok(out) };
+    let st = rustix::fs::statat(root, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
+        format!(
+            "job '{}' has no size, and its file '{}' cannot be used for one ({e}): give size= (fio: you need to specify size=)",
+            o.name,
+            fsarena_core::printable(name)
+        )
+    })?;
+    let len = u64::try_from(st.st_size).unwrap_or(0);
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile || len <= o.offset {
+        return Err(format!(
+            "job '{}' has no size, and its file '{}' is not a regular file with data past offset={}: give size=",
+            o.name,
+            fsarena_core::printable(name),
+            o.offset
+        ));
+    }
+    out.options.size = Some(len - o.offset);
+    if o.max_bs() > len - o.offset {
+        return Err(format!("job '{}': bs={} is larger than its file's {} bytes", o.name, o.max_bs(), len - o.offset));
+    }
+    Ok(out)
+}
+
 /// `jobs` in stages that run one after the other: `stonewall` starts one, as fio waits
 /// there for every job before it to end. A stage's jobs start together.
 fn stages_of(jobs: &[JobDef]) -> Vec<Vec<&JobDef>> {
@@ -348,6 +389,17 @@ impl Workload for IoWorkload {
         // fio's exitall with exit_what=all: the groups after are reported, and not run.
         let mut exited_all = false;
         for (group, ids) in self.groups().into_iter().zip(self.group_ids()) {
+            // Sizes fio takes from the target when the stage starts (an earlier stage may have
+            // made the file).
+            let sized = match group.iter().map(|j| sized(j, roots[0])).collect::<Result<Vec<JobDef>, String>>() {
+                Ok(jobs) => jobs,
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    complete = false;
+                    break;
+                }
+            };
+            let group: Vec<&JobDef> = sized.iter().collect();
             let ran = if exited_all {
                 Ok(not_run(&group, &ids))
             } else {
@@ -608,6 +660,8 @@ fn plan_group(
             for (fi, path) in used.iter().enumerate() {
                 // filesize is the whole file (io_span), size the span after offset.
                 let size = match file_sizes.get(fi) {
+                    // fio's fill_device: the file grows with the writes, never set to a size.
+                    _ if o.fill_device => 0,
                     Some(&s) => s,
                     None if o.filesize.is_some() => file_size,
                     None => o.offset + file_size,

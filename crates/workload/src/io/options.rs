@@ -277,6 +277,9 @@ pub struct IoOptions {
     pub wait_for: Option<String>,
     /// fio's `verify_interval`: the bytes each verify header covers; None: the block.
     pub verify_interval_given: Option<u64>,
+    /// fio's `fill_device` (`fill_fs`): write until the filesystem is full; ENOSPC ends the
+    /// job, and is no error.
+    pub fill_device: bool,
     /// fio's `create_serialize` (default on): the job's files are laid out one at a time,
     /// not beside other files.
     pub create_serialize: bool,
@@ -401,6 +404,7 @@ impl Default for IoOptions {
             exit_what: ExitWhat::Group,
             wait_for: None,
             create_serialize: true,
+            fill_device: false,
             verify_interval_given: None,
             flow: 0,
             flow_id: 0,
@@ -469,6 +473,9 @@ impl IoOptions {
             e("loops=0: expected at least 1 pass".into());
         }
         match self.file_size() {
+            // fio takes the size of a file that exists (made by an earlier job: checked when
+            // the job starts), or fills the filesystem.
+            None if self.fill_device || (self.filename.is_some() && self.nrfiles == 1) => {}
             None => e(format!("job '{}' has no size: give size= (bytes per job) or filesize=", self.name)),
             Some(file_size) if self.max_bs() > file_size.saturating_sub(self.offset) => e(format!(
                 "bs={} is larger than the {} bytes each file offers (size/nrfiles - offset): use a smaller bs or a larger size",
@@ -494,12 +501,8 @@ impl IoOptions {
         if self.verify_state_load && !self.verify_only {
             e("verify_state_load=1 needs verify_only=1: the saved state says what a verify-only run checks".into());
         }
-        if self.verify && !self.rw.writes() {
-            e(format!(
-                "verify={method} needs a job that writes: rw={} only reads; use write, randwrite, rw or randrw",
-                self.rw.fio_name()
-            ));
-        }
+        // A job that only reads checks what it reads (fio verifies each read against the
+        // headers an earlier job wrote); with do_verify=0 it checks nothing, as in fio.
         let diskless = self.verify && self.engine_caps().diskless;
         if diskless {
             e(format!("verify={method} needs data on disk: ioengine={} moves none; use psync or sync", self.ioengine));

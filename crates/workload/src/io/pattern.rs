@@ -190,6 +190,12 @@ pub(super) struct Plan {
     pub(super) sync_every: u32,
     pub(super) datasync: bool,
     pub(super) verify: bool,
+    /// A job that only reads, with `verify=` and `do_verify=1`: its reads are checked.
+    pub(super) verify_reads: bool,
+    /// fio's `verify_fatal`.
+    pub(super) verify_fatal: bool,
+    /// fio's `fill_device`: ENOSPC ends the job.
+    pub(super) fill_device: bool,
 }
 
 /// fio's `thinktime` family (backend.c `handle_thinktime`).
@@ -263,6 +269,9 @@ pub(super) fn plan(spec: &CloneSpec) -> Plan {
         sync_every: if o.fsync > 0 { o.fsync } else { o.fdatasync },
         datasync: o.fsync == 0 && o.fdatasync > 0,
         verify: o.verify,
+        verify_reads: o.verify && o.do_verify && !o.rw.writes() && !o.verify_only,
+        verify_fatal: o.verify_fatal,
+        fill_device: o.fill_device,
     }
 }
 

@@ -186,6 +186,35 @@ impl State<'_> {
         true
     }
 
+    /// fio's verify of a job that only reads (`verify=` with `do_verify=1`): each read is
+    /// checked as it completes, against the headers an earlier job or run wrote. False when
+    /// the job must stop (a bad interval under verify_fatal).
+    #[cold]
+    fn check_read(&mut self, files: &[FileState<'_>], io: &Pending, data: &[u8]) -> bool {
+        let f = &files[io.file];
+        let interval = self.p.verify_interval.max(1) as usize;
+        let at = io.offset - f.start;
+        let mut bad = None;
+        for (k, piece) in data.chunks(interval).enumerate() {
+            let off = at + (k * interval) as u64;
+            if let Err(why) = verify::check(piece, off) {
+                self.r.verify_errors += 1;
+                bad.get_or_insert_with(|| {
+                    format!("verify failed in {} at offset {}: {why}", f.path.display(), f.start + off)
+                });
+            }
+        }
+        self.r.verified_bytes += data.len() as u64;
+        let Some(first) = bad else { return true };
+        self.r.verify_first.get_or_insert(first);
+        if self.p.verify_fatal {
+            let first = self.r.verify_first.clone().unwrap_or_default();
+            self.fail(libc::EILSEQ, format!("{first} (verify_fatal=1)"));
+            return false;
+        }
+        true
+    }
+
     /// fio's verify_backlog: reads back and checks the units written since the last check.
     /// False when the job must stop (a read failed, or a bad block under verify_fatal).
     #[cold]
@@ -245,6 +274,16 @@ impl State<'_> {
         let f = &mut files[io.file];
         let n = match result {
             Ok(n) => n as u64,
+            // fio's fill_device: a full filesystem is the job's end, not an error; fio counts
+            // the write that found it full as one of the job's I/Os (of no bytes).
+            Err(e)
+                if self.p.fill_device
+                    && io.dir == WRITE
+                    && matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) =>
+            {
+                self.r.ios[WRITE] += 1;
+                return Next::Stop;
+            }
             Err(e) => {
                 let what = if io.dir == READ { "read" } else { "write" };
                 let message = format!("{what} of {} bytes at offset {} of {}: {e}", io.bs, io.offset, f.path.display());
@@ -550,6 +589,14 @@ impl State<'_> {
                     (self.clock.delta_as_nanos(io.issued, now), Submitted::reaped(&self.clock, &io, now), self.elapsed)
                 }
             };
+            if io.dir == READ && self.p.verify_reads {
+                if let Ok(n) = &c.result {
+                    let data = &engine.buffers().slot(c.slot)[..*n];
+                    if !self.check_read(files, &io, data) {
+                        stop = true;
+                    }
+                }
+            }
             if let Next::Stop = self.finish(files, io, c.result, lat, Some(sub), at) {
                 stop = true;
             }
@@ -821,6 +868,14 @@ pub(super) fn measured_phase<E: Engine>(
                     // A queued engine that completed it in the call: lat, no slat.
                     let sub = st.queues.then(|| Submitted::inline(&st.clock, &io, now));
                     let at = st.elapsed;
+                    if dir == READ && st.p.verify_reads {
+                        if let Ok(n) = &result {
+                            let data = &engine.buffers().slot(slot)[..*n];
+                            if !st.check_read(files, &io, data) {
+                                break 'io;
+                            }
+                        }
+                    }
                     match st.finish(files, io, result, lat, sub, at) {
                         Next::Stop => break 'io,
                         Next::Skip => continue 'io,

@@ -746,6 +746,14 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         }
     ),
     io!(
+        "fill_device",
+        Bool,
+        Is("0"),
+        "write the target's free space until ENOSPC, which ends the job and is no error (nothing preallocated)",
+        |o, v| o.fill_device = boolean(v)?
+    )
+    .aka(&["fill_fs"]),
+    io!(
         "create_serialize",
         Bool,
         Is("1"),
