@@ -42,4 +42,8 @@ macro_rules! noio_engine {
 }
 
 noio_engine!(CpuIo, "cpuio", "`ioengine=cpuio`: burns CPU, moves no data (the loop is the workload's).");
-noio_engine!(Exec, "exec", "`ioengine=exec`: runs a program for the runtime, moves no data (the loop is the workload's).");
+noio_engine!(
+    Exec,
+    "exec",
+    "`ioengine=exec`: runs a program for the runtime, moves no data (the loop is the workload's)."
+);

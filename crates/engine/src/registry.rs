@@ -243,7 +243,7 @@ mod tests {
         assert_eq!(
             err,
             "ioengine=splice is fio's but not supported by fsarena (splice(2) through a pipe is not built): expected one of \
-             psync, sync, null, io_uring, libaio, mmap, posixaio, filecreate, filestat, filedelete, ftruncate, falloc"
+             psync, sync, null, io_uring, libaio, mmap, posixaio, filecreate, filestat, filedelete, ftruncate, falloc, cpuio, exec"
         );
     }
 

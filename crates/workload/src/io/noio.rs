@@ -162,7 +162,8 @@ impl Sorter {
         for (out, v) in self.bytes.chunks_exact_mut(4).zip(&self.data) {
             out.copy_from_slice(&v.to_ne_bytes());
         }
-        self.bytes.sort_unstable_by(|a, b| (*a as i8).cmp(&(*b as i8)));
+        // fio compares them as signed bytes.
+        self.bytes.sort_unstable_by_key(|b| *b as i8);
         for (v, b) in self.data.iter_mut().zip(self.bytes.chunks_exact(4)) {
             *v = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
         }
@@ -207,7 +208,10 @@ pub(super) fn exec(spec: &CloneSpec, root: BorrowedFd<'_>, stop: &AtomicBool, r:
                 cmd.stdout(out).stderr(err);
             }
             Err(err) => {
-                r.error = Some((err.raw_os_error().unwrap_or(libc::EIO), format!("exec: cannot create {}.stdout/.stderr in the target: {err}", o.name)));
+                r.error = Some((
+                    err.raw_os_error().unwrap_or(libc::EIO),
+                    format!("exec: cannot create {}.stdout/.stderr in the target: {err}", o.name),
+                ));
                 return;
             }
         }

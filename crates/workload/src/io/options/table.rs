@@ -256,6 +256,8 @@ pub(super) const ENGINE_WORDS: &[&str] = &[
     "filedelete",
     "ftruncate",
     "falloc",
+    "cpuio",
+    "exec",
 ];
 
 /// A row of the io table.
