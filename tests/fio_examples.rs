@@ -53,7 +53,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("cmdprio-bssplit", NotHere("filename=/dev/sda, a device")),
     ("cmdprio-percentage", NotHere("filename=/dev/sda, a device")),
     ("cpp_null", NotHere("ioengine=cpp_null, an external plug-in fio 3.33 does not ship")),
-    ("cpuio", Refused("ioengine=cpuio (cpuload, cpumode) moves no I/O: not supported by fsarena")),
+    ("cpuio", Accepted("time-based, runtime=15 twice; moves no data (tests/noio.rs compares a cpuio job's CPU use with fio's)")),
     ("cross-stripe-verify", NotHere("filename=/dev/nvme0n1, a device")),
     ("dedupe-global", Compared),
     ("dev-dax", NotHere("ioengine=dev-dax, a DAX device")),
@@ -62,7 +62,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
     ("e4defrag", NotHere("directory=/scratch does not exist here (and ioengine=e4defrag is not built)")),
     ("e4defrag2", NotHere("directory=/scratch does not exist here (and ioengine=e4defrag is not built)")),
     ("enospc-pressure", NotHere("directory=/scratch does not exist here")),
-    ("exec", Refused("ioengine=exec runs programs: not supported by fsarena (its exec workload times commands)")),
+    ("exec", Accepted("time-based, 100 s; runs /usr/sbin/turbostat, absent here (tests/noio.rs compares an exec job with fio's)")),
     (
         "exitwhat",
         Accepted("its fast jobs are stopped by exitall: they move what timing allows (the class is compared in tests/fio_corpus/exit-what-*.fio); filename=/tmp/test runs as 'test' in the target"),

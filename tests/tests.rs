@@ -31,6 +31,7 @@ mod latency;
 mod meta;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod noio;
 mod posix;
 mod postmark;
 mod progress;

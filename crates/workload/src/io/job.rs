@@ -328,6 +328,10 @@ pub fn run_clone<E: Engine>(
                 None => f.written = all_units(f.blocks),
             }
         }
+    } else if o.ioengine == fsarena_engine::EngineKind::CpuIo {
+        super::noio::cpuio(spec, stop, &mut result);
+    } else if o.ioengine == fsarena_engine::EngineKind::Exec {
+        super::noio::exec(spec, root, stop, &mut result);
     } else {
         super::queue::measured_phase(
             spec,

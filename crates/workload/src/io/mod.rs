@@ -12,6 +12,7 @@ pub mod jobfile;
 mod keywords;
 mod layout;
 mod logstream;
+pub mod noio;
 pub mod offsets;
 pub mod options;
 mod pattern;
@@ -1092,6 +1093,7 @@ impl EngineVisitor for CloneRun<'_> {
 /// One JobResult from one or more clones, summed as fio's `sum_thread_stats` does.
 fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
     let file_engine = job.options.engine_caps().file_op.is_some();
+    let noio = job.options.noio();
     let direction = |d: usize| {
         let mut hist = LatencyHistogram::new();
         let (mut slat, mut lat) = (LatencyHistogram::new(), LatencyHistogram::new());
@@ -1105,7 +1107,9 @@ fn merge(job: &JobDef, group_id: u32, clones: &[&CloneResult]) -> JobResult {
             r.io_bytes += c.bytes[d];
             r.total_ios += c.ios[d];
             r.short_ios += c.short_ios[d];
-            if c.ios[d] > 0 {
+            // fio times a direction that moved bytes: cpuio's and exec's reads of nothing
+            // leave its runtime (and so its iops) at 0.
+            if c.ios[d] > 0 && !(noio && c.bytes[d] == 0) {
                 r.runtime = r.runtime.max(Nanos(c.runtime_ns));
             }
             let (b, i) = c.series[d].per_second();

@@ -269,6 +269,10 @@ pub struct IoOptions {
     pub create_on_open: bool,
     /// `filestat`'s `stat_type=`: which stat call it times.
     pub stat_type: fsarena_engine::StatType,
+    /// `cpuio`'s options (cpuload, cpumode, cpuchunks, exit_on_io_done).
+    pub cpu: super::noio::CpuOptions,
+    /// `exec`'s options (program, arguments, grace_time, std_redirect).
+    pub exec: super::noio::ExecOptions,
     /// fio's `exitall=`: when this job ends, every job of its group is stopped.
     pub exitall: bool,
     /// fio's `exit_what`: what this job's `exitall` stops.
@@ -400,6 +404,8 @@ impl Default for IoOptions {
             startdelay: Nanos(0),
             create_on_open: false,
             stat_type: fsarena_engine::StatType::Stat,
+            cpu: super::noio::CpuOptions::default(),
+            exec: super::noio::ExecOptions::default(),
             exitall: false,
             exit_what: ExitWhat::Group,
             wait_for: None,
@@ -473,6 +479,8 @@ impl IoOptions {
             e("loops=0: expected at least 1 pass".into());
         }
         match self.file_size() {
+            // fio's cpuio and exec move nothing and need no size.
+            _ if self.noio() => {}
             // fio takes the size of a file that exists (made by an earlier job: checked when
             // the job starts), or fills the filesystem.
             None if self.fill_device || (self.filename.is_some() && self.nrfiles == 1) => {}
@@ -487,6 +495,7 @@ impl IoOptions {
         if self.time_based && self.runtime.is_none() {
             e("time_based needs runtime= (e.g. runtime=10s)".into());
         }
+        self.noio_problems(&mut e);
         self.rate_problems(&mut e);
         let method = self.verify_method.fio_name();
         for (on, key) in [
@@ -674,6 +683,44 @@ impl IoOptions {
     }
 
     /// Size of each file.
+    /// fio's engines that move no data (`FIO_NOIO`): `cpuio` and `exec`, whose loop is
+    /// [`super::noio`]'s, not the I/O loop.
+    pub fn noio(&self) -> bool {
+        matches!(self.ioengine, IoEngine::CpuIo | IoEngine::Exec)
+    }
+
+    /// What `cpuio` and `exec` need: a runtime (nothing else ends them), and their own
+    /// options (fio refuses a cpuio job without cpuload and an exec job without program).
+    fn noio_problems(&self, e: &mut impl FnMut(String)) {
+        let engine = self.ioengine;
+        if self.noio() && self.runtime.is_none() {
+            e(format!("ioengine={engine} needs runtime= (e.g. runtime=10s): it moves no data, so only time ends it"));
+        }
+        if engine == IoEngine::CpuIo {
+            if self.cpu.load == 0 {
+                e("ioengine=cpuio needs cpuload= (the percent of one CPU to use, 1 to 100)".into());
+            }
+            if self.cpu.exit_on_io_done {
+                e("exit_on_io_done=1 is not supported by fsarena: expected 0 (a cpuio job runs for its runtime)"
+                    .into());
+            }
+            if self.cpu.chunk_us == 0 && self.cpu.mode == super::noio::CpuMode::Noop {
+                e("cpuchunks=0: expected at least 1 microsecond of burn per chunk".into());
+            }
+        }
+        if engine == IoEngine::Exec {
+            if self.exec.program.is_none() {
+                e("ioengine=exec needs program= (the program to run, e.g. program=/usr/bin/sleep)".into());
+            }
+            if self.exec.std_redirect && (self.name.contains('/') || self.name.starts_with('.')) {
+                e(format!(
+                    "exec: std_redirect=1 writes '{0}.stdout' and '{0}.stderr' in the target: the job name must not contain '/' or start with '.' (or set std_redirect=0)",
+                    self.name
+                ));
+            }
+        }
+    }
+
     pub fn file_size(&self) -> Option<u64> {
         self.filesize.or_else(|| self.size.map(|s| s / u64::from(self.nrfiles.max(1))))
     }

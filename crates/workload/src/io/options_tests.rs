@@ -232,3 +232,23 @@ fn rate_options_are_fios_or_refused() {
         assert!(err.contains(want), "{pairs:?}: '{err}' lacks '{want}'");
     }
 }
+
+#[test]
+fn cpuio_and_exec_need_no_size_but_their_own_options() {
+    // fio's cpuio and exec move nothing: no size, a runtime, and cpuload or program.
+    let o = with(&[("ioengine", "cpuio"), ("cpuload", "50"), ("time_based", "1"), ("runtime", "2")]).unwrap();
+    assert!(o.noio() && o.engine_caps().diskless);
+    assert_eq!((o.cpu.load, o.cpu.chunk_us), (50, 50_000));
+    let e = with(&[("ioengine", "cpuio"), ("runtime", "2")]).unwrap_err().to_string();
+    assert!(e.contains("needs cpuload="), "{e}");
+    let e = with(&[("ioengine", "cpuio"), ("cpuload", "50")]).unwrap_err().to_string();
+    assert!(e.contains("needs runtime="), "{e}");
+    assert!(with(&[("ioengine", "cpuio"), ("cpuload", "50"), ("runtime", "2"), ("cpumode", "bogo")]).is_err());
+    assert!(with(&[("ioengine", "cpuio"), ("cpuload", "50"), ("runtime", "2"), ("exit_on_io_done", "1")]).is_err());
+    let o = with(&[("ioengine", "exec"), ("program", "/bin/echo"), ("arguments", "%n"), ("runtime", "1")]).unwrap();
+    assert_eq!((o.exec.grace_time, o.exec.std_redirect), (1, true));
+    let e = with(&[("ioengine", "exec"), ("runtime", "1")]).unwrap_err().to_string();
+    assert!(e.contains("needs program="), "{e}");
+    // Other engines still need a size.
+    assert!(with(&[("ioengine", "null"), ("runtime", "1")]).is_err());
+}

@@ -256,6 +256,8 @@ pub(super) const ENGINE_WORDS: &[&str] = &[
     "filedelete",
     "ftruncate",
     "falloc",
+    "cpuio",
+    "exec",
 ];
 
 /// A row of the io table.
@@ -723,6 +725,62 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         Is("stat"),
         "filestat: the call timed on each file, stat(2), lstat(2) or statx(2)",
         |o, v| o.stat_type = fsarena_engine::StatType::parse(v)?
+    ),
+    io!(
+        "cpuload",
+        Percent,
+        Unset,
+        "cpuio: the percent of one CPU each job burns (needed; above 100 counts as 100)",
+        |o, v| o.cpu.load = whole32(v)?
+    ),
+    io!(
+        "cpumode",
+        Choice(&["noop", "qsort"]),
+        Is("noop"),
+        "cpuio: noop spins on the clock for cpuchunks; qsort sorts 256 Ki integers four times per chunk",
+        |o, v| o.cpu.mode = match v {
+            "noop" => super::super::noio::CpuMode::Noop,
+            "qsort" => super::super::noio::CpuMode::Qsort,
+            _ => return Err(format!("'{v}' is not a cpumode: expected noop or qsort")),
+        }
+    ),
+    io!("cpuchunks", Count, Is("50000"), "cpuio: microseconds of each burn; the pause after it makes the load", |o, v| o
+        .cpu
+        .chunk_us =
+        whole(v)?)
+    .unit("us"),
+    io!(
+        "exit_on_io_done",
+        Bool,
+        Is("0"),
+        "cpuio: end when the I/O jobs have; fsarena supports only 0 (the job runs its runtime)",
+        |o, v| o.cpu.exit_on_io_done = boolean(v)?
+    ),
+    io!(
+        "program",
+        Text,
+        Unset,
+        "exec: the program to run (by exec, no shell; searched in PATH without a '/'), as the user fsarena runs as",
+        |o, v| o.exec.program = Some(v.to_string())
+    ),
+    io!(
+        "arguments",
+        Text,
+        Unset,
+        "exec: its arguments, split on spaces; %r is the runtime in seconds, %n the job name",
+        |o, v| o.exec.arguments = Some(v.to_string())
+    ),
+    io!("grace_time", Count, Is("1"), "exec: seconds between SIGTERM at the runtime's end and SIGKILL", |o, v| o
+        .exec
+        .grace_time =
+        whole(v)?)
+    .unit("s"),
+    io!(
+        "std_redirect",
+        Bool,
+        Is("1"),
+        "exec: the program's stdout and stderr go to NAME.stdout and NAME.stderr in the target (0: to fsarena's stderr)",
+        |o, v| o.exec.std_redirect = boolean(v)?
     ),
     io!("create_on_open", Bool, Is("0"), "create each file when the job opens it", |o, v| o.create_on_open =
         boolean(v)?),

@@ -1,0 +1,133 @@
+//! fio's engines that move no data, on a real tmpfs and against fio 3.33 run in the same
+//! test: `cpuio` burns the CPU share it is given, `exec` runs its program, writes the
+//! program's output into the target, and stops it with SIGTERM when the runtime is over.
+
+use crate::util::{json, require, stderr, Scratch, SmallTmpfs};
+use serde_json::Value;
+use std::process::Command;
+
+/// fsarena's fio-json for the job file `job`, run on a fresh tmpfs kept as `fs` (so the test
+/// can look inside it), under `wrap` (e.g. strace) when given.
+fn fsarena_json(name: &str, job: &str, fs: &SmallTmpfs, wrap: Option<&[&str]>) -> Value {
+    let work = Scratch::new(&format!("noio-{name}-work"));
+    let file = work.path.join("job.fio");
+    std::fs::write(&file, job).unwrap();
+    let bin = env!("CARGO_BIN_EXE_fsarena");
+    let mut cmd = match wrap {
+        Some(w) => {
+            let mut c = Command::new(w[0]);
+            c.args(&w[1..]).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let out = cmd
+        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
+        .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--output-format", "fio-json", "--workdir"])
+        .arg(work.path.join("wd"))
+        .arg("--target")
+        .arg(fs.dir.spec())
+        .arg("--fio")
+        .arg(&file)
+        .output()
+        .expect("fsarena runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    json(&out)
+}
+
+/// fio's JSON for `job`, run in a scratch directory of its own (where exec's output files
+/// go). cpuio's engine prints a line before the JSON: skipped.
+fn fio_json(name: &str, job: &str) -> Value {
+    let dir = Scratch::new(&format!("noio-{name}-fio"));
+    std::fs::write(dir.path.join("job.fio"), job).unwrap();
+    let out = Command::new(require("fio"))
+        .current_dir(&dir.path)
+        .args(["--output-format=json", "job.fio"])
+        .output()
+        .expect("fio runs");
+    assert!(out.status.success(), "fio failed: {}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let at = text.find('{').unwrap_or_else(|| panic!("fio printed no JSON: {text}"));
+    serde_json::from_str(&text[at..]).unwrap()
+}
+
+/// The job named `name` in a fio JSON report.
+fn job_named<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["jobs"].as_array().unwrap().iter().find(|j| j["jobname"] == name).unwrap_or_else(|| panic!("no job {name}"))
+}
+
+/// CPU use of a job in percent of one CPU: usr_cpu + sys_cpu.
+fn cpu(j: &Value) -> f64 {
+    j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap()
+}
+
+#[test]
+fn cpuio_at_half_load_uses_half_a_cpu_as_fio_does() {
+    let job = "[burn]\nioengine=cpuio\ncpuload=50\ntime_based\nruntime=2\n";
+    let fs = SmallTmpfs::new("noio-cpuio", "16m");
+    let ours = fsarena_json("cpuio", job, &fs, None);
+    let theirs = fio_json("cpuio", job);
+    let (o, t) = (job_of(&ours), job_of(&theirs));
+    let (ours_cpu, fio_cpu) = (cpu(o), cpu(t));
+    eprintln!("cpuio cpuload=50 for 2 s: fsarena {ours_cpu:.1} % of a CPU, fio {fio_cpu:.1} %");
+    // 50 ms burns with 50 ms pauses: half a CPU. The machine is shared with other work, which
+    // can take CPU from a burn (it spins on the wall clock) or delay a pause's end: a wide
+    // band, and fsarena within 15 points of fio run just before or after it.
+    assert!((35.0..=65.0).contains(&ours_cpu), "cpuload=50 used {ours_cpu:.1} % of a CPU (fio: {fio_cpu:.1} %)");
+    assert!((ours_cpu - fio_cpu).abs() <= 15.0, "fsarena used {ours_cpu:.1} % of a CPU, fio {fio_cpu:.1} %");
+    // fio's figures for a job that moves nothing: each chunk a read of no bytes that took the
+    // chunk, no direction runtime (it moved no bytes), so no bandwidth and no IOPS.
+    let (r, fr) = (&o["read"], &t["read"]);
+    assert_eq!(r["io_bytes"], 0);
+    assert_eq!(r["runtime"], fr["runtime"]);
+    assert_eq!(r["iops"].as_f64(), Some(0.0));
+    let ios = r["total_ios"].as_u64().unwrap();
+    let fio_ios = fr["total_ios"].as_u64().unwrap();
+    assert!(ios.abs_diff(fio_ios) <= 3 && (15..=21).contains(&ios), "{ios} chunks in 2 s (fio: {fio_ios})");
+    let mean_ms = r["clat_ns"]["mean"].as_f64().unwrap() / 1e6;
+    assert!((50.0..60.0).contains(&mean_ms), "a chunk took {mean_ms:.1} ms on average, expected 50");
+    let runtime = o["job_runtime"].as_u64().unwrap();
+    assert!((2000..2300).contains(&runtime), "job_runtime {runtime} ms for runtime=2");
+}
+
+/// The only job of a report.
+fn job_of(report: &Value) -> &Value {
+    &report["jobs"][0]
+}
+
+#[test]
+fn exec_runs_its_program_into_the_target_and_stops_it_with_sigterm() {
+    let strace = require("strace");
+    let job = "[echoer]\nioengine=exec\nprogram=/bin/echo\narguments=hello %n for %r s\ntime_based\nruntime=1\n\
+               [sleeper]\nioengine=exec\nprogram=sleep\narguments=30\nruntime=1\ngrace_time=2\n";
+    let fs = SmallTmpfs::new("noio-exec", "16m");
+    let work = Scratch::new("noio-exec-trace");
+    let trace = work.path.join("strace.txt");
+    let trace_arg = trace.to_str().unwrap();
+    let wrap = [strace.to_str().unwrap(), "-f", "-qq", "-e", "trace=kill", "-e", "signal=SIGTERM", "-o", trace_arg];
+    // keep=1: the run's directory in the target stays, with the programs' output in it.
+    let ours = fsarena_json("exec", &job.replace("runtime=1\n[", "runtime=1\nkeep=1\n["), &fs, Some(&wrap));
+    let theirs = fio_json("exec", job);
+    // The output went into the target (its run directory), nowhere else.
+    let outputs: Vec<_> = fs.dir.leftovers().into_iter().filter(|p| p.is_file()).collect();
+    let stdout = outputs.iter().find(|p| p.ends_with("echoer.stdout")).unwrap_or_else(|| panic!("{outputs:?}"));
+    assert_eq!(std::fs::read_to_string(stdout).unwrap(), "hello echoer for 1 s\n");
+    for name in ["echoer.stderr", "sleeper.stdout", "sleeper.stderr"] {
+        assert!(outputs.iter().any(|p| p.ends_with(name)), "no {name} in the target: {outputs:?}");
+    }
+    // `sleep 30` ended at the runtime, by the SIGTERM fsarena sent it.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains(", SIGTERM)") && text.contains("+++ killed by SIGTERM +++"), "strace:\n{text}");
+    // fio's figures: runtime plus the whole grace, one look every 100 ms, no bytes.
+    for (name, low, high) in [("echoer", 1900, 2400), ("sleeper", 2900, 3400)] {
+        let (o, t) = (job_named(&ours, name), job_named(&theirs, name));
+        let runtime = o["job_runtime"].as_u64().unwrap();
+        let fio_runtime = t["job_runtime"].as_u64().unwrap();
+        assert!((low..high).contains(&runtime), "{name}: job_runtime {runtime} ms (fio: {fio_runtime})");
+        assert!(runtime.abs_diff(fio_runtime) < 300, "{name}: job_runtime {runtime} ms, fio's {fio_runtime}");
+        let (ios, fio_ios) = (o["read"]["total_ios"].as_u64().unwrap(), t["read"]["total_ios"].as_u64().unwrap());
+        assert!(ios.abs_diff(fio_ios) <= 2, "{name}: {ios} looks, fio {fio_ios}");
+        assert_eq!(o["read"]["io_bytes"], 0);
+        assert_eq!(o["error"], 0);
+    }
+}
