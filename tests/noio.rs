@@ -10,27 +10,7 @@ use std::process::Command;
 /// can look inside it), under `wrap` (e.g. strace) when given.
 fn fsarena_json(name: &str, job: &str, fs: &SmallTmpfs, wrap: Option<&[&str]>) -> Value {
     let work = Scratch::new(&format!("noio-{name}-work"));
-    let file = work.path.join("job.fio");
-    std::fs::write(&file, job).unwrap();
-    let bin = env!("CARGO_BIN_EXE_fsarena");
-    let mut cmd = match wrap {
-        Some(w) => {
-            let mut c = Command::new(w[0]);
-            c.args(&w[1..]).arg(bin);
-            c
-        }
-        None => Command::new(bin),
-    };
-    let out = cmd
-        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
-        .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--output-format", "fio-json", "--workdir"])
-        .arg(work.path.join("wd"))
-        .arg("--target")
-        .arg(fs.dir.spec())
-        .arg("--fio")
-        .arg(&file)
-        .output()
-        .expect("fsarena runs");
+    let out = crate::util::run_fio_text(&work.path, &fs.dir.spec(), job, wrap.unwrap_or_default());
     assert!(out.status.success(), "{}", stderr(&out));
     json(&out)
 }

@@ -1,7 +1,7 @@
 //! fio's rate schedule on a real tmpfs, seen from below: the instants at which fsarena issues
 //! its reads, taken by strace, for `rate_process=linear` and `poisson`, inline and offloaded.
 
-use crate::util::{fsarena, json, require, stderr, Scratch, SmallTmpfs};
+use crate::util::{json, require, stderr, Scratch, SmallTmpfs};
 
 /// One run of `job` (a fio job file's text) on a fresh tmpfs under strace: the job's IOPS as
 /// fsarena reports it, and the instants (s) of its 4 KiB `pread64` calls.
@@ -9,22 +9,12 @@ fn issues(name: &str, job: &str) -> (f64, Vec<f64>) {
     let strace = require("strace");
     let fs = SmallTmpfs::new(&format!("rate-{name}"), "64m");
     let work = Scratch::new(&format!("rate-{name}-work"));
-    let (file, trace) = (work.path.join("job.fio"), work.path.join("strace.txt"));
-    std::fs::write(&file, job).unwrap();
-    let out = std::process::Command::new(strace)
-        // One file per thread (-ff): an offload worker's call is never split in two lines.
-        .args(["-ff", "-qq", "-ttt", "-e", "trace=pread64", "-o"])
-        .arg(&trace)
-        .arg(fsarena().get_program())
-        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
-        .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--output-format", "fio-json", "--workdir"])
-        .arg(work.path.join("wd"))
-        .arg("--target")
-        .arg(fs.dir.spec())
-        .arg("--fio")
-        .arg(&file)
-        .output()
-        .expect("strace runs");
+    let trace = work.path.join("strace.txt");
+    let trace = trace.to_str().expect("utf-8");
+    let strace = strace.to_str().expect("utf-8");
+    // One file per thread (-ff): an offload worker's call is never split in two lines.
+    let wrap = [strace, "-ff", "-qq", "-ttt", "-e", "trace=pread64", "-o", trace];
+    let out = crate::util::run_fio_text(&work.path, &fs.dir.spec(), job, &wrap);
     assert!(out.status.success(), "{}", stderr(&out));
     let iops = json(&out)["jobs"][0]["read"]["iops"].as_f64().unwrap();
     // `1712345678.123456 pread64(5, ..., 4096, 8192) = 4096` in strace.txt.PID: the job's

@@ -50,20 +50,15 @@ impl Flow {
     }
 }
 
-/// Every flow of a workload, in a MAP_SHARED anonymous mapping.
-pub struct Flows {
-    ptr: *mut Flow,
-    len: usize,
-}
+// SAFETY: only atomics, and all-zero is a valid, unused flow.
+unsafe impl super::shared::SharedZeroed for Flow {}
 
-// SAFETY: the mapping holds only atomics, and lives until Drop.
-unsafe impl Sync for Flows {}
-// SAFETY: likewise; the pointer is the mapping's, owned by this value.
-unsafe impl Send for Flows {}
+/// Every flow of a workload, in a mapping shared with the job processes.
+pub struct Flows(super::shared::SharedArray<Flow>);
 
 impl std::fmt::Debug for Flows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Flows({})", self.len)
+        write!(f, "Flows({})", self.0.len())
     }
 }
 
@@ -73,52 +68,27 @@ impl Flows {
         let mut ids: Vec<u32> = jobs.iter().filter(|j| j.options.flow > 0).map(|j| j.options.flow_id).collect();
         ids.sort_unstable();
         ids.dedup();
-        let bytes = std::mem::size_of::<Flow>() * ids.len().max(1);
-        // SAFETY: a fresh anonymous shared mapping; zeroed pages are valid Flows (atomics at
-        // zero, unused).
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        let flows = Self { ptr: ptr.cast(), len: ids.len() };
+        let flows = super::shared::SharedArray::<Flow>::zeroed(ids.len())?;
         for (i, id) in ids.iter().enumerate() {
             let weight: u64 = jobs
                 .iter()
                 .filter(|j| j.options.flow > 0 && j.options.flow_id == *id)
                 .map(|j| u64::from(j.options.flow) * u64::from(j.options.clones()))
                 .sum();
-            // SAFETY: in bounds of the mapping made above.
-            let f = unsafe { &*flows.ptr.add(i) };
+            let Some(f) = flows.get(i) else { continue };
             f.id.store(*id, Ordering::Relaxed);
             f.counter.store(1, Ordering::Relaxed);
             f.weight.store(weight, Ordering::Relaxed);
             f.used.store(true, Ordering::Release);
         }
-        Ok(flows)
+        Ok(Self(flows))
     }
 
     /// The flow of `id`, if a job has a weight in it.
     pub fn get(&self, id: u32) -> Option<&Flow> {
-        (0..self.len)
-            // SAFETY: in bounds, and the mapping lives as long as self.
-            .map(|i| unsafe { &*self.ptr.add(i) })
+        (0..self.0.len())
+            .filter_map(|i| self.0.get(i))
             .find(|f| f.used.load(Ordering::Acquire) && f.id.load(Ordering::Relaxed) == id)
-    }
-}
-
-impl Drop for Flows {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `of`, unmapped once.
-        unsafe { libc::munmap(self.ptr.cast(), std::mem::size_of::<Flow>() * self.len.max(1)) };
     }
 }
 

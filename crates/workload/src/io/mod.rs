@@ -19,6 +19,7 @@ mod pattern;
 mod process;
 mod queue;
 mod rate;
+mod shared;
 mod steady;
 pub(crate) mod verify;
 

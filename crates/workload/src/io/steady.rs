@@ -456,52 +456,11 @@ impl Slot {
     }
 }
 
-/// One [`Slot`] per clone in a MAP_SHARED anonymous mapping, so that writes of forked
-/// children are seen by the parent.
-pub(crate) struct Slots {
-    ptr: *mut Slot,
-    len: usize,
-}
+// SAFETY: only atomics, and all-zero is a valid slot (no phase begun, nothing counted).
+unsafe impl super::shared::SharedZeroed for Slot {}
 
-// SAFETY: the mapping holds only atomics, and lives until Drop.
-unsafe impl Sync for Slots {}
-// SAFETY: likewise; the pointer is the mapping's, owned by this value.
-unsafe impl Send for Slots {}
-
-impl Slots {
-    fn new(len: usize) -> std::io::Result<Self> {
-        let bytes = std::mem::size_of::<Slot>() * len.max(1);
-        // SAFETY: a fresh anonymous shared mapping; zeroed pages are valid Slots (all atomics
-        // at zero and false).
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Self { ptr: ptr.cast(), len })
-    }
-
-    /// Clone `i`'s slot.
-    pub(crate) fn get(&self, i: usize) -> Option<&Slot> {
-        // SAFETY: in bounds, and the mapping lives as long as self.
-        (i < self.len).then(|| unsafe { &*self.ptr.add(i) })
-    }
-}
-
-impl Drop for Slots {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe { libc::munmap(self.ptr.cast(), std::mem::size_of::<Slot>() * self.len.max(1)) };
-    }
-}
+/// One [`Slot`] per clone, in a mapping shared with the job processes.
+pub(crate) type Slots = super::shared::SharedArray<Slot>;
 
 /// How long before the first clone's start fsarena's once-a-second checks are counted from:
 /// the first check comes half a second into the run, the next a second later, and so on.
@@ -553,7 +512,7 @@ impl Watch {
             return Ok(None);
         }
         let slots =
-            Slots::new(clones.len()).map_err(|e| format!("cannot share memory for the steady-state check: {e}"))?;
+            Slots::zeroed(clones.len()).map_err(|e| format!("cannot share memory for the steady-state check: {e}"))?;
         Ok(Some(Self { slots, groups }))
     }
 
