@@ -1,6 +1,7 @@
 //! Bad inputs: hostile job and file names (command line, fio sections, TOML), option bombs
 //! that would exhaust threads, memory or the target, and bad flag values. Each must exit 2
-//! with one line naming the value, before anything is created.
+//! with one line naming the value, before anything is created. The one path a job file may
+//! name outside the target, an absolute `filename=`, runs inside it and never reaches the path.
 
 use super::harness::Arena;
 use super::table::{fio, refuse_all, row, toml, wl, Row};
@@ -69,11 +70,8 @@ fn hostile_job_and_file_names_are_refused() {
         ("opt-name.fio", "[j]\nsize=1m\nname=../../victim/x\n".into(), "opt-name.fio:"),
         ("opt-global-name.fio", "[global]\nname=../../victim/x\n[j]\nsize=1m\n".into(), "../../victim/x"),
         ("opt-filename.fio", "[j]\nsize=1m\nfilename=../../victim/x.0.0\n".into(), "opt-filename.fio:"),
-        (
-            "opt-filename-abs.fio",
-            "[j]\nsize=1m\nfilename=/var/tmp/fsarena-hostile-absent/f\n".into(),
-            "/var/tmp/fsarena-hostile-absent/f",
-        ),
+        // An absolute filename= runs as its last component inside the target: see
+        // an_absolute_filename_in_a_job_file_never_reaches_its_path below.
         ("opt-name-bel.fio", "[j]\nsize=1m\nname=x\x07y\n".into(), "x\\x07y"),
     ];
     for (n, text, want) in &fio_files {
@@ -95,6 +93,29 @@ fn hostile_job_and_file_names_are_refused() {
         rows.push(toml(&format!("{{F}}/{n}"), &[want]));
     }
     refuse_all("names", &f, rows, 4);
+}
+
+#[test]
+fn an_absolute_filename_in_a_job_file_never_reaches_its_path() {
+    // A job file written for another machine names its scratch file by an absolute path:
+    // fsarena runs it as that name inside the target and says so; the path itself is never
+    // created, opened or removed (nor its directory).
+    let absent = std::path::Path::new("/var/tmp/fsarena-hostile-absent");
+    assert!(!absent.exists(), "{} exists before the test", absent.display());
+    let work = crate::util::Scratch::new("hostile-filename-abs");
+    let target = crate::util::Scratch::new("hostile-filename-abs-target");
+    let job = "[j]\nrw=write\nsize=1m\nfilename=/var/tmp/fsarena-hostile-absent/f\n";
+    let out = crate::util::run_fio_text(&work.path, &target.spec(), job, &[]);
+    assert!(out.status.success(), "{}", crate::util::stderr(&out));
+    assert!(!absent.exists(), "{} was created", absent.display());
+    assert_eq!(crate::util::json(&out)["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    // The plan says where it runs.
+    let file = work.path.join("job.fio");
+    let plan =
+        crate::util::run(&["run", "--dry-run", "--target", &target.spec(), "--fio", file.to_str().expect("utf-8")]);
+    let said = String::from_utf8_lossy(&plan.stdout);
+    assert!(said.contains("filename=/var/tmp/fsarena-hostile-absent/f: run as 'f' in the target"), "{said}");
+    assert!(target.leftovers().is_empty(), "{:?}", target.leftovers());
 }
 
 #[test]
