@@ -263,13 +263,17 @@ fn cleanup_stops_the_server_a_killed_run_left_and_unmounts_its_target() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Kill it once the server of the measured round runs (the load's server has stopped).
+    // Kill it once the server of the measured round serves its sysbench (the load's server
+    // has stopped). Killed while that server was still starting, the run could take it along
+    // (seen under CI's load: cleanup then found no server to stop).
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let mut seen = Vec::new();
     while std::time::Instant::now() < deadline {
-        let servers: Vec<u32> = our_servers().into_iter().filter(|s| s.1 == "mariadbd").map(|s| s.0).collect();
+        let ours = our_servers();
+        let servers: Vec<u32> = ours.iter().filter(|s| s.1 == "mariadbd").map(|s| s.0).collect();
         seen.extend(servers.iter().filter(|p| !seen.contains(*p)).copied().collect::<Vec<_>>());
-        if seen.len() >= 2 && !servers.is_empty() {
+        let serving = ours.iter().any(|s| s.1 == "sysbench");
+        if seen.len() >= 2 && !servers.is_empty() && serving {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
