@@ -274,10 +274,11 @@ fn mpi_without_the_feature_says_how_to_build_it() {
     }
     assert!(dir.leftovers().is_empty());
     // Under mpirun every rank finds it: only rank 0 says it.
+    use crate::util::Bounded;
     let quiet = crate::util::fsarena()
         .args(["run", "--mpi", "--target", &dir.spec(), "--workload", "io:rw=write,size=1m", "--no-store"])
         .env("OMPI_COMM_WORLD_RANK", "1")
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(quiet.status.code(), Some(2));
     assert_eq!(stderr(&quiet), "");

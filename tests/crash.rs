@@ -6,6 +6,7 @@
 //! bug found; kinds that cannot be recorded are
 //! refused before anything is created; nothing stays mounted or attached afterwards.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, json, require, stderr, TempDir};
 
 /// Runs `crash` on `target` with its own work directory, checks that nothing of it is left
@@ -16,12 +17,12 @@ fn crash(target: &str, workload: &str) -> serde_json::Value {
     let out = fsarena()
         .args(["run", "--repeat", "1", "--warmup", "0", "--no-store", "--output-format", "json", "--workdir", &work])
         .args(["--target", target, "--workload", workload])
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "{target}: {}", stderr(&out));
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains(&work), "{target}: left mounted: {mounts}");
-    let loops = std::process::Command::new("losetup").arg("-a").output().unwrap();
+    let loops = std::process::Command::new("losetup").arg("-a").bounded_output().unwrap();
     let loops = String::from_utf8_lossy(&loops.stdout);
     assert!(!loops.contains(&work), "{target}: left attached: {loops}");
     let v = json(&out);
@@ -124,7 +125,7 @@ fn fuse2fs_is_recorded_at_file_level_and_sync_promises_nothing_there() {
     // fuse2fs does not journal: crash states it cannot recover are its checker's findings.
     assert!(text.contains("e2fsck"), "{text}");
     // No fuse2fs of the run is left running.
-    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let ps = std::process::Command::new("ps").args(["-eo", "args"]).bounded_output().unwrap();
     assert!(!String::from_utf8_lossy(&ps.stdout).lines().any(|l| l.starts_with("fuse2fs") && l.contains("crash-0")));
 }
 
@@ -173,7 +174,7 @@ fn a_fuse_daemon_that_lies_about_fsync_is_caught_and_an_honest_one_is_not() {
     let out = fsarena()
         .args(["run", "--no-store", "--workdir", &work, "--workload", "crash"])
         .args(["--target", &format!("fuse:cmd='{} {{mnt}}'", bugfs.display())])
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("needs {work}"), "{}", stderr(&out));
@@ -208,7 +209,7 @@ fn kinds_that_cannot_be_recorded_are_refused_before_anything_is_made() {
         let work = format!("{}/work-{}", scratch.0, target.len());
         let out = fsarena()
             .args(["run", "--no-store", "--workdir", &work, "--target", target, "--workload", "crash"])
-            .output()
+            .bounded_output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{target}: {}", stderr(&out));
         assert!(stderr(&out).contains("ext2, ext3, ext4, xfs, btrfs"), "{}", stderr(&out));
@@ -270,18 +271,18 @@ fn cleanup_after_sigkill_undoes_the_recorder_and_its_loop_devices() {
             let _ = std::process::Command::new("umount").args(["-f", fuse]).status();
         }
         child.wait().unwrap();
-        let _ = fsarena().args(["cleanup", "--workdir", &work]).output();
+        let _ = fsarena().args(["cleanup", "--workdir", &work]).bounded_output();
         panic!("a SIGKILLed crash run stayed in uninterruptible sleep on its recorder's FUSE mount");
     }
     assert!(recording, "the run never mounted a recorded filesystem");
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(mounts.contains(&work), "a kill mid-run leaves the mounts to clean up");
-    let out = fsarena().args(["cleanup", "--workdir", &work]).output().unwrap();
+    let out = fsarena().args(["cleanup", "--workdir", &work]).bounded_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("left"), "{}", stderr(&out));
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains(&work), "left mounted: {mounts}");
-    let loops = std::process::Command::new("losetup").arg("-a").output().unwrap();
+    let loops = std::process::Command::new("losetup").arg("-a").bounded_output().unwrap();
     assert!(!String::from_utf8_lossy(&loops.stdout).contains(&work), "left attached");
 }
 

@@ -2,6 +2,7 @@
 //! in the output, nothing left behind, bad load files refused before anything exists, and the
 //! same per-operation counts as Debian's dbench for a load file whose run is bounded.
 
+use crate::util::Bounded;
 use crate::util::{require, run, stderr, stdout, Scratch};
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -166,7 +167,7 @@ fn counts_match_debians_dbench_for_a_bounded_load_file() {
         .arg("-D")
         .arg(&theirs_dir.path)
         .arg("2")
-        .output()
+        .bounded_output()
         .expect("dbench runs");
     assert!(theirs.status.success(), "dbench: {}", stdout(&theirs));
     let ours_dir = Scratch::new("dbench-same-ours");

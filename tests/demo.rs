@@ -3,6 +3,7 @@
 //! the rest of the suite rather than alone at its end.
 
 use crate::suites::suites;
+use crate::util::Bounded;
 use crate::util::{run, stderr, stdout, Scratch};
 
 /// `fsarena demo`, as the README's first command runs it: every suite at smoke, each row
@@ -19,7 +20,7 @@ fn every_suite_runs_at_smoke_into_one_report() {
         .arg(&db)
         .args(["--workdir", &wd.arg(), "-o"])
         .arg(&page)
-        .output()
+        .bounded_output()
         .unwrap();
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");

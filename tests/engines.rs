@@ -4,6 +4,7 @@
 //! The asynchronous engines (`io_uring` on tmpfs, `libaio` with O_DIRECT on a loop-backed
 //! ext4) move the same bytes, I/Os and syncs as fio on the same job, at every queue depth.
 
+use crate::util::Bounded;
 use crate::util::{json, require, run, stderr, Scratch};
 use std::process::Command;
 
@@ -115,7 +116,7 @@ fn real_fio(dir: &Scratch, opts: &[String]) -> serde_json::Value {
         .arg(format!("--directory={}", dir.path.display()))
         .args(opts.iter().map(|a| format!("--{a}")))
         .arg("--output-format=json")
-        .output()
+        .bounded_output()
         .expect("fio runs");
     assert!(out.status.success(), "fio {opts:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     // fio prints notes before the JSON on stdout (a synchronous engine at iodepth > 1).

@@ -1,5 +1,6 @@
 //! The experiment model end to end: sweeps, one result per fio job, TOML experiment files.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, json, run, stderr, stdout, Scratch, TempDir};
 
 fn run_ok(args: &[&str]) -> std::process::Output {
@@ -140,7 +141,8 @@ fn a_toml_experiment_holds_the_whole_run_and_is_stored_verbatim() {
     );
     std::fs::write(&exp, &text).unwrap();
     let workdir = format!("{}/work", scratch.0);
-    let dry = fsarena().args(["run", exp.to_str().unwrap(), "--dry-run", "--workdir", &workdir]).output().unwrap();
+    let dry =
+        fsarena().args(["run", exp.to_str().unwrap(), "--dry-run", "--workdir", &workdir]).bounded_output().unwrap();
     assert!(dry.status.success(), "{}", stderr(&dry));
     let plan = stdout(&dry);
     assert!(plan.contains("two modes by two job counts"), "{plan}");
@@ -149,7 +151,7 @@ fn a_toml_experiment_holds_the_whole_run_and_is_stored_verbatim() {
 
     let out = fsarena()
         .args(["run", exp.to_str().unwrap(), "--db", &db, "--workdir", &workdir, "--output-format", "json"])
-        .output()
+        .bounded_output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json(&out);
@@ -158,8 +160,10 @@ fn a_toml_experiment_holds_the_whole_run_and_is_stored_verbatim() {
     assert_eq!(keys(&v).len(), 4);
     assert_eq!(v["run"]["results"][0]["metrics"]["read_iops"]["values"].as_array().unwrap().len(), 2);
     // Stored: found by its name, the experiment file kept verbatim in the plan.
-    let shown =
-        fsarena().args(["results", "show", "exp-before", "--db", &db, "--output-format", "json"]).output().unwrap();
+    let shown = fsarena()
+        .args(["results", "show", "exp-before", "--db", &db, "--output-format", "json"])
+        .bounded_output()
+        .unwrap();
     assert!(shown.status.success(), "{}", stderr(&shown));
     let stored = json(&shown);
     assert!(stored["run"]["plan"].as_str().unwrap().contains(&text), "{}", stored["run"]["plan"]);
@@ -177,7 +181,7 @@ fn a_toml_experiment_holds_the_whole_run_and_is_stored_verbatim() {
             "--output-format",
             "json",
         ])
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(json(&out)["run"]["results"][0]["metrics"]["read_iops"]["values"].as_array().unwrap().len(), 1);
 }
@@ -217,7 +221,7 @@ fn bad_sweeps_and_experiment_files_are_refused_before_anything_runs() {
     let f = write("d.toml", &format!("targets = [\"{t}\"]\nrepeat = 0\n[[workload]]\nkind = \"io\"\nsize = \"1m\"\n"));
     bad(&["run", &f, "--repeat", "0"], "--repeat 0: expected at least 1");
     // The file's own repeat = 0, with no --repeat to override it.
-    let out = fsarena().args(["run", &f, "--no-store", "--dry-run"]).output().unwrap();
+    let out = fsarena().args(["run", &f, "--no-store", "--dry-run"]).bounded_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("d.toml: repeat = 0: expected at least 1"), "{}", stderr(&out));
     assert!(dir.leftovers().is_empty());
@@ -239,7 +243,7 @@ fn the_cubefs_example_reproduces_the_studys_matrix_in_one_run() {
     let out = fsarena()
         .args(["run", exp.to_str().unwrap(), "--target", "ext4:size=300m", "--repeat", "1", "--warmup", "0"])
         .args(["--db", &db, "--workdir", &format!("{}/work", scratch.0), "--output-format", "json"])
-        .output()
+        .bounded_output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json(&out);

@@ -1,6 +1,7 @@
 //! The `filebench` workload end to end: personalities scaled down on real filesystems with
 //! filebench's breakdown and summary, a user's .f file run unchanged, bad files refused.
 
+use crate::util::Bounded;
 use crate::util::{run, stderr, stdout, Scratch};
 
 /// The "Per-Operation Breakdown" lines of `text`: flowop name and ops, per block.
@@ -183,7 +184,7 @@ fn every_fsync_flowop_is_one_fsync_call_as_in_filebench() {
         .args(["run", "--repeat", "1", "--warmup", "0", "--no-store", "--no-drop-caches", "--target"])
         .arg(dir.spec())
         .args(["--workload", "filebench:name=varmail,nfiles=800,nthreads=2,runtime=1"])
-        .output()
+        .bounded_output()
         .expect("strace runs");
     assert!(out.status.success(), "{}", stderr(&out));
     let blocks = breakdowns(&stdout(&out));

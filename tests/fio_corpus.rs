@@ -7,6 +7,7 @@
 //! the same lengths. Files that do not match yet are listed in [`KNOWN_DIFFERENCES`] with the reason;
 //! one that matches while listed fails the test too, so the table stays true.
 
+use crate::util::Bounded;
 use crate::util::{json, require, Scratch};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -146,14 +147,15 @@ fn fio(file: &Path, dir: &Scratch, cwd: &Scratch) -> Outcome {
 }
 
 fn fio_traced(file: &Path, dir: &Scratch, cwd: &Scratch, trace: Option<&Path>) -> Outcome {
-    let out = traced(&require("fio"), trace)
-        .arg(format!("--directory={}", dir.path.display()))
-        .arg("--output-format=json")
-        .arg(file)
-        .current_dir(&cwd.path)
-        .env("FSARENA_CORPUS_SIZE", "2m")
-        .output()
-        .expect("fio runs");
+    let out = crate::util::fio_output(|| {
+        let mut c = traced(&require("fio"), trace);
+        c.arg(format!("--directory={}", dir.path.display()))
+            .arg("--output-format=json")
+            .arg(file)
+            .current_dir(&cwd.path)
+            .env("FSARENA_CORPUS_SIZE", "2m");
+        c
+    });
     // fio may print notes (`note: both iodepth >= 1 and synchronous I/O engine ...`) before
     // the JSON on stdout.
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -180,7 +182,7 @@ fn fsarena_traced(file: &Path, dir: &Scratch, cwd: &Scratch, trace: Option<&Path
         .arg(&workdir)
         .current_dir(&cwd.path)
         .env("FSARENA_CORPUS_SIZE", "2m")
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     if !out.status.success() {
         return Err(format!("fsarena exit {:?}: {}", out.status.code(), crate::util::stderr(&out).trim()));
@@ -340,7 +342,7 @@ fn startdelay_delays_the_job_and_not_its_runtime() {
         .arg(&job)
         .args(["--output-format", "fio-json", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
         .arg(cwd.path.join("work"))
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "{}", crate::util::stderr(&out));
     assert!(t.elapsed() >= std::time::Duration::from_secs(2), "took {:?}", t.elapsed());
@@ -370,13 +372,14 @@ fn percentile_options_shape_the_json_as_fios() {
         let job = src.path.join(format!("p{i}.fio"));
         std::fs::write(&job, text).expect("job");
         let (dir, cwd) = (Scratch::new(&format!("corpus-pct-{i}")), Scratch::new(&format!("corpus-pct-{i}-cwd")));
-        let theirs = Command::new(require("fio"))
-            .current_dir(&cwd.path)
-            .arg(format!("--directory={}", dir.path.display()))
-            .args(["--output-format=json"])
-            .arg(&job)
-            .output()
-            .expect("fio runs");
+        let theirs = crate::util::fio_output(|| {
+            let mut c = Command::new(require("fio"));
+            c.current_dir(&cwd.path)
+                .arg(format!("--directory={}", dir.path.display()))
+                .arg("--output-format=json")
+                .arg(&job);
+            c
+        });
         let theirs: serde_json::Value = serde_json::from_slice(&theirs.stdout).expect("fio's JSON");
         std::fs::remove_dir_all(&dir.path).and_then(|()| std::fs::create_dir_all(&dir.path)).expect("fresh dir");
         let ours = crate::util::fsarena()
@@ -384,7 +387,7 @@ fn percentile_options_shape_the_json_as_fios() {
             .arg(&job)
             .args(["--output-format", "fio-json", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
             .arg(cwd.path.join("work"))
-            .output()
+            .bounded_output()
             .expect("fsarena runs");
         assert_eq!(percentile_keys(&json(&ours)), percentile_keys(&theirs), "{text}");
     }

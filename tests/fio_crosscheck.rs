@@ -1,6 +1,7 @@
 //! The same size-based job through real fio and through fsarena moves the same bytes in the
 //! same number of I/Os.
 
+use crate::util::Bounded;
 use crate::util::{json, require, run, Scratch};
 use std::process::Command;
 
@@ -26,7 +27,7 @@ fn fio_json(dir: &Scratch, args: &[String]) -> serde_json::Value {
         .arg(format!("--directory={}", dir.path.display()))
         .args(args.iter().map(|a| format!("--{a}")))
         .arg("--output-format=json")
-        .output()
+        .bounded_output()
         .expect("fio runs");
     assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
     json(&out)
@@ -125,13 +126,14 @@ fn both_json(name: &str, body: &str) -> (serde_json::Value, serde_json::Value) {
     let fio_dir = Scratch::new(&format!("xfio-{name}"));
     // fio writes verify state files into its working directory: a scratch one of its own.
     let cwd = Scratch::new(&format!("xfio-{name}-cwd"));
-    let out = Command::new(require("fio"))
-        .current_dir(&cwd.path)
-        .arg(format!("--directory={}", fio_dir.path.display()))
-        .arg("--output-format=json")
-        .arg(&file)
-        .output()
-        .expect("fio runs");
+    let out = crate::util::fio_output(|| {
+        let mut c = Command::new(require("fio"));
+        c.current_dir(&cwd.path)
+            .arg(format!("--directory={}", fio_dir.path.display()))
+            .arg("--output-format=json")
+            .arg(&file);
+        c
+    });
     assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
     (json(&out), ours_json(name, body))
 }
@@ -364,7 +366,7 @@ fn fill_device_writes_until_full_and_a_read_job_verifies_the_data() {
         .current_dir(&fio_fs.dir.path)
         .arg("--output-format=json")
         .arg(&file)
-        .output()
+        .bounded_output()
         .expect("fio runs");
     let text = String::from_utf8_lossy(&out.stdout);
     let fio: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).expect("fio's json");

@@ -3,6 +3,7 @@
 //! others, where the repeats come from, whether two jobs share them, and fio 3.33's own files
 //! of the same job file.
 
+use crate::util::Bounded;
 use crate::util::{require, run, stderr, SmallTmpfs};
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -77,7 +78,7 @@ fn fios(name: &str, body: &str) -> [Vec<u64>; 2] {
         .arg(format!("--directory={}", target.display()))
         .arg("--output=/dev/null")
         .arg(&file)
-        .output()
+        .bounded_output()
         .expect("fio runs");
     assert!(out.status.success(), "fio failed on {name}: {}", String::from_utf8_lossy(&out.stderr));
     [blocks(&target.join("a.0.0")), blocks(&target.join("b.0.0"))]

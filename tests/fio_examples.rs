@@ -16,6 +16,7 @@
 //! gets wrong say why; one that starts to be accepted or to match fails the test, so the table
 //! stays true.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, json, require, stderr, SmallTmpfs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -144,7 +145,7 @@ const EXAMPLES: &[(&str, Expect)] = &[
 
 /// Runs `cmd`, panicking with its stderr when it fails: a missing input is a failure.
 fn must(cmd: &mut Command, what: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let out = cmd.bounded_output().unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(out.status.success(), "{what}: {}", stderr(&out));
 }
 
@@ -172,7 +173,7 @@ fn examples() -> PathBuf {
         );
         std::fs::rename(&part, &tarball).expect("the fetched tarball");
     }
-    let sum = Command::new(require("sha256sum")).arg(&tarball).output().expect("sha256sum runs");
+    let sum = Command::new(require("sha256sum")).arg(&tarball).bounded_output().expect("sha256sum runs");
     let sum = String::from_utf8_lossy(&sum.stdout);
     assert!(
         sum.split_whitespace().next() == Some(TARBALL_SHA256),
@@ -221,7 +222,7 @@ fn dry_run(file: &Path, target: &str) -> (Option<i32>, String) {
         .arg(file)
         .args(["--dry-run", "--no-store", "--workdir", &format!("{}/work", cwd.0)])
         .current_dir(&cwd.0)
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     (out.status.code(), stderr(&out))
 }
@@ -266,7 +267,7 @@ fn fio_counts(file: &Path, dir: &Path) -> Vec<(String, Counts)> {
         .arg("--output-format=json")
         .arg(file)
         .current_dir(dir)
-        .output()
+        .bounded_output()
         .expect("fio runs");
     let text = String::from_utf8_lossy(&out.stdout);
     let start = text.find('{').unwrap_or(0);
@@ -287,7 +288,7 @@ fn fsarena_counts(file: &Path, dir: &Path) -> Vec<(String, Counts)> {
         .args(["--output-format", "fio-json", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
         .arg(format!("{}/work", cwd.0))
         .current_dir(&cwd.0)
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "fsarena on {}: {}", file.display(), stderr(&out));
     counts(&json(&out))
@@ -341,7 +342,7 @@ fn filecreate_and_filestat_report_as_fio_does() {
             .arg(format!("--directory={}", fio_dir.dir.path.display()))
             .args(["--output-format=json"])
             .arg(&job)
-            .output()
+            .bounded_output()
             .expect("fio runs");
         let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio's JSON");
         let ours = fsarena_json(&job, &our_dir.dir.path);
@@ -365,7 +366,7 @@ fn fsarena_json(file: &Path, dir: &Path) -> serde_json::Value {
         .arg(file)
         .args(["--output-format", "fio-json", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
         .arg(format!("{}/work", cwd.0))
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "fsarena on {}: {}", file.display(), stderr(&out));
     json(&out)

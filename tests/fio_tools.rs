@@ -4,6 +4,7 @@
 //! makes (files, columns, lines) and the counts (I/Os per log), never timings. Also here:
 //! fio-json's `disk_util` on a loop-backed target.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, json, require, stdout, Scratch, TempDir};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -15,7 +16,7 @@ fn fio_in(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .arg(format!("--directory={}", dir.display()))
         .args(args.iter().map(|a| format!("--{a}")))
-        .output()
+        .bounded_output()
         .expect("fio runs");
     assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
     out
@@ -30,7 +31,7 @@ fn fsarena_in(dir: &Path, args: &[&str], format: &str) -> Output {
         .current_dir(dir)
         .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir", &format!("{}/w", work.0)])
         .args(["--target", &format!("dir:path={}", dir.display()), "--workload", &spec, "--output-format", format])
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "fsarena failed: {}", crate::util::stderr(&out));
     out
@@ -60,7 +61,8 @@ fn clat2csv_reads_fsarenas_json_plus_as_fios() {
     let mut csvs = Vec::new();
     for (dir, out) in [(&a, fio), (&b, ours)] {
         std::fs::write(dir.path.join("out.json"), &out.stdout).expect("write json");
-        let done = Command::new(&tool).current_dir(&dir.path).args(["out.json", "csv"]).output().expect("tool runs");
+        let done =
+            Command::new(&tool).current_dir(&dir.path).args(["out.json", "csv"]).bounded_output().expect("tool runs");
         assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
         // One CSV per job, named after the prefix and the job's index.
         let csv = std::fs::read_to_string(dir.path.join("csv_job0")).expect("csv_job0 written");
@@ -140,13 +142,14 @@ fn log_tools_plot_fsarenas_logs_as_fios() {
         assert!(bw.iter().all(|l| l.ends_with(", 0, 0, 0") && l.split(", ").count() == 5), "{bw:?}");
         let hist = lines(&dir.join("j_clat_hist.1.log"));
         assert!(hist.len() >= 3 && hist.iter().all(|l| l.split(", ").count() == 1859), "{} lines", hist.len());
-        let plots = Command::new(&generate).current_dir(dir).arg("t").output().expect("fio_generate_plots runs");
+        let plots =
+            Command::new(&generate).current_dir(dir).arg("t").bounded_output().expect("fio_generate_plots runs");
         assert!(plots.status.success(), "{}", String::from_utf8_lossy(&plots.stderr));
         std::fs::create_dir_all(dir.join("g")).expect("g");
         let traces = Command::new(&to_gnuplot)
             .current_dir(dir)
             .args(["-b", "-g", "-d", "g"])
-            .output()
+            .bounded_output()
             .expect("fio2gnuplot runs");
         assert!(traces.status.success(), "{}", stdout(&traces));
         let mut files: BTreeSet<String> = BTreeSet::new();
@@ -172,7 +175,7 @@ fn disk_util_lists_the_loop_device_and_the_disk_behind_it() {
         .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir", &format!("{}/w", work.0)])
         .args(["--target", "ext4:size=256m", "--workload", "io:rw=write,bs=64k,size=16m,direct=1,end_fsync=1"])
         .args(["--output-format", "fio-json"])
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "{}", crate::util::stderr(&out));
     let v = json(&out);

@@ -2,6 +2,7 @@
 //! O_DSYNC (0x1000) for dd's `oflag=dsync`, io's `sync=dsync` and filebench's `dsync`, as GNU
 //! dd, fio and filebench open, never O_SYNC (0x101000); dd's `conv=fdatasync` is fdatasync.
 
+use crate::util::Bounded;
 use crate::util::{require, stderr, Scratch, TempDir};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -33,7 +34,7 @@ fn opens_of(workload: &str) -> Vec<String> {
             "--workdir",
         ])
         .arg(format!("{}/work", wd.0))
-        .output()
+        .bounded_output()
         .expect("strace runs");
     assert!(out.status.success(), "{workload}: {}", stderr(&out));
     let text = std::fs::read_to_string(&log).expect("strace's log");
@@ -93,7 +94,7 @@ fn pwrites_of(job: &str) -> Vec<String> {
         .arg(&file)
         .args(["--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
         .arg(format!("{}/work", wd.0))
-        .output()
+        .bounded_output()
         .expect("strace runs");
     assert!(out.status.success(), "{job}: {}", stderr(&out));
     let text = std::fs::read_to_string(&log).expect("strace's log");

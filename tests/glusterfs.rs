@@ -4,6 +4,7 @@
 //! no mount, loop device, file or process of the run, and nothing new under
 //! /var/log/glusterfs or /var/run/gluster. Run as root.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, json, require, run, stderr, stdout, Scratch, TestWorkdir};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -106,7 +107,7 @@ fn a_file_written_through_one_client_is_read_through_the_other_on_both_replicas(
             "--target",
             "glusterfs:bricks=2,replica=2,clients=2,size=300m",
         ])
-        .output()
+        .bounded_output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     // LABEL, then every client's mount, tab-separated.
@@ -128,7 +129,7 @@ fn a_file_written_through_one_client_is_read_through_the_other_on_both_replicas(
         let on_brick = wd.path.join(format!("{run_id}-gluster-0-brick{b}/brick/shared"));
         assert_eq!(std::fs::read(&on_brick).unwrap(), b"written through client 1", "{}", on_brick.display());
     }
-    let down = fsarena().args(["down", &run_id, "--workdir", &wd.arg()]).output().unwrap();
+    let down = fsarena().args(["down", &run_id, "--workdir", &wd.arg()]).bounded_output().unwrap();
     assert!(down.status.success(), "{}", stderr(&down));
     nothing_left(&wd, &before);
 }

@@ -1,5 +1,6 @@
 //! `fsarena up` and `fsarena down`: targets held for the user's own tools, on real mounts.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, stderr, stdout, TestWorkdir};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -19,7 +20,7 @@ fn detached_targets_stay_through_cleanup_until_down() {
     let wd = TestWorkdir::new("up-detach");
     let out = fsarena()
         .args(["up", "--target", "tmpfs:size=64m", "--target", "ext4:size=256m", "--detach", "--workdir", &wd.arg()])
-        .output()
+        .bounded_output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let roots = roots(&stdout(&out));
@@ -29,15 +30,15 @@ fn detached_targets_stay_through_cleanup_until_down() {
     std::fs::write(format!("{}/mine", roots[1]), b"data").unwrap();
     let run = stderr(&out).split("held as run ").nth(1).unwrap().split(' ').next().unwrap().to_string();
     // cleanup leaves held targets and says how to end them.
-    let c = fsarena().args(["cleanup", "--workdir", &wd.arg()]).output().unwrap();
+    let c = fsarena().args(["cleanup", "--workdir", &wd.arg()]).bounded_output().unwrap();
     assert!(c.status.success());
     assert!(stderr(&c).contains("held by `fsarena up --detach`"), "{}", stderr(&c));
     assert!(roots.iter().all(|r| mounted(r)));
     // down with another run id touches nothing; with this one, everything goes.
-    let other = fsarena().args(["down", "0123456789abcdef", "--workdir", &wd.arg()]).output().unwrap();
+    let other = fsarena().args(["down", "0123456789abcdef", "--workdir", &wd.arg()]).bounded_output().unwrap();
     assert!(other.status.success() && stderr(&other).contains("no run 0123456789abcdef"), "{}", stderr(&other));
     assert!(roots.iter().all(|r| mounted(r)));
-    let d = fsarena().args(["down", &run, "--workdir", &wd.arg()]).output().unwrap();
+    let d = fsarena().args(["down", &run, "--workdir", &wd.arg()]).bounded_output().unwrap();
     assert!(d.status.success(), "{}", stderr(&d));
     assert!(wd.leftovers().is_empty(), "{:?}", wd.leftovers());
 }
@@ -69,7 +70,7 @@ fn a_held_target_is_torn_down_on_sigterm() {
 fn bad_targets_are_refused_before_anything_is_created() {
     let wd = TestWorkdir::new("up-bad");
     for args in [&["up", "--target", "ext9"][..], &["up", "--target", "ext4:size=64m", "--target", "ext4:size=64m"]] {
-        let out = fsarena().args(args).args(["--workdir", &wd.arg()]).output().unwrap();
+        let out = fsarena().args(args).args(["--workdir", &wd.arg()]).bounded_output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(!wd.path.exists(), "nothing created for {args:?}");
     }

@@ -3,6 +3,7 @@
 //! (`psync`) record no slat and a lat equal to their clat; each direction's keys are fio's own
 //! for the same job.
 
+use crate::util::Bounded;
 use crate::util::{json, require, run, stderr, Scratch};
 use std::process::Command;
 
@@ -72,7 +73,7 @@ fn a_directions_latency_keys_are_fios() {
         .arg(format!("--directory={}", data.path.display()))
         .args(opts.iter().map(|o| format!("--{o}")))
         .arg("--output-format=json")
-        .output()
+        .bounded_output()
         .expect("fio runs");
     assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);

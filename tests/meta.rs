@@ -1,6 +1,7 @@
 //! The `meta` workload end to end: mdtest's flags, exact counts, the tree on disk, mdtest's
 //! summary table, and a filesystem that fills mid-phase.
 
+use crate::util::Bounded;
 use crate::util::{json, run, stderr, stdout, Scratch, SmallTmpfs};
 
 fn run_ok(args: &[&str]) -> std::process::Output {
@@ -285,7 +286,7 @@ fn tasks_taking_turns_on_one_cpu_are_no_faster_than_one_task() {
             .args(["run", "--target", &dir.spec(), "--workload", &workload, "--repeat", "3", "--warmup", "0"])
             .args(["--no-store", "--no-drop-caches", "--output-format", "json", "--workdir", &scratch.0])
             .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
-            .output()
+            .bounded_output()
             .expect("fsarena runs");
         assert!(out.status.success(), "{tasks} tasks: {}", stderr(&out));
         (tasks, json(&out)["run"]["results"][0].clone())

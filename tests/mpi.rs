@@ -2,6 +2,7 @@
 //! target (issue 14). Compiled only with the `mpi` feature (`cargo test --features mpi`):
 //! the plain build's tests need no MPI.
 
+use crate::util::Bounded;
 use crate::util::{json, stderr, stdout, Scratch, TempDir};
 use std::process::{Command, Output};
 
@@ -17,7 +18,7 @@ fn mpirun(ranks: usize, args: &[&str], scratch: &TempDir) -> Output {
         c.args(["--workdir", &format!("{}/work", scratch.0)]);
     }
     c.env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here");
-    c.output().expect("mpirun runs")
+    c.bounded_output().expect("mpirun runs")
 }
 
 /// Two ranks writing 8 MiB each: one result whose counters are twice one rank's, printed
@@ -78,7 +79,7 @@ fn two_ranks_merge_exactly_and_store_one_run() {
     assert!(dir.leftovers().is_empty(), "{:?}", dir.leftovers());
     let shown = crate::util::fsarena()
         .args(["results", "show", "last", "--db", &db, "--output-format", "json"])
-        .output()
+        .bounded_output()
         .unwrap();
     assert!(shown.status.success(), "{}", stderr(&shown));
     let environment = &json(&shown)["run"]["environment"];
@@ -87,8 +88,10 @@ fn two_ranks_merge_exactly_and_store_one_run() {
         let facts = environment[rank].as_str().unwrap_or_else(|| panic!("{rank} missing: {environment}"));
         assert!(facts.starts_with("host=") && facts.contains("kernel=Linux"), "{facts}");
     }
-    let listed =
-        crate::util::fsarena().args(["results", "list", "--db", &db, "--output-format", "json"]).output().unwrap();
+    let listed = crate::util::fsarena()
+        .args(["results", "list", "--db", &db, "--output-format", "json"])
+        .bounded_output()
+        .unwrap();
     assert_eq!(json(&listed)["runs"].as_array().map(Vec::len), Some(1), "{}", stdout(&listed));
 }
 
@@ -242,7 +245,7 @@ fn four_ranks_on_four_glusterfs_clients() {
         "io:rw=write,bs=64k,size=4m",
     ]);
     c.env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here");
-    let out = c.output().expect("mpirun runs");
+    let out = c.bounded_output().expect("mpirun runs");
     assert!(out.status.success(), "stdout: {}\nstderr: {}", stdout(&out), stderr(&out));
     let v = json(&out);
     let result = &v["run"]["results"][0];
@@ -284,7 +287,7 @@ fn ranks_taking_turns_on_one_cpu_are_no_faster_than_one_rank() {
         c.args(["--repeat", "3", "--warmup", "0", "--no-store", "--no-drop-caches", "--output-format", "json"]);
         c.args(["--workdir", &format!("{}/work", scratch.0)]);
         c.env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here");
-        let out = c.output().expect("mpirun runs");
+        let out = c.bounded_output().expect("mpirun runs");
         assert!(out.status.success(), "{ranks} ranks: {}", stderr(&out));
         json(&out)["run"]["results"][0].clone()
     };

@@ -2,6 +2,7 @@
 //! test: `cpuio` burns the CPU share it is given, `exec` runs its program, writes the
 //! program's output into the target, and stops it with SIGTERM when the runtime is over.
 
+use crate::util::Bounded;
 use crate::util::{json, require, stderr, Scratch, SmallTmpfs};
 use serde_json::Value;
 use std::process::Command;
@@ -23,7 +24,7 @@ fn fio_json(name: &str, job: &str) -> Value {
     let out = Command::new(require("fio"))
         .current_dir(&dir.path)
         .args(["--output-format=json", "job.fio"])
-        .output()
+        .bounded_output()
         .expect("fio runs");
     assert!(out.status.success(), "fio failed: {}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);

@@ -3,6 +3,7 @@
 //! `--posix-family`, bad families refused before anything exists, and `compare` of two stored
 //! runs listing the cases that newly fail.
 
+use crate::util::Bounded;
 use crate::util::{json, run, stderr, stdout, TestWorkdir};
 use serde_json::Value;
 
@@ -165,7 +166,7 @@ fn a_plan_of_checks_only_runs_once_and_a_plan_with_a_benchmark_repeats() {
         let out = crate::util::fsarena()
             .args(["run", "--dry-run", "--workdir", "/tmp/fsarena-posix-dry-run-unused", "--target", "tmpfs:size=64m"])
             .args(extra)
-            .output()
+            .bounded_output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         stdout(&out)

@@ -1,6 +1,7 @@
 //! The `postmark` workload end to end: beside Debian's postmark 1.53 with the same parameters,
 //! on tmpfs and ext4, the counts of PostMark's report ("Files:" and "Data:") are the same.
 
+use crate::util::Bounded;
 use crate::util::{require, run, stderr, stdout, Scratch};
 use std::process::Command;
 
@@ -35,7 +36,7 @@ fn postmark(name: &str, config: &str) -> String {
     std::fs::create_dir_all(&dir.path).unwrap();
     let file = dir.path.join("pm.cfg");
     std::fs::write(&file, format!("{}\nrun\nquit\n", config.replace("; ", "\n"))).unwrap();
-    let out = Command::new(tool).arg(&file).current_dir(&dir.path).output().expect("postmark runs");
+    let out = Command::new(tool).arg(&file).current_dir(&dir.path).bounded_output().expect("postmark runs");
     assert!(out.status.success(), "postmark: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(!text.contains("out of files"), "{text}");

@@ -2,6 +2,7 @@
 //! `--log`), one live line on a terminal, nothing but the final warnings with `-q`, and each
 //! warning once, at the end.
 
+use crate::util::Bounded;
 use crate::util::{json, run, stderr, stdout, Scratch, TempDir};
 use std::process::Command;
 
@@ -105,7 +106,7 @@ fn warnings_come_once_at_the_end() {
         .args(["run", "--target", &dir.spec(), "--workload", NULL_SWEEP, "--repeat", "3", "--warmup", "0"])
         .args(["--no-store", "--log", "--workdir", &format!("{}/work", work.0)])
         .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
-        .output()
+        .bounded_output()
         .expect("setpriv runs");
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
@@ -131,7 +132,7 @@ fn on_a_terminal_the_live_line_shows_position_and_eta_and_the_report_follows() {
     let out = Command::new("script")
         .args(["-q", "-e", "-c", &command, "/dev/null"])
         .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
-        .output()
+        .bounded_output()
         .expect("script runs");
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");

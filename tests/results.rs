@@ -498,6 +498,7 @@ fn output_that_cannot_be_written_fails() {
     let target = Scratch::new("results-devfull-target");
     run_stored(&target, &db, "io:rw=write,size=1m");
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    // std's output(), which keeps the stdout given (bounded_output pipes its own).
     let out = crate::util::fsarena().args(["results", "list", "--db", &db]).stdout(full).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));

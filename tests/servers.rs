@@ -9,6 +9,7 @@
 //! The tests take a lock: each checks that no server of fsarena's is left, which another
 //! test's running server would fail.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, require, run, stderr, Scratch};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -36,7 +37,7 @@ fn our_servers() -> Vec<(u32, String, String)> {
 /// What `ss` lists of `what` (`-lx`, `-lt`) that names /run/fsarena, or is a listener on
 /// 127.0.0.1 on one of `ports`.
 fn listening(what: &str) -> String {
-    let out = std::process::Command::new("ss").arg(what).arg("-n").output().expect("ss runs");
+    let out = std::process::Command::new("ss").arg(what).arg("-n").bounded_output().expect("ss runs");
     String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.contains("/run/fsarena/")).collect::<Vec<_>>().join("\n")
 }
 
@@ -243,7 +244,7 @@ fn a_server_that_does_not_start_in_time_fails_the_run_with_its_log_and_leaves_no
         .args(["run", "--repeat", "1", "--warmup", "0", "--no-store"])
         .args(["--workdir", &Scratch::under("/tmp", "servers-timeout").path.join("w").to_string_lossy()])
         .args(["--target", "tmpfs:size=256m", "--workload", "http:requests=10,start_timeout=1s"])
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);

@@ -2,6 +2,7 @@
 //! file through fsarena and through fio 3.33 ends early when the criterion holds and runs its
 //! whole runtime when it cannot.
 
+use crate::util::Bounded;
 use crate::util::{json, require, run, stderr, SmallTmpfs};
 use std::path::Path;
 use std::process::Command;
@@ -44,7 +45,7 @@ fn fio_job(fs: &SmallTmpfs, fio: &Path) -> serde_json::Value {
         .arg(format!("--directory={}", dir.display()))
         .arg("--output-format=json")
         .arg(fio)
-        .output()
+        .bounded_output()
         .expect("fio runs");
     assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
     json(&out)["jobs"][0].clone()

@@ -2,11 +2,12 @@
 //! every scale, `suite show` prints the file and the plans, and an experiment file with claims
 //! and a row this build cannot run reports Findings and lists the row as skipped.
 
+use crate::util::Bounded;
 use crate::util::{fsarena, json, run, stderr, stdout, Scratch, TempDir};
 
 /// The suites `suite list` names.
 pub(crate) fn suites() -> Vec<String> {
-    let out = fsarena().args(["suite", "list"]).output().unwrap();
+    let out = fsarena().args(["suite", "list"]).bounded_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     stdout(&out)
         .lines()
@@ -25,7 +26,7 @@ fn every_suite_plans_at_every_scale() {
         for scale in ["smoke", "quick", "full"] {
             let out = fsarena()
                 .args(["suite", "run", name, "--scale", scale, "--dry-run", "--workdir", &workdir])
-                .output()
+                .bounded_output()
                 .unwrap();
             let (text, err) = (stdout(&out), stderr(&out));
             // At full the study's own sizes need their disk: tens of GiB per image (and the
@@ -48,7 +49,7 @@ fn every_suite_plans_at_every_scale() {
     // The workloads other issues bring are listed as skipped rows, never silently dropped.
     let out = fsarena()
         .args(["suite", "run", "roundup", "--scale", "smoke", "--dry-run", "--workdir", &workdir])
-        .output()
+        .bounded_output()
         .unwrap();
     let text = stdout(&out);
     for kind in ["pgbench", "http"] {
@@ -74,13 +75,16 @@ fn sizes_in(text: &str) -> usize {
 
 /// Whether this build has the workload `kind` (`fsarena help KIND` succeeds).
 fn fsarena_has(kind: &str) -> bool {
-    fsarena().args(["help", kind]).output().unwrap().status.success()
+    fsarena().args(["help", kind]).bounded_output().unwrap().status.success()
 }
 
 #[test]
 fn suite_show_prints_the_file_the_plans_and_the_before_after_commands() {
     let scratch = TempDir::new();
-    let out = fsarena().args(["suite", "show", "dbfs", "--workdir", &format!("{}/work", scratch.0)]).output().unwrap();
+    let out = fsarena()
+        .args(["suite", "show", "dbfs", "--workdir", &format!("{}/work", scratch.0)])
+        .bounded_output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.starts_with("# suites/dbfs.toml (study 000)\n"), "{text}");
@@ -117,7 +121,7 @@ fn suite_show_prints_the_file_the_plans_and_the_before_after_commands() {
     let out = fsarena()
         .args(["run", &copy, "--scale", "smoke", "--skip-unavailable", "--dry-run", "--workdir"])
         .arg(format!("{}/work", scratch.0))
-        .output()
+        .bounded_output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("skipped row crash") || fsarena_has("crash"), "{}", stdout(&out));
@@ -125,7 +129,7 @@ fn suite_show_prints_the_file_the_plans_and_the_before_after_commands() {
 
 #[test]
 fn unknown_suites_and_misplaced_flags_are_bad_input() {
-    let out = fsarena().args(["suite", "run", "roundpu", "--dry-run"]).output().unwrap();
+    let out = fsarena().args(["suite", "run", "roundpu", "--dry-run"]).bounded_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no suite 'roundpu': did you mean 'roundup'?"), "{}", stderr(&out));
     let dir = Scratch::new("suite-flags");
@@ -208,7 +212,7 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
     // The report of the stored run, as Chromium renders it: the Findings with the claims'
     // verdicts, the skipped row listed, every chart drawing something, no script.
     let page = files.path.join("report.html");
-    let out = crate::util::fsarena().args(["report", "exp", "--db", &db, "-o"]).arg(&page).output().unwrap();
+    let out = crate::util::fsarena().args(["report", "exp", "--db", &db, "-o"]).arg(&page).bounded_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let dom = crate::util::chromium_dom(&page);
     assert!(dom.contains("Findings") && dom.contains("c writes faster than a"), "{dom}");
@@ -234,8 +238,10 @@ fn an_experiment_file_runs_at_a_scale_with_findings_and_skipped_rows() {
 fn full_is_the_studys_plan_or_a_refusal_naming_its_sizes() {
     let scratch = TempDir::new();
     let workdir = format!("{}/work", scratch.0);
-    let out =
-        fsarena().args(["suite", "run", "kv", "--scale", "full", "--dry-run", "--workdir", &workdir]).output().unwrap();
+    let out = fsarena()
+        .args(["suite", "run", "kv", "--scale", "full", "--dry-run", "--workdir", &workdir])
+        .bounded_output()
+        .unwrap();
     let (text, err) = (stdout(&out), stderr(&out));
     match out.status.code() {
         Some(0) => assert!(text.contains("num=50000000") && text.contains("size=1700g"), "{text}"),
@@ -245,7 +251,7 @@ fn full_is_the_studys_plan_or_a_refusal_naming_its_sizes() {
         }
     }
     // suite show lists the values chosen where the study gives none, and the rows' metrics.
-    let shown = stdout(&fsarena().args(["suite", "show", "roundup", "--workdir", &workdir]).output().unwrap());
+    let shown = stdout(&fsarena().args(["suite", "show", "roundup", "--workdir", &workdir]).bounded_output().unwrap());
     assert!(
         shown.contains("# chosen here, where the study gives no value")
             && shown.contains("#   dbench: 600 s, dbench's own default run time"),
@@ -375,7 +381,7 @@ fn a_suite_without_a_target_it_can_provision_says_why_and_stops() {
     let scratch = TempDir::new();
     let out = fsarena()
         .args(["suite", "run", "client-scaling", "--target", kind, "--workdir", &format!("{}/work", scratch.0)])
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
@@ -405,7 +411,7 @@ fn a_suites_report_shows_the_studys_figures_in_its_order() {
     let out = run(&["suite", "run", "dbfs", "--scale", "smoke", "--db", &db, "--name", "figs", "--workdir", &wd.arg()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let page = scratch.path.join("report.html");
-    let out = crate::util::fsarena().args(["report", "figs", "--db", &db, "-o"]).arg(&page).output().unwrap();
+    let out = crate::util::fsarena().args(["report", "figs", "--db", &db, "-o"]).arg(&page).bounded_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let dom = crate::util::chromium_dom(&page);
     assert!(dom.trim_end().ends_with("</html>") && !dom.contains("<script"), "{dom}");

@@ -1,6 +1,7 @@
 //! Targets against the real kernel: mkfs, loop devices, mounts, fuse2fs; teardown, cleanup
 //! after SIGKILL, SIGINT, failing mkfs, block devices. Run as root.
 
+use crate::util::Bounded;
 use crate::util::{json, run, stderr, stdout, wait_for_mount_under, TestWorkdir};
 use std::process::{Command, Stdio};
 
@@ -213,7 +214,7 @@ fn block_devices_need_force_and_must_not_be_mounted() {
     let image = wd.path.join("../fsarena-test-device.img");
     std::fs::File::create(&image).unwrap().set_len(128 << 20).unwrap();
     let dev = String::from_utf8(
-        Command::new("losetup").args(["--find", "--show", image.to_str().unwrap()]).output().unwrap().stdout,
+        Command::new("losetup").args(["--find", "--show", image.to_str().unwrap()]).bounded_output().unwrap().stdout,
     )
     .unwrap();
     let dev = dev.trim().to_string();
@@ -272,6 +273,7 @@ fn busy_mounts_are_reported_with_their_holders() {
 /// Issue 8 (A, B, D): what fsarena creates is confined, recorded with its identity, and
 /// undone even after SIGKILL; what it did not create survives.
 mod safety {
+    use crate::util::Bounded;
     use crate::util::{fsarena, run, stderr, Scratch, TestWorkdir};
     use std::process::Stdio;
     use std::time::{Duration, Instant};
@@ -366,7 +368,7 @@ mod safety {
         assert!(stderr(&out).contains("did not mount") && stderr(&out).contains("ended"), "{}", stderr(&out));
         assert!(started.elapsed() < Duration::from_secs(20));
         // `sh -c` forks `sleep`: the whole process group goes.
-        let alive = std::process::Command::new("pgrep").args(["-f", &marker]).output().unwrap();
+        let alive = std::process::Command::new("pgrep").args(["-f", &marker]).bounded_output().unwrap();
         assert!(alive.stdout.is_empty(), "left running: {}", String::from_utf8_lossy(&alive.stdout));
         assert!(wd.leftovers().is_empty(), "{:?}", wd.leftovers());
     }
@@ -380,7 +382,7 @@ mod safety {
             .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir", workdir.to_str().unwrap()])
             .args(["--target", "fuse:cmd='mkfs.ext4 -q -F {work}/i.img 64m && exec fuse2fs -f {work}/i.img {mnt}'"])
             .args(["--workload", "io:rw=write,bs=1m,size=4m"])
-            .output()
+            .bounded_output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(!base.path.join("PWNED").exists() && !base.path.join("PWNED2").exists());
@@ -404,12 +406,12 @@ mod safety {
         child.wait().unwrap();
         // A same-named directory elsewhere is not the run's: nothing to do there.
         std::fs::create_dir(b.path.join("work")).unwrap();
-        let elsewhere = fsarena().current_dir(&b.path).args(["cleanup", "--workdir", "work"]).output().unwrap();
+        let elsewhere = fsarena().current_dir(&b.path).args(["cleanup", "--workdir", "work"]).bounded_output().unwrap();
         assert!(stderr(&elsewhere).contains("nothing to clean up"), "{}", stderr(&elsewhere));
         let state: Vec<_> = std::fs::read_dir(a.path.join("work")).unwrap().flatten().map(|e| e.path()).collect();
         let text = std::fs::read_to_string(state.iter().find(|p| p.to_string_lossy().contains("state-")).unwrap());
         assert!(text.unwrap().contains(&format!("\"workdir\":\"{}/work\"", a.path.display())));
-        let here = fsarena().current_dir(&a.path).args(["cleanup", "--workdir", "work"]).output().unwrap();
+        let here = fsarena().current_dir(&a.path).args(["cleanup", "--workdir", "work"]).bounded_output().unwrap();
         assert!(here.status.success() && stderr(&here).contains("unmounted"), "{}", stderr(&here));
         assert_eq!(std::fs::read_dir(a.path.join("work")).unwrap().count(), 0);
     }
@@ -424,7 +426,8 @@ mod safety {
         fn new(name: &str, size: u64) -> Self {
             let image = std::path::PathBuf::from(format!("/var/tmp/fsarena-test-{name}-{}.img", std::process::id()));
             std::fs::File::create(&image).unwrap().set_len(size).unwrap();
-            let out = std::process::Command::new("losetup").args(["--find", "--show"]).arg(&image).output().unwrap();
+            let out =
+                std::process::Command::new("losetup").args(["--find", "--show"]).arg(&image).bounded_output().unwrap();
             Self { dev: String::from_utf8(out.stdout).unwrap().trim().to_string(), image }
         }
     }
@@ -446,7 +449,7 @@ mod safety {
             assert!(stderr(&out).contains(why), "{}", stderr(&out));
         };
         let swap = LoopDevice::new("swapdev", 64 << 20);
-        assert!(std::process::Command::new("mkswap").arg(&swap.dev).output().unwrap().status.success());
+        assert!(std::process::Command::new("mkswap").arg(&swap.dev).bounded_output().unwrap().status.success());
         assert!(std::process::Command::new("swapon").arg(&swap.dev).status().unwrap().success());
         refused(&swap.dev, "in use as swap");
         let _ = std::process::Command::new("swapoff").arg(&swap.dev).status();

@@ -4,7 +4,112 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long any command a test runs may take. A hung tool fails its test here, naming the
+/// command, instead of holding the whole suite until CI's own limit (fio 3.33 sleeps for ever
+/// when a thinktime spin overruns the pause, axboe/fio#1588: that hung a CI run for 90
+/// minutes). The longest single command of the suite, the demo of every suite, takes a few
+/// minutes under CI's load.
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(900);
+
+/// `Command::output` with [`COMMAND_LIMIT`]: stdin is null and stdout and stderr are captured,
+/// as `output` does (also when the caller set them: a test that gives its own stdout uses std's
+/// `output`). At the limit the command is sent SIGTERM (fsarena tears down on it),
+/// then SIGKILL 30 s later, and the test panics naming it.
+pub trait Bounded {
+    fn bounded_output(&mut self) -> std::io::Result<Output> {
+        self.output_within(COMMAND_LIMIT)
+    }
+    /// Panics when the command does not end within `limit`.
+    fn output_within(&mut self, limit: Duration) -> std::io::Result<Output>;
+    /// `None` when the command did not end within `limit` (it was ended).
+    fn try_output_within(&mut self, limit: Duration) -> std::io::Result<Option<Output>>;
+}
+
+impl Bounded for Command {
+    fn output_within(&mut self, limit: Duration) -> std::io::Result<Output> {
+        match self.try_output_within(limit)? {
+            Some(out) => Ok(out),
+            None => panic!("{self:?} did not end within {} s: ended it", limit.as_secs()),
+        }
+    }
+
+    fn try_output_within(&mut self, limit: Duration) -> std::io::Result<Option<Output>> {
+        use std::io::Read;
+        let mut child = self.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        // Read both pipes to their end meanwhile, so that a chatty child never blocks on a
+        // full pipe.
+        let drain = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = r.read_to_end(&mut buf);
+                buf
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().expect("piped")));
+        let err = drain(Box::new(child.stderr.take().expect("piped")));
+        let started = Instant::now();
+        let mut term_sent: Option<Instant> = None;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            match term_sent {
+                None if started.elapsed() > limit => {
+                    // The PID this test started, and only it.
+                    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+                    term_sent = Some(Instant::now());
+                }
+                Some(at) if at.elapsed() > Duration::from_secs(30) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Ok(None);
+                }
+                _ => {}
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if term_sent.is_some() {
+            return Ok(None);
+        }
+        let stdout = out.join().expect("stdout reader");
+        let stderr = err.join().expect("stderr reader");
+        Ok(Some(Output { status, stdout, stderr }))
+    }
+}
+
+/// Runs the reference fio command `make` builds, again when fio hangs: fio 3.33's
+/// `io_submit_mode=offload` stalls in about one run in fifteen here (its worker queue; fixed
+/// upstream since), and a thinktime spin descheduled past the pause sleeps for ever
+/// (axboe/fio#1588). Three hung attempts in a row fail the test.
+pub fn fio_output(make: impl Fn() -> Command) -> Output {
+    const FIO_LIMIT: Duration = Duration::from_secs(120);
+    for attempt in 1..=3 {
+        let mut cmd = make();
+        if let Some(out) = cmd.try_output_within(FIO_LIMIT).expect("fio runs") {
+            return out;
+        }
+        eprintln!("{cmd:?}: fio hung ({attempt} of 3), ended it");
+    }
+    panic!("fio hung three times in a row");
+}
+
+#[test]
+#[should_panic(expected = "did not end within 1 s")]
+fn a_command_past_its_limit_is_ended_and_named() {
+    let _ = Command::new("sleep").arg("600").output_within(Duration::from_secs(1));
+}
+
+#[test]
+fn a_command_within_its_limit_gives_its_output() {
+    let out = Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]).bounded_output().unwrap();
+    assert_eq!(
+        (out.stdout.as_slice(), out.stderr.as_slice(), out.status.code()),
+        (&b"out\n"[..], &b"err\n"[..], Some(3))
+    );
+}
 
 /// The fsarena binary under test. Its default results database points where nothing can be
 /// created, so a test that stores must say where (`--db`) or not store (`--no-store`): tests
@@ -35,7 +140,7 @@ pub fn run(args: &[&str]) -> Output {
             cmd.env("XDG_DATA_HOME", format!("{}/data", scratch.0));
         }
     }
-    cmd.output().expect("fsarena runs")
+    cmd.bounded_output().expect("fsarena runs")
 }
 
 /// A fresh directory path under /var/tmp, removed (with what is in it) on drop.
@@ -60,7 +165,7 @@ impl Drop for TempDir {
             .flatten()
             .any(|e| e.file_name().to_string_lossy().starts_with("state-"));
         if killed {
-            let _ = fsarena().args(["cleanup", "--workdir", &self.0]).output();
+            let _ = fsarena().args(["cleanup", "--workdir", &self.0]).bounded_output();
         }
         let _ = std::fs::remove_dir_all(&self.0);
     }
@@ -212,9 +317,10 @@ impl TestWorkdir {
 
 impl Drop for TestWorkdir {
     fn drop(&mut self) {
-        let _ = Command::new(env!("CARGO_BIN_EXE_fsarena")).args(["cleanup", "--workdir", &self.arg()]).output();
+        let _ =
+            Command::new(env!("CARGO_BIN_EXE_fsarena")).args(["cleanup", "--workdir", &self.arg()]).bounded_output();
         // Targets a test left held by `fsarena up --detach`.
-        let _ = Command::new(env!("CARGO_BIN_EXE_fsarena")).args(["down", "--workdir", &self.arg()]).output();
+        let _ = Command::new(env!("CARGO_BIN_EXE_fsarena")).args(["down", "--workdir", &self.arg()]).bounded_output();
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }
@@ -294,6 +400,6 @@ pub fn run_fio_text(work: &std::path::Path, target: &str, job: &str, wrap: &[&st
         .arg(work.join("wd"))
         .args(["--target", target, "--fio"])
         .arg(&file)
-        .output()
+        .bounded_output()
         .expect("fsarena runs")
 }

@@ -3,6 +3,7 @@
 //! `flip_bit` bugs each found with the default settings, with the offset, the bytes and a
 //! replay file that finds it again; `--strict-checks` turning findings into exit 3.
 
+use crate::util::Bounded;
 use crate::util::{json, run, stderr, TempDir, TestWorkdir};
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -32,7 +33,7 @@ pub(crate) fn bugfs() -> PathBuf {
             if bin.parent().unwrap().file_name().is_some_and(|d| d == "release") {
                 build.arg("--release");
             }
-            let out = build.output().expect("cargo runs");
+            let out = build.bounded_output().expect("cargo runs");
             assert!(out.status.success(), "building bugfs: {}", String::from_utf8_lossy(&out.stderr));
             assert!(path.exists(), "{} after the build", path.display());
             path

@@ -11,6 +11,7 @@ use super::harness::{
     fsarena, play, processes_mentioning, start, wait_until, workdir_leftovers, Arena, Played, Running, Victim,
 };
 use super::table::{mkfifo, refuse_all, row};
+use crate::util::Bounded;
 use rustix::process::Signal;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -200,7 +201,7 @@ fn a_daemon_stuck_in_the_kernel_is_named_and_a_second_cleanup_finishes() {
     let server = a.spawn(Command::new(bugfs()).arg(&back).arg(&mnt));
     assert!(wait_until(Duration::from_secs(20), || !super::harness::mount_points_under(&mnt).is_empty()));
     let dev = {
-        let out = Command::new("losetup").arg("--find").arg("--show").arg(mnt.join("img")).output().unwrap();
+        let out = Command::new("losetup").arg("--find").arg("--show").arg(mnt.join("img")).bounded_output().unwrap();
         assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };

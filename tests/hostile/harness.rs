@@ -4,6 +4,7 @@
 //! detection live in `evidence`, re-exported here.
 
 pub use super::evidence::*;
+use crate::util::Bounded;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -118,7 +119,7 @@ impl Arena {
     pub fn loop_device(&self, rel: &str, size: u64) -> String {
         let image = self.path(rel);
         std::fs::File::create(&image).unwrap().set_len(size).unwrap();
-        let out = Command::new("losetup").arg("--find").arg("--show").arg(&image).output().unwrap();
+        let out = Command::new("losetup").arg("--find").arg("--show").arg(&image).bounded_output().unwrap();
         assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }

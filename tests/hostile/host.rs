@@ -4,6 +4,7 @@
 //! stdout or stderr during a run on a loop-image target.
 
 use super::harness::{leftovers_under, play, snapshot, wait_until, Arena, Played, Victim};
+use crate::util::Bounded;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// `runuser -u nobody -- ARGS...`, which must succeed.
 fn as_nobody(args: &[&str]) {
-    let out = Command::new("runuser").args(["-u", "nobody", "--"]).args(args).output().unwrap();
+    let out = Command::new("runuser").args(["-u", "nobody", "--"]).args(args).bounded_output().unwrap();
     assert!(out.status.success(), "runuser -u nobody -- {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -290,6 +291,7 @@ fn a_read_only_command_into_a_closed_pipe_is_quietly_successful() {
     drop(reader);
     let mut c = super::harness::fsarena();
     c.args(["results", "list", "--db"]).arg(&db).stdout(Stdio::from(writer)).stderr(Stdio::piped());
+    // std's output(), which keeps the stdout given (bounded_output pipes its own).
     let p = c.output().unwrap();
     assert_eq!(p.status.code(), Some(0), "{}", String::from_utf8_lossy(&p.stderr));
     assert!(p.stderr.is_empty(), "{}", String::from_utf8_lossy(&p.stderr));

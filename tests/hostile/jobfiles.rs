@@ -4,6 +4,7 @@
 
 use super::harness::{Arena, SECRET};
 use super::table::{fio, mkfifo, refuse_all, row, toml, Row};
+use crate::util::Bounded;
 
 /// A shadow-like file: not shaped like a job file, with a secret on its first line.
 fn shadow() -> String {
@@ -136,7 +137,7 @@ fn job_files_with_a_byte_order_mark_are_read() {
         vec!["run", "--dry-run", "--target", &target, "--fio", inc.to_str().unwrap()],
         vec!["run", "--dry-run", "--target", &target, toml_file.to_str().unwrap()],
     ] {
-        let out = super::harness::fsarena().args(&args).arg("--workdir").arg(f.path("work")).output().unwrap();
+        let out = super::harness::fsarena().args(&args).arg("--workdir").arg(f.path("work")).bounded_output().unwrap();
         if !out.status.success() {
             failures.push(format!("{args:?}: {}", String::from_utf8_lossy(&out.stderr).trim()));
         }

@@ -13,6 +13,7 @@
 //! fsarena's is left, which a server of these would fail).
 
 use super::harness::{fsarena, play, process_start, quote, start, wait_until, Arena, Played, Victim, SECRET};
+use crate::util::Bounded;
 use std::collections::BTreeSet;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -27,9 +28,9 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// The accounts of Debian's server packages, as (name, uid).
 fn account(name: &str) -> (u32, u32) {
-    let out = Command::new("id").arg("-u").arg(name).output().unwrap();
+    let out = Command::new("id").arg("-u").arg(name).bounded_output().unwrap();
     let uid = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    let out = Command::new("id").arg("-g").arg(name).output().unwrap();
+    let out = Command::new("id").arg("-g").arg(name).bounded_output().unwrap();
     (uid, String::from_utf8_lossy(&out.stdout).trim().parse().unwrap())
 }
 
@@ -81,7 +82,7 @@ fn shm_entries() -> BTreeSet<String> {
 fn sysv_entries() -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for what in ["-m", "-s"] {
-        let text = Command::new("ipcs").arg(what).output().unwrap().stdout;
+        let text = Command::new("ipcs").arg(what).bounded_output().unwrap().stdout;
         for line in String::from_utf8_lossy(&text).lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() > 2 && ["postgres", "mysql", "www-data"].contains(&f[2]) {
@@ -120,14 +121,14 @@ impl Baseline {
             let shown = run.display().to_string();
             out.extend(super::harness::mount_points_under(run).iter().map(|m| format!("mount {}", m.display())));
             out.extend(super::harness::processes_mentioning(&shown));
-            let ss = Command::new("ss").args(["-lxnH"]).output().unwrap().stdout;
+            let ss = Command::new("ss").args(["-lxnH"]).bounded_output().unwrap().stdout;
             out.extend(
                 String::from_utf8_lossy(&ss).lines().filter(|l| l.contains(&shown)).map(|l| format!("socket {l}")),
             );
         }
         out.extend(pids.iter().filter(|p| process_start(**p).is_some()).map(|p| format!("process {p} of the run")));
         if let Some(port) = port {
-            let ss = Command::new("ss").args(["-ltnH"]).output().unwrap().stdout;
+            let ss = Command::new("ss").args(["-ltnH"]).bounded_output().unwrap().stdout;
             let text = String::from_utf8_lossy(&ss).into_owned();
             out.extend(text.lines().filter(|l| l.contains(&format!("127.0.0.1:{port} "))).map(|l| format!("tcp {l}")));
         }
@@ -391,7 +392,7 @@ fn nginx_tree(run: &Path) -> (Vec<u32>, u16) {
     });
     let mut port = None;
     wait_until(Duration::from_secs(10), || {
-        let ss = Command::new("ss").args(["-ltnpH"]).output().unwrap().stdout;
+        let ss = Command::new("ss").args(["-ltnpH"]).bounded_output().unwrap().stdout;
         port = String::from_utf8_lossy(&ss)
             .lines()
             .find(|l| l.contains(&format!("pid={master},")))
