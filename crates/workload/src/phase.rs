@@ -47,6 +47,11 @@ pub trait Worker: Send {
     /// stops the other threads too.
     fn run(&mut self, phase: Self::Phase, rec: &mut Recorder<'_>);
 
+    /// Runs once on the thread before its first phase, untimed: what the reference tool does
+    /// on the same thread right before its first timed call (meta: mdtest's mkdir of its test
+    /// directory). Default: nothing.
+    fn warm(&mut self) {}
+
     /// Whether this thread's operations count towards the phase's total (its latencies always
     /// do). mdtest's tree rows count rank 0's tree only. Default: they count.
     fn counts(&self, _phase: Self::Phase) -> bool {
@@ -288,6 +293,7 @@ impl Phases<'_> {
                     // Made once, before the phases: making one calibrates it, which would
                     // count towards a phase's span.
                     let clock = quanta::Clock::new();
+                    worker.warm();
                     for (&phase, total) in phases.iter().zip(totals) {
                         // Made before the barrier: its allocation is no part of the phase,
                         // whose time holds the operations alone, as mdtest's timer does.
@@ -413,6 +419,34 @@ mod tests {
         assert_eq!((t[0].op, t[0].ops, t[0].bytes, t[0].hist.len()), ("count", 200, 2000, 300));
         assert_eq!((t[1].ops, t[1].hist.len()), (14, 21));
         assert!(t.iter().all(|t| t.error.is_none() && t.span_ns() > 0));
+    }
+
+    /// Sleeps in its warm-up and logs what ran when.
+    struct Warming<'a> {
+        log: &'a Mutex<Vec<&'static str>>,
+    }
+
+    impl Worker for Warming<'_> {
+        type Phase = Step;
+        fn warm(&mut self) {
+            std::thread::sleep(Duration::from_millis(100));
+            self.log.lock().unwrap().push("warm");
+        }
+        fn run(&mut self, _phase: Step, rec: &mut Recorder<'_>) {
+            self.log.lock().unwrap().push("run");
+            rec.done(0);
+        }
+    }
+
+    #[test]
+    fn the_warm_up_runs_once_per_thread_before_the_first_phase_and_is_not_timed() {
+        let log = Mutex::new(Vec::new());
+        let stop = AtomicBool::new(false);
+        let mut workers: Vec<Warming> = (0..2).map(|_| Warming { log: &log }).collect();
+        let phases = Phases { name: "test", stop: &stop, live: Live::unused(), before_each: None, rendezvous: None };
+        let t = phases.run(&[Step::Count(1), Step::Count(1)], &mut workers);
+        assert_eq!(log.into_inner().unwrap(), ["warm", "warm", "run", "run", "run", "run"]);
+        assert!(t[0].span_ns() < 100_000_000, "the warm-up counted in the first phase: {} ns", t[0].span_ns());
     }
 
     #[test]
