@@ -293,11 +293,15 @@ impl Phases<'_> {
                     // Made once, before the phases: making one calibrates it, which would
                     // count towards a phase's span.
                     let clock = quanta::Clock::new();
-                    worker.warm();
-                    for (&phase, total) in phases.iter().zip(totals) {
+                    for (i, (&phase, total)) in phases.iter().zip(totals).enumerate() {
                         // Made before the barrier: its allocation is no part of the phase,
                         // whose time holds the operations alone, as mdtest's timer does.
                         let mut rec = Recorder::new(&clock, abort, self.stop, self.live);
+                        // After the recorder, whose histogram's first writes would push what
+                        // the warm-up brought into the CPU's caches out again.
+                        if i == 0 {
+                            worker.warm();
+                        }
                         let leader = barrier.wait().is_leader();
                         let mut hook_error = None;
                         if self.before_each.is_some() || self.rendezvous.is_some() {

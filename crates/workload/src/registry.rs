@@ -169,6 +169,8 @@ mod tests {
             ("pgbench", "file"),
             // No path at all: a command run by the shell, sizes, operation names.
             ("exec", "cmd"),
+            // fio's exec engine: the program it runs, as fio runs it (read by exec(2)).
+            ("io", "program"),
             ("postmark", "size"),
             ("verify", "ops"),
         ];
