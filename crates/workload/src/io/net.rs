@@ -16,7 +16,9 @@
 //!   size. On TCP a receiver's reads are short wherever the segments happen to end, so its
 //!   figures differ from run to run, in fio as here;
 //! - a receive of nothing (the peer closed) or of fio's 8-byte close message ends the job
-//!   without error; a TCP job sends that message when it closes, as fio does.
+//!   without error; a TCP job sends that message when it closes, as fio does. A receiver
+//!   that stops at its size with bytes of it still to come reads and drops them before it
+//!   closes ([`drain`]), where fio closes at once and may reset its sender.
 //!
 //! Where this differs from fio, on purpose:
 //! - TCP listens on 127.0.0.1 and connects to `localhost` or 127.x.x.x only (fio listens on
@@ -431,6 +433,24 @@ fn send(fd: BorrowedFd<'_>, buf: &[u8], more: bool, stop: &AtomicBool) -> Result
     Ok(Moved::Bytes(sent))
 }
 
+/// After its loop, a receiver reads on and drops what its peer still sends of the size: the
+/// rests fio's accounting left unread (module documentation), and the close message. Closing
+/// with them unread would reset a sender still sending its last blocks (fio's sender then dies
+/// of SIGPIPE, depending on timing). At most `left` bytes, for at most a second, or until the
+/// peer closes: a peer that sends more than this job's size is still reset, as by fio.
+fn drain(fd: BorrowedFd<'_>, buf: &mut [u8], mut left: u64, stop: &AtomicBool) {
+    let until = Instant::now() + Duration::from_secs(1);
+    while left > 0 && Instant::now() < until && !stop.load(Ordering::Relaxed) {
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        match rustix::net::recv(fd, &mut buf[..n], RecvFlags::empty()) {
+            Ok((0, _)) => break,
+            Ok((n, _)) => left = left.saturating_sub(n as u64),
+            Err(Errno::AGAIN | Errno::INTR) => {}
+            Err(_) => break,
+        }
+    }
+}
+
 /// When the loop stops issuing.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Limits {
@@ -528,14 +548,20 @@ pub(super) fn run(
         deadline: runtime.map(|t| Instant::now() + t),
     };
     let socket = fd.as_fd();
+    // Every byte received, short pieces included: what the peer sent of the size.
+    let mut moved = 0u64;
     let outcome = pump(limits, dir, stop, live, r, |offset, len, more| {
         let piece = &mut buf[offset..offset + len];
-        if dir == READ {
-            receive(socket, piece, stop)
-        } else {
-            send(socket, piece, more, stop)
+        let m = if dir == READ { receive(socket, piece, stop) } else { send(socket, piece, more, stop) };
+        if let Ok(Moved::Bytes(n)) = m {
+            moved += n as u64;
         }
+        m
     });
+    if dir == READ && outcome.is_ok() {
+        let message = if o.net.protocol == Protocol::Tcp { CLOSE_MESSAGE.len() as u64 } else { 0 };
+        drain(socket, &mut buf, limits.size.saturating_sub(moved) + message, stop);
+    }
     if let Err(e) = outcome {
         let what = if dir == READ { "recv" } else { "send" };
         let done = r.bytes[dir];
