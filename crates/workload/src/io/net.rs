@@ -437,7 +437,8 @@ fn send(fd: BorrowedFd<'_>, buf: &[u8], more: bool, stop: &AtomicBool) -> Result
 /// rests fio's accounting left unread (module documentation), and the close message. Closing
 /// with them unread would reset a sender still sending its last blocks (fio's sender then dies
 /// of SIGPIPE, depending on timing). At most `left` bytes, for at most a second, or until the
-/// peer closes: a peer that sends more than this job's size is still reset, as by fio.
+/// peer closes: a peer that sends more than this job's size, or sends on for over a second
+/// after its runtime, is still reset, as by fio.
 fn drain(fd: BorrowedFd<'_>, buf: &mut [u8], mut left: u64, stop: &AtomicBool) {
     let until = Instant::now() + Duration::from_secs(1);
     while left > 0 && Instant::now() < until && !stop.load(Ordering::Relaxed) {
@@ -560,7 +561,11 @@ pub(super) fn run(
     });
     if dir == READ && outcome.is_ok() {
         let message = if o.net.protocol == Protocol::Tcp { CLOSE_MESSAGE.len() as u64 } else { 0 };
-        drain(socket, &mut buf, limits.size.saturating_sub(moved) + message, stop);
+        // A job its runtime ended has no size to go by: its sender, timed alike, is about to
+        // stop too, so what comes until it closes is dropped.
+        let timed_out = limits.time_based || limits.deadline.is_some_and(|d| Instant::now() >= d);
+        let left = if timed_out { u64::MAX } else { limits.size.saturating_sub(moved) + message };
+        drain(socket, &mut buf, left, stop);
     }
     if let Err(e) = outcome {
         let what = if dir == READ { "recv" } else { "send" };

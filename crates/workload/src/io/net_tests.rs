@@ -208,3 +208,26 @@ fn a_listener_and_a_sender_move_the_size_over_a_unix_socket_and_leave_no_file() 
     assert!(!path.exists(), "the socket file is removed");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_receiver_drains_what_its_peer_still_sends_of_its_size_and_no_more() {
+    use std::io::{Read, Write};
+    let (mut peer, ours) = UnixStream::pair().unwrap();
+    ours.set_read_timeout(Some(STOP_CHECK)).unwrap();
+    peer.write_all(&[7u8; 10_000]).unwrap();
+    let stop = AtomicBool::new(false);
+    let mut buf = vec![0u8; 4096];
+    drain(ours.as_fd(), &mut buf, 6_000, &stop);
+    // What is past the size stays unread (and a close resets such a peer, as fio's does).
+    let mut rest = Vec::new();
+    ours.set_nonblocking(true).unwrap();
+    let _ = (&ours).read_to_end(&mut rest);
+    assert_eq!(rest.len(), 4_000);
+    // Without a bound, it reads until the peer closes, well before its second is over.
+    ours.set_nonblocking(false).unwrap();
+    peer.write_all(&[7u8; 100]).unwrap();
+    drop(peer);
+    let t = Instant::now();
+    drain(ours.as_fd(), &mut buf, u64::MAX, &stop);
+    assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+}
