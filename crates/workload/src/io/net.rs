@@ -31,7 +31,14 @@
 //!   jobs report error 106 though every byte moved; here it is sent on TCP only;
 //! - a sender whose peer closed ends with EPIPE as its error (fio dies of SIGPIPE);
 //! - a listener waits for its peer until the run is stopped or its runtime is over (fio waits
-//!   for ever).
+//!   for ever);
+//! - a listener stops listening once it has accepted (fio listens until its job ends): a second
+//!   sender is refused, or, queued before that, reset when the listener closes; in fio the
+//!   backlog takes it and resets it when the receiver ends (it dies of SIGPIPE). Either way
+//!   the second sender fails, and the first is the job's only connection, as in fio.
+//!
+//! fio names the job's "file" after `hostname=` ("net" for a listener without one); nothing
+//! is laid out or opened for it in the target (the engine is diskless).
 
 use super::job::{fill_buffer, CloneResult, READ, WRITE};
 use super::options::IoOptions;
