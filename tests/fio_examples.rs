@@ -412,12 +412,12 @@ fn fio_net(text: &str, dir: &Path, errors: bool) -> Vec<(String, [u64; 6], u64)>
     let file = dir.join("job.fio");
     std::fs::write(&file, text).expect("job file");
     for attempt in 1.. {
-        let out = Command::new(require("fio"))
-            .arg("--output-format=json")
-            .arg(&file)
-            .current_dir(dir)
-            .output()
-            .expect("fio runs");
+        // Bounded and run again if it hangs, as every fio run of the tests.
+        let out = crate::util::fio_output(|| {
+            let mut cmd = Command::new(require("fio"));
+            cmd.arg("--output-format=json").arg(&file).current_dir(dir);
+            cmd
+        });
         let err = stderr(&out);
         if !out.status.success() && err.contains("got signal=13") && attempt < 3 {
             continue;
@@ -443,7 +443,7 @@ fn fsarena_net(text: &str, dir: &Path) -> Vec<(String, [u64; 6], u64)> {
         .args(["--output-format", "fio-json", "--no-store", "--repeat", "1", "--warmup", "0", "--workdir"])
         .arg(format!("{}/work", cwd.0))
         .current_dir(&cwd.0)
-        .output()
+        .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "fsarena on\n{text}\n{}", stderr(&out));
     assert!(target.dir.leftovers().is_empty(), "a net job lays nothing out: {:?}", target.dir.leftovers());
