@@ -69,7 +69,7 @@ impl Protocol {
             "tcp" => Ok(Self::Tcp),
             "unix" => Ok(Self::Unix),
             "tcpv6" | "udp" | "udpv6" | "vsock" => {
-                Err(format!("protocol={v} is fio's but not supported by fsarena: expected tcp or unix"))
+                Err(format!("'{v}' is fio's but not supported by fsarena (only this host's TCP and unix sockets are): expected tcp or unix"))
             }
             _ => Err(format!("'{v}' is not a protocol: expected tcp or unix")),
         }
