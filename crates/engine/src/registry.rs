@@ -143,12 +143,12 @@ registry! {
         Falloc => crate::Falloc, "falloc", [], "each write is fallocate(2) of its range, each read fallocate with KEEP_SIZE";
         CpuIo => crate::CpuIo, "cpuio", [], "burns CPU at cpuload percent (cpumode=noop|qsort); moves no data";
         Exec => crate::Exec, "exec", [], "runs the job file's program with its arguments for the runtime, then SIGTERM; moves no data";
+        Net => crate::Net, "net", [], "TCP or unix-socket I/O on this host: a listening job receives, a job with hostname= sends";
     }
     // fio 3.33's other engines (`fio --enghelp` and its engines/ directory), so that a job
     // file naming one is told the truth: fio has it, fsarena does not run it.
     planned {
         "e4defrag" => "ext4's EXT4_IOC_MOVE_EXT with donorname/inplace is not built";
-        "net" => "network I/O is not filesystem I/O";
         "netsplice" => "network I/O is not filesystem I/O";
         "vsync" => "readv/writev per I/O is not built; psync or sync do the same I/O";
         "pvsync2" => "preadv2/pwritev2 flags are not built; psync does the same I/O";
@@ -243,7 +243,7 @@ mod tests {
         assert_eq!(
             err,
             "ioengine=splice is fio's but not supported by fsarena (splice(2) through a pipe is not built): expected one of \
-             psync, sync, null, io_uring, libaio, mmap, posixaio, filecreate, filestat, filedelete, ftruncate, falloc, cpuio, exec"
+             psync, sync, null, io_uring, libaio, mmap, posixaio, filecreate, filestat, filedelete, ftruncate, falloc, cpuio, exec, net"
         );
     }
 

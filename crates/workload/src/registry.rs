@@ -163,6 +163,9 @@ mod tests {
             ("io", "write_iops_log"),
             ("io", "write_hist_log"),
             ("io", "name"),
+            // A unix socket's path the net engine binds or connects to, never reads; net.rs
+            // refuses one that exists for a listener, and removes only the socket it bound.
+            ("io", "hostname"),
             ("verify", "opsfile"),
             ("crash", "keep_failed"),
             // pgbench -f: read by pgbench, run as postgres (helper "servers" owns it).

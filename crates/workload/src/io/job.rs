@@ -279,6 +279,20 @@ pub fn run_clone<E: Engine>(
             return result;
         }
     };
+    // fio's net engine binds its listener in its setup: before the stage's start barrier, so
+    // every listener of the stage is bound before any job connects (net.rs).
+    let mut net = None;
+    if o.ioengine == fsarena_engine::EngineKind::Net {
+        match super::net::Endpoint::setup(o, spec.clone) {
+            Ok(endpoint) => net = Some(endpoint),
+            Err(e) => {
+                result.error = Some(e);
+                stage.stop_all(stop);
+                start.wait();
+                return result;
+            }
+        }
+    }
     // A diskless engine touches no file: it gets the root as a stand-in it never uses.
     let fds: Vec<BorrowedFd<'_>> =
         if unopened { vec![root; spec.files.len()] } else { handles.iter().map(|f| f.as_fd()).collect() };
@@ -332,6 +346,8 @@ pub fn run_clone<E: Engine>(
         super::noio::cpuio(spec, stop, &mut result);
     } else if o.ioengine == fsarena_engine::EngineKind::Exec {
         super::noio::exec(spec, root, stop, &mut result);
+    } else if let Some(endpoint) = net {
+        super::net::run(endpoint, (o, spec.thread_number), stop, live, &mut result);
     } else {
         super::queue::measured_phase(
             spec,

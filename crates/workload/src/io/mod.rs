@@ -12,6 +12,7 @@ pub mod jobfile;
 mod keywords;
 mod layout;
 mod logstream;
+pub mod net;
 pub mod noio;
 pub mod offsets;
 pub mod options;

@@ -273,6 +273,8 @@ pub struct IoOptions {
     pub cpu: super::noio::CpuOptions,
     /// `exec`'s options (program, arguments, grace_time, std_redirect).
     pub exec: super::noio::ExecOptions,
+    /// `net`'s options (hostname, port, protocol, listen, nodelay, window_size, mss).
+    pub net: super::net::NetOptions,
     /// fio's `exitall=`: when this job ends, every job of its group is stopped.
     pub exitall: bool,
     /// fio's `exit_what`: what this job's `exitall` stops.
@@ -406,6 +408,7 @@ impl Default for IoOptions {
             stat_type: fsarena_engine::StatType::Stat,
             cpu: super::noio::CpuOptions::default(),
             exec: super::noio::ExecOptions::default(),
+            net: super::net::NetOptions::default(),
             exitall: false,
             exit_what: ExitWhat::Group,
             wait_for: None,
@@ -496,6 +499,14 @@ impl IoOptions {
             e("time_based needs runtime= (e.g. runtime=10s)".into());
         }
         self.noio_problems(&mut e);
+        if self.ioengine == IoEngine::Net {
+            super::net::problems(self, &mut e);
+        } else if self.net != super::net::NetOptions::default() {
+            e(format!(
+                "hostname, port, protocol, listen, nodelay, window_size and mss are options of ioengine=net, not of ioengine={}",
+                self.ioengine
+            ));
+        }
         self.rate_problems(&mut e);
         let method = self.verify_method.fio_name();
         for (on, key) in [

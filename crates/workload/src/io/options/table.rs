@@ -258,6 +258,7 @@ pub(super) const ENGINE_WORDS: &[&str] = &[
     "falloc",
     "cpuio",
     "exec",
+    "net",
 ];
 
 /// A row of the io table.
@@ -782,6 +783,45 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "exec: the program's stdout and stderr go to NAME.stdout and NAME.stderr in the target (0: to fsarena's stderr)",
         |o, v| o.exec.std_redirect = boolean(v)?
     ),
+    io!(
+        "hostname",
+        Text,
+        Unset,
+        "net: the peer a sending job connects to (localhost or 127.x.x.x), or the socket's path with protocol=unix",
+        |o, v| o.net.hostname = Some(v.to_string())
+    ),
+    io!("port", Count, Unset, "net: the TCP port to listen on or connect to; clone k uses port+k", |o, v| o.net.port =
+        match whole32(v)? {
+            p @ 1..=65535 => p,
+            _ => return Err(format!("'{v}' is not a port: expected 1 to 65535")),
+        }),
+    io!(
+        "protocol",
+        Choice(&["tcp", "unix"]),
+        Is("tcp"),
+        "net: tcp (on the loopback) or unix (a unix stream socket at hostname=)",
+        |o, v| o.net.protocol = super::super::net::Protocol::parse(v)?
+    )
+    .aka(&["proto"]),
+    io!(
+        "listen",
+        Bool,
+        Is("0"),
+        "net: this TCP job listens (on 127.0.0.1) and receives; with protocol=unix the reading job listens",
+        |o, v| o.net.listen = boolean(v)?
+    ),
+    io!("nodelay", Bool, Is("0"), "net: set TCP_NODELAY on the connection", |o, v| o.net.nodelay = boolean(v)?),
+    io!(
+        "window_size",
+        Size,
+        Is("0"),
+        "net: the socket buffer (SO_RCVBUF of a receiver, SO_SNDBUF of a sender; 0: the system's)",
+        |o, v| o.net.window_size = u32::try_from(size(v)?).map_err(|_| format!("'{v}' is too large: expected at most 4g"))?
+    )
+    .unit("bytes"),
+    io!("mss", Size, Is("0"), "net: TCP_MAXSEG of the connection (0: the system's)", |o, v| o.net.mss =
+        u32::try_from(size(v)?).map_err(|_| format!("'{v}' is too large: expected at most 4g"))?)
+    .unit("bytes"),
     io!("create_on_open", Bool, Is("0"), "create each file when the job opens it", |o, v| o.create_on_open =
         boolean(v)?),
     io!(
