@@ -1,9 +1,14 @@
-//! `ioengine=cpuio` and `ioengine=exec`: fio's engines that move no data (`FIO_NOIO`).
+//! `ioengine=cpuio`, `ioengine=exec` and `ioengine=net`: fio's engines whose loop the workload
+//! runs itself.
 //!
 //! fio's `cpuio` burns CPU in chunks and sleeps between them; its `exec` runs a program for
-//! the job's runtime. Neither touches a file, so both are diskless and synchronous here. What
-//! each does per "I/O" needs the job's own options (cpuload, program, ...), which an engine
-//! does not see: the workload runs that loop itself and never submits to these engines.
+//! the job's runtime (both `FIO_NOIO`). Its `net` (`engines/net.c`) reads from and writes to a
+//! socket: a net job's "file" is a connection, made from the job's own options (hostname, port,
+//! protocol, listen), and fio's accounting of a short receive (the rest of the I/O is issued
+//! again) differs from a file's. None touches a file, so all three are diskless and synchronous
+//! here (net as fio declares it, `FIO_SYNCIO | FIO_DISKLESSIO`). What each does per "I/O" needs
+//! the job's own options, which an engine does not see: the workload runs that loop itself
+//! (io/noio.rs, io/net.rs) and never submits to these engines.
 
 use crate::{Engine, EngineCaps, EngineConfig, IoOp, SlotBuffers, Submit};
 use std::io;
@@ -47,3 +52,4 @@ noio_engine!(
     "exec",
     "`ioengine=exec`: runs a program for the runtime, moves no data (the loop is the workload's)."
 );
+noio_engine!(Net, "net", "`ioengine=net`: TCP or unix-socket I/O on this host (the loop is the workload's).");

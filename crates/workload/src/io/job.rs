@@ -64,6 +64,37 @@ pub struct CloneResult {
     pub flow_ios: u64,
 }
 
+impl CloneResult {
+    /// Nothing measured yet: per-second series sized for `expected_seconds`, and the clone's
+    /// log files, if it writes any.
+    pub fn empty(expected_seconds: usize, log: Option<super::iolog::SampleLog>) -> Self {
+        Self {
+            clat: [LatencyHistogram::new(), LatencyHistogram::new()],
+            slat: Default::default(),
+            lat: Default::default(),
+            sync: LatencyHistogram::new(),
+            bytes: [0; 2],
+            ios: [0; 2],
+            short_ios: [0; 2],
+            series: [
+                IntervalCounter::new(1_000_000_000, expected_seconds),
+                IntervalCounter::new(1_000_000_000, expected_seconds),
+            ],
+            runtime_ns: 0,
+            verify_ns: 0,
+            verified_bytes: 0,
+            verify_errors: 0,
+            verify_first: None,
+            written: Vec::new(),
+            cpu: Rusage::default(),
+            error: None,
+            log,
+            log_error: None,
+            flow_ios: 0,
+        }
+    }
+}
+
 /// Thread CPU use.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Rusage {
@@ -232,34 +263,14 @@ pub fn run_clone<E: Engine>(
     // fio counts the faults of the job's whole life (its buffers' first touches among them).
     let life_start = Rusage::thread();
     let expected_seconds = o.runtime.map_or(64, |r| (r.0 / 1_000_000_000) as usize + 2);
-    let mut result = CloneResult {
-        clat: [LatencyHistogram::new(), LatencyHistogram::new()],
-        slat: Default::default(),
-        lat: Default::default(),
-        sync: LatencyHistogram::new(),
-        bytes: [0; 2],
-        ios: [0; 2],
-        short_ios: [0; 2],
-        series: [
-            IntervalCounter::new(1_000_000_000, expected_seconds),
-            IntervalCounter::new(1_000_000_000, expected_seconds),
-        ],
-        runtime_ns: 0,
-        verify_ns: 0,
-        verified_bytes: 0,
-        verify_errors: 0,
-        verify_first: None,
-        written: Vec::new(),
-        cpu: Rusage::default(),
-        error: None,
-        log: super::iolog::SampleLog::new(
+    let mut result = CloneResult::empty(
+        expected_seconds,
+        super::iolog::SampleLog::new(
             &super::iolog::LogOptions::of(&o.outputs),
             &super::iolog::LogJob { name: &o.name, thread_number: spec.thread_number, first_clone: spec.clone == 0 },
             o.ramp_time.0 == 0,
         ),
-        log_error: None,
-        flow_ios: 0,
-    };
+    );
     let config = o.engine_config(spec.align);
     let diskless = E::caps(&config).diskless;
     // fio's file engines never open the files they create, stat or delete: they get the

@@ -1,30 +1,7 @@
 use super::*;
 
 fn result() -> CloneResult {
-    CloneResult {
-        clat: Default::default(),
-        slat: Default::default(),
-        lat: Default::default(),
-        sync: Default::default(),
-        bytes: [0; 2],
-        ios: [0; 2],
-        short_ios: [0; 2],
-        series: [
-            fsarena_stats::IntervalCounter::new(1_000_000_000, 4),
-            fsarena_stats::IntervalCounter::new(1_000_000_000, 4),
-        ],
-        runtime_ns: 0,
-        verify_ns: 0,
-        verified_bytes: 0,
-        verify_errors: 0,
-        verify_first: None,
-        written: Vec::new(),
-        cpu: Default::default(),
-        error: None,
-        log: None,
-        log_error: None,
-        flow_ios: 0,
-    }
+    CloneResult::empty(4, None)
 }
 
 fn limits(bs: usize, size: u64) -> Limits {
