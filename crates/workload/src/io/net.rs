@@ -46,7 +46,6 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -217,17 +216,40 @@ pub fn loopback(host: &str) -> Option<Ipv4Addr> {
 }
 
 /// A unix socket file this job bound: removed when the job ends, if it is still that inode.
+/// Both the check and the removal go through the directory it was bound in, opened right after
+/// the bind: a directory along the path swapped for a link meanwhile cannot turn the removal
+/// onto another file.
 #[derive(Debug)]
 pub(super) struct SocketFile {
-    path: PathBuf,
+    dir: Option<rustix::fd::OwnedFd>,
+    name: std::ffi::OsString,
     id: Option<(u64, u64)>,
+}
+
+impl SocketFile {
+    fn bound(path: &std::path::Path) -> Self {
+        use rustix::fs::{AtFlags, Mode, OFlags};
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => std::path::Path::new("."),
+        };
+        let name = path.file_name().map(std::ffi::OsStr::to_os_string).unwrap_or_default();
+        let dir = rustix::fs::open(parent, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok();
+        let id = dir
+            .as_ref()
+            .and_then(|d| rustix::fs::statat(d, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok())
+            .map(|m| (m.st_dev, m.st_ino));
+        Self { dir, name, id }
+    }
 }
 
 impl Drop for SocketFile {
     fn drop(&mut self) {
-        if let Ok(m) = std::fs::symlink_metadata(&self.path) {
-            if self.id == Some((m.dev(), m.ino())) {
-                let _ = std::fs::remove_file(&self.path);
+        use rustix::fs::AtFlags;
+        let Some(dir) = &self.dir else { return };
+        if let Ok(m) = rustix::fs::statat(dir, self.name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            if self.id == Some((m.st_dev, m.st_ino)) {
+                let _ = rustix::fs::unlinkat(dir, self.name.as_os_str(), AtFlags::empty());
             }
         }
     }
@@ -284,8 +306,7 @@ impl Endpoint {
             }
             (Protocol::Unix, true) => {
                 let l = UnixListener::bind(&host).map_err(|e| job_error(&format!("cannot bind {host}"), &e))?;
-                let id = std::fs::symlink_metadata(&host).ok().map(|m| (m.dev(), m.ino()));
-                let file = SocketFile { path: PathBuf::from(&host), id };
+                let file = SocketFile::bound(std::path::Path::new(&host));
                 l.set_nonblocking(true).map_err(|e| job_error("listener", &e))?;
                 Ok(Self::Listen(Listener::Unix { listener: l, _file: file }))
             }
