@@ -263,7 +263,26 @@ fn counts(v: &serde_json::Value) -> Vec<(String, Counts)> {
     crate::fio_corpus::jobs(v).into_iter().map(|(name, c)| (name, [c[0], c[1], c[2], c[3]])).collect()
 }
 
-fn fio_counts(file: &Path, dir: &Path) -> Vec<(String, Counts)> {
+/// The options a fio-json document lists, in its order: `[global]`'s (less the `directory`
+/// each tool is given on its command line), then each job's, as `section: key=value`.
+fn listed_options(v: &serde_json::Value) -> Vec<String> {
+    let pairs = |section: &str, o: &serde_json::Value| -> Vec<String> {
+        o.as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "directory")
+            .map(|(k, v)| format!("{section}: {k}={}", v.as_str().unwrap_or("?")))
+            .collect()
+    };
+    let mut out = pairs("global", &v["global options"]);
+    for j in v["jobs"].as_array().into_iter().flatten() {
+        out.extend(pairs(j["jobname"].as_str().unwrap_or("?"), &j["job options"]));
+    }
+    out
+}
+
+/// fio's counts and listed options on `file`.
+fn fio_json(file: &Path, dir: &Path) -> (Vec<(String, Counts)>, Vec<String>) {
     let out = Command::new(require("fio"))
         .arg(format!("--directory={}", dir.display()))
         .arg("--output-format=json")
@@ -278,10 +297,11 @@ fn fio_counts(file: &Path, dir: &Path) -> Vec<(String, Counts)> {
     for j in v["jobs"].as_array().into_iter().flatten() {
         assert_eq!(j["error"].as_u64(), Some(0), "fio on {}: {j}", file.display());
     }
-    counts(&v)
+    (counts(&v), listed_options(&v))
 }
 
-fn fsarena_counts(file: &Path, dir: &Path) -> Vec<(String, Counts)> {
+/// fsarena's counts and listed options on `file`, in fio's JSON.
+fn fsarena_fio_json(file: &Path, dir: &Path) -> (Vec<(String, Counts)>, Vec<String>) {
     let cwd = crate::util::TempDir::new();
     std::fs::create_dir_all(&cwd.0).expect("cwd");
     let out = fsarena()
@@ -293,7 +313,8 @@ fn fsarena_counts(file: &Path, dir: &Path) -> Vec<(String, Counts)> {
         .bounded_output()
         .expect("fsarena runs");
     assert!(out.status.success(), "fsarena on {}: {}", file.display(), stderr(&out));
-    counts(&json(&out))
+    let v = json(&out);
+    (counts(&v), listed_options(&v))
 }
 
 #[test]
@@ -304,14 +325,18 @@ fn size_based_examples_move_what_fio_moves() {
         let file = path_of(&examples, name);
         // Each tool on a fresh tmpfs: neither finds the other's files.
         let fio_dir = SmallTmpfs::new(&format!("fio-ex-{name}-fio"), "256m");
-        let theirs = fio_counts(&file, &fio_dir.dir.path);
+        let (theirs, their_options) = fio_json(&file, &fio_dir.dir.path);
         let our_dir = SmallTmpfs::new(&format!("fio-ex-{name}-ours"), "256m");
-        let ours = fsarena_counts(&file, &our_dir.dir.path);
+        let (ours, our_options) = fsarena_fio_json(&file, &our_dir.dir.path);
         assert!(!theirs.is_empty(), "{name}.fio: fio reported no job");
         if theirs != ours {
             wrong.push(format!(
                 "{name}.fio [rbytes, rios, wbytes, wios] per job:\n  fio     {theirs:?}\n  fsarena {ours:?}"
             ));
+        }
+        // The options listed as fio lists them: names, order, values, bare keys left out.
+        if their_options != our_options {
+            wrong.push(format!("{name}.fio options:\n  fio     {their_options:?}\n  fsarena {our_options:?}"));
         }
         // fsarena leaves nothing of its own behind (fio's filedelete leaves nothing either).
         if *name == "filedelete-ioengine" {

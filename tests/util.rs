@@ -38,7 +38,13 @@ impl Bounded for Command {
 
     fn try_output_within(&mut self, limit: Duration) -> std::io::Result<Option<Output>> {
         use std::io::Read;
-        let mut child = self.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        // In a process group of its own, so that what it forked ends with it: fio's job
+        // processes outlive a fio whose main process alone is ended, and hold their files.
+        use std::os::unix::process::CommandExt;
+        let mut child =
+            self.process_group(0).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        // The group this test started (its leader's PID), and only it.
+        let group = format!("-{}", child.id());
         // Read both pipes to their end meanwhile, so that a chatty child never blocks on a
         // full pipe.
         let drain = |mut r: Box<dyn Read + Send>| {
@@ -58,12 +64,11 @@ impl Bounded for Command {
             }
             match term_sent {
                 None if started.elapsed() > limit => {
-                    // The PID this test started, and only it.
-                    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+                    let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
                     term_sent = Some(Instant::now());
                 }
                 Some(at) if at.elapsed() > Duration::from_secs(30) => {
-                    let _ = child.kill();
+                    let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                     let _ = child.wait();
                     return Ok(None);
                 }
@@ -72,6 +77,8 @@ impl Bounded for Command {
             std::thread::sleep(Duration::from_millis(20));
         };
         if term_sent.is_some() {
+            // The leader ended on SIGTERM; what it forked may not have.
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
             return Ok(None);
         }
         let stdout = out.join().expect("stdout reader");
@@ -100,6 +107,24 @@ pub fn fio_output(make: impl Fn() -> Command) -> Output {
 #[should_panic(expected = "did not end within 1 s")]
 fn a_command_past_its_limit_is_ended_and_named() {
     let _ = Command::new("sleep").arg("600").output_within(Duration::from_secs(1));
+}
+
+#[test]
+fn a_command_past_its_limit_is_ended_with_what_it_forked() {
+    // A leader that ends on SIGTERM and a child that ignores it, as fio's job processes did.
+    let dir = TempDir::new();
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let pid_file = format!("{}/child.pid", dir.0);
+    let script = format!("sh -c 'trap \"\" TERM; echo $$ > {pid_file}; while :; do sleep 1; done' & wait");
+    let out = Command::new("sh").args(["-c", &script]).try_output_within(Duration::from_secs(1)).unwrap();
+    assert!(out.is_none(), "the command was ended");
+    let child = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    // A killed child is reaped by init: give it a moment to leave the process table.
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        !Path::new(&format!("/proc/{child}")).exists()
+    });
+    assert!(gone, "the forked child {child} outlived the command");
 }
 
 #[test]

@@ -163,7 +163,10 @@ fn job_object(job: &JobResult, context: &JobContext) -> Value {
     let wall = [&job.read, &job.write, &job.trim].iter().map(|d| d.runtime.0).max().unwrap_or(0);
     let wall = if wall == 0 { job.job_runtime.0 / u64::from(job.clones.max(1)) } else { wall };
     o.insert("elapsed".into(), json!(wall.div_ceil(1_000_000_000)));
-    o.insert("job options".into(), options_used(&job.options, context.root));
+    // fio leaves the key out for a job section of no options at all.
+    if !job.options.is_empty() {
+        o.insert("job options".into(), options_used(&job.options, context.root));
+    }
     for d in Direction::ALL {
         o.insert(d.name().into(), direction_object(job, context, d));
     }
@@ -339,10 +342,13 @@ fn target_root(entry: &crate::ResultEntry) -> Option<&str> {
 }
 
 /// Options as fio prints them, with `directory=` replaced by the directory actually used.
+/// fio leaves a bare key (`time_based`, given with no value) out of its JSON, and an empty
+/// value is refused there for every option that takes one.
 fn options_used(pairs: &[(String, String)], directory: Option<&str>) -> Value {
     Value::Object(
         pairs
             .iter()
+            .filter(|(_, v)| !v.is_empty())
             .map(|(k, v)| match directory {
                 Some(d) if k == "directory" => (k.clone(), json!(d)),
                 _ => (k.clone(), json!(v)),

@@ -86,11 +86,25 @@ fn top_level_follows_fio() {
     assert_eq!(v["timestamp"], 1_795_304_140u64);
     assert_eq!(v["timestamp_ms"], 1_795_304_140_688u64);
     assert_eq!(v["time"], "Sat Nov 21 23:35:40 2026");
-    assert_eq!(v["global options"]["time_based"], "");
+    // A bare key is left out, as fio 3.33 leaves it out: {"directory": ...} alone.
+    assert_eq!(keys(&v["global options"]), ["directory"]);
     // Only the last measurement of an entry is exported.
     assert_eq!(v["jobs"].as_array().unwrap().len(), 1);
     let without_globals = RunReport { global_options: vec![], ..sample_report() };
     assert!(parse(&without_globals).get("global options").is_none());
+    // A [global] of bare keys only is an empty object, as fio prints it.
+    let bare_globals = RunReport { global_options: vec![("time_based".into(), String::new())], ..sample_report() };
+    assert_eq!(parse(&bare_globals)["global options"], serde_json::json!({}));
+}
+
+#[test]
+fn a_job_of_no_options_has_no_job_options_and_one_of_bare_keys_an_empty_object() {
+    // fio 3.33: `[x]` under a [global] has no "job options" key; `[x]\ntime_based` has `{}`.
+    let mut report = sample_report();
+    report.results[0].measurements[1].jobs_mut()[0].options.clear();
+    assert!(parse(&report)["jobs"][0].get("job options").is_none());
+    report.results[0].measurements[1].jobs_mut()[0].options.push(("time_based".into(), String::new()));
+    assert_eq!(parse(&report)["jobs"][0]["job options"], serde_json::json!({}));
 }
 
 #[test]
@@ -414,7 +428,7 @@ fn directory_shows_the_directory_used() {
     report.results[0].target_info = vec![("root".into(), "/var/tmp/fsarena/r/mnt-0-ext4".into())];
     let v = parse(&report);
     assert_eq!(v["global options"]["directory"], "/var/tmp/fsarena/r/mnt-0-ext4");
-    assert_eq!(v["global options"]["time_based"], "");
+    assert!(v["global options"].get("time_based").is_none());
     assert_eq!(v["jobs"][0]["job options"]["directory"], "/var/tmp/fsarena/r/mnt-0-ext4");
     // Two targets: fio's `:`-separated list of directories.
     let mut other = report.results[0].clone();

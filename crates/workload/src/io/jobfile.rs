@@ -230,8 +230,54 @@ fn finish(section: Section, globals: &Globals, file: &mut FioJobFile, problems: 
     if broken || !found.is_empty() {
         return;
     }
-    let given = section.own.into_iter().map(|g| (g.key, g.value)).collect();
+    let given = in_fio_order(section.own.into_iter().map(|g| (g.key, g.value)).collect());
     file.jobs.push(JobDef { options, given });
+}
+
+/// fio's engines' own options that fsarena takes (fio 3.33's engines/cpu.c, exec.c,
+/// filestat's fileoperations.c, io_uring.c and net.c): fio parses them after a section's
+/// other options, so they come last in its JSON.
+const ENGINE_OPTIONS: &[&str] = &[
+    "arguments",
+    "cpuchunks",
+    "cpuload",
+    "cpumode",
+    "exit_on_io_done",
+    "fixedbufs",
+    "grace_time",
+    "hipri",
+    "hostname",
+    "listen",
+    "mss",
+    "nodelay",
+    "nonvectored",
+    "port",
+    "program",
+    "protocol",
+    "registerfiles",
+    "sqthread_poll",
+    "sqthread_poll_cpu",
+    "stat_type",
+    "std_redirect",
+    "window_size",
+];
+
+/// One section's options as fio lists them in its JSON (`"job options"`, `"global
+/// options"`): under their own names, not an alias (`blocksize=` is `bs`); sorted as fio
+/// sorts a section before parsing it (options.c's opt_cmp on each option's priority:
+/// `filename` and `filename_format` after the rest, which keep their order; glibc's qsort
+/// is a merge sort, so stable); then the engine's own options, which fio parses in a second
+/// pass. Bare keys (`time_based`) keep their empty value here; fio's JSON leaves them out.
+fn in_fio_order(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    let rank = |k: &str| match k {
+        "filename" | "filename_format" => 1,
+        _ if ENGINE_OPTIONS.contains(&k) => 2,
+        _ => 0,
+    };
+    let mut named: Vec<(String, String)> =
+        pairs.into_iter().map(|(k, v)| (super::options::find(&k).map_or(k, |d| d.name.to_string()), v)).collect();
+    named.sort_by_key(|(k, _)| rank(k));
+    named
 }
 
 /// The `[global]` options so far, and the options of their lines that had a problem.
@@ -242,6 +288,9 @@ struct Globals {
     /// A line that is no option line at all, or an include that could not be read, was
     /// seen: what the jobs lack may be in it, so they are not checked as a whole.
     unreadable: bool,
+    /// Where each `[global]` section's options start in the file's `global_options`: fio
+    /// orders each section's on its own.
+    sections: Vec<usize>,
 }
 
 /// All the problems of a job file as one error: the first, then one line each for the rest,
@@ -296,6 +345,12 @@ fn parse_lines(
     }
     if let Some(done) = job.take() {
         finish(done, &globals, &mut file, &mut problems);
+    }
+    let ends = globals.sections.iter().skip(1).copied().chain([file.global_options.len()]);
+    let chunks: Vec<(usize, usize)> = globals.sections.iter().copied().zip(ends).collect();
+    for (start, end) in chunks {
+        let ordered = in_fio_order(file.global_options[start..end].to_vec());
+        file.global_options.splice(start..end, ordered);
     }
     if problems.is_empty() {
         // What the jobs ask of each other, once each is whole.
@@ -363,6 +418,9 @@ fn parse_line(
         // A job's name names its files: a plain name, checked here to point at the line.
         crate::plain::check_plain_name(name)
             .map_err(|m| InputError::new(format!("section name {m}")).at(origin.clone()))?;
+        if name == "global" {
+            globals.sections.push(file.global_options.len());
+        }
         *job = (name != "global").then(|| Section {
             name: name.to_string(),
             own: Vec::new(),

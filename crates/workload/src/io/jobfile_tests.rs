@@ -22,6 +22,29 @@ fn globals_apply_to_the_jobs_below() {
 }
 
 #[test]
+fn options_are_listed_as_fio_lists_them_in_its_json() {
+    // Each pair as fio 3.33 printed it (`fio --output-format=json`): names, not aliases;
+    // filename after the rest; the engine's own options last; each [global] on its own.
+    let keys = |pairs: &[(String, String)]| pairs.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+    let f = parse_str(
+        "[global]\nfilename=/x/f\nsize=1m\n[global]\nioengine=psync\nbs=4k\n\
+         [a]\nfilename=/x/g\nblocksize=8k\ntime_based\nruntime=1\nrw=read\n",
+        "t.fio",
+    )
+    .unwrap();
+    assert_eq!(keys(&f.global_options), ["size", "filename", "ioengine", "bs"]);
+    assert_eq!(keys(&f.jobs[0].given), ["bs", "time_based", "runtime", "rw", "filename"]);
+    assert_eq!(f.jobs[0].given[0], ("bs".into(), "8k".into()));
+    let net = parse_str(
+        "[global]\nioengine=net\nport=8888\nprotocol=tcp\nbs=4k\nsize=1m\n[r]\nlisten\nrw=read\n",
+        "netio.fio",
+    )
+    .unwrap();
+    assert_eq!(keys(&net.global_options), ["ioengine", "bs", "size", "port", "protocol"]);
+    assert_eq!(keys(&net.jobs[0].given), ["rw", "listen"]);
+}
+
+#[test]
 fn a_later_global_affects_only_later_jobs() {
     let f = parse_str("[global]\nsize=1m\n[a]\n[global]\nrw=write\n[b]\n", "t.fio").unwrap();
     assert_eq!(f.jobs[0].options.rw, Rw::Read);
