@@ -38,13 +38,16 @@ impl Bounded for Command {
 
     fn try_output_within(&mut self, limit: Duration) -> std::io::Result<Option<Output>> {
         use std::io::Read;
-        // In a process group of its own, so that what it forked ends with it: fio's job
-        // processes outlive a fio whose main process alone is ended, and hold their files.
+        // In a process group of its own, so that what it forked ends with it.
         use std::os::unix::process::CommandExt;
         let mut child =
             self.process_group(0).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
         // The group this test started (its leader's PID), and only it.
         let group = format!("-{}", child.id());
+        // fio's job processes leave the group (setsid in backend.c) and outlive a fio whose
+        // main process alone is ended, holding their files: they are found by their parent
+        // while it still lives, and ended too.
+        let mut forked: Vec<(u32, u64)> = Vec::new();
         // Read both pipes to their end meanwhile, so that a chatty child never blocks on a
         // full pipe.
         let drain = |mut r: Box<dyn Read + Send>| {
@@ -64,12 +67,14 @@ impl Bounded for Command {
             }
             match term_sent {
                 None if started.elapsed() > limit => {
+                    forked = descendants(child.id());
                     let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
                     term_sent = Some(Instant::now());
                 }
                 Some(at) if at.elapsed() > Duration::from_secs(30) => {
                     let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                     let _ = child.wait();
+                    kill_still(&forked);
                     return Ok(None);
                 }
                 _ => {}
@@ -79,6 +84,7 @@ impl Bounded for Command {
         if term_sent.is_some() {
             // The leader ended on SIGTERM; what it forked may not have.
             let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+            kill_still(&forked);
             return Ok(None);
         }
         let stdout = out.join().expect("stdout reader");
@@ -87,12 +93,51 @@ impl Bounded for Command {
     }
 }
 
+/// A process's parent and start time (in clock ticks since boot), from /proc/PID/stat.
+fn parent_and_start(pid: u32) -> Option<(u32, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command's `(...)`, which may itself hold spaces and parentheses.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some((fields.get(1)?.parse().ok()?, fields.get(19)?.parse().ok()?))
+}
+
+/// Every process `pid` started and those they started, with their start times, now.
+fn descendants(pid: u32) -> Vec<(u32, u64)> {
+    let all: Vec<(u32, u32, u64)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| parent_and_start(p).map(|(parent, start)| (p, parent, start)))
+        .collect();
+    let mut found: Vec<(u32, u64)> = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for &(p, pp, start) in &all {
+            if pp == parent && !found.iter().any(|f| f.0 == p) {
+                found.push((p, start));
+                parents.push(p);
+            }
+        }
+    }
+    found
+}
+
+/// SIGKILL to each of `procs` that is still the process found (same PID, same start time).
+fn kill_still(procs: &[(u32, u64)]) {
+    for &(pid, start) in procs {
+        if parent_and_start(pid).is_some_and(|(_, now)| now == start) {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+    }
+}
+
 /// Runs the reference fio command `make` builds, again when fio hangs: fio 3.33's
 /// `io_submit_mode=offload` stalls in about one run in fifteen here (its worker queue; fixed
 /// upstream since), and a thinktime spin descheduled past the pause sleeps for ever
 /// (axboe/fio#1588). Three hung attempts in a row fail the test.
 pub fn fio_output(make: impl Fn() -> Command) -> Output {
-    const FIO_LIMIT: Duration = Duration::from_secs(120);
+    const FIO_LIMIT: Duration = Duration::from_secs(60);
     for attempt in 1..=3 {
         let mut cmd = make();
         if let Some(out) = cmd.try_output_within(FIO_LIMIT).expect("fio runs") {
@@ -111,11 +156,12 @@ fn a_command_past_its_limit_is_ended_and_named() {
 
 #[test]
 fn a_command_past_its_limit_is_ended_with_what_it_forked() {
-    // A leader that ends on SIGTERM and a child that ignores it, as fio's job processes did.
+    // A leader that ends on SIGTERM and a child in a session of its own that ignores it, as
+    // fio's job processes are.
     let dir = TempDir::new();
     std::fs::create_dir_all(&dir.0).unwrap();
     let pid_file = format!("{}/child.pid", dir.0);
-    let script = format!("sh -c 'trap \"\" TERM; echo $$ > {pid_file}; while :; do sleep 1; done' & wait");
+    let script = format!("setsid sh -c 'trap \"\" TERM; echo $$ > {pid_file}; while :; do sleep 1; done' & wait");
     let out = Command::new("sh").args(["-c", &script]).try_output_within(Duration::from_secs(1)).unwrap();
     assert!(out.is_none(), "the command was ended");
     let child = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
