@@ -12,6 +12,11 @@ use crate::util::{run, stderr, stdout, Scratch};
 /// each suite took against its budget said, and nothing left behind.
 #[test]
 fn every_suite_runs_at_smoke_into_one_report() {
+    // The demo starts servers (trading, roundup) and a glusterd (client-scaling): it takes
+    // its turn with the tests that start them and check that none is left, in the order
+    // every test that holds both takes them.
+    let _servers = crate::servers::ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _glusterd = crate::glusterfs::one_at_a_time();
     let scratch = Scratch::new("demo");
     let (db, page) = (scratch.path.join("runs.db"), scratch.path.join("demo.html"));
     let wd = crate::util::TestWorkdir::new("demo");

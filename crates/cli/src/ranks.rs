@@ -448,6 +448,57 @@ mod tests {
         assert_eq!(merged[0].counters.get("client2.read_bytes"), Some(&100_000_000));
     }
 
+    /// Rank 0 of ranks whose clocks read `ahead[r]` ns ahead of its own, plus `jitter[k]` in
+    /// the k-th reading (how late the rank left the barrier).
+    struct Skewed {
+        ahead: Vec<i64>,
+        jitter: Vec<i64>,
+        round: std::cell::Cell<usize>,
+    }
+
+    impl Ranks for Skewed {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            self.ahead.len()
+        }
+        fn barrier(&self) {}
+        fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+            let now = u64::from_le_bytes(bytes.try_into().ok()?);
+            let k = self.round.replace(self.round.get() + 1);
+            let read = |r: usize| now.wrapping_add_signed(self.ahead[r] + if r == 0 { 0 } else { self.jitter[k] });
+            Some((0..self.ahead.len()).map(|r| read(r).to_le_bytes().to_vec()).collect())
+        }
+        fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8> {
+            bytes
+        }
+        fn abort(&self, code: i32) -> ! {
+            panic!("abort({code})")
+        }
+    }
+
+    #[test]
+    fn another_hosts_clock_offset_is_the_median_reading_and_rank_0s_hosts_is_0() {
+        // Rank 1 on another host 100 s ahead, rank 2 on another 3 s behind, rank 3 on rank
+        // 0's host (its reading, skewed here too, is not used: one host, one clock). One of
+        // the seven rounds left the barrier 5 s late: the median is not moved by it.
+        let ranks = Skewed {
+            ahead: vec![0, 100_000_000_000, -3_000_000_000, 42],
+            jitter: vec![2_000, 1_000, 5_000_000_000, 3_000, 1_500, 2_500, 1_200],
+            round: std::cell::Cell::new(0),
+        };
+        let hosts: Vec<String> = ["a", "b", "c", "a"].map(String::from).to_vec();
+        let offsets = clock_offsets(&ranks, &hosts);
+        assert_eq!(ranks.round.get(), 7, "seven rounds");
+        // The sorted jitters' middle is 2,000 ns.
+        assert_eq!(offsets, vec![0, 100_000_002_000, -2_999_998_000, 0]);
+        // The offsets put a phase the ranks ran together on one clock: rank 1's window
+        // [100 s + 5 s, 100 s + 6 s] on its clock is [5 s, 6 s] on rank 0's, to the jitter.
+        let on_rank_0 = |rank: usize, t: i64| t - offsets[rank];
+        assert!((on_rank_0(1, 105_000_000_000) - 5_000_000_000).abs() <= 2_000);
+    }
+
     #[test]
     fn meta_rates_merge_over_the_ranks_window_on_rank_0s_clock() {
         // Two ranks on two hosts took turns: rank 0 stat 1000 items from 5 s to 6 s on its
