@@ -42,6 +42,10 @@ fn options_are_listed_as_fio_lists_them_in_its_json() {
     .unwrap();
     assert_eq!(keys(&net.global_options), ["ioengine", "bs", "size", "port", "protocol"]);
     assert_eq!(keys(&net.jobs[0].given), ["rw", "listen"]);
+    // fio's names where fio has two: `iodepth_batch` (alias iodepth_batch_submit) and
+    // `rate_min` (alias ratemin), as fio 3.33's options.c names them.
+    let named = parse_str("[j]\niodepth_batch_submit=4\nratemin=1k\nsize=1m\n", "t.fio").unwrap();
+    assert_eq!(keys(&named.jobs[0].given), ["iodepth_batch", "rate_min", "size"]);
 }
 
 #[test]

@@ -295,7 +295,7 @@ pub struct IoOptions {
     pub flow_id: u32,
     /// fio's `flow_sleep`: how long a job held back by its flow sleeps before asking again.
     pub flow_sleep: Nanos,
-    /// fio's `ratemin=` per direction (bytes/s): below it after a second the job fails.
+    /// fio's `rate_min=` per direction (bytes/s): below it after a second the job fails.
     pub ratemin: [u64; 2],
     /// Options that change no I/O, only the outputs (percentiles, logs, description).
     pub outputs: OutputOptions,
@@ -603,7 +603,7 @@ impl IoOptions {
     }
 
     /// fio keeps a rate schedule (`TD_F_CHECK_RATE`) when any rate option is given, even
-    /// only `ratemin`.
+    /// only `rate_min`.
     pub fn rate_checked(&self) -> bool {
         [self.rate, self.rate_iops, self.ratemin].iter().any(|r| r.iter().any(|&v| v > 0))
     }
@@ -618,7 +618,7 @@ impl IoOptions {
         for d in [READ, WRITE] {
             if self.rate[d] > 0 && self.rate[d] < self.ratemin[d] {
                 e(format!(
-                    "ratemin={} is above rate={} for {}: fio refuses a minimum rate above the limit",
+                    "rate_min={} is above rate={} for {}: fio refuses a minimum rate above the limit",
                     self.ratemin[d], self.rate[d], names[d]
                 ));
             }
@@ -652,7 +652,7 @@ impl IoOptions {
         }
         if self.rate_cycle != 1000 && self.ratemin != [0, 0] {
             e(format!(
-                "rate_cycle={} with ratemin is not supported by fsarena: it checks ratemin over the whole run, not per \
+                "rate_cycle={} with rate_min is not supported by fsarena: it checks rate_min over the whole run, not per \
                  rate_cycle window; remove rate_cycle",
                 self.rate_cycle
             ));
@@ -755,7 +755,7 @@ impl IoOptions {
         }
     }
 
-    /// fio's `ratemin`: the job fails when a direction's bandwidth after fio's 2-second
+    /// fio's `rate_min`: the job fails when a direction's bandwidth after fio's 2-second
     /// settle period is below it. Checked on the average over the rest of the job, where fio
     /// checks every `ratecycle` (1 s): a job that slows down only briefly may pass here.
     pub fn ratemin_missed(&self, bytes: [u64; 2], runtime_ns: u64) -> Option<String> {

@@ -354,10 +354,9 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
     ),
     io!("iodepth", Count, Is("1"), "I/Os in flight per job; synchronous engines use 1, as in fio", |o, v| o.iodepth =
         depth(v, 1)?),
-    io!("iodepth_batch_submit", Count, Is("1"), "queued I/Os sent in one go; 0: iodepth", |o, v| o
-        .iodepth_batch_submit =
+    io!("iodepth_batch", Count, Is("1"), "queued I/Os sent in one go; 0: iodepth", |o, v| o.iodepth_batch_submit =
         depth(v, 0)?)
-    .aka(&["iodepth_batch"]),
+    .aka(&["iodepth_batch_submit"]),
     io!("iodepth_batch_complete_min", Count, Is("1"), "completions waited for in one go; 0 polls", |o, v| o
         .iodepth_batch_complete_min =
         depth(v, 0)?)
@@ -610,7 +609,7 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "rate_cycle",
         Count,
         Is("1000"),
-        "window of fio's ratemin check (fio 3.33 uses it for nothing else); fsarena checks ratemin over the whole run, so another value with ratemin is refused",
+        "window of fio's rate_min check (fio 3.33 uses it for nothing else); fsarena checks rate_min over the whole run, so another value with rate_min is refused",
         |o, v| o.rate_cycle = whole(v)?
     )
     .aka(&["ratecycle"])
@@ -884,10 +883,10 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "start this job once every clone of the job of this name has ended (fio's wait_for)",
         |o, v| o.wait_for = Some(v.to_string())
     ),
-    io!("ratemin", PerDirection(&Size), Is("0"), "fail the job when its bandwidth after 2 s is below this", |o, v| o
+    io!("rate_min", PerDirection(&Size), Is("0"), "fail the job when its bandwidth after 2 s is below this", |o, v| o
         .ratemin =
         per_direction(v, [0; 2], size)?)
-    .aka(&["rate_min"])
+    .aka(&["ratemin"])
     .unit("bytes/s"),
     io!("description", Text, Unset, "free text about the job; changes nothing", |o, v| o.outputs.description =
         Some(v.to_string())),
