@@ -112,3 +112,37 @@ fn exec_runs_its_program_into_the_target_and_stops_it_with_sigterm() {
         assert_eq!(o["error"], 0);
     }
 }
+
+#[test]
+fn exit_on_io_done_ends_cpuio_with_the_last_stages_io_as_fio_does() {
+    // 50 ms burns and 50 ms pauses, checked before each burn: a cpuio job ends within one
+    // 100 ms cycle (and a little) of its stage's I/O. The I/O job runs for 1 s (32m at 32m/s).
+    let with_io = "[cpu]\nioengine=cpuio\ncpuload=50\nexit_on_io_done=1\nruntime=4\n\
+                   [io]\nrw=write\nsize=32m\nbs=4k\nrate=32m\n";
+    // A later stage's job is pending while the cpuio job runs: it runs its runtime, in fio too.
+    let later_stage = "[cpu]\nioengine=cpuio\ncpuload=50\nexit_on_io_done=1\nruntime=2\n\
+                       [io]\nrw=write\nsize=1m\nbs=4k\n[later]\nstonewall\nrw=read\nsize=1m\n";
+    // No job does I/O: fio runs a cpuio job its runtime.
+    let cpu_only = "[cpu]\nioengine=cpuio\ncpuload=50\nexit_on_io_done=1\nruntime=1\n";
+    let ms = |report: &Value, name: &str| job_named(report, name)["job_runtime"].as_u64().unwrap();
+    for (name, job) in [("with-io", with_io), ("later-stage", later_stage), ("cpu-only", cpu_only)] {
+        let fs = SmallTmpfs::new(&format!("noio-exit-{name}"), "64m");
+        let (ours, theirs) = (fsarena_json(name, job, &fs, None), fio_json(&format!("exit-{name}"), job));
+        let (our_cpu, their_cpu) = (ms(&ours, "cpu"), ms(&theirs, "cpu"));
+        eprintln!("{name}: cpuio ran {our_cpu} ms in fsarena, {their_cpu} ms in fio");
+        match name {
+            "with-io" => {
+                let (our_io, their_io) = (ms(&ours, "io"), ms(&theirs, "io"));
+                for (tool, cpu, io) in [("fsarena", our_cpu, our_io), ("fio", their_cpu, their_io)] {
+                    assert!(cpu >= io.saturating_sub(50) && cpu <= io + 400, "{tool}: cpuio {cpu} ms, its I/O {io} ms");
+                }
+            }
+            _ => {
+                let runtime = if name == "cpu-only" { 1000 } else { 2000 };
+                for (tool, cpu) in [("fsarena", our_cpu), ("fio", their_cpu)] {
+                    assert!(cpu >= runtime - 10 && cpu <= runtime + 300, "{tool}: cpuio {cpu} ms of its {runtime}");
+                }
+            }
+        }
+    }
+}

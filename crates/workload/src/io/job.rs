@@ -214,6 +214,10 @@ pub struct CloneSpec {
     /// fio's `wait_for`: the stage's job (index) whose clones must all end before this
     /// clone starts; None when the job waits for none, or for one of an earlier stage.
     pub waitee: Option<usize>,
+    /// A cpuio job with `exit_on_io_done`: the stage's jobs that do I/O, whose clones all
+    /// ended end it (fio's `fio_running_or_pending_io_threads`). None: it runs its runtime,
+    /// as in fio when a later stage's jobs are still pending or no job of the file does I/O.
+    pub ends_with: Option<Vec<usize>>,
 }
 
 /// What a clone shares with the other clones of its stage besides the start.
@@ -354,7 +358,7 @@ pub fn run_clone<E: Engine>(
             }
         }
     } else if o.ioengine == fsarena_engine::EngineKind::CpuIo {
-        super::noio::cpuio(spec, stop, &mut result);
+        super::noio::cpuio(spec, stop, stage.left, &mut result);
     } else if o.ioengine == fsarena_engine::EngineKind::Exec {
         super::noio::exec(spec, root, stop, &mut result);
     } else if let Some(endpoint) = net {

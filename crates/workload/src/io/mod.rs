@@ -391,7 +391,9 @@ impl Workload for IoWorkload {
             flow::Flows::of(&self.jobs).map_err(|e| fail(format!("cannot share memory for flow control: {e}")))?;
         // fio's exitall with exit_what=all: the groups after are reported, and not run.
         let mut exited_all = false;
-        for (group, ids) in self.groups().into_iter().zip(self.group_ids()) {
+        let any_io = self.jobs.iter().any(|j| !j.options.noio());
+        let stages = self.groups().len();
+        for (stage, (group, ids)) in self.groups().into_iter().zip(self.group_ids()).enumerate() {
             // Sizes fio takes from the target when the stage starts (an earlier stage may have
             // made the file).
             let sized = match group.iter().map(|j| sized(j, roots[0])).collect::<Result<Vec<JobDef>, String>>() {
@@ -406,7 +408,9 @@ impl Workload for IoWorkload {
             let ran = if exited_all {
                 Ok(not_run(&group, &ids))
             } else {
-                run_group(env, &clients, &group, &ids, &self.created, (first_thread, &buffer_seeds), &flows)
+                let last_with_io = any_io && stage + 1 == stages;
+                let in_file = InFile { threads: (first_thread, &buffer_seeds), flows: &flows, last_with_io };
+                run_group(env, &clients, &group, &ids, &self.created, in_file)
             };
             exited_all |= group.iter().any(|j| j.options.exitall && j.options.exit_what == ExitWhat::All);
             first_thread += group.iter().map(|j| j.options.clones()).sum::<u32>();
@@ -624,6 +628,15 @@ struct Clients<'a> {
 /// The thread number of a group's first clone, and every clone's buffer seeds in the file.
 type Threads<'a> = (u32, &'a Arc<[dedupe::BufferSeeds]>);
 
+/// What a group shares with the rest of its job file: its clones' thread numbers and buffer
+/// seeds, the file's flows, and whether it is the last stage of a file with an I/O job (where
+/// `exit_on_io_done` can end a cpuio job).
+struct InFile<'a> {
+    threads: Threads<'a>,
+    flows: &'a flow::Flows,
+    last_with_io: bool,
+}
+
 /// A group's clones (with their job's index) and the files they need.
 type GroupPlan = (Vec<(usize, CloneSpec)>, Vec<FileNeed>);
 
@@ -717,6 +730,7 @@ fn plan_group(
                 report_group: (ids[ji] - ids[0]) as usize,
                 // A waitee of an earlier stage has ended already (parse refuses a later one).
                 waitee: o.wait_for.as_ref().and_then(|w| group.iter().position(|j| &j.options.name == w)),
+                ends_with: None,
                 buffer_seeds: buffer_seeds.clone(),
                 after_layout: None,
             };
@@ -761,11 +775,19 @@ fn run_group(
     group: &[&JobDef],
     ids: &[u32],
     created: &CreatedFiles,
-    threads: Threads<'_>,
-    flows: &flow::Flows,
+    InFile { threads, flows, last_with_io }: InFile<'_>,
 ) -> Result<Vec<(Vec<JobResult>, Totals)>, String> {
     // Files first: which exist, which need data.
     let (mut specs, needs) = plan_group(clients.paths, group, ids, env.stop, threads)?;
+    // fio's exit_on_io_done: a cpuio job ends once every job doing I/O has exited. Only in
+    // the file's last stage can they all exit while it runs (a later stage's are pending),
+    // and only when the file has one (with cpuio jobs alone fio runs them their runtime).
+    if last_with_io {
+        let io_jobs: Vec<usize> = (0..group.len()).filter(|&j| !group[j].options.noio()).collect();
+        for (_, spec) in specs.iter_mut().filter(|(_, s)| s.options.cpu.exit_on_io_done) {
+            spec.ends_with = Some(io_jobs.clone());
+        }
+    }
     // Only files that need data are laid out (reused ones are not: nothing is said of them).
     let t = Instant::now();
     // fio lays files out one at a time unless every job says create_serialize=0 (fio

@@ -9,7 +9,7 @@ use super::job::{CloneResult, CloneSpec, READ};
 use super::options::IoOptions;
 use rustix::fd::{AsRawFd, BorrowedFd};
 use rustix::fs::{Mode, OFlags};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// fio's `cpumode=`: what a chunk of `cpuio` does.
@@ -105,14 +105,21 @@ fn run_for(o: &IoOptions) -> Duration {
     Duration::from_nanos(o.runtime.map_or(0, |r| r.0).saturating_add(o.ramp_time.0))
 }
 
-/// fio's cpuio: burn a chunk, pause, until the runtime is over.
-pub(super) fn cpuio(spec: &CloneSpec, stop: &AtomicBool, r: &mut CloneResult) {
+/// fio's cpuio: burn a chunk, pause, until the runtime is over or, with exit_on_io_done,
+/// until every clone of the jobs in `spec.ends_with` has ended (`left` counts them per job),
+/// checked before each chunk as fio checks before each of its I/Os.
+pub(super) fn cpuio(spec: &CloneSpec, stop: &AtomicBool, left: &[AtomicU32], r: &mut CloneResult) {
+    let io_done = || {
+        spec.ends_with
+            .as_ref()
+            .is_some_and(|jobs| jobs.iter().all(|&j| left.get(j).is_none_or(|l| l.load(Ordering::SeqCst) == 0)))
+    };
     let c = spec.options.cpu;
     let start = Instant::now();
     let deadline = start + run_for(&spec.options);
     let mut chunk_us = c.chunk_us;
     let mut sorter = (c.mode == CpuMode::Qsort).then(Sorter::new);
-    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline && !io_done() {
         let t = Instant::now();
         match &mut sorter {
             None => {

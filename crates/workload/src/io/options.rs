@@ -711,10 +711,6 @@ impl IoOptions {
             if self.cpu.load == 0 {
                 e("ioengine=cpuio needs cpuload= (the percent of one CPU to use, 1 to 100)".into());
             }
-            if self.cpu.exit_on_io_done {
-                e("exit_on_io_done=1 is not supported by fsarena: expected 0 (a cpuio job runs for its runtime)"
-                    .into());
-            }
             if self.cpu.chunk_us == 0 && self.cpu.mode == super::noio::CpuMode::Noop {
                 e("cpuchunks=0: expected at least 1 microsecond of burn per chunk".into());
             }

@@ -244,7 +244,8 @@ fn cpuio_and_exec_need_no_size_but_their_own_options() {
     let e = with(&[("ioengine", "cpuio"), ("cpuload", "50")]).unwrap_err().to_string();
     assert!(e.contains("needs runtime="), "{e}");
     assert!(with(&[("ioengine", "cpuio"), ("cpuload", "50"), ("runtime", "2"), ("cpumode", "bogo")]).is_err());
-    assert!(with(&[("ioengine", "cpuio"), ("cpuload", "50"), ("runtime", "2"), ("exit_on_io_done", "1")]).is_err());
+    let o = with(&[("ioengine", "cpuio"), ("cpuload", "50"), ("runtime", "2"), ("exit_on_io_done", "1")]).unwrap();
+    assert!(o.cpu.exit_on_io_done);
     let o = with(&[("ioengine", "exec"), ("program", "/bin/echo"), ("arguments", "%n"), ("runtime", "1")]).unwrap();
     assert_eq!((o.exec.grace_time, o.exec.std_redirect), (1, true));
     let e = with(&[("ioengine", "exec"), ("runtime", "1")]).unwrap_err().to_string();

@@ -505,6 +505,7 @@ mod tests {
             job_index: 0,
             report_group: 0,
             waitee: None,
+            ends_with: None,
             buffer_seeds: Vec::new().into(),
             after_layout: None,
         };
@@ -558,6 +559,7 @@ mod tests {
             job_index: 0,
             report_group: 0,
             waitee: None,
+            ends_with: None,
             buffer_seeds: Vec::new().into(),
             after_layout: None,
         };

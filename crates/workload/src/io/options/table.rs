@@ -753,7 +753,7 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "exit_on_io_done",
         Bool,
         Is("0"),
-        "cpuio: end when the I/O jobs have; fsarena supports only 0 (the job runs its runtime)",
+        "cpuio: end once every job doing I/O has ended (in the file's last stage; before it, or with no I/O job, the job runs its runtime, as in fio)",
         |o, v| o.cpu.exit_on_io_done = boolean(v)?
     ),
     io!(
