@@ -49,6 +49,15 @@ fn options_are_listed_as_fio_lists_them_in_its_json() {
 }
 
 #[test]
+fn every_engine_option_listed_last_is_an_option_under_its_own_name() {
+    // A renamed or removed engine option would fall back into the section's order unseen.
+    for name in ENGINE_OPTIONS {
+        let def = super::super::options::find(name).unwrap_or_else(|| panic!("{name} is no io option"));
+        assert_eq!(def.name, *name, "{name} is an alias of {}", def.name);
+    }
+}
+
+#[test]
 fn a_later_global_affects_only_later_jobs() {
     let f = parse_str("[global]\nsize=1m\n[a]\n[global]\nrw=write\n[b]\n", "t.fio").unwrap();
     assert_eq!(f.jobs[0].options.rw, Rw::Read);
