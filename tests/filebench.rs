@@ -195,3 +195,112 @@ fn every_fsync_flowop_is_one_fsync_call_as_in_filebench() {
     assert_eq!(strace_calls(&text, "fsync"), flowops, "{text}");
     assert_eq!(strace_calls(&text, "syncfs") + strace_calls(&text, "sync"), 0, "{text}");
 }
+
+/// One thread's calls on the fileset's files, from strace's per-thread log: `(call, fd,
+/// buffer address, size, result)` for write, lseek and read (raw, in hex), and the opens
+/// and closes by name.
+fn fileset_calls(log: &str) -> Vec<(String, u64, u64, u64, String)> {
+    let hex = |s: &str| u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).unwrap_or(u64::MAX);
+    log.lines()
+        .filter_map(|l| {
+            let (call, rest) = l.split_once('(')?;
+            // strace pads the result: `read(0xc, 0x7f.., 0x1000)      = 0x1000`.
+            let (args, result) = rest.rsplit_once(" = ")?;
+            let args = args.trim_end().strip_suffix(')')?;
+            let a: Vec<&str> = args.split(", ").collect();
+            match call {
+                "write" | "read" | "lseek" if a.len() == 3 => {
+                    Some((call.to_string(), hex(a[0]), hex(a[1]), hex(a[2]), result.trim().to_string()))
+                }
+                "openat2" if l.contains("O_RDWR") && l.contains("/s/") => {
+                    let fd = result.split('<').next().and_then(|n| n.trim().parse().ok())?;
+                    Some(("open".into(), fd, 0, 0, String::new()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn whole_file_flowops_make_filebenchs_calls_from_random_places_in_the_threads_memory() {
+    // filebench's readwholefile is lseek(0) and read() until end of file; its writewholefile
+    // writes from the descriptor's position in pieces whose next size is taken before the
+    // step (a 10k file in 4k pieces: 4k, 4k, 4k); each I/O lands at a random multiple of its
+    // size in the thread's memsize, 16 bytes past a page, as filebench's malloc'd memory
+    // (flowoplib_iobufsetup). The kernel sees the calls: strace, one log per thread.
+    let strace = crate::util::require("strace");
+    let dir = Scratch::new("filebench-calls");
+    let files = Scratch::new("filebench-calls-files");
+    let f = files.path.join("calls.f");
+    std::fs::write(
+        &f,
+        "define fileset name=s,path=/tmp,size=10k,entries=4,prealloc=100,dirwidth=10\n\
+         define process name=p\n{\n  thread name=t,memsize=4m\n  {\n\
+             flowop openfile name=o,filesetname=s,fd=1\n    flowop writewholefile name=w,fd=1,iosize=4k\n\
+             flowop readwholefile name=r,fd=1,iosize=4k\n    flowop closefile name=c,fd=1\n\
+             flowop finishoncount name=f,value=20,target=r\n  }\n}\nrun 30\n",
+    )
+    .expect("write");
+    let prefix = files.path.join("trace");
+    let out = std::process::Command::new(strace)
+        .args(["-ff", "-qq", "-y", "-e", "trace=openat2,read,write,lseek", "-e", "raw=read,write,lseek", "-o"])
+        .arg(&prefix)
+        .arg(env!("CARGO_BIN_EXE_fsarena"))
+        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
+        .args(["run", "--repeat", "1", "--warmup", "0", "--no-store", "--no-drop-caches", "--output-format", "json"])
+        .args(["--target", &dir.spec(), "--workload", &format!("filebench:file={}", f.display())])
+        .bounded_output()
+        .expect("strace runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let counters = &json["run"]["results"][0]["counters"];
+    for name in ["r", "w"] {
+        assert_eq!(counters[format!("flowop.{name}.ops")][0], 20, "{counters}");
+        assert_eq!(counters[format!("flowop.{name}.bytes")][0], 20 * 3 * 4096, "{name}: {counters}");
+    }
+    // The worker's log: the one thread that opens the fileset's files read-write.
+    let worker = std::fs::read_dir(&files.path)
+        .expect("logs")
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+        .find(|log| fileset_calls(log).iter().any(|c| c.0 == "open"))
+        .expect("a thread that opened the fileset's files");
+    let calls = fileset_calls(&worker);
+    let mut passes = 0;
+    let mut places = std::collections::BTreeSet::new();
+    let mut i = 0;
+    while i < calls.len() {
+        if calls[i].0 != "open" {
+            i += 1;
+            continue;
+        }
+        let fd = calls[i].1;
+        let pass: Vec<_> = calls[i + 1..].iter().take_while(|c| c.0 != "open").filter(|c| c.1 == fd).collect();
+        let shape: Vec<(&str, u64, &str)> = pass.iter().map(|c| (c.0.as_str(), c.3, c.4.as_str())).collect();
+        assert_eq!(
+            shape,
+            [
+                ("write", 0x1000, "0x1000"),
+                ("write", 0x1000, "0x1000"),
+                ("write", 0x1000, "0x1000"),
+                ("lseek", 0, "0"),
+                ("read", 0x1000, "0x1000"),
+                ("read", 0x1000, "0x1000"),
+                ("read", 0x1000, "0x1000"),
+                ("read", 0x1000, "0"),
+            ],
+            "pass {passes}:\n{worker}"
+        );
+        for c in pass.iter().filter(|c| c.0 != "lseek") {
+            assert_eq!(c.2 % 4096, 16, "a buffer not 16 bytes past a page: {c:?}");
+            places.insert(c.2);
+        }
+        passes += 1;
+        i += 1;
+    }
+    assert_eq!(passes, 20, "{worker}");
+    // Two placements per pass (one per flowop), 40 in all, among the 1023 of 4 MiB: filebench
+    // places each I/O afresh; a reused buffer would give one address.
+    assert!(places.len() >= 30, "{} places: {places:?}", places.len());
+    assert!(dir.leftovers().is_empty(), "left: {:?}", dir.leftovers());
+}

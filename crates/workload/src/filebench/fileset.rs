@@ -8,7 +8,7 @@ use crate::served::{Below, Budget};
 use rustix::fd::AsFd;
 use rustix::fs::{Mode, OFlags};
 use std::path::PathBuf;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// One file (or leaf directory) of a fileset.
@@ -140,7 +140,7 @@ impl Fileset {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -228,13 +228,42 @@ impl Fileset {
     /// Ends a pick: the entry now exists or not, and `open` more (or fewer) descriptors are
     /// open on it.
     pub fn release(&self, i: usize, exists: bool, open: i32) {
+        self.unbusy(i, Some(exists), open);
+    }
+
+    /// Ends a [`Fileset::hold`]: `open` more (or fewer) descriptors, whether the entry exists
+    /// unchanged.
+    pub fn unhold(&self, i: usize, open: i32) {
+        self.unbusy(i, None, open);
+    }
+
+    /// filebench's fileset_unbusy.
+    fn unbusy(&self, i: usize, exists: Option<bool>, open: i32) {
         let mut s = self.lock();
         let e = &mut s.entries[i];
         e.busy = false;
-        e.exists = exists;
+        if let Some(exists) = exists {
+            e.exists = exists;
+        }
         e.open = e.open.saturating_add_signed(open);
         drop(s);
         self.idle.notify_all();
+    }
+
+    /// Takes entry `i` for a close or a delete through a descriptor, as filebench's
+    /// closefile and deletefile do before they time the call: waits while another thread is
+    /// busy with it (opening, closing or deleting it) and marks it busy, so that no pick
+    /// takes it meanwhile. False when `stopped()` ends the wait.
+    pub fn hold(&self, i: usize, stopped: &dyn Fn() -> bool) -> bool {
+        let mut s = self.lock();
+        while s.entries[i].busy {
+            if stopped() {
+                return false;
+            }
+            s = self.idle.wait_timeout(s, Duration::from_millis(10)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        s.entries[i].busy = true;
+        true
     }
 
     /// One descriptor on entry `i` closed.
@@ -334,5 +363,29 @@ mod tests {
         flat.release(a, true, 1);
         assert_eq!(flat.pick(Want::Exists, &|| false), Some(0));
         assert_eq!(flat.open_count(0), 1);
+    }
+
+    /// closefile takes its entry as filebench's does: it waits while another thread is busy
+    /// with it, and no pick takes it while it is being closed.
+    #[test]
+    fn a_file_being_closed_is_busy_and_a_close_waits_for_a_busy_one() {
+        let mut rng = fastrand::Rng::with_seed(2);
+        let fs = Fileset::layout(&def(2, 100, 100, SizeDist::Fixed(0)), &mut rng.clone(), &mut rng);
+        let a = fs.pick(Want::Exists, &|| false).unwrap();
+        fs.release(a, true, 1);
+        // Taken for its close: the next pick passes it by.
+        assert!(fs.hold(a, &|| false));
+        let b = fs.pick(Want::Exists, &|| false).unwrap();
+        assert_ne!(a, b);
+        // A second close of the busy entry waits; `stopped` ends that wait.
+        assert!(!fs.hold(a, &|| true));
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| fs.hold(a, &|| false));
+            std::thread::sleep(Duration::from_millis(30));
+            assert!(!waiter.is_finished(), "a close went ahead while the entry was busy");
+            fs.unhold(a, -1);
+            assert!(waiter.join().unwrap());
+        });
+        assert_eq!(fs.open_count(a), 0);
     }
 }

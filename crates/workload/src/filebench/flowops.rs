@@ -124,12 +124,42 @@ struct OpenFile {
     entry: usize,
 }
 
+/// Where in a thread's memory an I/O of `len` bytes goes, as filebench places it
+/// (flowoplib_iobufsetup):
+/// - with a `memsize`, at a random offset in [0, memsize - len], a multiple of len (of len +
+///   the alignment with directio, then aligned), so that a run's copies spread over that
+///   memory as filebench's do; without one, at the start (filebench's private buffer of the
+///   flowop, reused);
+/// - past [`MALLOC_SKEW`] for buffered I/O: filebench's memory comes from malloc, 16 bytes past
+///   a page. The kernel's copies to and from such an address cost more than to a page-aligned
+///   one: webserver on tmpfs, 2 vCPUs, ran 0.4M ops/s from page + 16 and 0.5-0.6M from page +
+///   0, filebench itself 0.37M.
+///
+/// The buffer holds `memsize` (or the largest I/O) plus a page.
+fn place(rng: &mut fastrand::Rng, memsize: usize, directio: bool, len: usize) -> std::ops::Range<usize> {
+    let skew = if directio { 0 } else { MALLOC_SKEW };
+    let round = len + if directio { BUF_ALIGN } else { 0 };
+    if memsize == 0 || round == 0 || round > memsize {
+        return skew..skew + len;
+    }
+    // fb_random64(memsize, round): floor(u * (memsize - round)), rounded down to round.
+    let span = (memsize - round) as f64;
+    let mut at = (rng.f64() * span) as usize / round * round;
+    if directio {
+        at = at.next_multiple_of(BUF_ALIGN);
+    }
+    skew + at..skew + at + len
+}
+
 /// One thread's state.
 pub struct Worker<'a> {
     sh: &'a Shared<'a>,
     steps: Vec<Step<'a>>,
     fds: HashMap<u32, OpenFile>,
     buf: fsarena_engine::AlignedBuf,
+    /// The thread's `memsize` (0: none): `buf` is that large and each I/O lands at a random
+    /// place in it ([`Worker::place`]).
+    memsize: usize,
     rng: fastrand::Rng,
     /// Per slot, this thread's figures.
     pub figures: Vec<Local>,
@@ -150,20 +180,42 @@ impl std::fmt::Debug for Worker<'_> {
 
 type Outcome = Result<(), End>;
 
+/// The I/O buffer's alignment (O_DIRECT's, on any block size up to a page).
+const BUF_ALIGN: usize = 4096;
+
+/// Where buffered I/O starts past a page boundary: glibc's malloc returns a large block 16
+/// bytes past a page (its chunk header), and filebench's I/O memory comes from malloc.
+const MALLOC_SKEW: usize = 16;
+
 /// The fileset a checked flowop picks from (the model guarantees one).
 fn set_of(op: &Flowop) -> usize {
     op.fileset.unwrap_or(0)
 }
 
 impl<'a> Worker<'a> {
-    /// A thread running `steps`, with an I/O buffer of `buffer` bytes.
-    pub fn new(sh: &'a Shared<'a>, steps: Vec<Step<'a>>, slots: usize, buffer: usize, seed: u64) -> Self {
+    /// A thread running `steps`, with an I/O buffer of `buffer` bytes, or of the thread's
+    /// `memsize` when that is given (filled at once, as filebench memsets it, so that no I/O
+    /// meets a page never touched).
+    pub fn new(
+        sh: &'a Shared<'a>,
+        steps: Vec<Step<'a>>,
+        slots: usize,
+        buffer: usize,
+        memsize: usize,
+        seed: u64,
+    ) -> Self {
         let n = steps.len();
+        // A page more than asked: room for MALLOC_SKEW.
+        let mut buf = fsarena_engine::AlignedBuf::new(buffer.max(memsize).max(BUF_ALIGN) + BUF_ALIGN, BUF_ALIGN);
+        if memsize > 0 {
+            buf.as_mut_slice().fill(0);
+        }
         Worker {
             sh,
             steps,
             fds: HashMap::new(),
-            buf: fsarena_engine::AlignedBuf::new(buffer.max(4096), 4096),
+            buf,
+            memsize,
             rng: fastrand::Rng::with_seed(seed),
             figures: vec![Local::default(); slots],
             limits: vec![(0, 0); n],
@@ -272,10 +324,12 @@ impl<'a> Worker<'a> {
         let opened = self.sh.below.open(&path, flags, 0o666);
         match opened {
             Ok(file) => {
+                // filebench marks the entry idle again inside the timed open
+                // (fileset_openfile's fileset_unbusy, under the fileset's lock).
+                fs.release(entry, true, 1);
                 if timed {
                     self.record(step, t0, 0);
                 }
-                fs.release(entry, true, 1);
                 self.fds.insert(fd, OpenFile { fd: Rc::new(file), set, entry });
                 Ok(())
             }
@@ -310,10 +364,18 @@ impl<'a> Worker<'a> {
                     .fds
                     .remove(&op.fd)
                     .ok_or_else(|| Self::fail(op, "close", format!("fd {} is not open", op.fd)))?;
+                // As filebench's closefile: the entry is taken (busy) for the close, the
+                // close alone is timed, and the entry is given back after it.
+                let fs = &self.sh.filesets[f.set];
+                if !fs.hold(f.entry, &|| self.sh.over()) {
+                    drop(f.fd);
+                    fs.closed(f.entry);
+                    return Err(End::Over);
+                }
                 let t0 = Instant::now();
                 drop(f.fd);
                 self.record(step, t0, 0);
-                self.sh.filesets[f.set].closed(f.entry);
+                fs.unhold(f.entry, -1);
                 Ok(())
             }
             Kind::DeleteFile | Kind::StatFile | Kind::MakeDir | Kind::RemoveDir => self.entry_op(step),
@@ -366,17 +428,34 @@ impl<'a> Worker<'a> {
         // With fd=N on an open slot, filebench stats (fstat) or deletes that slot's file.
         if let (Kind::StatFile | Kind::DeleteFile, Some(f)) = (op.kind, self.fds.get(&op.fd).filter(|_| op.fd > 0)) {
             let (set, entry) = (f.set, f.entry);
-            let t0 = Instant::now();
             if op.kind == Kind::StatFile {
+                let t0 = Instant::now();
                 rustix::fs::fstat(&f.fd).map_err(|e| Self::fail(op, "fstat", e))?;
-            } else {
-                let rel = sh.filesets[set].entry(entry).0;
-                let path = sh.root.join(&rel);
-                by_name(sh.below, &rel, |d, n| rustix::fs::unlinkat(d, n, AtFlags::empty()))
-                    .map_err(|e| Self::fail(op, &path.display().to_string(), e))?;
-                sh.filesets[set].release(entry, false, 0);
+                self.record(step, t0, 0);
+                return Ok(());
+            }
+            // As filebench's deletefile on a descriptor: the file is taken (busy) first, left
+            // alone while another thread also has it open, and after the unlink no longer
+            // exists nor counts as open anywhere (fileset_unbusy(..., -open count)).
+            let fs = &sh.filesets[set];
+            if !fs.hold(entry, &|| self.sh.over()) {
+                return Err(End::Over);
+            }
+            let open = fs.open_count(entry);
+            if open > 1 {
+                fs.unhold(entry, 0);
+                return Ok(());
+            }
+            let rel = fs.entry(entry).0;
+            let path = sh.root.join(&rel);
+            let t0 = Instant::now();
+            let done = by_name(sh.below, &rel, |d, n| rustix::fs::unlinkat(d, n, AtFlags::empty()));
+            if let Err(e) = done {
+                fs.unhold(entry, 0);
+                return Err(Self::fail(op, &path.display().to_string(), e));
             }
             self.record(step, t0, 0);
+            fs.release(entry, false, -(open as i32));
             return Ok(());
         }
         let fs = &sh.filesets[set_of(op)];
@@ -418,14 +497,15 @@ impl<'a> Worker<'a> {
         let op = step.op;
         let mut len = op.iosize;
         if op.kind == Kind::AppendFileRand {
-            len = self.rng.u64(0..=op.iosize);
+            // fb_random64(iosize, round 1): floor(u * (iosize - 1)), u in [0, 1].
+            len = self.rng.u64(0..op.iosize.saturating_sub(1).max(1));
             if len == 0 {
                 // filebench counts a zero-length append as an operation of no bytes.
                 self.record(step, Instant::now(), 0);
                 return Ok(());
             }
         }
-        let len = len.min(self.buf.as_slice().len() as u64) as usize;
+        let len = len.min(self.room() as u64) as usize;
         let (set, entry) = {
             let f = self.file(step, op.fd)?;
             (f.set, f.entry)
@@ -437,15 +517,16 @@ impl<'a> Worker<'a> {
         } else {
             None
         };
+        let mem = self.place(op, len);
         let Some(f) = self.fds.get(&op.fd) else { return Err(End::Over) };
         let t0 = Instant::now();
         let done = match (op.kind, offset) {
-            (Kind::Read, Some(at)) => rustix::io::pread(&f.fd, &mut self.buf.as_mut_slice()[..len], at),
-            (Kind::Read, None) => rustix::io::read(&f.fd, &mut self.buf.as_mut_slice()[..len]),
-            (Kind::Write, Some(at)) => rustix::io::pwrite(&f.fd, &self.buf.as_slice()[..len], at),
-            (Kind::Write, None) => rustix::io::write(&f.fd, &self.buf.as_slice()[..len]),
+            (Kind::Read, Some(at)) => rustix::io::pread(&f.fd, &mut self.buf.as_mut_slice()[mem], at),
+            (Kind::Read, None) => rustix::io::read(&f.fd, &mut self.buf.as_mut_slice()[mem]),
+            (Kind::Write, Some(at)) => rustix::io::pwrite(&f.fd, &self.buf.as_slice()[mem], at),
+            (Kind::Write, None) => rustix::io::write(&f.fd, &self.buf.as_slice()[mem]),
             _ => rustix::fs::seek(&f.fd, SeekFrom::End(0))
-                .and_then(|_| rustix::io::write(&f.fd, &self.buf.as_slice()[..len])),
+                .and_then(|_| rustix::io::write(&f.fd, &self.buf.as_slice()[mem])),
         };
         let n = done.map_err(|e| Self::fail(op, op.kind.word(), e))?;
         if n == 0 && op.kind == Kind::Read && offset.is_none() {
@@ -456,6 +537,16 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// The most one I/O moves: the buffer less the page kept for [`MALLOC_SKEW`].
+    fn room(&self) -> usize {
+        self.buf.as_slice().len() - BUF_ALIGN
+    }
+
+    /// Where in the thread's memory an I/O of `len` bytes goes: [`place`].
+    fn place(&mut self, op: &Flowop, len: usize) -> std::ops::Range<usize> {
+        place(&mut self.rng, self.memsize, op.directio, len)
+    }
+
     /// A random offset for `len` bytes within the first `wss` bytes, a multiple of `len`.
     fn random_offset(&mut self, op: &Flowop, wss: u64, len: u64) -> Result<u64, End> {
         if len > wss {
@@ -464,8 +555,9 @@ impl<'a> Worker<'a> {
         Ok(self.rng.u64(0..=(wss - len) / len) * len)
     }
 
-    /// readwholefile and writewholefile: the whole file from offset 0 in iosize pieces, one
-    /// operation (writewholefile writes the size of srcfd's file, or of its own).
+    /// readwholefile and writewholefile, one operation each, as filebench's: readwholefile
+    /// seeks to the start and reads iosize pieces until end of file; writewholefile writes the
+    /// size of srcfd's file (or of its own) in iosize pieces from the descriptor's position.
     fn whole(&mut self, step: Step<'_>) -> Outcome {
         let op = step.op;
         let (set, entry) = {
@@ -476,28 +568,41 @@ impl<'a> Worker<'a> {
         if let Some(src) = op.srcfd.and_then(|s| self.fds.get(&s)) {
             size = self.sh.filesets[src.set].entry(src.entry).1;
         }
-        let cap = self.buf.as_slice().len() as u64;
+        let cap = self.room() as u64;
         let piece = (if op.iosize == 0 { cap } else { op.iosize.min(cap) }) as usize;
+        let mem = self.place(op, piece);
         let Some(f) = self.fds.get(&op.fd) else { return Err(End::Over) };
         let t0 = Instant::now();
-        let mut at = 0u64;
+        let mut bytes = 0u64;
         if op.kind == Kind::ReadWholeFile {
+            // filebench's calls: a seek to the start, then reads until end of file.
+            rustix::fs::seek(&f.fd, SeekFrom::Start(0)).map_err(|e| Self::fail(op, "seek", e))?;
             loop {
-                let n = rustix::io::pread(&f.fd, &mut self.buf.as_mut_slice()[..piece], at)
+                let n = rustix::io::read(&f.fd, &mut self.buf.as_mut_slice()[mem.clone()])
                     .map_err(|e| Self::fail(op, "read", e))?;
                 if n == 0 {
                     break;
                 }
-                at += n as u64;
+                bytes += n as u64;
             }
         } else {
-            while at < size {
-                let n = (size - at).min(piece as u64) as usize;
-                at += rustix::io::pwrite(&f.fd, &self.buf.as_slice()[..n], at)
-                    .map_err(|e| Self::fail(op, "write", e))? as u64;
+            // filebench's loop, from the descriptor's position: the next piece's size is
+            // taken from the offset before the step, so a file that is not a multiple of
+            // iosize gets one piece more than it needs (10k in 4k pieces: 4k, 4k, 4k).
+            let piece = piece as u64;
+            let (mut seek, mut wsize) = (0u64, size.min(piece));
+            while seek < size {
+                let n = rustix::io::write(&f.fd, &self.buf.as_slice()[mem.start..mem.start + wsize as usize])
+                    .map_err(|e| Self::fail(op, "write", e))?;
+                if n as u64 != wsize {
+                    return Err(Self::fail(op, "write", format!("{n} of {wsize} bytes written")));
+                }
+                bytes += wsize;
+                wsize = (size - seek).min(piece);
+                seek += wsize;
             }
         }
-        self.record(step, t0, at);
+        self.record(step, t0, bytes);
         Ok(())
     }
 
@@ -526,5 +631,44 @@ impl<'a> Worker<'a> {
             }
             std::thread::sleep(left.min(Duration::from_millis(20)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_lands_in_memsize_at_multiples_of_its_size_16_bytes_past_a_page_as_filebenchs() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let (memsize, len) = (10 << 20, 1 << 20);
+        let mut starts = std::collections::BTreeSet::new();
+        for _ in 0..2000 {
+            let r = place(&mut rng, memsize, false, len);
+            assert_eq!(r.len(), len);
+            assert_eq!((r.start - MALLOC_SKEW) % len, 0, "{r:?}");
+            assert!(r.end <= memsize + MALLOC_SKEW, "{r:?}");
+            starts.insert(r.start);
+        }
+        // floor(u * 9 MiB) / 1 MiB: the nine slots 0..9 MiB, never the tenth (9 MiB would end
+        // past memsize).
+        assert_eq!(starts.len(), 9, "{starts:?}");
+        // appendfilerand's sizes are not multiples of a page: still 16 bytes past a multiple.
+        let r = place(&mut rng, memsize, false, 12_345);
+        assert_eq!((r.start - MALLOC_SKEW) % 12_345, 0);
+    }
+
+    #[test]
+    fn without_memsize_io_reuses_one_place_and_directio_stays_aligned() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        assert_eq!(place(&mut rng, 0, false, 8192), MALLOC_SKEW..MALLOC_SKEW + 8192);
+        assert_eq!(place(&mut rng, 0, true, 8192), 0..8192);
+        for _ in 0..500 {
+            let r = place(&mut rng, 10 << 20, true, 8192);
+            assert_eq!(r.start % BUF_ALIGN, 0, "{r:?}");
+            assert!(r.end <= 10 << 20, "{r:?}");
+        }
+        // An I/O as large as memsize (whole-file reads of iosize 0) starts at the beginning.
+        assert_eq!(place(&mut rng, 1 << 20, false, 1 << 20), MALLOC_SKEW..MALLOC_SKEW + (1 << 20));
     }
 }

@@ -62,7 +62,8 @@ pub struct ThreadDef {
     pub name: String,
     /// Threads running this list.
     pub instances: u32,
-    /// Its I/O memory (`memsize`), for the footprint.
+    /// Its I/O memory (`memsize`): each I/O lands at a random place in it, as in filebench
+    /// (0: one buffer, reused).
     pub memsize: u64,
     /// The flowops, in order.
     pub flowops: Vec<Flowop>,
@@ -226,6 +227,24 @@ pub fn build(file: &str, items: &[Item], overrides: &[(String, String)], builtin
     super::vocabulary::resolve(&mut m)?;
     if m.processes.iter().all(|p| p.threads.iter().all(|t| t.flowops.is_empty())) {
         return Err(InputError::new(format!("{file} defines no flowop: nothing to run")));
+    }
+    // filebench places each I/O in the thread's memsize bytes and fails the run when one does
+    // not fit (flowoplib_iobufsetup: "tf_memsize smaller than IO size"): said here instead.
+    for t in m.processes.iter().flat_map(|p| &p.threads).filter(|t| t.memsize > 0) {
+        for op in t.flowops.iter().filter(|op| op.kind.buffered()) {
+            let need = op.iosize + if op.directio { 512 } else { 0 };
+            if need > t.memsize {
+                return Err(b.err(
+                    op.line,
+                    &format!(
+                        "an I/O of {} bytes{} does not fit its thread's memsize of {} bytes: filebench does each I/O within the thread's memsize",
+                        op.iosize,
+                        if op.directio { " (+512 for directio)" } else { "" },
+                        t.memsize
+                    ),
+                ));
+            }
+        }
     }
     Ok(m)
 }

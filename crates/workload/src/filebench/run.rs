@@ -173,7 +173,7 @@ pub fn run(model: &Model, runtime: Duration, env: &RunEnv<'_>) -> Result<Vec<Mea
                         sem: 0,
                     })
                     .collect();
-                let buffer = buffer_bytes(&t.flowops) as usize;
+                let buffer = (buffer_bytes(&t.flowops) as usize, t.memsize as usize);
                 for _ in 0..t.instances {
                     let mut mine = steps.clone();
                     for f in semblocks(&t.flowops) {
@@ -197,7 +197,7 @@ pub fn run(model: &Model, runtime: Duration, env: &RunEnv<'_>) -> Result<Vec<Mea
         let n = names.len();
         let threads = bodies.into_iter().enumerate().map(|(k, (steps, buffer))| {
             move || {
-                let mut w = Worker::new(shared, steps, n, buffer, k as u64 ^ 0x9e37_79b9);
+                let mut w = Worker::new(shared, steps, n, buffer.0, buffer.1, k as u64 ^ 0x9e37_79b9);
                 let why = w.run();
                 if !matches!(why, End::Idle | End::Over) {
                     shared.end.store(true, Relaxed);

@@ -335,3 +335,28 @@ fn every_run_lays_out_the_same_file_sizes_as_filebench_does() {
     let mean = bytes as f64 / files as f64;
     assert!((mean - 16384.0).abs() < 0.15 * 16384.0, "mean size {mean}");
 }
+
+/// filebench fails a run whose I/O does not fit its thread's memsize
+/// (flowoplib_iobufsetup); fsarena says so before anything is created, naming the line.
+#[test]
+fn an_io_larger_than_its_threads_memsize_is_refused_at_its_line() {
+    let model = |memsize: &str, flowop: &str| {
+        format!(
+            "define fileset name=s,path=/tmp,size=64k,entries=10,prealloc=100\n\
+             define process name=p\n{{\n  thread name=t,memsize={memsize}\n  {{\n    {flowop}\n  }}\n}}\nrun 1\n"
+        )
+    };
+    let check = |text: String| {
+        let (path, _d) = user_file(&text);
+        parse(&format!("filebench:file={path}")).map(drop).map_err(|e| e.to_string())
+    };
+    let e = check(model("1m", "flowop read name=r,filesetname=s,iosize=2m,fd=1")).unwrap_err();
+    assert!(e.contains(":6:") && e.contains("2097152 bytes") && e.contains("memsize of 1048576"), "{e}");
+    let e = check(model("8k", "flowop write name=w,filesetname=s,iosize=8k,directio,fd=1")).unwrap_err();
+    assert!(e.contains("(+512 for directio)"), "{e}");
+    // It fits: exactly memsize, or a whole-file read of iosize 0 (the file's size, at run time).
+    check(model("2m", "flowop read name=r,filesetname=s,iosize=2m,fd=1")).unwrap();
+    check(model("1m", "flowop readwholefile name=r,filesetname=s,fd=1")).unwrap();
+    // No memsize: no limit.
+    check(model("0", "flowop read name=r,filesetname=s,iosize=2m,fd=1")).unwrap();
+}

@@ -134,6 +134,20 @@ impl Kind {
         matches!(self, Kind::Write | Kind::WriteWholeFile | Kind::AppendFile | Kind::AppendFileRand | Kind::AioWrite)
     }
 
+    /// Moves data through the thread's memory (filebench's flowoplib_iobufsetup); aiowrite
+    /// writes from its ring's buffers here.
+    pub fn buffered(self) -> bool {
+        matches!(
+            self,
+            Kind::Read
+                | Kind::Write
+                | Kind::ReadWholeFile
+                | Kind::WriteWholeFile
+                | Kind::AppendFile
+                | Kind::AppendFileRand
+        )
+    }
+
     /// Works on a file through an fd slot (opening one from its fileset when the slot is empty).
     fn uses_fd(self) -> bool {
         use Kind::*;
