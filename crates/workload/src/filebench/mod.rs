@@ -243,7 +243,10 @@ impl Workload for FilebenchWorkload {
         for p in &m.processes {
             for t in &p.threads {
                 let n = u64::from(p.instances) * u64::from(t.instances);
-                buffers += n * (run::buffer_bytes(&t.flowops) + flowops::aio::buffer_bytes(&t.flowops) + 4096);
+                // Each thread's I/O memory is its memsize when given (filled at its start, as
+                // filebench's), plus a page (see flowops::place).
+                let io = run::buffer_bytes(&t.flowops).max(t.memsize) + 4096;
+                buffers += n * (io + flowops::aio::buffer_bytes(&t.flowops) + 4096);
                 let mut slots: Vec<u32> = t.flowops.iter().map(|f| f.fd).collect();
                 slots.sort_unstable();
                 slots.dedup();

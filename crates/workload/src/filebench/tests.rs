@@ -360,3 +360,15 @@ fn an_io_larger_than_its_threads_memsize_is_refused_at_its_line() {
     // No memsize: no limit.
     check(model("0", "flowop read name=r,filesetname=s,iosize=2m,fd=1")).unwrap();
 }
+
+/// Each thread's memsize is memory the run holds (filled at the thread's start, as
+/// filebench's): the footprint counts it, so that a model that cannot fit is refused.
+#[test]
+fn the_footprint_counts_every_threads_memsize() {
+    let w = parse("filebench:name=webserver").unwrap();
+    let threads = w.model().threads();
+    assert_eq!(threads, 100);
+    let fp = w.footprint();
+    assert!(fp.buffer_bytes >= threads * (10 << 20), "{}", fp.buffer_bytes);
+    assert!(fp.buffer_bytes < threads * (12 << 20), "{}", fp.buffer_bytes);
+}
