@@ -16,7 +16,21 @@ pub struct NameBuf {
     buf: Vec<u8>,
     /// Bytes of `buf` before the number.
     prefix_len: usize,
+    /// With [`NameBuf::mdtest`]: each name is formatted whole by the C library's snprintf into
+    /// this mdtest-sized buffer, from the directory and the prefix (both NUL-terminated).
+    printf: Option<Printf>,
 }
+
+/// mdtest's way of naming an item: `sprintf(curr_item, "%s/file.%s%llu", path, name, n)`.
+#[derive(Debug, Clone)]
+struct Printf {
+    dir: Vec<u8>,
+    base: Vec<u8>,
+    out: Vec<u8>,
+}
+
+/// mdtest's `MAX_PATHLEN`, the size of its `curr_item`.
+const MDTEST_PATHLEN: usize = 4096;
 
 impl NameBuf {
     /// A buffer for names starting with `prefix`, which must be short (under 64 bytes) and
@@ -26,7 +40,19 @@ impl NameBuf {
         let mut buf = Vec::with_capacity(base.len() + TAIL);
         buf.extend_from_slice(&base);
         buf.resize(base.len() + TAIL, 0);
-        Self { prefix_len: base.len(), base, buf }
+        Self { prefix_len: base.len(), base, buf, printf: None }
+    }
+
+    /// As [`NameBuf::new`], but each name is made as mdtest makes it for its path-based calls:
+    /// one snprintf of the whole path per item (mdtest's sprintf, whose cost is part of its
+    /// per-item time: with the name built digit by digit, fsarena's removal rates were
+    /// 1.13-1.19x mdtest's on tmpfs).
+    pub fn mdtest(prefix: &str) -> Self {
+        let mut b = Self::new(prefix);
+        let mut base = b.base.clone();
+        base.push(0);
+        b.printf = Some(Printf { dir: vec![0], base, out: vec![0; MDTEST_PATHLEN] });
+        b
     }
 
     /// Puts `dir/` in front of every next name (mdtest's path-based calls resolve the item's
@@ -42,6 +68,11 @@ impl NameBuf {
         self.buf.extend_from_slice(&self.base);
         self.prefix_len = self.buf.len();
         self.buf.resize(self.prefix_len + TAIL, 0);
+        if let Some(p) = &mut self.printf {
+            p.dir.clear();
+            p.dir.extend_from_slice(dir);
+            p.dir.push(0);
+        }
     }
 
     /// The name for `n`.
@@ -53,6 +84,58 @@ impl NameBuf {
     /// The name for `n` followed by `suffix` (at most 8 bytes).
     #[inline]
     pub fn name_with(&mut self, n: u64, suffix: &[u8]) -> &CStr {
+        if self.printf.is_some() {
+            return self.formatted(n, suffix);
+        }
+        self.built(n, suffix)
+    }
+
+    /// The name made by snprintf (see [`NameBuf::mdtest`]); one longer than mdtest's buffer
+    /// is built as usual instead (the kernel refuses such a path anyway).
+    fn formatted(&mut self, n: u64, suffix: &[u8]) -> &CStr {
+        let mut tail = [0u8; 9];
+        let cut = suffix.len().min(8);
+        tail[..cut].copy_from_slice(&suffix[..cut]);
+        let Some(p) = &mut self.printf else { return self.built(n, suffix) };
+        let written = if p.dir.len() > 1 {
+            // SAFETY: `out` is writable for its length and snprintf writes at most that many
+            // bytes with the NUL; `dir`, `base` and `tail` are NUL-terminated (pushed, pushed,
+            // 9 bytes of which at most 8 are copied); %llu takes the c_ulonglong.
+            unsafe {
+                libc::snprintf(
+                    p.out.as_mut_ptr().cast(),
+                    p.out.len(),
+                    c"%s/%s%llu%s".as_ptr(),
+                    p.dir.as_ptr(),
+                    p.base.as_ptr(),
+                    n as libc::c_ulonglong,
+                    tail.as_ptr(),
+                )
+            }
+        } else {
+            // SAFETY: as above.
+            unsafe {
+                libc::snprintf(
+                    p.out.as_mut_ptr().cast(),
+                    p.out.len(),
+                    c"%s%llu%s".as_ptr(),
+                    p.base.as_ptr(),
+                    n as libc::c_ulonglong,
+                    tail.as_ptr(),
+                )
+            }
+        };
+        match usize::try_from(written) {
+            Ok(len) if len < MDTEST_PATHLEN => {
+                let Some(p) = &self.printf else { return c"" };
+                CStr::from_bytes_until_nul(&p.out[..=len]).unwrap_or_default()
+            }
+            _ => self.built(n, suffix),
+        }
+    }
+
+    /// The name built in place: the number's digits after the directory and prefix.
+    fn built(&mut self, n: u64, suffix: &[u8]) -> &CStr {
         let mut digits = [0u8; 20];
         let mut i = digits.len();
         let mut v = n;
@@ -109,5 +192,22 @@ mod tests {
         assert_eq!(b.name(3).to_str().unwrap(), "mdtest_tree.0/dir.mdtest.0.3");
         b.set_dir(c"");
         assert_eq!(b.name(3).to_str().unwrap(), "dir.mdtest.0.3");
+    }
+
+    #[test]
+    fn mdtests_formatted_names_are_the_built_ones() {
+        let (mut built, mut printed) = (NameBuf::new("file.mdtest.2."), NameBuf::mdtest("file.mdtest.2."));
+        for dir in [c"", c"/mnt/t/test-dir.0-0/mdtest_tree.2.0", c"mdtest_tree.0/mdtest_tree.2"] {
+            built.set_dir(dir);
+            printed.set_dir(dir);
+            for (n, suffix) in [(0, &b""[..]), (9, b""), (1234567, b"-XX"), (u64::MAX, b"-XX")] {
+                let want = built.name_with(n, suffix).to_owned();
+                assert_eq!(printed.name_with(n, suffix), want.as_c_str());
+            }
+        }
+        // A directory past mdtest's buffer: the name is still whole, built as usual.
+        let long = std::ffi::CString::new(vec![b'd'; MDTEST_PATHLEN]).unwrap();
+        printed.set_dir(&long);
+        assert_eq!(printed.name(5).to_bytes().len(), MDTEST_PATHLEN + 1 + 14 + 1);
     }
 }

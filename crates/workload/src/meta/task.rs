@@ -245,7 +245,8 @@ impl<O: FsOps> Task<'_, O> {
         F: FnMut(&mut O, BorrowedFd<'_>, &CStr, u64) -> Result<(), OpError>,
     {
         let per_dir = self.params.shape.items_per_dir;
-        let mut names = NameBuf::new(&format!("{kind}.mdtest.{}.", self.id));
+        let prefix = format!("{kind}.mdtest.{}.", self.id);
+        let mut names = if self.params.calls == Calls::Path { NameBuf::mdtest(&prefix) } else { NameBuf::new(&prefix) };
         let (preorder, full) = (self.preorder, self.full);
         let numeric: Vec<u64>;
         let order = if tree_order {
@@ -326,10 +327,11 @@ impl<O: FsOps> Task<'_, O> {
             return;
         }
         let prefix = format!("dir.mdtest.{}.", self.id);
-        let (mut from, mut to) = (NameBuf::new(&prefix), NameBuf::new(&prefix));
         if self.params.calls == Calls::Path {
+            let (mut from, mut to) = (NameBuf::mdtest(&prefix), NameBuf::mdtest(&prefix));
             return self.rename_by_path(rec, &mut from, &mut to);
         }
+        let (mut from, mut to) = (NameBuf::new(&prefix), NameBuf::new(&prefix));
         let opened = self.open_dir(0).and_then(|first| Ok((first, self.open_dir(0)?)));
         let (first, mut current) = match opened {
             Ok(fds) => fds,
