@@ -5,7 +5,8 @@
 //! A run starts one thread per worker, all or none ([`crate::gate`]). Before each phase every
 //! thread waits at a barrier; the optional [`Phases::before_each`] hook then runs on one thread
 //! while the others wait (meta's `drop_caches=phase`), and the phase starts after a second
-//! barrier. A phase's time is its span, from the earliest thread's start to the latest
+//! barrier; the threads meet again after the phase, before merging their figures. The
+//! barrier polls before it sleeps, as MPI's does ([`PollingBarrier`]). A phase's time is its span, from the earliest thread's start to the latest
 //! thread's end: mdtest's barrier-inclusive time, where each rank's time runs from its start to
 //! the barrier after the phase. A thread's own clock is not the phase's: threads that do not
 //! overlap (more threads than CPUs) would each report a short time and the sum of their rates
@@ -23,9 +24,63 @@
 
 use crate::live::{Live, LiveBatch};
 use fsarena_stats::{IntervalCounter, LatencyHistogram};
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
-use std::time::Instant;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a thread at the barrier polls (yielding the CPU) before it sleeps.
+const POLL: Duration = Duration::from_millis(2);
+
+/// The barrier before each phase, as the ranks of mdtest meet at theirs: Open MPI's barrier
+/// polls, yielding the CPU when ranks outnumber CPUs, so that every rank is running when the
+/// last arrives and the phase starts together. A futex barrier (std's) wakes its sleepers one
+/// by one instead, and on 2 CPUs the last of 4 threads started some 100 us after the first: a
+/// phase of one directory per task (`-n N -u` tree removal) then measured the wake-ups, 0.16x
+/// mdtest's rate. A thread polls for [`POLL`] and then sleeps, so that a long wait (a slow
+/// thread's phase, a drop of the caches) does not spin.
+#[derive(Debug)]
+struct PollingBarrier {
+    n: usize,
+    /// Threads arrived in this round, and the round.
+    state: Mutex<(usize, usize)>,
+    /// The round, read while polling.
+    round: AtomicUsize,
+    woken: Condvar,
+}
+
+impl PollingBarrier {
+    fn new(n: usize) -> Self {
+        Self { n: n.max(1), state: Mutex::new((0, 0)), round: AtomicUsize::new(0), woken: Condvar::new() }
+    }
+
+    /// Waits until all `n` threads have arrived; true on the one thread that arrived last.
+    fn wait(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let round = s.1;
+        s.0 += 1;
+        if s.0 == self.n {
+            *s = (0, round.wrapping_add(1));
+            self.round.store(s.1, Ordering::Release);
+            drop(s);
+            self.woken.notify_all();
+            return true;
+        }
+        drop(s);
+        let since = Instant::now();
+        while self.round.load(Ordering::Acquire) == round {
+            if since.elapsed() > POLL {
+                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                while s.1 == round {
+                    s = self.woken.wait(s).unwrap_or_else(|e| e.into_inner());
+                }
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        false
+    }
+}
 
 /// Nanoseconds per sample of the per-second series.
 const SECOND_NS: u64 = 1_000_000_000;
@@ -283,7 +338,7 @@ impl Phases<'_> {
     /// part.
     pub fn run<W: Worker>(&self, phases: &[W::Phase], workers: &mut [W]) -> Vec<PhaseTotal> {
         let totals: Vec<Mutex<PhaseTotal>> = phases.iter().map(|p| Mutex::new(PhaseTotal::new(p.op()))).collect();
-        let barrier = Barrier::new(workers.len());
+        let barrier = PollingBarrier::new(workers.len());
         let abort = AtomicBool::new(false);
         let gate = crate::gate::StartGate::default();
         let (panicked, spawn_error) = std::thread::scope(|s| {
@@ -302,7 +357,7 @@ impl Phases<'_> {
                         if i == 0 {
                             worker.warm();
                         }
-                        let leader = barrier.wait().is_leader();
+                        let leader = barrier.wait();
                         let mut hook_error = None;
                         if self.before_each.is_some() || self.rendezvous.is_some() {
                             // One thread runs them while the others wait; the phase starts after.
@@ -328,12 +383,20 @@ impl Phases<'_> {
                         // time runs to its barrier after the phase: no rank's phase ends
                         // before the last rank's has.
                         if let Some(meet) = self.rendezvous {
-                            if barrier.wait().is_leader() {
+                            if barrier.wait() {
                                 meet();
                             }
                             barrier.wait();
                         }
                         let end = Instant::now();
+                        // Threads meet again before any merges its figures: a thread that
+                        // finished first then yields its CPU to the ones still at work, as
+                        // mdtest's ranks do at their barrier, instead of delaying their start
+                        // with its merge (a histogram's worth of work: with 4 threads on 2
+                        // CPUs a phase of one rmdir per thread spanned 100-170 us, mdtest's 27).
+                        if self.rendezvous.is_none() {
+                            barrier.wait();
+                        }
                         let counted = worker.counts(phase);
                         if let Ok(mut t) = total.lock() {
                             t.add(rec, start, end, counted);
@@ -509,6 +572,35 @@ mod tests {
         crate::gate::FAIL_SPAWN_AT.with(|f| f.set(None));
         assert!(t[0].error.as_deref().unwrap().contains("cannot start test thread 2 of 3"), "{:?}", t[0].error);
         assert_eq!(t[0].ops, 0);
+    }
+
+    #[test]
+    fn the_barrier_lets_no_thread_through_before_the_last_and_names_one_leader_a_round() {
+        let (threads, rounds) = (4, 200);
+        let barrier = PollingBarrier::new(threads);
+        let arrived = std::sync::atomic::AtomicUsize::new(0);
+        let leaders = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let (barrier, arrived, leaders) = (&barrier, &arrived, &leaders);
+                s.spawn(move || {
+                    for r in 0..rounds {
+                        // One thread sometimes arrives late, past the polling time: the others
+                        // then sleep, and must still wake.
+                        if t == 0 && r % 50 == 0 {
+                            std::thread::sleep(POLL * 2);
+                        }
+                        arrived.fetch_add(1, Ordering::SeqCst);
+                        if barrier.wait() {
+                            leaders.fetch_add(1, Ordering::SeqCst);
+                        }
+                        // Nobody passes round r before all have arrived at it.
+                        assert!(arrived.load(Ordering::SeqCst) >= (r + 1) * threads);
+                    }
+                });
+            }
+        });
+        assert_eq!(leaders.load(Ordering::SeqCst), rounds);
     }
 
     #[test]
