@@ -21,7 +21,8 @@ pub struct NameBuf {
     printf: Option<Printf>,
 }
 
-/// mdtest's way of naming an item: `sprintf(curr_item, "%s/file.%s%llu", path, name, n)`.
+/// mdtest's way of naming an item: `sprintf(curr_item, "%s/file.%s%llu", path, name, n)`,
+/// here `snprintf(out, 4096, "%s%s%llu%s", "path/", "file.name", n, suffix)`.
 #[derive(Debug, Clone)]
 struct Printf {
     dir: Vec<u8>,
@@ -69,8 +70,12 @@ impl NameBuf {
         self.prefix_len = self.buf.len();
         self.buf.resize(self.prefix_len + TAIL, 0);
         if let Some(p) = &mut self.printf {
+            // `dir/`, or nothing: one format, "%s%s%llu%s", serves both.
             p.dir.clear();
             p.dir.extend_from_slice(dir);
+            if !dir.is_empty() {
+                p.dir.push(b'/');
+            }
             p.dir.push(0);
         }
     }
@@ -97,33 +102,19 @@ impl NameBuf {
         let cut = suffix.len().min(8);
         tail[..cut].copy_from_slice(&suffix[..cut]);
         let Some(p) = &mut self.printf else { return self.built(n, suffix) };
-        let written = if p.dir.len() > 1 {
-            // SAFETY: `out` is writable for its length and snprintf writes at most that many
-            // bytes with the NUL; `dir`, `base` and `tail` are NUL-terminated (pushed, pushed,
-            // 9 bytes of which at most 8 are copied); %llu takes the c_ulonglong.
-            unsafe {
-                libc::snprintf(
-                    p.out.as_mut_ptr().cast(),
-                    p.out.len(),
-                    c"%s/%s%llu%s".as_ptr(),
-                    p.dir.as_ptr(),
-                    p.base.as_ptr(),
-                    n as libc::c_ulonglong,
-                    tail.as_ptr(),
-                )
-            }
-        } else {
-            // SAFETY: as above.
-            unsafe {
-                libc::snprintf(
-                    p.out.as_mut_ptr().cast(),
-                    p.out.len(),
-                    c"%s%llu%s".as_ptr(),
-                    p.base.as_ptr(),
-                    n as libc::c_ulonglong,
-                    tail.as_ptr(),
-                )
-            }
+        // SAFETY: `out` is writable for its length and snprintf writes at most that many bytes
+        // with the NUL; `dir`, `base` and `tail` are NUL-terminated (pushed, pushed, 9 bytes of
+        // which at most 8 are copied); %llu takes the c_ulonglong.
+        let written = unsafe {
+            libc::snprintf(
+                p.out.as_mut_ptr().cast(),
+                p.out.len(),
+                c"%s%s%llu%s".as_ptr(),
+                p.dir.as_ptr(),
+                p.base.as_ptr(),
+                n as libc::c_ulonglong,
+                tail.as_ptr(),
+            )
         };
         match usize::try_from(written) {
             Ok(len) if len < MDTEST_PATHLEN => {
