@@ -316,3 +316,54 @@ fn ranks_taking_turns_on_one_cpu_are_no_faster_than_one_rank() {
     }
     assert!(dir.leftovers().is_empty(), "{:?}", dir.leftovers());
 }
+
+/// Under MPI the ranks are mdtest's ranks in one namespace: one test directory that rank 0
+/// makes, one tree without `-u` holding every rank's items named by its rank
+/// (`file.mdtest.1.3`), one tree per rank with `-u` (`mdtest_tree.1.0`), side by side. Each
+/// rank in a directory of its own made mdtest's shared-directory test a private one: on ext4,
+/// 4 ranks created and renamed directories at 1.5-2.1x mdtest's rate.
+#[test]
+fn meta_ranks_share_one_namespace_as_mdtests_do() {
+    crate::util::require("mpirun");
+    let dir = Scratch::new("mpi-meta-shared");
+    let scratch = TempDir::new();
+    let names = |path: &std::path::Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let items = |ranks: &[usize]| -> Vec<String> {
+        let mut all: Vec<String> = ranks
+            .iter()
+            .flat_map(|r| (0..3).flat_map(move |i| [format!("dir.mdtest.{r}.{i}"), format!("file.mdtest.{r}.{i}")]))
+            .collect();
+        all.sort();
+        all
+    };
+    for (flags, trees) in [
+        ("-n 3 -C", vec![("mdtest_tree.0", vec![0, 1])]),
+        ("-n 3 -C -u", vec![("mdtest_tree.0.0", vec![0]), ("mdtest_tree.1.0", vec![1])]),
+    ] {
+        let workload = format!("meta:mdtest='{flags}',keep=1");
+        let args = ["run", "--mpi", "--target", &dir.spec(), "--workload", &workload];
+        let rest = ["--repeat", "1", "--warmup", "0", "--no-store", "--output-format", "json"];
+        let out = mpirun(2, &[&args[..], &rest[..]].concat(), &scratch);
+        assert!(out.status.success(), "{flags}: {}", stderr(&out));
+        let result = &json(&out)["run"]["results"][0];
+        assert_eq!(result["counters"]["file_creation_items"][0], 6, "{flags}: {result}");
+        assert_eq!(result["counters"]["tree_creation_items"][0], 1, "{flags}: {result}");
+        // In the target's own directory (`fsarena-RUN-0`), where every rank's client is.
+        let found = dir.leftovers().into_iter().filter(|p| p.ends_with("test-dir.0-0")).collect::<Vec<_>>();
+        let [test_dir] = &found[..] else { panic!("{flags}: one test directory: {:?}", dir.leftovers()) };
+        let want: Vec<&str> = trees.iter().map(|(t, _)| *t).collect();
+        assert_eq!(names(test_dir), want, "{flags}: {:?}", dir.leftovers());
+        for (tree, ranks) in &trees {
+            assert_eq!(names(&test_dir.join(tree)), items(ranks), "{flags}: {tree}");
+        }
+        std::fs::remove_dir_all(test_dir.parent().unwrap()).unwrap();
+        assert!(dir.leftovers().is_empty(), "{flags}: {:?}", dir.leftovers());
+    }
+}

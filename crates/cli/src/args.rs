@@ -402,7 +402,8 @@ pub struct PlanArgs {
     #[arg(long)]
     pub no_drop_caches: bool,
     /// Run as one rank of an MPI job (`mpirun -np N fsarena run --mpi ...`): rank 0
-    /// provisions, every rank runs the workloads in its own directory rank-K, rank 0 merges
+    /// provisions, every rank runs the workloads in its own directory rank-K (meta's ranks
+    /// share one test directory, as mdtest's), rank 0 merges
     /// the measurements, prints and stores. Needs a build with `--features mpi`.
     #[arg(long)]
     pub mpi: bool,

@@ -1,8 +1,10 @@
 //! [`Ranks`] over MPI (rsmpi on the system's OpenMPI): `mpirun -np N fsarena run --mpi ...`.
 //! Built only with the `mpi` feature; the runner sees the trait alone.
 //!
-//! Only the main thread calls MPI (the workloads' threads never do), so the funneled
-//! threading level is enough.
+//! MPI is asked for its serialized threading level: a workload's rendezvous then calls MPI
+//! from the workload's thread while the main thread waits for the workload (see
+//! [`crate::ranks::run_in_step`]); one thread at a time, never two. Where the library gives
+//! less (funneled), only the main thread calls MPI and the rendezvous hands each meeting to it.
 
 use crate::plan::Failure;
 use crate::ranks::Ranks;
@@ -16,6 +18,25 @@ pub struct World {
     /// Holds MPI initialized; dropping it calls MPI_Finalize.
     _universe: mpi::environment::Universe,
     world: SimpleCommunicator,
+    /// The threading level MPI gave: serialized or more lets another thread call it.
+    threading: mpi::Threading,
+}
+
+/// The job's [`Ranks::any`] for the one thread at a time that calls it: what a workload's
+/// rendezvous holds (see [`Ranks::any_from_any_thread`]).
+struct Serialized<'a>(&'a World);
+
+// SAFETY: MPI was initialized at MPI_THREAD_SERIALIZED or above (World::any_from_any_thread
+// gives this out only then), which lets any thread call MPI while no other does. The one
+// holder, run_in_step, passes it to a workload while the main thread makes no MPI call, and
+// the phase runner calls its rendezvous from one thread, the others waiting at a barrier; the
+// communicator is only read.
+unsafe impl Sync for Serialized<'_> {}
+
+impl Serialized<'_> {
+    fn any(&self, flag: bool) -> bool {
+        self.0.any(flag)
+    }
 }
 
 impl std::fmt::Debug for World {
@@ -28,10 +49,10 @@ impl World {
     /// Joins the MPI job this process was started in (a process started without mpirun is
     /// a job of one rank).
     pub fn init() -> Result<Self, Failure> {
-        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+        let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Serialized)
             .ok_or_else(|| Failure::Run(anyhow::anyhow!("MPI could not be initialized (already initialized?)")))?;
         let world = universe.world();
-        Ok(Self { _universe: universe, world })
+        Ok(Self { _universe: universe, world, threading })
     }
 }
 
@@ -88,6 +109,23 @@ impl Ranks for World {
         let mut buffer = if self.world.rank() == 0 { bytes } else { vec![0u8; usize::try_from(length).unwrap_or(0)] };
         root.broadcast_into(&mut buffer[..]);
         buffer
+    }
+
+    fn any_from_any_thread(&self) -> Option<Box<dyn Fn(bool) -> bool + Sync + '_>> {
+        if self.threading < mpi::Threading::Serialized {
+            return None;
+        }
+        let serialized = Serialized(self);
+        Some(Box::new(move |flag| serialized.any(flag)))
+    }
+
+    /// One all-reduce (the largest of every rank's 0 or 1), where the trait's default takes a
+    /// gather and a broadcast of two messages each: every meeting of a phase is one, and 4
+    /// collectives against mdtest's one barrier were most of a one-mkdir phase's time.
+    fn any(&self, flag: bool) -> bool {
+        let mut any = 0i32;
+        self.world.all_reduce_into(&i32::from(flag), &mut any, mpi::collective::SystemOperation::max());
+        any == 1
     }
 
     fn abort(&self, code: i32) -> ! {

@@ -36,6 +36,11 @@ pub trait Ranks {
     fn distributed(&self) -> bool {
         true
     }
+    /// [`Ranks::any`] for any one thread to call while no other thread calls MPI (MPI's
+    /// serialized threading level); None when only the main thread may call MPI.
+    fn any_from_any_thread(&self) -> Option<Box<dyn Fn(bool) -> bool + Sync + '_>> {
+        None
+    }
     /// True on every rank when `flag` is true on any: how a stop (an interrupt, a failure on
     /// one rank) becomes every rank's.
     fn any(&self, flag: bool) -> bool {
@@ -106,15 +111,30 @@ pub fn launcher_rank() -> Option<usize> {
 /// Runs `work`, one rank's share of a workload, giving it the rendezvous of
 /// [`fsarena_workload::RunEnv::rendezvous`] when several ranks run.
 ///
-/// MPI is called from this (the main) thread only: the workload runs on a thread of its own,
-/// and its rendezvous asks this thread to meet the other ranks. Each meeting is one
-/// [`Ranks::any`] in which a rank still working says true; a rank whose workload has ended
-/// goes on answering false until a meeting where every rank says false, so ranks that call
-/// the rendezvous a different number of times (one failed early, another had more to do)
-/// still leave together and the collectives after stay in order.
+/// Each meeting is one [`Ranks::any`] in which a rank still working says true; a rank whose
+/// workload has ended goes on answering false until a meeting where every rank says false, so
+/// ranks that call the rendezvous a different number of times (one failed early, another had
+/// more to do) still leave together and the collectives after stay in order.
+///
+/// Where MPI lets any one thread call it at a time ([`Ranks::any_from_any_thread`]) the
+/// workload runs on this thread and its rendezvous meets the other ranks itself, from the one
+/// thread that calls it while the others wait (the phase runner's leader), this thread making
+/// no MPI call until the workload has returned: a meeting then costs what mdtest's barrier
+/// costs. Otherwise MPI is called from this (the main) thread only: the workload runs on a
+/// thread of its own, and its rendezvous asks this thread to meet the other ranks, two
+/// hand-offs between threads a meeting (with 4 ranks on 2 CPUs, a phase of one rmdir per
+/// rank then took 4-5x mdtest's time).
 pub fn run_in_step<T: Send>(ranks: &dyn Ranks, work: impl FnOnce(Option<&(dyn Fn() + Sync)>) -> T + Send) -> T {
     if ranks.size() == 1 {
         return work(None);
+    }
+    if let Some(any) = ranks.any_from_any_thread() {
+        let rendezvous = || {
+            any(true);
+        };
+        let out = work(Some(&rendezvous));
+        while ranks.any(false) {}
+        return out;
     }
     let (ask, asked) = std::sync::mpsc::channel::<std::sync::mpsc::Sender<()>>();
     std::thread::scope(|s| {
@@ -363,13 +383,19 @@ pub fn share_roots(
 /// `glusterfs:clients=N` target uses client k mod N; every other kind has one), in its own
 /// `rank-K` directory so that the ranks' files never collide. Alone: the root itself.
 pub fn rank_root(ranks: &dyn Ranks, roots: &[std::path::PathBuf]) -> std::path::PathBuf {
-    let rank = ranks.rank();
-    let Some(client) = roots.get(rank % roots.len().max(1)) else { return std::path::PathBuf::new() };
+    let client = client_root(ranks, roots);
     if ranks.distributed() {
-        client.join(format!("rank-{rank}"))
+        client.join(format!("rank-{}", ranks.rank()))
     } else {
-        client.clone()
+        client
     }
+}
+
+/// The client mount rank `rank` reaches the target by (`rank % clients`), shared with the
+/// other ranks of that client: where a workload whose ranks share one namespace works
+/// ([`fsarena_workload::RunEnv::team`]).
+pub fn client_root(ranks: &dyn Ranks, roots: &[std::path::PathBuf]) -> std::path::PathBuf {
+    roots.get(ranks.rank() % roots.len().max(1)).cloned().unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -170,6 +170,8 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                 break;
             }
         };
+        // Where ranks that share one namespace work (meta's, as mdtest's ranks).
+        let shared_root = crate::ranks::client_root(ranks, &client_roots);
         // A FUSE mount that lets only root in cannot host a server: refused before one starts.
         if let (Some(m), Some(_)) = (&mounted, &run_dir) {
             if let Err(e) = crate::tenants::check_fuse_allows_others(target.label(), lock(m).root()) {
@@ -271,6 +273,11 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
                     remount: if remounts { Some(&remount_now) } else { None },
                     live: progress.live(),
                     rendezvous: None,
+                    team: ranks.distributed().then(|| fsarena_workload::Team {
+                        rank: ranks.rank(),
+                        size: ranks.size(),
+                        shared_root: &shared_root,
+                    }),
                     host: host.as_ref().map(|h| h as &dyn fsarena_workload::server::Host),
                     target: workdir.as_ref().map(|workdir| fsarena_workload::TargetAccess {
                         workdir,

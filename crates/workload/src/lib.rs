@@ -69,6 +69,11 @@ pub struct RunEnv<'a> {
     /// ranks may call it a different number of times (one that failed early is simply not
     /// waited for). `None` on one host.
     pub rendezvous: Option<&'a (dyn Fn() + Sync)>,
+    /// Under MPI (`run --mpi`): this rank's place in the job and the directory every rank's
+    /// client shares, for a workload whose ranks work in one namespace as mdtest's ranks do
+    /// (`meta`: one test directory, one tree without `unique_dir`, names by the rank). Every
+    /// other workload works in `root`, the rank's own directory. `None` on one host.
+    pub team: Option<Team<'a>>,
     /// Where a server workload (`pgbench`, `sysbench`, `http`) keeps its server's run
     /// directory and records its server and directories (the state file); `None` where
     /// nothing records (such a workload then refuses to run).
@@ -77,6 +82,18 @@ pub struct RunEnv<'a> {
     /// copy of the target of its own (`crash` records one below the filesystem); None where
     /// there is none (tests, tools).
     pub target: Option<TargetAccess<'a>>,
+}
+
+/// One rank's place in an MPI job ([`RunEnv::team`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Team<'a> {
+    /// This rank, 0 to `size - 1`.
+    pub rank: usize,
+    /// How many ranks run.
+    pub size: usize,
+    /// The directory this rank's client reaches the target by, shared by every rank (each
+    /// rank's own `root` is a directory in it).
+    pub shared_root: &'a Path,
 }
 
 /// What a workload that makes its own copy of the target gets: the target's spec and the
@@ -107,6 +124,7 @@ impl<'a> RunEnv<'a> {
             remount: None,
             live: Live::unused(),
             rendezvous: None,
+            team: None,
             host: None,
             target: None,
         }

@@ -123,6 +123,7 @@ fn the_live_counter_sees_every_completion_at_every_depth() {
             remount: None,
             live: &live,
             rendezvous: None,
+            team: None,
             host: None,
             target: None,
         };

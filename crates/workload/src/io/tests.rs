@@ -126,6 +126,7 @@ fn files_created_by_an_earlier_repetition_are_removed_by_the_last() {
         remount: None,
         live: crate::Live::unused(),
         rendezvous: None,
+        team: None,
         host: None,
         target: None,
     };
@@ -156,6 +157,7 @@ fn clients_place_each_clients_jobs_under_its_root_and_count_them_apart() {
             remount: None,
             live: crate::Live::unused(),
             rendezvous: None,
+            team: None,
             host: None,
             target: None,
         };

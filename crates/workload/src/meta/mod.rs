@@ -1,5 +1,7 @@
 //! The mdtest-class `meta` workload: mdtest's tree, phases, names and rates, with threads as
-//! mdtest's ranks.
+//! mdtest's ranks, and under MPI the ranks' threads: every rank works in one test directory
+//! that rank 0 makes, its tasks numbered after the ranks before it ([`crate::RunEnv::team`]),
+//! as mdtest's ranks share theirs.
 //!
 //! A run builds `test-dir.0-0` in the target (mdtest's `TEST_DIR.<iteration>-<loop>`), then
 //! runs mdtest's phases in mdtest's order: tree creation; directory creation, stat, rename and
@@ -193,18 +195,23 @@ impl Workload for MetaWorkload {
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
         let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let p = &self.params;
-        let test_path = env.root.join(TEST_DIR);
-        // Creation needs a clean slate: what a kept earlier run left goes, untimed.
-        if p.phases.create && test_path.exists() {
-            std::fs::remove_dir_all(&test_path)
-                .map_err(|e| fail(format!("cannot remove {} left by an earlier run: {e}", test_path.display())))?;
-        }
-        match std::fs::create_dir(&test_path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(fail(format!("cannot create {}: {e}", test_path.display()))),
-        }
-        let outcome = self.run_in(env, &test_path);
+        // Under MPI the ranks are mdtest's ranks: one test directory in the directory they
+        // share, made and removed by rank 0, the others' tasks numbered after rank 0's.
+        let (base, rank) = env.team.map_or((env.root, 0), |t| (t.shared_root, t.rank));
+        let first_task = u32::try_from(rank).unwrap_or(u32::MAX).saturating_mul(p.tasks);
+        let meet = || {
+            if let Some(meet) = env.rendezvous {
+                meet();
+            }
+        };
+        let test_path = base.join(TEST_DIR);
+        // Whether the phases find their tree, asked by every rank before any builds one.
+        let build = !p.phases.create && !test_path.join(format!("{}.0", self.base_name(first_task))).exists();
+        let made = if rank == 0 { make_test_dir(&test_path, p.phases.create) } else { Ok(()) };
+        // No rank opens the test directory before rank 0 has made it.
+        meet();
+        made.map_err(fail)?;
+        let outcome = self.run_in(env, &test_path, first_task, build);
         let (mut measurement, mut failure) = match outcome {
             Ok(m) => (m, None),
             Err(e) => (e.partial.into_iter().next().unwrap_or_default(), Some(e.message)),
@@ -212,7 +219,9 @@ impl Workload for MetaWorkload {
         let stopped = env.stop.load(Ordering::Relaxed);
         // The tree stays for the next repetition when that one does not create it again.
         let keep = p.keep || (failure.is_none() && !stopped && env.keep_files && !p.phases.create);
-        if !keep || is_empty_dir(&test_path) {
+        // Rank 0 removes it once every rank is done with it.
+        meet();
+        if rank == 0 && (!keep || is_empty_dir(&test_path)) {
             if let Err(e) = std::fs::remove_dir_all(&test_path) {
                 if e.kind() != std::io::ErrorKind::NotFound {
                     failure.get_or_insert(format!("cannot remove {}: {e}", test_path.display()));
@@ -235,7 +244,15 @@ impl Workload for MetaWorkload {
 impl MetaWorkload {
     /// Prepares what the selected phases need, runs them on `tasks` threads and turns the
     /// totals into metrics.
-    fn run_in(&self, env: &RunEnv<'_>, test_path: &Path) -> Result<Measurement, WorkloadError> {
+    /// `first_task` is the number of this rank's first task (mdtest's rank); `build` says
+    /// that the phases need a tree and items made first, untimed.
+    fn run_in(
+        &self,
+        env: &RunEnv<'_>,
+        test_path: &Path,
+        first_task: u32,
+        build: bool,
+    ) -> Result<Measurement, WorkloadError> {
         let p = &self.params;
         let fail = |message: String| WorkloadError { message, partial: Vec::new() };
         let test_dir =
@@ -243,7 +260,7 @@ impl MetaWorkload {
             rustix::fs::open(test_path, OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| fail(format!("cannot open {}: {}", test_path.display(), std::io::Error::from(e))))?;
         let trees: Vec<Vec<CString>> = if p.unique_dir {
-            (0..p.tasks).map(|t| p.shape.paths(&self.base_name(t))).collect()
+            (0..p.tasks).map(|t| p.shape.paths(&self.base_name(first_task.saturating_add(t)))).collect()
         } else {
             vec![p.shape.paths(&self.base_name(0))]
         };
@@ -262,7 +279,7 @@ impl MetaWorkload {
 
         // Without the creation phases, the items come from an earlier run with keep=1, or are
         // made here, untimed.
-        if !p.phases.create && !test_path.join(trees[0][0].to_string_lossy().as_ref()).exists() {
+        if build {
             let mut prepare = vec![Phase::TreeCreation];
             if p.dirs {
                 prepare.push(Phase::DirCreation);
@@ -271,7 +288,8 @@ impl MetaWorkload {
                 prepare.push(Phase::FileCreation);
             }
             (env.progress)("meta: creating the tree and its items for the selected phases (untimed)");
-            let totals = self.run_tasks(env, &test_dir, test_path, (&trees, &full), &preorder, &prepare, true);
+            let totals =
+                self.run_tasks(env, &test_dir, test_path, first_task, (&trees, &full), &preorder, &prepare, true);
             if let Some(e) = totals.into_iter().find_map(|t| t.error) {
                 return Err(fail(format!("preparing the tree: {e}")));
             }
@@ -296,7 +314,7 @@ impl MetaWorkload {
                 "warning: meta: drop_caches=phase does nothing: this run keeps the caches (--no-drop-caches)",
             );
         }
-        let totals = self.run_tasks(env, &test_dir, test_path, (&trees, &full), &preorder, &phases, false);
+        let totals = self.run_tasks(env, &test_dir, test_path, first_task, (&trees, &full), &preorder, &phases, false);
         let mut m = Measurement { complete: true, ..Measurement::default() };
         let mut failure = None;
         let ran: Vec<(Phase, PhaseTotal)> = phases.into_iter().zip(totals).collect();
@@ -347,6 +365,7 @@ impl MetaWorkload {
         env: &RunEnv<'_>,
         test_dir: &OwnedFd,
         test_path: &Path,
+        first_task: u32,
         (trees, full): (&[Vec<CString>], &[Vec<CString>]),
         preorder: &[u64],
         phases: &[Phase],
@@ -356,15 +375,16 @@ impl MetaWorkload {
         let cold = if prepare || p.drop_caches != DropCaches::Phase { None } else { env.drop_caches };
         let write_bytes = if prepare { p.write_bytes.max(p.read_bytes) } else { p.write_bytes };
         let mut tasks: Vec<Task<'_, PsyncFsOps>> = (0..p.tasks)
-            .map(|id| Task {
-                id,
+            .map(|t| Task {
+                id: first_task.saturating_add(t),
                 params: p,
                 test_path,
                 test_dir: test_dir.as_fd(),
-                tree: if p.unique_dir { &trees[id as usize] } else { &trees[0] },
-                full: if p.unique_dir { &full[id as usize] } else { &full[0] },
+                tree: if p.unique_dir { &trees[t as usize] } else { &trees[0] },
+                full: if p.unique_dir { &full[t as usize] } else { &full[0] },
                 preorder,
-                owns_tree: p.unique_dir || id == 0,
+                owns_tree: p.unique_dir || first_task.saturating_add(t) == 0,
+                counts_tree: t == 0,
                 write_bytes,
                 ops: PsyncFsOps,
             })
@@ -373,11 +393,26 @@ impl MetaWorkload {
         let drop_before = || cold.map_or(Ok(()), |drop| drop().map_err(|e| format!("drop_caches=phase: {e}")));
         let before_each: Option<&(dyn Fn() -> Result<(), String> + Sync)> =
             if cold.is_some() { Some(&drop_before) } else { None };
-        // The ranks of an MPI run start each timed phase together (mdtest's barrier); the
-        // untimed build that `prepare` makes meets no one.
-        let rendezvous = if prepare { None } else { env.rendezvous };
+        // The ranks of an MPI run start each phase together (mdtest's barrier), the untimed
+        // build's too: no rank makes items in a shared tree before rank 0 has made it.
+        let rendezvous = env.rendezvous;
         let runner = Phases { name: "meta task", stop: env.stop, live: env.live, before_each, rendezvous };
         runner.run(phases, &mut tasks)
+    }
+}
+
+/// Makes the test directory, after removing what a kept earlier run left there when the run
+/// creates its tree again (untimed).
+fn make_test_dir(test_path: &Path, create: bool) -> Result<(), String> {
+    // Creation needs a clean slate: what a kept earlier run left goes, untimed.
+    if create && test_path.exists() {
+        std::fs::remove_dir_all(test_path)
+            .map_err(|e| format!("cannot remove {} left by an earlier run: {e}", test_path.display()))?;
+    }
+    match std::fs::create_dir(test_path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!("cannot create {}: {e}", test_path.display())),
     }
 }
 

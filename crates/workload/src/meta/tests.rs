@@ -69,6 +69,7 @@ fn run_counting(dir: &Scratch, spec: &str, drops: &AtomicUsize) -> Measurement {
         remount: None,
         live: crate::Live::unused(),
         rendezvous: None,
+        team: None,
         host: None,
         target: None,
     };
@@ -233,6 +234,7 @@ fn a_failure_returns_the_figures_so_far_and_removes_everything() {
         remount: None,
         live: crate::Live::unused(),
         rendezvous: None,
+        team: None,
         host: None,
         target: None,
     };
@@ -392,6 +394,7 @@ fn a_failed_drop_fails_a_phase_run_and_only_warns_after_a_build() {
         remount: None,
         live: crate::Live::unused(),
         rendezvous: None,
+        team: None,
         host: None,
         target: None,
     };
