@@ -206,7 +206,7 @@ impl Workload for MetaWorkload {
         };
         let test_path = base.join(TEST_DIR);
         // Whether the phases find their tree, asked by every rank before any builds one.
-        let build = !p.phases.create && !test_path.join(format!("{}.0", self.base_name(first_task))).exists();
+        let build = !p.phases.create && !test_path.join(shape::Shape::root(&self.base_name(first_task))).exists();
         let made = if rank == 0 { make_test_dir(&test_path, p.phases.create) } else { Ok(()) };
         // No rank opens the test directory before rank 0 has made it.
         meet();

@@ -97,13 +97,18 @@ impl Shape {
         counts
     }
 
+    /// The tree's top directory, relative to the test directory: `BASE.0`.
+    pub fn root(base: &str) -> String {
+        format!("{base}.0")
+    }
+
     /// The path of every directory relative to the test directory, indexed by number:
     /// `BASE.0`, `BASE.0/BASE.1`, ... (`base` is `mdtest_tree`, or `mdtest_tree.R` with `-u`).
     pub fn paths(&self, base: &str) -> Vec<CString> {
         let mut paths: Vec<String> = Vec::with_capacity(self.dirs as usize);
         for k in 0..self.dirs {
             let path = match k {
-                0 => format!("{base}.0"),
+                0 => Self::root(base),
                 _ => format!("{}/{base}.{k}", paths[((k - 1) / self.branch) as usize]),
             };
             paths.push(path);
