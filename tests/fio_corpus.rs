@@ -74,14 +74,15 @@ fn wants_offsets(text: &str) -> bool {
 /// `cmd` run under strace when `trace` is given: every pread64 and pwrite64, with the path
 /// of its file descriptor, written to `trace.TID`, one file per thread (so that no call is
 /// split by another thread's).
-fn traced(cmd: &Path, trace: Option<&Path>) -> Command {
+fn traced(cmd: Command, trace: Option<&Path>) -> Command {
     match trace {
-        None => Command::new(cmd),
+        None => cmd,
         Some(t) => {
             let mut c = Command::new(require("strace"));
             c.args(["-ff", "-qq", "-s", "0", "-y", "-e", "trace=pread64,pwrite64", "-e", "signal=none", "-o"])
                 .arg(t)
-                .arg(cmd);
+                .arg(cmd.get_program())
+                .args(cmd.get_args());
             c
         }
     }
@@ -148,7 +149,8 @@ fn fio(file: &Path, dir: &Scratch, cwd: &Scratch) -> Outcome {
 
 fn fio_traced(file: &Path, dir: &Scratch, cwd: &Scratch, trace: Option<&Path>) -> Outcome {
     let out = crate::util::fio_output(|| {
-        let mut c = traced(&require("fio"), trace);
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let mut c = traced(crate::util::reference_fio(&text), trace);
         c.arg(format!("--directory={}", dir.path.display()))
             .arg("--output-format=json")
             .arg(file)
@@ -174,7 +176,7 @@ fn fsarena(file: &Path, dir: &Scratch, cwd: &Scratch) -> Outcome {
 
 fn fsarena_traced(file: &Path, dir: &Scratch, cwd: &Scratch, trace: Option<&Path>) -> Outcome {
     let workdir = cwd.path.join("work");
-    let out = traced(Path::new(env!("CARGO_BIN_EXE_fsarena")), trace)
+    let out = traced(Command::new(env!("CARGO_BIN_EXE_fsarena")), trace)
         .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
         .args(["run", "--target", &dir.spec(), "--fio"])
         .arg(file)
