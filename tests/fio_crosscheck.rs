@@ -312,7 +312,9 @@ fn flow_weights_share_the_ios_as_fio_shares_them() {
     // fio's examples/flow.fio, scaled to 2 s: weights 1 and 8 in one flow, held back with a
     // 1 ms sleep. fio issues 8 random reads per write (7.999 here); so must fsarena. Without
     // flow control the two jobs run at their own paces (reads several times faster than
-    // 8:1 on tmpfs, or slower: anything but the weights' ratio, within 1%).
+    // 8:1 on tmpfs, or slower: anything but the weights' ratio, within 1%). The job whose
+    // clock ends first holds the other back until it is reaped, as fio's: taken out of the
+    // flow at once, it left the other unthrottled to its own end (8.09 in CI, fio 8.004).
     let body =
         "[global]\nnorandommap\nthread\ntime_based\nruntime=2\nsize=32m\nbs=8k\nfilename=flowfile\nflow_sleep=1000\n\
                 [job2]\nrw=write\nflow=1\n[job1]\nrw=randread\nflow=8\n";

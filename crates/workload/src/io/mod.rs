@@ -973,8 +973,11 @@ fn run_threads(
             if let Some(w) = watch {
                 w.poll();
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            // fio's main loop: reaps the ended jobs, their flows' shares among them, every 10 ms.
+            flows.reap();
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
+        flows.reap();
         Ok(handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect())
     });
     let finished = finished?;
@@ -1099,7 +1102,7 @@ impl EngineVisitor for CloneRun<'_> {
     fn visit<E: Engine>(self) -> CloneResult {
         let mut r = job::run_clone::<E>(self.spec, self.root, self.start, self.stop, self.stage, self.live, self.ss);
         // Ended, stopped or failed: a job waiting for this one's clones may start, and its
-        // flow goes on without it (fio's flow_exit_job).
+        // flow goes on without it once reaped (fio's flow_exit_job).
         if let Some(left) = self.stage.left.get(self.spec.job_index) {
             left.fetch_sub(1, Ordering::SeqCst);
         }

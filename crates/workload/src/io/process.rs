@@ -465,11 +465,14 @@ pub(super) fn run_clones(
             let now = shared.live.sample();
             env.live.add(now.ops - seen.0, now.bytes - seen.1);
             seen = (now.ops, now.bytes);
+            // fio's main loop: reaps the ended jobs, their flows' shares among them, every 10 ms.
+            flows.reap();
             if readers.iter().all(|h| h.is_finished()) {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(10));
         }
+        flows.reap();
         readers.into_iter().map(|h| h.join().ok().flatten()).collect()
     });
     drop(go);
