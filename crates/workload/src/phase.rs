@@ -5,11 +5,12 @@
 //! A run starts one thread per worker, all or none ([`crate::gate`]). Before each phase every
 //! thread waits at a barrier; the optional [`Phases::before_each`] hook then runs on one thread
 //! while the others wait (meta's `drop_caches=phase`), and the phase starts after a second
-//! barrier; the threads meet again after the phase, before merging their figures. The
-//! barrier polls before it sleeps, as MPI's does ([`PollingBarrier`]). A phase's time is its
-//! span, from the earliest thread's start to the latest thread's end: mdtest's
-//! barrier-inclusive time, where each rank's time runs from its start to the barrier after
-//! the phase. A thread's own clock is not the phase's: threads that do not
+//! barrier; the threads meet after the phase, each ending its phase as it leaves, and once
+//! more before merging their figures. The barrier polls before it sleeps, as MPI's does
+//! ([`PollingBarrier`]). A phase's time is its span, from the earliest thread's start to the
+//! latest thread's end: mdtest's barrier-inclusive time, where each rank's time runs from its
+//! start until it leaves the barrier after the phase. A thread's own clock is not the
+//! phase's: threads that do not
 //! overlap (more threads than CPUs) would each report a short time and the sum of their rates
 //! would exceed what the machine did.
 //!
@@ -381,15 +382,18 @@ impl Phases<'_> {
                         } else if !rec.stopped() {
                             worker.run(phase, &mut rec);
                         }
-                        // Under MPI a rank's phase ends at the meeting after it, as mdtest's
-                        // time runs to its barrier after the phase: no rank's phase ends
-                        // before the last rank's has.
+                        // A thread's phase ends when it leaves the meeting after it, as each
+                        // mdtest rank's time runs until it leaves its barrier after the phase
+                        // (and its tree rows are rank 0's such time): no thread's phase ends
+                        // before the last thread's work has, and the waking of the threads
+                        // that wait is the phase's, as mdtest's ranks'. Under MPI the ranks
+                        // meet there too.
                         if let Some(meet) = self.rendezvous {
                             if barrier.wait() {
                                 meet();
                             }
-                            barrier.wait();
                         }
+                        barrier.wait();
                         let end = Instant::now();
                         // Threads, and ranks, meet again before any merges its figures: a
                         // thread that finished first then yields its CPU to the ones still at
