@@ -25,6 +25,9 @@ usage: MDTEST=/path/to/mdtest bash bench/vs_mdtest.sh [options]
                   the CPUs cannot overlap (default: not pinned)
   --rounds N      rounds, the two tools back to back in each, order alternating (default 10)
   --quick         --rounds 3 --items 2000
+  --self          mdtest beside mdtest: the second run of each round is mdtest again, in the
+                  fsarena column, so each row's ratio and interval show what the row can tell
+                  apart on this machine (an A/A comparison; --launch is then moot)
 environment:
   MDTEST        mdtest binary, built from hpc/ior outside this repository (required):
                   git clone https://github.com/hpc/ior /opt/ref/ior && cd /opt/ref/ior &&
@@ -52,6 +55,7 @@ TASKS=1,4
 LAUNCH=threads
 CPUS=
 ROUNDS=10
+SELF=0
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--fs) [[ $# -ge 2 ]] || die "--fs needs a value"; FS_LIST=$2; shift 2 ;;
@@ -63,6 +67,7 @@ while [[ $# -gt 0 ]]; do
 	--cpus) [[ $# -ge 2 ]] || die "--cpus needs a value"; CPUS=$2; shift 2 ;;
 	--rounds) [[ $# -ge 2 ]] || die "--rounds needs a value"; ROUNDS=$2; shift 2 ;;
 	--quick) ROUNDS=3; ITEMS=2000; shift ;;
+	--self) SELF=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
 	esac
@@ -131,6 +136,7 @@ echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), fsarena tree: $(git -C "$REPO
 echo "- machine: nproc=$(nproc), CPU: $(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo), kernel: $(uname -r), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- mdtest: $MDTEST ($("$MPIRUN" --version 2>/dev/null | head -1))"
 echo "- -n $ITEMS $FLAGS; tasks $TASKS (fsarena as $LAUNCH); CPUs: ${CPUS:-not pinned}; $ROUNDS rounds, the tools back to back in each, order alternating"
+((SELF)) && echo "- --self: the fsarena column is a second mdtest run in each round (mdtest beside mdtest)"
 echo
 echo "Commands (T tasks, on DIR):"
 echo
@@ -144,17 +150,21 @@ WORK=
 
 TSV=$RES/results.tsv
 : >"$TSV"
-run_mdtest() { # fs tasks round
+run_mdtest() { # fs tasks round [column]
 	mkdir -p "$WORK/md/mdtest"
 	mdtest_cmd "$2"
 	"${CMD[@]}" >"$RES/mdtest.out" 2>&1 || { cat "$RES/mdtest.out" >&2; die "mdtest failed ($2 tasks)"; }
-	awk -v f="$1" -v t="$2" -v r="$3" '
+	awk -v f="$1" -v t="$2" -v r="$3" -v col="${4:-mdtest}" '
 		/^SUMMARY rate/ { on = 1; next }
-		on && /^   [A-Z]/ && $NF ~ /^[0-9.]+$/ { n = NF; label = $1; for (i = 2; i <= n - 4; i++) label = label " " $i; print f "\t" t "\t" r "\tmdtest\t" label "\t" $(n - 1) }
+		on && /^   [A-Z]/ && $NF ~ /^[0-9.]+$/ { n = NF; label = $1; for (i = 2; i <= n - 4; i++) label = label " " $i; print f "\t" t "\t" r "\t" col "\t" label "\t" $(n - 1) }
 		/^-- finished/ { on = 0 }' "$RES/mdtest.out" >>"$TSV"
 	rm -rf -- "$WORK/md"
 }
 run_fsarena() { # fs tasks round
+	if ((SELF)); then
+		run_mdtest "$1" "$2" "$3" fsarena
+		return
+	fi
 	mkdir -p "$WORK/fsarena"
 	fsarena_cmd "$2"
 	"${CMD[@]}" >"$RES/fsarena.json" 2>"$RES/fsarena.err" || { cat "$RES/fsarena.err" >&2; die "fsarena failed ($2 tasks)"; }
