@@ -5,7 +5,6 @@
 use crate::util::Bounded;
 use crate::util::{json, require, stderr, Scratch, SmallTmpfs};
 use serde_json::Value;
-use std::process::Command;
 
 /// fsarena's fio-json for the job file `job`, run on a fresh tmpfs kept as `fs` (so the test
 /// can look inside it), under `wrap` (e.g. strace) when given.
@@ -26,16 +25,11 @@ fn fio_json(name: &str, job: &str) -> Value {
 fn fio_json_wrapped(name: &str, job: &str, wrap: &[&str]) -> Value {
     let dir = Scratch::new(&format!("noio-{name}-fio"));
     std::fs::write(dir.path.join("job.fio"), job).unwrap();
-    let fio = require("fio");
-    let mut cmd = match wrap.split_first() {
-        Some((first, rest)) => {
-            let mut c = Command::new(first);
-            c.args(rest).arg(&fio);
-            c
-        }
-        None => Command::new(&fio),
-    };
-    let out = cmd.current_dir(&dir.path).args(["--output-format=json", "job.fio"]).bounded_output().expect("fio runs");
+    let out = crate::util::wrapped(wrap, require("fio"))
+        .current_dir(&dir.path)
+        .args(["--output-format=json", "job.fio"])
+        .bounded_output()
+        .expect("fio runs");
     assert!(out.status.success(), "fio failed: {}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     let at = text.find('{').unwrap_or_else(|| panic!("fio printed no JSON: {text}"));

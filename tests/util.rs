@@ -479,22 +479,26 @@ pub fn chromium_dom(page: &Path) -> String {
     reader.join().unwrap()
 }
 
+/// `program` run under `wrap` (a command and its arguments before the program's), or alone.
+pub fn wrapped(wrap: &[&str], program: impl AsRef<std::ffi::OsStr>) -> Command {
+    match wrap.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(program);
+            c
+        }
+        None => Command::new(program),
+    }
+}
+
 /// `fsarena run --fio FILE` of the job file text `job` on target `target`, once, with the
 /// report as fio-json on stdout and nothing stored; under `wrap` (a command and its
 /// arguments, e.g. strace's) when given. The job file and work directory go under `work`.
 pub fn run_fio_text(work: &std::path::Path, target: &str, job: &str, wrap: &[&str]) -> std::process::Output {
     let file = work.join("job.fio");
     std::fs::write(&file, job).expect("job file");
-    let bin = env!("CARGO_BIN_EXE_fsarena");
-    let mut cmd = match wrap.split_first() {
-        Some((first, rest)) => {
-            let mut c = Command::new(first);
-            c.args(rest).arg(bin);
-            c
-        }
-        None => Command::new(bin),
-    };
-    cmd.env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
+    wrapped(wrap, env!("CARGO_BIN_EXE_fsarena"))
+        .env("XDG_DATA_HOME", "/proc/fsarena-tests-store-nothing-here")
         .args(["run", "--no-store", "--repeat", "1", "--warmup", "0", "--output-format", "fio-json", "--workdir"])
         .arg(work.join("wd"))
         .args(["--target", target, "--fio"])

@@ -30,7 +30,7 @@ pub const MAX_WEIGHT: u32 = 1000;
 pub struct Flow {
     used: AtomicBool,
     id: AtomicU32,
-    /// I/Os its jobs issued, plus 1 (fio's start), less the counts of the jobs that exited.
+    /// I/Os its jobs issued, plus 1 (fio's start), less the counts of the jobs reaped.
     counter: AtomicU64,
     /// The weights of its clones that have not been reaped.
     weight: AtomicU64,
