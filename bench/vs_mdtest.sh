@@ -24,7 +24,14 @@ usage: MDTEST=/path/to/mdtest bash bench/vs_mdtest.sh [options]
   --cpus LIST     pin both tools to these CPUs (taskset -c LIST; e.g. 0), so that tasks beyond
                   the CPUs cannot overlap (default: not pinned)
   --rounds N      rounds, the two tools back to back in each, order alternating (default 10)
+  --settle S      before every run of either tool: sync, then S seconds of rest (default 2;
+                  0: sync only). A run that follows another at once meets the file system
+                  still writing back what the last one removed: on ext4 a 4-task tree made
+                  right after a -n 10000 run went at about half the rate it had 2 s later,
+                  and the tools leave unequal gaps (mpirun+mdtest ends in about 1.4 s,
+                  fsarena in 0.2-0.75 s), so without it the tool that follows is favoured
   --quick         --rounds 3 --items 2000
+  --tsv FILE      also write every run's rates to FILE (fs, tasks, round, tool, phase, ops/s)
   --self          mdtest beside mdtest: the second run of each round is mdtest again, in the
                   fsarena column, so each row's ratio and interval show what the row can tell
                   apart on this machine (an A/A comparison; --launch is then moot)
@@ -55,7 +62,9 @@ TASKS=1,4
 LAUNCH=threads
 CPUS=
 ROUNDS=10
+SETTLE=2
 SELF=0
+KEEP_TSV=
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--fs) [[ $# -ge 2 ]] || die "--fs needs a value"; FS_LIST=$2; shift 2 ;;
@@ -66,13 +75,16 @@ while [[ $# -gt 0 ]]; do
 	--launch) [[ $# -ge 2 ]] || die "--launch needs a value"; LAUNCH=$2; shift 2 ;;
 	--cpus) [[ $# -ge 2 ]] || die "--cpus needs a value"; CPUS=$2; shift 2 ;;
 	--rounds) [[ $# -ge 2 ]] || die "--rounds needs a value"; ROUNDS=$2; shift 2 ;;
+	--settle) [[ $# -ge 2 ]] || die "--settle needs a value"; SETTLE=$2; shift 2 ;;
 	--quick) ROUNDS=3; ITEMS=2000; shift ;;
+	--tsv) [[ $# -ge 2 ]] || die "--tsv needs a value"; KEEP_TSV=$2; shift 2 ;;
 	--self) SELF=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; die "unknown argument '$1'" ;;
 	esac
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "bad --rounds '$ROUNDS' (want a positive integer)"
+[[ $SETTLE =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "bad --settle '$SETTLE' (want seconds, such as 2 or 0.5)"
 [[ $ITEMS =~ ^[1-9][0-9]*$ ]] || die "bad --items '$ITEMS' (want a positive integer)"
 [[ $TASKS =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "bad --tasks '$TASKS' (want counts such as 1,4)"
 [[ $FS_LIST =~ ^(tmpfs|ext4)(,(tmpfs|ext4))*$ ]] || die "bad --fs '$FS_LIST' (want tmpfs, ext4 or tmpfs,ext4)"
@@ -135,7 +147,7 @@ echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), fsarena tree: $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "- machine: nproc=$(nproc), CPU: $(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo), kernel: $(uname -r), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- mdtest: $MDTEST ($("$MPIRUN" --version 2>/dev/null | head -1))"
-echo "- -n $ITEMS $FLAGS; tasks $TASKS (fsarena as $LAUNCH); CPUs: ${CPUS:-not pinned}; $ROUNDS rounds, the tools back to back in each, order alternating"
+echo "- -n $ITEMS $FLAGS; tasks $TASKS (fsarena as $LAUNCH); CPUs: ${CPUS:-not pinned}; $ROUNDS rounds, the tools back to back in each, order alternating, each run after sync and ${SETTLE} s of rest"
 ((SELF)) && echo "- --self: the fsarena column is a second mdtest run in each round (mdtest beside mdtest)"
 echo
 echo "Commands (T tasks, on DIR):"
@@ -150,8 +162,14 @@ WORK=
 
 TSV=$RES/results.tsv
 : >"$TSV"
+# Before every run: what the last run left to write back goes first (see --settle).
+settle() {
+	sync
+	sleep "$SETTLE"
+}
 run_mdtest() { # fs tasks round [column]
 	mkdir -p "$WORK/md/mdtest"
+	settle
 	mdtest_cmd "$2"
 	"${CMD[@]}" >"$RES/mdtest.out" 2>&1 || { cat "$RES/mdtest.out" >&2; die "mdtest failed ($2 tasks)"; }
 	awk -v f="$1" -v t="$2" -v r="$3" -v col="${4:-mdtest}" '
@@ -167,6 +185,7 @@ run_fsarena() { # fs tasks round
 	fi
 	mkdir -p "$WORK/fsarena"
 	fsarena_cmd "$2"
+	settle
 	"${CMD[@]}" >"$RES/fsarena.json" 2>"$RES/fsarena.err" || { cat "$RES/fsarena.err" >&2; die "fsarena failed ($2 tasks)"; }
 	python3 - "$RES/fsarena.json" "$1" "$2" "$3" >>"$TSV" <<'PY'
 import json, sys
@@ -222,6 +241,7 @@ else
 	bench_unmount_all
 fi
 
+[[ -z $KEEP_TSV ]] || cp -- "$TSV" "$KEEP_TSV"
 python3 - "$TSV" "$RATIO" <<'PY'
 import math, subprocess, sys
 from collections import defaultdict

@@ -322,7 +322,7 @@ impl MetaWorkload {
         for (phase, t) in ordered() {
             if t.rate(t.ops).is_some() {
                 // The window lets MPI ranks merge over the phase's span across every rank;
-                // the tree rows count one tree however many ranks build one, as mdtest's.
+                // the tree rows are rank 0's alone (`counts_tree`), one tree, as mdtest's.
                 let basis = RateBasis {
                     counter: format!("{}_items", phase.metric()),
                     span_ns: t.span_ns(),
@@ -384,7 +384,7 @@ impl MetaWorkload {
                 full: if p.unique_dir { &full[t as usize] } else { &full[0] },
                 preorder,
                 owns_tree: p.unique_dir || first_task.saturating_add(t) == 0,
-                counts_tree: t == 0,
+                counts_tree: first_task.saturating_add(t) == 0,
                 write_bytes,
                 ops: PsyncFsOps,
             })

@@ -119,10 +119,10 @@ pub struct Task<'a, O> {
     pub preorder: &'a [u64],
     /// True for the task that builds and removes the tree (task 0, or every task with `-u`).
     pub owns_tree: bool,
-    /// True for the task that counts the tree rows: this process's first. One tree counts,
-    /// as mdtest's rows count one; under MPI every rank's first task counts it, the ranks'
-    /// counts merge into one ([`fsarena_core::RateBasis::shared`]) and their windows into the
-    /// phase's span across the ranks.
+    /// True for the task that counts the tree rows: task 0 (rank 0's first). One tree counts,
+    /// over task 0's process's span, as mdtest's rows are rank 0's one tree over rank 0's time:
+    /// under MPI the other ranks report no tree rows, and rank 0's time runs between two
+    /// meetings that it is the first to leave, as it leaves mdtest's barriers.
     pub counts_tree: bool,
     /// Bytes written per created file (0: none).
     pub write_bytes: u64,

@@ -405,3 +405,38 @@ fn a_failed_drop_fails_a_phase_run_and_only_warns_after_a_build() {
     assert!(e.message.contains("drop_caches=phase: not root"), "{}", e.message);
     assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
 }
+
+/// mdtest's tree rows are rank 0's: under MPI another rank builds its tree (`-u`) and
+/// reports its item rows, but no tree row, so that the merged row is rank 0's one tree over
+/// rank 0's time, not a window across every rank.
+#[test]
+fn only_rank_0_reports_the_tree_rows() {
+    let dir = Scratch::new("rank1");
+    let stop = AtomicBool::new(false);
+    let met = AtomicUsize::new(0);
+    let meet = || {
+        met.fetch_add(1, Ordering::SeqCst);
+    };
+    let run_as = |rank: usize| {
+        let env = RunEnv {
+            rendezvous: Some(&meet),
+            team: Some(crate::Team { rank, size: 2, shared_root: &dir.0 }),
+            ..RunEnv::quiet(&dir.0, &stop)
+        };
+        crate::one(workload("meta:mdtest='-n 6 -u',tasks=2").run(&env).unwrap())
+    };
+    // Rank 1 alone (rank 0 made the test directory it works in, and removes it).
+    std::fs::create_dir(dir.0.join("test-dir.0-0")).unwrap();
+    let m = run_as(1);
+    assert_eq!(items(&m).get("file_stat"), Some(&12), "both of rank 1's tasks count their items");
+    assert_eq!(items(&m).get("tree_creation"), Some(&0));
+    assert!(m.metric("tree_creation").is_none() && m.metric("tree_removal").is_none(), "{:?}", m.metrics);
+    assert!(m.metric("file_stat").is_some());
+    assert!(met.load(Ordering::SeqCst) > 0, "the phases met the other ranks");
+    std::fs::remove_dir(dir.0.join("test-dir.0-0")).unwrap();
+    // Rank 0 counts its first task's tree, once.
+    let m = run_as(0);
+    assert_eq!(items(&m).get("tree_creation"), Some(&1));
+    assert!(m.metric("tree_creation").is_some_and(|r| r.value > 0.0), "{:?}", m.metrics);
+    assert!(dir.entries().is_empty(), "left: {:?}", dir.entries());
+}
