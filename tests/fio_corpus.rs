@@ -394,3 +394,32 @@ fn percentile_options_shape_the_json_as_fios() {
         assert_eq!(percentile_keys(&json(&ours)), percentile_keys(&theirs), "{text}");
     }
 }
+
+/// exit_what=stonewall stops the jobs already running, as fio's `fio_terminate_threads`
+/// (TERMINATE_STONEWALL: runstate running or later): a job still in its start delay, or
+/// waiting for another with `wait_for`, starts later and runs in full; the next stonewalled
+/// stage runs. Checked against fio's source, not its run: fio 3.33 hangs on this file (with
+/// processes and with threads; measured, and killed after 60 s), where without the exitall
+/// every job ends in 4 s.
+#[test]
+fn exit_what_stonewall_spares_the_jobs_not_yet_started() {
+    let src = Scratch::new("corpus-exitwhat-src");
+    for threads in ["thread=1\n", ""] {
+        let text = format!(
+            "[global]\n{threads}[short]\nrw=read\nsize=1m\nexitall\nexit_what=stonewall\n\
+             [long]\nrw=read\nsize=16m\nrate=4m\n[delayed]\nrw=read\nsize=1m\nstartdelay=1\n\
+             [waiter]\nrw=read\nsize=1m\nwait_for=long\n[later]\nstonewall\nrw=read\nsize=1m\n"
+        );
+        let job = src.path.join("exitwhat.fio");
+        std::fs::write(&job, &text).expect("job");
+        let (dir, cwd) = (Scratch::new("corpus-exitwhat"), Scratch::new("corpus-exitwhat-cwd"));
+        let ours = fsarena_traced(&job, &dir, &cwd, None).unwrap_or_else(|e| panic!("{text}: {e}"));
+        // Named with their reporting group: `short (g=0)`.
+        let read = |name: &str| ours.iter().find(|(n, _)| n.split(" (").next() == Some(name)).map(|(_, c)| c[0]);
+        assert_eq!(read("short"), Some(1 << 20), "{text}: {ours:?}");
+        assert!(read("long").is_some_and(|b| b < 4 << 20), "the running job stops: {text}: {ours:?}");
+        for spared in ["delayed", "waiter", "later"] {
+            assert_eq!(read(spared), Some(1 << 20), "{spared} runs in full: {text}: {ours:?}");
+        }
+    }
+}

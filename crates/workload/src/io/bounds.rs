@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn numbers_follow_numjobs_nrfiles_and_shared_files() {
-        let f = fp("io:rw=randread,bs=64k,size=8m,numjobs=100000");
+        let f = fp("io:rw=randread,bs=64k,size=8m,numjobs=100000,thread=1");
         assert_eq!((f.threads, f.open_files, f.files), (100_000, 100_000, 100_000));
         assert_eq!(f.bytes_on_target, 100_000 * (8 << 20));
         assert!(f.buffer_bytes > 100_000 * (64 << 10), "{f:?}");

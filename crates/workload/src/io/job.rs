@@ -222,13 +222,22 @@ pub struct CloneSpec {
 
 /// What a clone shares with the other clones of its stage besides the start.
 pub struct Stage<'a> {
-    /// The whole stage's stop (a failed clone, an `exitall` with `exit_what=stonewall` or
-    /// `all`); whoever runs the stage copies it into every reporting group's stop.
+    /// The whole stage's stop (a failed clone, an `exitall` with `exit_what=all`); whoever
+    /// runs the stage copies it into every clone's stop.
     pub stop: &'a AtomicBool,
     /// Clones still running, per job of the stage: `wait_for` waits for its job's to be 0.
     pub left: &'a [AtomicU32],
     /// The workload's flows (fio's `flow`), shared by every stage.
     pub flows: &'a super::flow::Flows,
+    /// Each clone's stop, which it obeys, in the stage's clone order.
+    pub clones: &'a [AtomicBool],
+    /// Each clone's reporting group, in the same order.
+    pub groups: &'a [usize],
+    /// Set by each clone as it starts its I/O, past its `start_delay` and `wait_for`: what
+    /// fio's `exit_what=stonewall` stops (fio terminates the jobs whose runstate is running
+    /// or later; a job still in its start delay or waiting for another starts later and runs
+    /// in full).
+    pub running: &'a [AtomicBool],
 }
 
 impl Stage<'_> {
@@ -245,10 +254,40 @@ impl Stage<'_> {
         }
     }
 
-    /// Stops the stage and this clone's group at once.
-    fn stop_all(&self, group: &AtomicBool) {
+    /// Stops the stage and every clone of it at once.
+    fn stop_all(&self) {
         self.stop.store(true, Ordering::SeqCst);
-        group.store(true, Ordering::SeqCst);
+        self.clones.iter().for_each(|c| c.store(true, Ordering::SeqCst));
+    }
+
+    /// Stops every clone of reporting group `group` (fio's `exit_what=group`: its group's
+    /// jobs, started or not).
+    fn stop_group(&self, group: usize) {
+        for (c, g) in self.clones.iter().zip(self.groups) {
+            if *g == group {
+                c.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Stops every clone that has started its I/O (fio's `exit_what=stonewall`); the others
+    /// run in full when their delay or their wait ends.
+    fn stop_running(&self) {
+        for (c, r) in self.clones.iter().zip(self.running) {
+            if r.load(Ordering::SeqCst) {
+                c.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Marks the clone whose stop is `stop` as running (see [`Stage::running`]). The clone is
+    /// found by its flag's address: every clone's `stop` is its element of `clones`.
+    fn mark_running(&self, stop: &AtomicBool) {
+        if let Some(i) = self.clones.iter().position(|c| std::ptr::eq(c, stop)) {
+            if let Some(r) = self.running.get(i) {
+                r.store(true, Ordering::SeqCst);
+            }
+        }
     }
 }
 
@@ -289,7 +328,7 @@ pub fn run_clone<E: Engine>(
         Ok(x) => x,
         Err(e) => {
             result.error = Some(e);
-            stage.stop_all(stop);
+            stage.stop_all();
             start.wait();
             return result;
         }
@@ -302,7 +341,7 @@ pub fn run_clone<E: Engine>(
             Ok(endpoint) => net = Some(endpoint),
             Err(e) => {
                 result.error = Some(e);
-                stage.stop_all(stop);
+                stage.stop_all();
                 start.wait();
                 return result;
             }
@@ -315,7 +354,7 @@ pub fn run_clone<E: Engine>(
     for f in &files {
         if let Err(e) = engine.open_file(f.fd) {
             result.error = Some((e.raw_os_error().unwrap_or(libc::EIO), format!("ioengine={}: {e}", E::NAME)));
-            stage.stop_all(stop);
+            stage.stop_all();
             break;
         }
     }
@@ -346,6 +385,7 @@ pub fn run_clone<E: Engine>(
     if stop.load(Ordering::Relaxed) {
         return result;
     }
+    stage.mark_running(stop);
     let cpu_start = Rusage::thread();
     if o.verify_only {
         // fio's verify_only: nothing written; the units an earlier run wrote are checked, as
@@ -434,13 +474,14 @@ pub fn run_clone<E: Engine>(
         result.error =
             Some((libc::EILSEQ, format!("{first} ({n} block{} failed verify)", if n == 1 { "" } else { "s" })));
     }
-    // fio's exitall: this job's end stops the others of its reporting group (`stop` is the
-    // group's), or every job of the stage (exit_what=stonewall; all also skips the stages
-    // after, which the workload does).
+    // fio's exitall: this job's end stops the others of its reporting group, or every job
+    // of the stage already running (exit_what=stonewall), or every job (all, which also
+    // skips the stages after: the workload does that).
     if o.exitall {
         match o.exit_what {
-            super::options::ExitWhat::Group => stop.store(true, Ordering::SeqCst),
-            _ => stage.stop_all(stop),
+            super::options::ExitWhat::Group => stage.stop_group(spec.report_group),
+            super::options::ExitWhat::Stonewall => stage.stop_running(),
+            super::options::ExitWhat::All => stage.stop_all(),
         }
     }
     result

@@ -252,17 +252,17 @@ pub(crate) fn check_jobs(jobs: &[JobDef]) -> Vec<String> {
             }
         }
     }
-    for (stage, ids) in stages.iter().zip(group_ids_of(jobs)) {
-        let groups = ids.last().map_or(0, |l| (l - ids[0]) as usize + 1);
+    for stage in &stages {
+        let clones: u64 = stage.iter().map(|j| u64::from(j.options.clones())).sum();
         if stage.iter().any(|j| !j.options.thread)
-            && (groups > process::MAX_STAGE_GROUPS || stage.len() > process::MAX_STAGE_JOBS)
+            && (clones > process::MAX_STAGE_CLONES as u64 || stage.len() > process::MAX_STAGE_JOBS)
         {
             problems.push(format!(
-                "jobs '{}' to '{}' run together as processes in {groups} reporting groups of {} jobs: at most {} groups and {} jobs run together (put a stonewall between them, or thread=1)",
+                "jobs '{}' to '{}' run together as processes in {clones} clones of {} jobs: at most {} clones (fio's limit of jobs) and {} jobs run together (put a stonewall between them, or thread=1)",
                 fsarena_core::printable(&stage[0].options.name),
                 fsarena_core::printable(&stage[stage.len() - 1].options.name),
                 stage.len(),
-                process::MAX_STAGE_GROUPS,
+                process::MAX_STAGE_CLONES,
                 process::MAX_STAGE_JOBS
             ));
         }
@@ -944,16 +944,20 @@ fn run_threads(
     let placed = process::placed(roots, specs)?;
     let barrier = Barrier::new(specs.len());
     let gate = crate::gate::StartGate::default();
-    // The stage's own stop flag: a job's exitall or error stops its stage, not the run; the
-    // run's (Ctrl-C) is copied in while the stage runs, and the stage's into every reporting
-    // group's, which the clones obey (an exitall of exit_what=group stops its group alone).
+    // The stage's own stop flag: a job's error or exitall with exit_what=all stops its stage,
+    // not the run; the run's (Ctrl-C) is copied in while the stage runs, and the stage's into
+    // every clone's, which each clone obeys (an exitall of exit_what=group stops its group's
+    // clones, of exit_what=stonewall the clones already running).
     let group_stop = AtomicBool::new(env.stop.load(Ordering::Relaxed));
     let (stops, left) = stage_flags(specs);
-    let stage = job::Stage { stop: &group_stop, left: &left, flows };
+    let groups: Vec<usize> = specs.iter().map(|(_, s)| s.report_group).collect();
+    let running: Vec<AtomicBool> = specs.iter().map(|_| AtomicBool::new(false)).collect();
+    let stage =
+        job::Stage { stop: &group_stop, left: &left, flows, clones: &stops, groups: &groups, running: &running };
     let finished: Result<Vec<Finished>, String> = std::thread::scope(|s| {
         let bodies = placed.into_iter().enumerate().map(|(i, (ji, spec, root))| {
             let barrier = &barrier;
-            let stop = &stops[spec.report_group];
+            let stop = &stops[i];
             let stage = &stage;
             let ss = watch.and_then(|w| w.slot(i));
             move || {
@@ -987,15 +991,14 @@ fn run_threads(
     Ok(finished)
 }
 
-/// A stop flag per reporting group of the stage, and its clones per job (what `wait_for`
-/// counts down), for the clones of `specs`.
+/// A stop flag per clone of the stage, and its clones per job (what `wait_for` counts
+/// down), for the clones of `specs`.
 pub(crate) fn stage_flags(specs: &[(usize, CloneSpec)]) -> (Vec<AtomicBool>, Vec<std::sync::atomic::AtomicU32>) {
-    let groups = specs.iter().map(|(_, s)| s.report_group + 1).max().unwrap_or(0);
     let jobs = specs.iter().map(|(ji, _)| ji + 1).max().unwrap_or(0);
     let left: Vec<std::sync::atomic::AtomicU32> = (0..jobs)
         .map(|j| std::sync::atomic::AtomicU32::new(specs.iter().filter(|(ji, _)| *ji == j).count() as u32))
         .collect();
-    ((0..groups).map(|_| AtomicBool::new(false)).collect(), left)
+    (specs.iter().map(|_| AtomicBool::new(false)).collect(), left)
 }
 
 /// fio's log files of the group's clones (`write_bw_log` and the like), which each clone
@@ -1089,7 +1092,7 @@ struct CloneRun<'a> {
     spec: &'a CloneSpec,
     root: BorrowedFd<'a>,
     start: &'a dyn process::Start,
-    /// Its reporting group's stop, which it obeys.
+    /// Its own stop, which it obeys (its element of the stage's `clones`).
     stop: &'a AtomicBool,
     stage: &'a job::Stage<'a>,
     live: &'a crate::Live,

@@ -92,15 +92,17 @@ struct Shared {
     /// The stage's stop (see [`super::job::Stage`]).
     stop: AtomicBool,
     live: Live,
-    /// Each reporting group's stop, which its clones obey.
-    groups: [AtomicBool; MAX_STAGE_GROUPS],
+    /// Each clone's stop, which it obeys (see [`super::job::Stage::clones`]).
+    clones: [AtomicBool; MAX_STAGE_CLONES],
+    /// Each clone's start of its I/O (see [`super::job::Stage::running`]).
+    running: [AtomicBool; MAX_STAGE_CLONES],
     /// Clones still running per job of the stage (`wait_for`).
     left: [AtomicU32; MAX_STAGE_JOBS],
 }
 
-/// Most reporting groups in one stonewall stage of processes (the shared mapping's size;
-/// the job-file parser refuses more).
-pub const MAX_STAGE_GROUPS: usize = 64;
+/// Most clones in one stonewall stage of processes (the shared mapping's size; the job-file
+/// parser refuses more): fio's own limit of jobs (`REAL_MAX_JOBS`).
+pub const MAX_STAGE_CLONES: usize = 4096;
 /// Most jobs in one stonewall stage of processes.
 pub const MAX_STAGE_JOBS: usize = 256;
 
@@ -133,7 +135,8 @@ impl SharedMap {
             ptr.write(Shared {
                 stop: AtomicBool::new(false),
                 live: Live::new(),
-                groups: std::array::from_fn(|_| AtomicBool::new(false)),
+                clones: std::array::from_fn(|_| AtomicBool::new(false)),
+                running: std::array::from_fn(|_| AtomicBool::new(false)),
                 left: std::array::from_fn(|_| AtomicU32::new(0)),
             })
         };
@@ -274,9 +277,10 @@ pub(super) fn pipe_for_tests() -> (OwnedFd, OwnedFd) {
     pipe().unwrap()
 }
 
-/// The child's whole life after the fork; never returns.
+/// The child's whole life after the fork; never returns. `index` is the clone's place in the
+/// stage (its flags in `shared`), `groups` every clone's reporting group.
 fn child_main(
-    spec: &CloneSpec,
+    (spec, index, groups): (&CloneSpec, usize, &[usize]),
     root: BorrowedFd<'_>,
     shared: &Shared,
     ss: Option<&super::steady::Slot>,
@@ -287,8 +291,15 @@ fn child_main(
     fsarena_target::sys::reset_signals_after_fork();
     let body = std::panic::AssertUnwindSafe(|| {
         let start = PipeStart { result, go };
-        let stage = super::job::Stage { stop: &shared.stop, left: &shared.left, flows };
-        let stop = &shared.groups[spec.report_group];
+        let stage = super::job::Stage {
+            stop: &shared.stop,
+            left: &shared.left,
+            flows,
+            clones: &shared.clones[..groups.len()],
+            groups,
+            running: &shared.running[..groups.len()],
+        };
+        let stop = &shared.clones[index];
         let run = super::CloneRun { spec, root, start: &start, stop, stage: &stage, live: &shared.live, ss };
         encode(fsarena_engine::with_engine_mode(spec.options.ioengine, spec.options.offload, run))
     });
@@ -377,14 +388,15 @@ pub(super) fn run_clones(
     flows: &super::flow::Flows,
 ) -> Result<Vec<CloneResult>, String> {
     let placed = placed(roots, specs)?;
-    let (groups, left) = super::stage_flags(specs);
-    if groups.len() > MAX_STAGE_GROUPS || left.len() > MAX_STAGE_JOBS {
+    let (clones, left) = super::stage_flags(specs);
+    if clones.len() > MAX_STAGE_CLONES || left.len() > MAX_STAGE_JOBS {
         return Err(format!(
-            "a stage of job processes has {} reporting groups and {} jobs: at most {MAX_STAGE_GROUPS} and {MAX_STAGE_JOBS} (put a stonewall between them)",
-            groups.len(),
+            "a stage of job processes has {} clones and {} jobs: at most {MAX_STAGE_CLONES} and {MAX_STAGE_JOBS} (put a stonewall between them)",
+            clones.len(),
             left.len()
         ));
     }
+    let groups: Vec<usize> = specs.iter().map(|(_, s)| s.report_group).collect();
     let map = SharedMap::new().map_err(|e| format!("cannot share memory with the job processes: {e}"))?;
     let shared = map.get();
     for (mine, count) in shared.left.iter().zip(&left) {
@@ -425,7 +437,7 @@ pub(super) fn run_clones(
             // would keep that run's children from ever seeing its EOF, and they this one's.
             fsarena_target::sys::close_all_but([root.as_raw_fd(), w.as_raw_fd(), go_r.as_raw_fd()]);
             let ss = watch.and_then(|w| w.slot(i));
-            child_main(spec, root, shared, ss, flows, w.as_raw_fd(), go_r.as_raw_fd());
+            child_main((spec, i, &groups), root, shared, ss, flows, w.as_raw_fd(), go_r.as_raw_fd());
         }
         if pid < 0 {
             fork_error = Some(format!(
@@ -453,7 +465,7 @@ pub(super) fn run_clones(
                 shared.stop.store(true, Ordering::SeqCst);
             }
             if shared.stop.load(Ordering::SeqCst) {
-                shared.groups.iter().for_each(|g| g.store(true, Ordering::SeqCst));
+                shared.clones.iter().for_each(|c| c.store(true, Ordering::SeqCst));
             }
             if go.is_some() && ready.load(Ordering::SeqCst) >= children.len() {
                 // EOF on the go pipe starts every child at once.

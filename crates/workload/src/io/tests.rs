@@ -50,7 +50,7 @@ fn planning_is_linear_in_clones_and_files() {
     // about ten times as long (a quadratic plan takes a hundred times), on any machine load.
     let stop = AtomicBool::new(false);
     let plan = |clones: usize| {
-        let w = workload(&format!("io:rw=randread,size=64k,numjobs={clones}"));
+        let w = workload(&format!("io:rw=randread,size=64k,numjobs={clones},thread=1"));
         let group: Vec<&JobDef> = w.jobs.iter().collect();
         let t = Instant::now();
         let (specs, needs) =
@@ -68,7 +68,7 @@ fn planning_is_linear_in_clones_and_files() {
         large / small
     );
     // One shared file is one need, however many clones use it.
-    let w = workload("io:rw=randwrite,size=64k,numjobs=50000,filename=shared");
+    let w = workload("io:rw=randwrite,size=64k,numjobs=50000,filename=shared,thread=1");
     let group: Vec<&JobDef> = w.jobs.iter().collect();
     let (specs, needs) =
         plan_group(&[Path::new("/x")], &group, &[0], &stop, (1, &std::sync::Arc::from(Vec::new()))).unwrap();

@@ -834,7 +834,7 @@ pub static OPTIONS: &[OptionDef<IoOptions>] = &[
         "exit_what",
         Choice(&["group", "stonewall", "all"]),
         Is("group"),
-        "what exitall stops: the jobs of its reporting group (group), every job running (stonewall), or those and every job after them, reported with nothing done (all)",
+        "what exitall stops: the jobs of its reporting group (group), every job of its stage that has started its I/O (stonewall; one in its startdelay or wait_for runs later, in full), or every job and every job after them, reported with nothing done (all)",
         |o, v| o.exit_what = match v {
             "group" => ExitWhat::Group,
             "stonewall" => ExitWhat::Stonewall,
