@@ -166,8 +166,11 @@ fn hostile_names_and_bombs_exit_2_before_anything_is_created() {
         (&long, "longer than 200 bytes"),
         ("io:filename=/etc/passwd,size=1m", "filename: '/etc/passwd' is not a plain name"),
         ("io:filename=../../x,size=1m", "filename: '../../x'"),
-        ("io:numjobs=100000,size=1m", "needs 100000 threads at once, more than the"),
-        ("io:numjobs=5000,size=64k", "5000 threads"),
+        ("io:numjobs=100000,size=1m,thread=1", "needs 100000 threads at once, more than the"),
+        ("io:numjobs=5000,size=64k,thread=1", "5000 threads"),
+        // As processes, fio's own limit of 4096 jobs comes first.
+        ("io:numjobs=100000,size=1m", "in 100000 clones of 1 jobs: at most 4096 clones (fio's limit of jobs)"),
+        ("io:numjobs=5000,size=64k", "5000 clones"),
         (
             "io:nrfiles=4000000000,filesize=4k",
             "io job 'io' (numjobs=1, nrfiles=4000000000): keeps 4000000000 files open",
@@ -186,7 +189,12 @@ fn hostile_names_and_bombs_exit_2_before_anything_is_created() {
     }
     // The bound holds for --dry-run too, and answers at once.
     let started = std::time::Instant::now();
-    refused(&["run", "--target", &t, "--workload", "io:numjobs=100000,size=1m", "--dry-run"], &dir, "100000 threads");
+    refused(
+        &["run", "--target", &t, "--workload", "io:numjobs=100000,size=1m,thread=1", "--dry-run"],
+        &dir,
+        "100000 threads",
+    );
+    refused(&["run", "--target", &t, "--workload", "io:numjobs=100000,size=1m", "--dry-run"], &dir, "100000 clones");
     assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
 }
 
