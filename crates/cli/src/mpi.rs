@@ -52,9 +52,32 @@ impl World {
         let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Serialized)
             .ok_or_else(|| Failure::Run(anyhow::anyhow!("MPI could not be initialized (already initialized?)")))?;
         let world = universe.world();
-        Ok(Self { _universe: universe, world, threading })
+        let world = Self { _universe: universe, world, threading };
+        world.warm_up();
+        Ok(world)
+    }
+
+    /// Meets the other ranks [`WARM_UP_MEETINGS`] times, untimed, so that what Open MPI sets
+    /// up on the way is in place before any phase is timed. Its shared-memory transport (the
+    /// `vader` BTL, `sm` in Open MPI 5) gives a pair of ranks a fast box, a mailbox of its
+    /// own, once one has sent the other `btl_vader_fbox_threshold` messages (16 by default);
+    /// the setup costs the sender 25-30 us. fsarena's meetings send the same messages every
+    /// run, so that setup fell on rank 0's replies at the end of the first timed phase, every
+    /// run: traced with 2 ranks on 2 CPUs (`meta:mdtest='-n 1 -u'`, 6 runs), rank 0's replies
+    /// there took 24-32 us against 1-6 us at the meeting before, and 0.6-1.1 us with
+    /// `OMPI_MCA_btl_vader_fbox_threshold=1`; with 4 ranks, three setups at once made a tree
+    /// of one mkdir a rank read 0.59x mdtest's rate (mdtest's barriers pass the threshold
+    /// before its timed phases).
+    fn warm_up(&self) {
+        for _ in 0..WARM_UP_MEETINGS {
+            self.any(true);
+        }
     }
 }
+
+/// How many times the ranks meet before anything is timed: four times Open MPI's default
+/// fast-box threshold (see [`World::warm_up`]); a meeting costs 1-10 us.
+const WARM_UP_MEETINGS: usize = 64;
 
 impl Ranks for World {
     fn rank(&self) -> usize {
