@@ -90,7 +90,7 @@ impl FuseTarget {
     ) -> Result<(), TargetError> {
         let (log_file, log) = p.make_file(ctx.path(&format!("fuse-{}.log", ctx.index)))?;
         p.log = Some(log);
-        spawn_daemon(p, mnt, program, args, log_file, self.timeout)
+        spawn_daemon(p, mnt, program, args, log_file, (self.timeout, "timeout="))
     }
 }
 
@@ -125,16 +125,20 @@ pub(crate) fn spawn_recorded(
 }
 
 /// Starts a FUSE daemon in the foreground in a process group of its own, its output to `log`;
-/// records its PID and start time, then its mount at `mnt` once it appears (within `timeout`;
-/// else an error, and the recorded process is ended by the teardown).
+/// records its PID and start time, then its mount at `mnt` once it appears (within `timeout`,
+/// which the option `key` sets: named in the error; else an error, and the recorded process
+/// is ended by the teardown). A daemon that exits or does not mount in time is reported with
+/// the last lines it wrote.
 pub(crate) fn spawn_daemon(
     p: &mut Provisioned,
     mnt: &Path,
     program: &str,
     args: &[String],
     log: std::fs::File,
-    timeout: Duration,
+    (timeout, key): (Duration, &str),
 ) -> Result<(), TargetError> {
+    // fsarena's own handle on the log, to read what the daemon said if it fails.
+    let said = log.try_clone().map_err(|e| TargetError(format!("cannot keep a handle on {program}'s log: {e}")))?;
     let mut child = spawn_recorded(p, Command::new(program).args(args), log)?;
     let pid = child.id();
     p.fact("fuse_pid", pid.to_string());
@@ -147,12 +151,17 @@ pub(crate) fn spawn_daemon(
             return Ok(());
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(TargetError(format!("{program} exited ({status}) without mounting {}", mnt.display())));
+            return Err(TargetError(format!(
+                "{program} exited ({status}) without mounting {}; its last output: {}",
+                mnt.display(),
+                output_tail(&said)
+            )));
         }
         if Instant::now() > deadline {
             return Err(TargetError(format!(
-                "the FUSE command did not mount {} within {timeout:?} (timeout=); fsarena ended it (process group {pid})",
+                "the FUSE command did not mount {} within {timeout:?} ({key}); fsarena ended it (process group {pid}); its last output: {}",
                 mnt.display(),
+                output_tail(&said)
             )));
         }
         backoff.pause();
@@ -233,6 +242,31 @@ impl Target for FuseTarget {
     }
 }
 
+/// The last lines a daemon wrote to its log, for the error that says why it did not mount:
+/// read through fsarena's own handle on the file (never its path, which a daemon could race;
+/// the handle is write-only, so it is opened again for reading through /proc/self/fd, which
+/// names the same file), at most its last 4 KiB, the last 3 non-empty lines made printable
+/// and joined by ` | `.
+fn output_tail(log: &std::fs::File) -> String {
+    use std::os::unix::fs::FileExt;
+    use std::os::unix::io::AsRawFd;
+    const TAIL: u64 = 4096;
+    let Ok(log) = std::fs::File::open(format!("/proc/self/fd/{}", log.as_raw_fd())) else {
+        return "(its log could not be read)".to_string();
+    };
+    let len = log.metadata().map_or(0, |m| m.len());
+    let from = len.saturating_sub(TAIL);
+    let mut buf = vec![0u8; usize::try_from(len - from).unwrap_or(0)];
+    let read = log.read_at(&mut buf, from).unwrap_or(0);
+    let text = String::from_utf8_lossy(&buf[..read]);
+    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+    let last = &lines[lines.len().saturating_sub(3)..];
+    if last.is_empty() {
+        return "(nothing)".to_string();
+    }
+    last.iter().map(|l| fsarena_core::printable(l).into_owned()).collect::<Vec<_>>().join(" | ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +286,19 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{hostile}//w/it's/"), "{cmd}");
         assert!(!pwned.exists(), "the shell ran part of a path: {cmd}");
         std::fs::remove_dir_all(&scratch).unwrap();
+    }
+
+    #[test]
+    fn a_daemons_last_output_is_its_last_three_lines_made_printable() {
+        use std::io::Write;
+        // Write-only, as the daemons' logs are made.
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
+        assert_eq!(output_tail(&log), "(nothing)");
+        // Past the 4 KiB read: only the end counts; an escape sequence is shown, not sent.
+        writeln!(log, "{}", "x".repeat(5000)).unwrap();
+        write!(log, "first\n\nsecond\n\x1b]0;title\x07third\nfourth  \n\n").unwrap();
+        assert_eq!(output_tail(&log), "second | \\x1b]0;title\\x07third | fourth");
     }
 
     #[test]

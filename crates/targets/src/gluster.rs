@@ -475,7 +475,14 @@ impl GlusterTarget {
                 format!("--log-file={}", clog.display()),
                 mnt.to_string_lossy().into_owned(),
             ];
-            crate::fuse::spawn_daemon(p, &mnt, "glusterfs", &args, out, TIMEOUT)?;
+            crate::fuse::spawn_daemon(
+                p,
+                &mnt,
+                "glusterfs",
+                &args,
+                out,
+                (TIMEOUT, "fsarena's limit for a GlusterFS step"),
+            )?;
             p.fact(&format!("client{k}"), mnt.display().to_string());
             p.clients.push(mnt);
         }

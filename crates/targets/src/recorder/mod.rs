@@ -71,11 +71,30 @@ pub struct RecordOptions {
     pub daemon_timeout: Duration,
 }
 
+/// Why a crash image was not checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unchecked {
+    /// The image did not mount, or fuse2fs did not mount it: a finding about the image.
+    Unmountable(String),
+    /// The `fuse:` daemon did not start or mount on the recovered state: the daemon's failure
+    /// (its last output in the message), not a finding about the image.
+    Daemon(String),
+}
+
+impl std::fmt::Display for Unchecked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unmountable(why) => write!(f, "unmountable: {why}"),
+            Self::Daemon(why) => write!(f, "the FUSE command did not start on it: {why}"),
+        }
+    }
+}
+
 /// A crash image checked: what mounting said, what the oracle said, what the checker said.
 #[derive(Debug)]
 pub struct StateOutcome<R> {
-    /// The oracle's result, or why the image did not mount (`unmountable`).
-    pub checked: Result<R, String>,
+    /// The oracle's result, or why the image was not checked.
+    pub checked: Result<R, Unchecked>,
     /// The filesystem checker's complaint (its exit status and last lines), None when clean.
     pub fsck: Option<String>,
 }
@@ -305,7 +324,7 @@ impl RecordedFs {
         let mut state = Provisioned::with_ledger(self.ledger.clone());
         let mounted = if self.options.fuse2fs {
             let log = self.dir.join(format!("fuse2fs-s{slot}.log"));
-            fuse2fs(&mut state, image, mnt, "", &log, timeout).map_err(|e| format!("unmountable: {e}"))
+            fuse2fs(&mut state, image, mnt, "", &log, timeout).map_err(|e| Unchecked::Unmountable(e.to_string()))
         } else {
             let dev = match attach(&mut state, image, false) {
                 Ok(d) => d,
@@ -316,15 +335,14 @@ impl RecordedFs {
             };
             // xfs refuses a second filesystem with the same UUID (states checked side by side).
             let opts = if self.fs.name == "xfs" { "nouuid" } else { "" };
-            mount_within(&mut state, self.fs.name, &dev, opts, mnt, timeout)
+            mount_within(&mut state, self.fs.name, &dev, opts, mnt, timeout).map_err(Unchecked::Unmountable)
         };
         // With a daemon: started again on the recovered `{work}`, the check through its mount.
         let root = mounted.and_then(|()| match (&self.options.daemon, self.daemon_mnts.get(slot + 1)) {
             (Some(cmd), Some(dmnt)) => {
-                let log = self.dir.join(format!("daemon-s{slot}.log"));
-                start_daemon(&mut state, cmd, &mnt.join("work"), dmnt, &log, timeout)
+                start_daemon(&mut state, cmd, &mnt.join("work"), dmnt, &daemon_log(&self.dir, slot), timeout)
                     .map(|()| dmnt.clone())
-                    .map_err(|e| format!("unmountable: the FUSE command on the recovered state: {e}"))
+                    .map_err(|e| Unchecked::Daemon(format!("on the recovered state: {e}")))
             }
             _ => Ok(mnt.clone()),
         });
@@ -332,6 +350,12 @@ impl RecordedFs {
         Box::new(state).teardown()?;
         let fsck = fsck(self.fs.name, image);
         Ok(StateOutcome { checked, fsck })
+    }
+
+    /// The log of the `fuse:` daemon last started on a crash state in `slot` (its output),
+    /// when there is a daemon: to keep beside a state it failed on.
+    pub fn daemon_log(&self, slot: usize) -> Option<PathBuf> {
+        self.options.daemon.as_ref().map(|_| daemon_log(&self.dir, slot))
     }
 
     /// Unmounts and detaches everything, stops the server, removes the images and the log.
@@ -501,12 +525,16 @@ impl FilesFs {
     ) -> Result<StateOutcome<R>, TargetError> {
         let mnt = self.daemon_mnts.get(slot + 1).ok_or_else(|| TargetError(format!("recorder: no slot {slot}")))?;
         let mut state = Provisioned::with_ledger(self.ledger.clone());
-        let log = self.dir.join(format!("daemon-s{slot}.log"));
-        let checked = start_daemon(&mut state, &self.cmd, dir, mnt, &log, timeout)
+        let checked = start_daemon(&mut state, &self.cmd, dir, mnt, &daemon_log(&self.dir, slot), timeout)
             .map(|()| check(mnt))
-            .map_err(|e| format!("unmountable: the FUSE command on the crash state: {e}"));
+            .map_err(|e| Unchecked::Daemon(format!("on the crash state: {e}")));
         Box::new(state).teardown()?;
         Ok(StateOutcome { checked, fsck: None })
+    }
+
+    /// The log of the daemon last started on a crash state in `slot` (its output).
+    pub fn daemon_log(&self, slot: usize) -> PathBuf {
+        daemon_log(&self.dir, slot)
     }
 
     /// Stops what runs, unmounts, removes the directories.
@@ -552,8 +580,17 @@ fn fuse2fs(
         args.extend(["-o".to_string(), opts.to_string()]);
     }
     let log = File::create(log).map_err(|e| err("create", log, e))?;
-    crate::fuse::spawn_daemon(p, mnt, "fuse2fs", &args, log, timeout)
+    crate::fuse::spawn_daemon(p, mnt, "fuse2fs", &args, log, (timeout, MOUNT_TIMEOUT))
 }
+
+/// Where the output of the daemon started on a crash state in `slot` goes, in the recorder's
+/// directory `dir` (each state in the slot writes it anew).
+fn daemon_log(dir: &Path, slot: usize) -> PathBuf {
+    dir.join(format!("daemon-s{slot}.log"))
+}
+
+/// The `crash` option that sets how long a crash image may take to mount.
+const MOUNT_TIMEOUT: &str = "crash's mount_timeout=";
 
 /// Starts a `fuse:` command with `{work}` = `work` and `{mnt}` = `mnt` (its process and
 /// mount recorded), its output in `log`.
@@ -567,7 +604,7 @@ fn start_daemon(
 ) -> Result<(), TargetError> {
     let line = crate::fuse::substitute(cmd, mnt, work);
     let log = File::create(log).map_err(|e| err("create", log, e))?;
-    crate::fuse::spawn_daemon(p, mnt, "sh", &["-c".to_string(), line], log, timeout)
+    crate::fuse::spawn_daemon(p, mnt, "sh", &["-c".to_string(), line], log, (timeout, MOUNT_TIMEOUT))
 }
 
 /// Attaches a loop device to `image` (recorded right after); returns `/dev/loopN`.
@@ -623,9 +660,9 @@ fn mount_within(
             if let Some(mut e) = child.stderr.take() {
                 let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
             }
-            Err(format!("unmountable: mount failed ({s}): {}", stderr.trim()))
+            Err(format!("mount failed ({s}): {}", stderr.trim()))
         }
-        None => Err(format!("unmountable: mount did not finish within {timeout:?}")),
+        None => Err(format!("mount did not finish within {timeout:?} ({MOUNT_TIMEOUT})")),
     }
 }
 

@@ -17,7 +17,9 @@
 //!
 //! Figures: `states_checked`, `states_per_s`, `violations_posix`, `violations_linux` and
 //! `violations_strict` (crash states with at least one broken promise of that level), `fsck_failures` (states the
-//! checker rejects, that do not mount, or that fail the sanity pass), `cases`, `cases_unsupported`. Each violation is a
+//! checker rejects, that do not mount, or that fail the sanity pass), `daemon_failures` (states on which a
+//! `fuse:` daemon did not start or mount), `cases` and `cases_unsupported` (workloads run, and not run: each
+//! counts in one). Each violation is a
 //! verdict (`crash.LEVEL.CASE/STATE`) carrying what was promised, what was found and a
 //! command that reproduces it. A violation is a finding, not a failed run.
 
@@ -30,7 +32,7 @@ mod walk;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
-use fsarena_target::recorder::{Entry, FilesFs, RecordOptions, RecordedFs, RECORDABLE};
+use fsarena_target::recorder::{Entry, FilesFs, RecordOptions, RecordedFs, Unchecked, RECORDABLE};
 use rec::{Log, Rec};
 
 /// The target kinds `crash` records: the kernel filesystems at block level; fuse2fs at file
@@ -350,6 +352,8 @@ struct Tally {
     linux: u64,
     strict: u64,
     fsck: u64,
+    /// States whose `fuse:` daemon did not start or mount: the daemon's failure, not the image's.
+    daemon: u64,
     unsupported: u64,
     cases: u64,
     findings: Vec<Verdict>,
@@ -387,6 +391,8 @@ impl CrashWorkload {
         )
     }
 
+    /// Runs generated workload `steps` and checks its crash states; false when the filesystem
+    /// refused one of its operations (counted in `cases_unsupported`, nothing checked).
     #[allow(clippy::too_many_lines)]
     fn run_case(
         &self,
@@ -395,7 +401,7 @@ impl CrashWorkload {
         target: &str,
         fuse: bool,
         tally: &Mutex<Tally>,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         let name = steps.iter().map(Case::name).collect::<Vec<_>>().join("+");
         let root = rec.begin_case().map_err(|e| e.to_string())?;
         let ran = (|| -> Result<Option<Chain>, String> {
@@ -452,7 +458,8 @@ impl CrashWorkload {
             Ok(Some((models, changes)))
         })();
         let log = rec.end_case().map_err(|e| e.to_string())?;
-        let Some((models, changes)) = ran? else { return Ok(()) };
+        // Refused: counted as unsupported, not as a workload run.
+        let Some((models, changes)) = ran? else { return Ok(false) };
         let mut sequence = "setup (foo, bar, A/foo, A/C; sync), mark 0".to_string();
         for (i, case) in steps.iter().enumerate() {
             let what = match case.persist {
@@ -477,7 +484,7 @@ impl CrashWorkload {
             }
             None => Vec::new(),
         };
-        self.check_log(rec, &log, &name, &sequence, &check, target, tally)
+        self.check_log(rec, &log, &name, &sequence, &check, target, tally).map(|()| true)
     }
 
     /// An application's workload (`app=sqlite`): its transactions, a mark after each commit,
@@ -594,13 +601,30 @@ impl CrashWorkload {
                         actual: format!("{found}; {sequence}; {where_}; reproduce: {repro}"),
                     };
                     let mut failed = false;
-                    let unmountable_state = outcome.checked.is_err();
+                    let unmountable_state = matches!(outcome.checked, Err(Unchecked::Unmountable(_)));
+                    let daemon_failed = matches!(outcome.checked, Err(Unchecked::Daemon(_)));
                     let violations = match outcome.checked {
                         Ok(v) => v,
-                        Err(unmountable) => {
+                        Err(Unchecked::Unmountable(why)) => {
                             t.fsck += 1;
                             failed = true;
-                            t.finding(failed_check("fsck", "the crash image mounts (recovery)".to_string(), &unmountable));
+                            t.finding(failed_check(
+                                "fsck",
+                                "the crash image mounts (recovery)".to_string(),
+                                &format!("unmountable: {why}"),
+                            ));
+                            Vec::new()
+                        }
+                        Err(Unchecked::Daemon(why)) => {
+                            // The daemon's own failure, with what it last said: not a finding
+                            // about the image, and no checker ran on what it serves.
+                            t.daemon += 1;
+                            failed = true;
+                            t.finding(failed_check(
+                                "daemon",
+                                "the FUSE command starts and mounts on the crash state".to_string(),
+                                &why,
+                            ));
                             Vec::new()
                         }
                     };
@@ -647,6 +671,10 @@ impl CrashWorkload {
                             let dest = dir.join(format!("{name}-{n}"));
                             if rec.keep(&image, &dest).is_ok() {
                                 t.kept += 1;
+                            }
+                            // The daemon's whole output beside the state it failed on.
+                            if let Some(log) = rec.daemon_log(slot).filter(|_| daemon_failed) {
+                                let _ = keep_image(&log, &dir.join(format!("{name}-{n}.daemon.log")));
                             }
                         }
                     }
@@ -936,14 +964,19 @@ impl Workload for CrashWorkload {
                     continue;
                 }
                 Job::Chain(steps) => self.run_case(&mut rec, steps, &spec, fuse, &tally),
-                Job::App(j) => self.run_app(&mut rec, *j, &spec, fuse, &tally),
-                Job::Kv => self.run_kv(&mut rec, &spec, &tally),
+                Job::App(j) => self.run_app(&mut rec, *j, &spec, fuse, &tally).map(|()| true),
+                Job::Kv => self.run_kv(&mut rec, &spec, &tally).map(|()| true),
             };
-            if let Err(e) = ran {
-                error = Some(e);
-                break;
+            // A workload counts once: in `cases` when it ran, in `cases_unsupported` when an
+            // operation of it was refused (run_case counted that).
+            match ran {
+                Ok(true) => lock(&tally).cases += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
             }
-            lock(&tally).cases += 1;
         }
         if let Err(e) = rec.finish() {
             error.get_or_insert(format!("recorder teardown: {e}"));
@@ -957,11 +990,12 @@ impl Workload for CrashWorkload {
         m.push("violations_linux", "states", Better::Lower, t.linux as f64);
         m.push("violations_strict", "states", Better::Lower, t.strict as f64);
         m.push("fsck_failures", "states", Better::Lower, t.fsck as f64);
+        m.push("daemon_failures", "states", Better::Lower, t.daemon as f64);
         m.push("cases", "workloads", Better::Higher, t.cases as f64);
         m.push("cases_unsupported", "workloads", Better::Lower, t.unsupported as f64);
         m.push("elapsed", "ns", Better::Lower, elapsed * 1e9);
         // The hook for --strict-checks: every finding of every level.
-        m.count("findings", t.posix + t.linux + t.strict + t.fsck);
+        m.count("findings", t.posix + t.linux + t.strict + t.fsck + t.daemon);
         m.count("images_kept", t.kept);
         m.verdicts = t.findings;
         m.logs.insert("recorder".into(), made);

@@ -244,7 +244,7 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     cr!("only", Text, Unset, "only this generated workload, or one of its states: CASE or CASE/STATE (as a finding names it)", |o, v| o
         .only =
         Some(only(v)?)),
-    cr!("mount_timeout", Time, Is("10s"), "a crash image that takes longer to mount (recovery) is unmountable (at most 1h)", |o, v| o
+    cr!("mount_timeout", Time, Is("10s"), "a crash image that takes longer to mount (recovery) is unmountable; a fuse: daemon that takes longer on a crash state is a daemon failure (at most 1h)", |o, v| o
         .mount_timeout =
         short_duration(v)?),
     cr!("budget", Time, Unset, "stop starting generated workloads after this long on one target", |o, v| o.budget =

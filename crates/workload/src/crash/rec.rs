@@ -115,10 +115,24 @@ impl Rec {
         }
     }
 
-    /// Keeps a failing state at `dest` (a new file, or a new directory at file level).
+    /// The output of the `fuse:` daemon last started on a crash state in `slot`, if any.
+    pub(super) fn daemon_log(&self, slot: usize) -> Option<PathBuf> {
+        match self {
+            Self::Block(r) => r.daemon_log(slot),
+            Self::Files(r) => Some(r.daemon_log(slot)),
+        }
+    }
+
+    /// Keeps a failing state at `dest` (a new file `DEST.img`, or a new directory at file
+    /// level). `.img` is appended, not set as the extension: case names hold dots
+    /// (`write_append.fsync-3`), and every state of a case would have been one `write_append.img`.
     pub(super) fn keep(&self, state: &Path, dest: &Path) -> std::io::Result<()> {
         match self {
-            Self::Block(_) => super::keep_image(state, &dest.with_extension("img")),
+            Self::Block(_) => {
+                let mut img = dest.as_os_str().to_owned();
+                img.push(".img");
+                super::keep_image(state, Path::new(&img))
+            }
             Self::Files(_) => super::walk::copy_tree(state, dest),
         }
     }
