@@ -226,6 +226,39 @@ fn a_refused_workload_counts_once_and_a_daemon_that_fails_on_a_crash_state_is_it
     assert!(log.contains("no-second-start-here"), "{log}");
 }
 
+/// The sync() and syncfs() calls of a crash run of `workload` on ext4, every thread and child
+/// (strace), with the run's own cache drop (a sync()) turned off.
+fn syncs_of(workload: &str) -> (usize, usize) {
+    let strace = require("strace");
+    let scratch = TempDir::new();
+    std::fs::create_dir_all(&scratch.0).unwrap();
+    let log = format!("{}/strace.log", scratch.0);
+    let out = std::process::Command::new(strace)
+        .args(["-f", "-qq", "-e", "trace=sync,syncfs", "-o", &log])
+        .arg(env!("CARGO_BIN_EXE_fsarena"))
+        .args(["run", "--repeat", "1", "--warmup", "0", "--no-store", "--no-drop-caches", "--output-format", "json"])
+        .args(["--workdir", &format!("{}/work", scratch.0), "--target", "ext4:size=64m", "--workload", workload])
+        .bounded_output()
+        .expect("strace runs");
+    assert!(out.status.success(), "{workload}: {}", stderr(&out));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let count =
+        |call: &str| text.lines().filter(|l| l.split_whitespace().nth(1).is_some_and(|c| c.starts_with(call))).count();
+    (count("sync("), count("syncfs("))
+}
+
+#[test]
+fn the_sync_point_is_syncfs_of_the_recorded_filesystem_and_persist_sync_is_sync() {
+    tools();
+    // The set-up's syncfs and the case's: no machine-wide sync().
+    let (sync, syncfs) = syncs_of("crash:ops=seq1,only=write_overwrite.sync");
+    assert_eq!(sync, 0, "syncfs={syncfs}");
+    assert!(syncfs >= 2, "syncfs={syncfs}");
+    // persist=sync: the case's sync point is sync() itself (the set-up keeps its syncfs).
+    let (sync, syncfs) = syncs_of("crash:ops=seq1,only=write_overwrite.sync,persist=sync");
+    assert_eq!((sync, syncfs), (1, 1));
+}
+
 #[test]
 fn sqlite_and_the_kv_store_keep_what_they_promise_unless_flushes_are_lost() {
     tools();

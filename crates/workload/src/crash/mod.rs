@@ -378,7 +378,8 @@ impl CrashWorkload {
         };
         let mut keys = vec![set, format!("seed={}", self.options.seed)];
         for (k, v) in &self.given {
-            if ["states", "max_states", "sector", "image_size", "mount_timeout", "level", "names"].contains(&k.as_str())
+            if ["states", "max_states", "sector", "image_size", "mount_timeout", "level", "names", "persist"]
+                .contains(&k.as_str())
             {
                 keys.push(format!("{k}={v}"));
             }
@@ -450,7 +451,8 @@ impl CrashWorkload {
                         return Ok(None);
                     }
                 };
-                seq::persist(&root, case).map_err(|e| format!("{name}: persistence call {}: {e}", i + 1))?;
+                seq::persist(&root, case, self.options.global_sync)
+                    .map_err(|e| format!("{name}: persistence call {}: {e}", i + 1))?;
                 rec.mark(i as u32 + 1).map_err(|e| e.to_string())?;
                 models.push(after);
                 changes.push(ch);
@@ -460,10 +462,12 @@ impl CrashWorkload {
         let log = rec.end_case().map_err(|e| e.to_string())?;
         // Refused: counted as unsupported, not as a workload run.
         let Some((models, changes)) = ran? else { return Ok(false) };
-        let mut sequence = "setup (foo, bar, A/foo, A/C; sync), mark 0".to_string();
+        let durable = if fuse { "fsync of each" } else { "syncfs" };
+        let mut sequence = format!("setup (foo, bar, A/foo, A/C; {durable}), mark 0");
         for (i, case) in steps.iter().enumerate() {
             let what = match case.persist {
-                seq::Persist::Sync => "sync of everything".to_string(),
+                seq::Persist::Sync if self.options.global_sync => "sync() of everything".to_string(),
+                seq::Persist::Sync => "syncfs of the filesystem".to_string(),
                 seq::Persist::FsyncParent => format!("fsync of /{}", case.op.parent),
                 p => format!(
                     "{} of /{}",

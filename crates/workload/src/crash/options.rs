@@ -58,6 +58,9 @@ pub struct CrashOptions {
     /// File level: name operations no later fsync covered may be lost (`names=lossy`, the
     /// default), or every one before the crash point is kept (`names=kept`).
     pub lossy: bool,
+    /// The `sync` persistence point: syncfs(2) of the recorded filesystem (false, the
+    /// default) or the machine-wide sync(2) (`persist=sync`).
+    pub global_sync: bool,
 }
 
 impl CrashOptions {
@@ -89,6 +92,7 @@ impl Default for CrashOptions {
             image_size: 0,
             level: "file",
             lossy: true,
+            global_sync: false,
         }
     }
 }
@@ -285,6 +289,17 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
             "kept" => false,
             "lossy" => true,
             _ => return Err(format!("'{v}' is not a name model: expected kept or lossy")),
+        }
+    ),
+    cr!(
+        "persist",
+        Choice(&["syncfs", "sync"]),
+        Is("syncfs"),
+        "the sync persistence point: syncfs = syncfs(2) of the recorded filesystem (the same filesystem code, without waiting for every other filesystem's writes); sync = the machine-wide sync(2), to test what sync() itself does",
+        |o, v| o.global_sync = match v {
+            "syncfs" => false,
+            "sync" => true,
+            _ => return Err(format!("'{v}' is not a persistence call: expected syncfs or sync")),
         }
     ),
 ];
