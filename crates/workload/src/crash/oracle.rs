@@ -7,11 +7,12 @@
 //! the workload wrote there (a daemon claiming gigabyte files costs nothing).
 //!
 //! Levels: **posix** — `fsync(f)`: f's content, size, mode, link count and xattrs;
-//! `fdatasync(f)`: content and size; `fsync(dir)`: its entries; `sync()`: everything; a
-//! renamed durable name: the old or the new one exists, and only the new one once a mark
-//! covers the rename (sync, or fsync of the renamed object). **linux** — what ext4, xfs and
-//! btrfs do beyond POSIX: a file fsynced keeps its name without an fsync of
-//! its directory (fdatasync is not held to it: ext4 commits no rename for it).
+//! `fdatasync(f)`: content and size; `fsync(dir)`: its entries; a renamed durable name: the
+//! old or the new one exists, and only the new one once a mark covers the rename (sync, or
+//! fsync of the renamed object). **linux** — what ext4, xfs and btrfs and Linux's calls do
+//! beyond POSIX: a file fsynced keeps its name without an fsync of its directory (fdatasync
+//! is not held to it: ext4 commits no rename for it); the set-up's and the sync point's
+//! `syncfs()` or `sync()`: everything (POSIX's sync() only schedules; see [`check_chain`]).
 
 use super::seq::{split, Case, Changes, Kind, Model, Persist};
 use super::walk;
@@ -158,23 +159,76 @@ pub(crate) fn expect(case: &Case, before: &Model, after: &Model, ch: &Changes, m
     expect_chain(&[(*case, before, after, ch)], marks)
 }
 
+/// Which calls a set of promises comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Made {
+    /// Every call: fsync, fdatasync, fsync of a directory, and the set-up's and the sync
+    /// point's syncfs() (or sync()).
+    All,
+    /// POSIX's own promises alone: fsync, fdatasync and fsync of a directory (and the set-up
+    /// when it was made durable by them, on a FUSE filesystem).
+    Posix { setup_by_fsync: bool },
+}
+
+/// Every broken promise of a chain at a state that must keep `marks`, each at the level of
+/// the rule that makes it: **posix** when POSIX's fsync or fdatasync makes it, **linux**
+/// when only the set-up's or the sync point's syncfs() or sync() does. syncfs(2) is Linux's
+/// own call, and POSIX's sync() only schedules the writes ("the writing, although scheduled,
+/// is not necessarily complete upon return from sync()"); Linux's sync(2) waits for them
+/// ("sync() ... provides the same guarantees as fsync() called on every file"). Checked twice:
+/// against every promise, and against POSIX's alone; a violation of the first that the
+/// second does not find is Linux's.
+pub(crate) fn check_chain(
+    root: &Path,
+    steps: &[(Case, &Model, &Model, &Changes)],
+    marks: &[u32],
+    setup_by_fsync: bool,
+) -> Vec<Violation> {
+    let Some(all) = expect_made(steps, marks, Made::All) else { return Vec::new() };
+    let posix_only = expect_made(steps, marks, Made::Posix { setup_by_fsync });
+    let mut out: Vec<Violation> =
+        posix_only.map(|e| check(root, &e)).unwrap_or_default().into_iter().filter(|v| v.level == "posix").collect();
+    for v in check(root, &all) {
+        if out.iter().any(|p| p.promised == v.promised && p.found == v.found) {
+            continue;
+        }
+        if v.level == "posix" {
+            let promised = format!("{} (made durable by syncfs() or sync(): Linux's promise, sync(2))", v.promised);
+            out.push(Violation { level: "linux", promised, found: v.found });
+        } else {
+            out.push(v);
+        }
+    }
+    out
+}
+
 /// What a chain of operations (seq2: `steps` = each case with its models before and after
 /// and its changes) promises at a state that must keep `marks` (0: the setup, k: step k's
 /// persistence call). Cumulative: the setup's snapshot, then for each promised step its
 /// changes made unknown and its persistence call's promise applied; the changes of the steps
 /// not yet promised stay unknown (old, new or anything between).
+#[cfg(test)]
 pub(crate) fn expect_chain(steps: &[(Case, &Model, &Model, &Changes)], marks: &[u32]) -> Option<Expect> {
+    expect_made(steps, marks, Made::All)
+}
+
+/// [`expect_chain`] with the promises of the calls `made` says.
+fn expect_made(steps: &[(Case, &Model, &Model, &Changes)], marks: &[u32], made: Made) -> Option<Expect> {
     if !marks.contains(&0) {
         return None;
     }
     let promised = marks.iter().copied().max().unwrap_or(0) as usize;
     let (_, setup, _, _) = steps.first()?;
-    let mut e = Expect::snapshot(setup, &Changes::default());
+    let mut e = match made {
+        Made::All | Made::Posix { setup_by_fsync: true } => Expect::snapshot(setup, &Changes::default()),
+        // The set-up made durable by syncfs(): nothing of it is POSIX's promise.
+        Made::Posix { setup_by_fsync: false } => Expect::default(),
+    };
     for (i, (case, before, after, ch)) in steps.iter().enumerate() {
         let durable_from = case.op.rename.filter(|(from, _)| e.entries.get(&split(from)).is_some_and(Option::is_some));
         e.flux_changes(ch, before);
         if i < promised {
-            e = promise(e, case, before, after, ch);
+            e = promise(e, case, before, after, ch, made);
         } else if let Some((from, to)) = durable_from {
             // A rename of a durable name, not yet promised: the old or the new name.
             e.either.push((from.to_string(), to.to_string()));
@@ -185,9 +239,12 @@ pub(crate) fn expect_chain(steps: &[(Case, &Model, &Model, &Changes)], marks: &[
 
 /// `e` (what was durable before the operation, its changes unknown) with the promise of
 /// `case`'s persistence call applied.
-fn promise(mut e: Expect, case: &Case, before: &Model, after: &Model, ch: &Changes) -> Expect {
+fn promise(mut e: Expect, case: &Case, before: &Model, after: &Model, ch: &Changes, made: Made) -> Expect {
     if case.persist == Persist::Sync {
-        return Expect::snapshot(after, &Changes::default());
+        return match made {
+            Made::All => Expect::snapshot(after, &Changes::default()),
+            Made::Posix { .. } => e,
+        };
     }
     let covered = case.persist == Persist::Fsync && case.op.rename.is_some();
     match (case.persist, case.op.subject) {
