@@ -8,7 +8,7 @@
 # Installs only what is missing.
 set -euo pipefail
 
-packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname openmpi-bin libopenmpi-dev pbzip2 openssl postgresql mariadb-server sysbench nginx apache2-utils strace)
+packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname openmpi-bin libopenmpi-dev pbzip2 openssl postgresql mariadb-server sysbench nginx apache2-utils strace bindfs)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -266,6 +266,24 @@ fn the_sync_point_is_syncfs_of_the_recorded_filesystem_and_persist_sync_is_sync(
 }
 
 #[test]
+fn an_honest_passthrough_with_links_and_xattrs_breaks_no_promise_at_file_level() {
+    tools();
+    // bindfs (Debian's): a passthrough that keeps links, modes and xattrs and passes fsync on.
+    // An fsync of a file promises its mode, link count and xattrs: the file-level states must
+    // not lose them (they did with names=lossy: link.fsync, setxattr.fsync and removexattr.fsync
+    // were flagged on it).
+    let bindfs = require("bindfs");
+    let target = format!("fuse:cmd='{} -f {{work}} {{mnt}}'", bindfs.display());
+    for only in ["link.fsync", "setxattr.fsync", "removexattr.fsync"] {
+        let r = crash(&target, &format!("crash:ops=seq1,only={only}"));
+        assert_eq!(metric(&r, "cases"), 1.0, "{only}: {r}");
+        assert!(metric(&r, "states_checked") >= 2.0, "{only}: {r}");
+        let broken = metric(&r, "violations_posix") + metric(&r, "violations_linux") + metric(&r, "daemon_failures");
+        assert_eq!(broken, 0.0, "{only}: {}", r["verdicts"]);
+    }
+}
+
+#[test]
 fn sqlite_and_the_kv_store_keep_what_they_promise_unless_flushes_are_lost() {
     tools();
     let r = crash("ext4:size=256m", "crash:app=sqlite");

@@ -96,6 +96,16 @@ impl FileOp {
         }
     }
 
+    /// The existing object whose own metadata a name operation changes: a mode or xattr
+    /// change's file, a new hard link's target (its link count).
+    pub fn object(&self) -> Option<&Path> {
+        match self {
+            Self::Chmod { path, .. } | Self::Xattr { path, .. } => Some(path),
+            Self::Link { from, .. } => Some(from),
+            _ => None,
+        }
+    }
+
     /// The directories whose entries a name operation changes.
     pub fn dirs(&self) -> Vec<PathBuf> {
         let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -340,9 +350,15 @@ pub fn durable_at(ops: &[FileOp], p: usize, lossy: bool) -> (Vec<usize>, Vec<usi
         } else if op.is_name() {
             let dirs = op.dirs();
             let subject = op.subject();
+            // What an fsync of the object itself covers beyond its name: its mode and xattrs,
+            // and its link count, which a new hard link changes (fsync promises them: the
+            // oracle holds an fsynced file's mode, links and xattrs at the posix level).
+            let object = op.object();
             let covers = |o: &FileOp| match o {
-                FileOp::FsyncDir { path } => dirs.contains(path) || subject == Some(path.as_path()),
-                FileOp::Fsync { path, .. } => subject == Some(path.as_path()),
+                FileOp::FsyncDir { path } => {
+                    dirs.contains(path) || subject == Some(path.as_path()) || object == Some(path.as_path())
+                }
+                FileOp::Fsync { path, .. } => subject == Some(path.as_path()) || object == Some(path.as_path()),
                 _ => false,
             };
             // Uncovered, with `lossy`: the crash may lose it or keep it, like unsynced data.
@@ -408,6 +424,18 @@ mod tests {
             FileOp::Create { path: "x".into(), mode: 0o644 },
         ];
         assert_eq!(durable_at(&lossy, lossy.len(), true), (vec![0, 2, 4], vec![6]));
+        // An fsync of a file covers its mode, its xattrs and a new hard link of it (its link
+        // count), as the oracle holds them: with names=lossy none of them may be lost after
+        // it. Those of a file not fsynced may.
+        let meta = vec![
+            FileOp::Barrier,
+            FileOp::Chmod { path: "foo".into(), mode: 0o600 },
+            FileOp::Xattr { path: "foo".into(), name: b"user.a".to_vec(), value: Some(b"1".to_vec()) },
+            FileOp::Link { from: "foo".into(), to: "A/ln".into() },
+            FileOp::Xattr { path: "bar".into(), name: b"user.b".to_vec(), value: None },
+            FileOp::Fsync { id: 4, path: "foo".into() },
+        ];
+        assert_eq!(durable_at(&meta, meta.len(), true), (vec![1, 2, 3], vec![4]));
         assert_eq!(durable_at(&lossy, lossy.len(), false).0, vec![0, 2, 4, 6]);
         // Built: what was kept, as it was logged; a write to a name that was dropped is moot.
         let dir = tempfile::tempdir().unwrap();

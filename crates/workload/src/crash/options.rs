@@ -284,7 +284,7 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
         "names",
         Choice(&["kept", "lossy"]),
         Is("lossy"),
-        "file level: lossy = a crash may lose each name operation no later fsync covered, of its directory or of the name it made (POSIX promises a new name only then); kept = a crash keeps every name operation made before it, in order",
+        "file level: lossy = a crash may lose each name operation no later fsync covered, of its directory or of the name it made (POSIX promises a new name only then), or for a mode or xattr change or a new hard link of the file itself; kept = a crash keeps every name operation made before it, in order",
         |o, v| o.lossy = match v {
             "kept" => false,
             "lossy" => true,
