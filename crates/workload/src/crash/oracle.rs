@@ -159,6 +159,12 @@ pub(crate) fn expect(case: &Case, before: &Model, after: &Model, ch: &Changes, m
     expect_chain(&[(*case, before, after, ch)], marks)
 }
 
+/// Marks a promise that only a syncfs() or sync() made: Linux's (see [`check_chain`]).
+pub(crate) const BY_SYNC: &str = " (by syncfs)";
+
+/// What [`BY_SYNC`] means, said once in a finding.
+pub(crate) const BY_SYNC_RULE: &str = "(by syncfs): made durable by the set-up's or the sync point's syncfs() or sync() alone, Linux's promise: POSIX's sync() only schedules the writes, Linux's sync(2) waits for them";
+
 /// Which calls a set of promises comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Made {
@@ -193,7 +199,7 @@ pub(crate) fn check_chain(
             continue;
         }
         if v.level == "posix" {
-            let promised = format!("{} (made durable by syncfs() or sync(): Linux's promise, sync(2))", v.promised);
+            let promised = format!("{}{BY_SYNC}", v.promised);
             out.push(Violation { level: "linux", promised, found: v.found });
         } else {
             out.push(v);
