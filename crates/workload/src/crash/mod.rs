@@ -684,7 +684,7 @@ impl CrashWorkload {
                             }
                             // The daemon's whole output beside the state it failed on.
                             if let Some(log) = rec.daemon_log(slot).filter(|_| daemon_failed) {
-                                let _ = keep_image(&log, &dir.join(format!("{name}-{n}.daemon.log")));
+                                let _ = keep_log(&log, &dir.join(format!("{name}-{n}.daemon.log")));
                             }
                         }
                     }
@@ -754,6 +754,27 @@ fn slots(fs: &str) -> usize {
         _ => cores,
     }
 }
+
+/// Copies a daemon's log into `keep_failed=` (a new file): its last [`KEPT_LOG`] bytes. The
+/// log is in the recorder's directory, but the daemon runs as root beside it: the name is
+/// opened without following a link and without blocking, and kept only if it is still a
+/// regular file (a FIFO or a device swapped in is refused, never read).
+fn keep_log(log: &Path, dest: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let src = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(log)?;
+    let meta = src.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!("{} is not a regular file", log.display())));
+    }
+    let from = meta.len().saturating_sub(KEPT_LOG);
+    let mut buf = vec![0u8; usize::try_from(meta.len() - from).unwrap_or(0)];
+    let n = src.read_at(&mut buf, from)?;
+    let (dst, _) = fsarena_target::safefs::create_new_file(dest)?;
+    dst.write_all_at(&buf[..n], 0)
+}
+
+/// The most of a daemon's log [`keep_log`] keeps: its end.
+const KEPT_LOG: u64 = 1 << 20;
 
 /// Copies a failing crash image into `keep_failed=` (a new file, sparse: blocks of zeroes are
 /// left as holes). Read and written, not copy_file_range: the image may be a virtual one on
@@ -1179,6 +1200,41 @@ mod tests {
         assert_eq!(wal.len(), 1);
         let e = CrashWorkload::from_spec(&spec("crash:app=sqlite,only=link.fsync")).unwrap_err().to_string();
         assert!(e.contains("sqlite.rollback, sqlite.rollback_extra, sqlite.wal"), "{e}");
+    }
+
+    #[test]
+    fn a_daemons_log_is_kept_only_as_the_regular_file_it_was() {
+        let root = std::env::temp_dir().join(format!("fsarena-crash-keeplog-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let dir = Dir(root);
+        let log = dir.path().join("daemon.log");
+        std::fs::write(&log, b"said this").unwrap();
+        keep_log(&log, &dir.path().join("kept.log")).unwrap();
+        assert_eq!(std::fs::read(dir.path().join("kept.log")).unwrap(), b"said this");
+        // A link or a FIFO in its place: refused at once, nothing read or made.
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, b"root's").unwrap();
+        let link = dir.path().join("link.log");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        assert!(keep_log(&link, &dir.path().join("k1")).is_err());
+        let fifo = dir.path().join("fifo.log");
+        assert_eq!(unsafe { libc::mkfifo(std::ffi::CString::new(fifo.to_str().unwrap()).unwrap().as_ptr(), 0o600) }, 0);
+        assert!(keep_log(&fifo, &dir.path().join("k2")).is_err());
+        assert!(!dir.path().join("k1").exists() && !dir.path().join("k2").exists());
+    }
+
+    /// A scratch directory removed when dropped.
+    struct Dir(std::path::PathBuf);
+    impl Dir {
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     #[test]
