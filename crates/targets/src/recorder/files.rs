@@ -58,6 +58,9 @@ pub enum FileOp {
     Write { id: u64, path: PathBuf, offset: u64, data: Vec<u8> },
     /// Size set (truncate, or an extending fallocate).
     Truncate { id: u64, path: PathBuf, size: u64 },
+    /// Blocks allocated without a size change (fallocate with `FALLOC_FL_KEEP_SIZE`): data
+    /// in that an fsync makes them durable, as a crash state must show in its block count.
+    Allocate { id: u64, path: PathBuf, offset: u64, len: u64 },
     /// fsync (or fdatasync) of a file: its data and size are durable.
     Fsync { id: u64, path: PathBuf },
     /// fsync of a directory: its entries are durable.
@@ -73,7 +76,7 @@ pub enum FileOp {
 impl FileOp {
     /// Data: lost at a crash unless its file was fsynced after it.
     pub fn is_data(&self) -> bool {
-        matches!(self, Self::Write { .. } | Self::Truncate { .. })
+        matches!(self, Self::Write { .. } | Self::Truncate { .. } | Self::Allocate { .. })
     }
 
     /// A persistence point.
@@ -282,6 +285,10 @@ pub fn build(ops: &[FileOp], keep: &[usize], dest: &Path) -> std::io::Result<()>
             FileOp::Truncate { path, size, .. } => {
                 File::options().write(true).open(at(path)).and_then(|f| f.set_len(*size))
             }
+            FileOp::Allocate { path, offset, len, .. } => File::options().write(true).open(at(path)).and_then(|f| {
+                rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::KEEP_SIZE, *offset, *len)
+                    .map_err(std::io::Error::from)
+            }),
             FileOp::Fsync { .. } | FileOp::FsyncDir { .. } | FileOp::Mark(_) | FileOp::Barrier => Ok(()),
         };
         match done {
@@ -303,7 +310,8 @@ fn op_paths(op: &FileOp) -> Vec<&Path> {
         | FileOp::Chmod { path, .. }
         | FileOp::Xattr { path, .. }
         | FileOp::Write { path, .. }
-        | FileOp::Truncate { path, .. } => vec![path],
+        | FileOp::Truncate { path, .. }
+        | FileOp::Allocate { path, .. } => vec![path],
         FileOp::Link { from, to } | FileOp::Rename { from, to } => vec![from, to],
         FileOp::Fsync { .. } | FileOp::FsyncDir { .. } | FileOp::Mark(_) | FileOp::Barrier => Vec::new(),
     }
@@ -334,15 +342,21 @@ fn beneath(dest: &Path, rel: &Path, last_no_link: bool) -> bool {
 
 /// Which operations a crash at point `p` (before `ops[p]`) keeps for certain: every name
 /// operation before it (with `lossy`, only those a later fsync before `p` covered: of a
-/// directory whose entries it changed, or of the name it made, as Linux filesystems persist
-/// a new file's name with its fsync), and every data operation whose file was fsynced after
+/// directory whose entries it changed, or of the name it made or a new directory above it, as
+/// Linux filesystems persist a new file's name with its fsync), and every data operation whose file was fsynced after
 /// it before `p`. The rest before `p` (data, and with `lossy` the uncovered name operations)
 /// is what the crash may lose, in whole or in part: the second list, in log order.
 pub fn durable_at(ops: &[FileOp], p: usize, lossy: bool) -> (Vec<usize>, Vec<usize>) {
     let (mut sure, mut unsynced) = (Vec::new(), Vec::new());
     let barrier = ops[..p].iter().rposition(|o| *o == FileOp::Barrier);
+    // The names each fsync's file had: an fsync reaches the inode, whichever name it came by.
+    let aliases: Vec<Vec<&Path>> = ops[..p]
+        .iter()
+        .enumerate()
+        .map(|(f, o)| if let FileOp::Fsync { path, .. } = o { names_of(ops, f, path) } else { Vec::new() })
+        .collect();
     for (j, op) in ops[..p].iter().enumerate() {
-        let later = &ops[j + 1..p];
+        let later = (j + 1..p).map(|k| (k, &ops[k]));
         if barrier.is_some_and(|b| j < b) {
             if op.is_name() || op.is_data() {
                 sure.push(j);
@@ -354,32 +368,89 @@ pub fn durable_at(ops: &[FileOp], p: usize, lossy: bool) -> (Vec<usize>, Vec<usi
             // and its link count, which a new hard link changes (fsync promises them: the
             // oracle holds an fsynced file's mode, links and xattrs at the posix level).
             let object = op.object();
-            let covers = |o: &FileOp| match o {
+            let mut covered = later.filter(|(k, o)| match o {
                 FileOp::FsyncDir { path } => {
                     dirs.contains(path) || subject == Some(path.as_path()) || object == Some(path.as_path())
                 }
-                FileOp::Fsync { path, .. } => subject == Some(path.as_path()) || object == Some(path.as_path()),
+                // The name it made, or a directory on the way to it (a new file's fsync
+                // persists the new directories above it on Linux filesystems), under any of
+                // the file's names.
+                FileOp::Fsync { .. } => {
+                    aliases[*k].iter().any(|a| subject.is_some_and(|s| a.starts_with(s)) || object == Some(*a))
+                }
                 _ => false,
-            };
+            });
             // Uncovered, with `lossy`: the crash may lose it or keep it, like unsynced data.
-            if !lossy || later.iter().any(covers) {
+            if !lossy || covered.next().is_some() {
                 sure.push(j);
             } else {
                 unsynced.push(j);
             }
         } else if op.is_data() {
             let id = match op {
-                FileOp::Write { id, .. } | FileOp::Truncate { id, .. } => *id,
+                FileOp::Write { id, .. } | FileOp::Truncate { id, .. } | FileOp::Allocate { id, .. } => *id,
                 _ => 0,
             };
-            if later.iter().any(|o| matches!(o, FileOp::Fsync { id: f, .. } if *f == id)) {
+            if later.into_iter().any(|(_, o)| matches!(o, FileOp::Fsync { id: f, .. } if *f == id)) {
                 sure.push(j);
             } else {
                 unsynced.push(j);
             }
         }
     }
+    // What is kept keeps what it stands on: the operations that made the directories its
+    // names lie in, and the name a link or rename starts from.
+    let mut at = 0;
+    while at < sure.len() {
+        for k in makers(ops, sure[at]) {
+            if let Some(u) = unsynced.iter().position(|&x| x == k) {
+                unsynced.remove(u);
+                sure.push(k);
+            }
+        }
+        at += 1;
+    }
+    sure.sort_unstable();
     (sure, unsynced)
+}
+
+/// The names the file at `path` had up to operation `f`: `path`, and those a link or rename
+/// before `f` joined to it.
+fn names_of<'a>(ops: &'a [FileOp], f: usize, path: &'a Path) -> Vec<&'a Path> {
+    let mut names = vec![path];
+    for op in ops[..f].iter().rev() {
+        match op {
+            FileOp::Link { from, to } => {
+                if names.contains(&to.as_path()) && !names.contains(&from.as_path()) {
+                    names.push(from);
+                } else if names.contains(&from.as_path()) && !names.contains(&to.as_path()) {
+                    names.push(to);
+                }
+            }
+            FileOp::Rename { from, to } if names.contains(&to.as_path()) && !names.contains(&from.as_path()) => {
+                names.push(from);
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// The operations before `j` that made what `ops[j]` needs: the directories above each path
+/// it names, and the existing name a link or rename acts on (each the latest to make it).
+fn makers(ops: &[FileOp], j: usize) -> Vec<usize> {
+    let made_by = |path: &Path| (0..j).rev().find(|&k| ops[k].subject() == Some(path));
+    let op = &ops[j];
+    let mut needs: Vec<&Path> = Vec::new();
+    for path in op_paths(op) {
+        needs.extend(path.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()));
+    }
+    match op {
+        FileOp::Link { from, .. } | FileOp::Rename { from, .. } => needs.push(from),
+        FileOp::Write { path, .. } | FileOp::Truncate { path, .. } | FileOp::Allocate { path, .. } => needs.push(path),
+        _ => {}
+    }
+    needs.into_iter().filter_map(made_by).collect()
 }
 
 #[cfg(test)]
@@ -449,6 +520,39 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build(&ops, &[1, 8], dir.path()).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_fsync_keeps_the_directories_above_its_file_and_the_names_it_came_by() {
+        let fsync = |id: u64, path: &str| FileOp::Fsync { id, path: path.into() };
+        // mkdir A, mkdir A/C, create foo, link foo A/C/bar, fsync foo: the link's count is
+        // promised, so its directories are kept with it (a crash cannot keep a name whose
+        // directory it lost).
+        let ops = vec![
+            FileOp::Mkdir { path: "A".into(), mode: 0o755 },
+            FileOp::Mkdir { path: "A/C".into(), mode: 0o755 },
+            FileOp::Create { path: "foo".into(), mode: 0o644 },
+            FileOp::Link { from: "foo".into(), to: "A/C/bar".into() },
+            fsync(7, "foo"),
+            FileOp::Create { path: "other".into(), mode: 0o644 },
+        ];
+        assert_eq!(durable_at(&ops, ops.len(), true), (vec![0, 1, 2, 3], vec![5]));
+        // create foo, link foo bar, fsync of the file through bar: the file's creation is
+        // covered too (an fsync reaches the inode, whichever name it came by).
+        let ops = vec![
+            FileOp::Create { path: "foo".into(), mode: 0o644 },
+            FileOp::Link { from: "foo".into(), to: "bar".into() },
+            fsync(7, "bar"),
+        ];
+        assert_eq!(durable_at(&ops, ops.len(), true), (vec![0, 1], vec![]));
+        // mkdir A, create A/foo, fsync A/foo: Linux keeps the new directory with the file.
+        let ops = vec![
+            FileOp::Mkdir { path: "A".into(), mode: 0o755 },
+            FileOp::Create { path: "A/foo".into(), mode: 0o644 },
+            fsync(3, "A/foo"),
+            FileOp::Mkdir { path: "B".into(), mode: 0o755 },
+        ];
+        assert_eq!(durable_at(&ops, ops.len(), true), (vec![0, 1], vec![3]));
     }
 
     #[test]

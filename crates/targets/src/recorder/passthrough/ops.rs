@@ -511,7 +511,10 @@ impl Filesystem for Passthrough {
                 }
             }
             if after != before {
-                self.log(FileOp::Truncate { id: ino, path: rel, size: after });
+                self.log(FileOp::Truncate { id: ino, path: rel.clone(), size: after });
+            }
+            if mode & libc::FALLOC_FL_KEEP_SIZE != 0 && mode & libc::FALLOC_FL_PUNCH_HOLE == 0 {
+                self.log(FileOp::Allocate { id: ino, path: rel, offset: off, len });
             }
             Ok(())
         });
