@@ -19,7 +19,16 @@
 //! - `torn_rename`: a file is renamed by removing the old name (made durable), then writing
 //!   the data under the new one: a crash between keeps neither;
 //! - `late_size`: fsync writes the file's data but not its size (sync_file_range, not fsync):
-//!   the size change is persisted after its data, whenever the backing filesystem commits.
+//!   the size change is persisted after its data, whenever the backing filesystem commits;
+//! - `size_on_close`: fsync writes only the pages inside the size the file had when it was
+//!   last closed (or made); what it grew by since, its pages and its size, reaches the backing
+//!   file when the file is closed: a write and an fsync through the same descriptor lose it;
+//! - `lost_blocks`: a fallocate with `FALLOC_FL_KEEP_SIZE` allocates in the backing file only
+//!   when the file is closed (st_blocks counts them meanwhile), so an fsync after it does not
+//!   make the blocks past the end durable: st_blocks drops after a crash, as btrfs's did.
+//!
+//! A fallocate with `KEEP_SIZE` is otherwise made on the backing file at once, and a file's
+//! st_blocks is its backing file's (or its size's, if more).
 //!
 //! Hostile modes for fsarena's hostile tests (`--plant=`, `--lure=`, `--claim=`): see
 //! [`hostile`].
@@ -43,7 +52,8 @@ use std::time::{Duration, SystemTime};
 
 const PAGE: u64 = 4096;
 /// The bugs `--bugs=` takes.
-const BUGS: &str = "stale_truncate, flip_bit, fsync_lies, late_name, torn_rename, late_size";
+const BUGS: &str =
+    "stale_truncate, flip_bit, fsync_lies, late_name, torn_rename, late_size, size_on_close, lost_blocks";
 const TTL: Duration = Duration::ZERO;
 
 /// The planted bugs that are switched on.
@@ -55,6 +65,8 @@ struct Bugs {
     late_name: bool,
     torn_rename: bool,
     late_size: bool,
+    size_on_close: bool,
+    lost_blocks: bool,
 }
 
 /// One file or directory.
@@ -72,6 +84,10 @@ struct Node {
     opens: u32,
     /// Closed at least once since it was made (`--fifo-files`).
     closed: bool,
+    /// Files: the size when last closed (or made, or found at start).
+    closed_size: u64,
+    /// Files: `KEEP_SIZE` allocations (offset, length) not yet made (`lost_blocks`).
+    deferred: Vec<(u64, u64)>,
 }
 
 struct BugFs {
@@ -80,6 +96,11 @@ struct BugFs {
     hostile: hostile::Hostile,
     nodes: HashMap<u64, Node>,
     next: u64,
+}
+
+/// fallocate(KEEP_SIZE) of the backing file.
+fn keep_size(file: &File, off: u64, len: u64) -> Result<(), i32> {
+    rustix::fs::fallocate(file, rustix::fs::FallocateFlags::KEEP_SIZE, off, len).map_err(|e| e.raw_os_error())
 }
 
 fn errno(e: &std::io::Error) -> i32 {
@@ -125,7 +146,12 @@ impl BugFs {
         Ok(FileAttr {
             ino,
             size,
-            blocks: size.div_ceil(512),
+            // A held-back allocation (`lost_blocks`) shows as allocated, as btrfs showed it.
+            blocks: if node.dir {
+                md.blocks()
+            } else {
+                size.div_ceil(512).max(md.blocks() + node.deferred.iter().map(|(_, l)| l.div_ceil(512)).sum::<u64>())
+            },
             atime: t(md.atime()),
             mtime: t(md.mtime()),
             ctime: t(md.ctime()),
@@ -155,6 +181,8 @@ impl BugFs {
                 file: None,
                 opens: 0,
                 closed: false,
+                closed_size: 0,
+                deferred: Vec::new(),
             },
         );
         ino
@@ -171,18 +199,37 @@ impl BugFs {
 
     /// Writes the dirty pages of `ino` to its backing file.
     fn writeback(&mut self, ino: u64) -> Result<(), i32> {
+        self.writeback_upto(ino, u64::MAX)
+    }
+
+    /// Writes the dirty pages of `ino` to its backing file, only inside `limit` bytes (the
+    /// rest stay dirty).
+    fn writeback_upto(&mut self, ino: u64, limit: u64) -> Result<(), i32> {
         self.backing_file(ino)?;
         let node = self.nodes.get_mut(&ino).ok_or(libc::ENOENT)?;
         let Some(file) = node.file.as_ref() else { return Err(libc::EIO) };
-        for (page, data) in std::mem::take(&mut node.dirty) {
+        let size = node.size.min(limit);
+        let (inside, past): (BTreeMap<u64, Vec<u8>>, _) =
+            std::mem::take(&mut node.dirty).into_iter().partition(|(page, _)| page * PAGE < size);
+        node.dirty = past;
+        for (page, data) in inside {
             let off = page * PAGE;
-            let len = (node.size.saturating_sub(off)).min(PAGE) as usize;
+            let len = (size.saturating_sub(off)).min(PAGE) as usize;
             file.write_all_at(&data[..len], off).map_err(|e| errno(&e))?;
         }
         // Bytes past the size that an honest truncate dropped must not come back.
         let on_disk = file.metadata().map_err(|e| errno(&e))?.len();
-        if on_disk < node.size {
-            file.set_len(node.size).map_err(|e| errno(&e))?;
+        if on_disk < size {
+            file.set_len(size).map_err(|e| errno(&e))?;
+        }
+        Ok(())
+    }
+
+    /// Makes the `KEEP_SIZE` allocations `lost_blocks` held back.
+    fn allocate_deferred(&mut self, ino: u64) -> Result<(), i32> {
+        let todo = std::mem::take(&mut self.nodes.get_mut(&ino).ok_or(libc::ENOENT)?.deferred);
+        for (off, len) in todo {
+            keep_size(self.backing_file(ino)?, off, len)?;
         }
         Ok(())
     }
@@ -495,7 +542,12 @@ impl Filesystem for BugFs {
 
     fn flush(&mut self, _req: &Request<'_>, ino: u64, _fh: u64, _lock_owner: u64, reply: ReplyEmpty) {
         match self.writeback(ino) {
-            Ok(()) => reply.ok(),
+            Ok(()) => {
+                if let Some(n) = self.nodes.get_mut(&ino) {
+                    n.closed_size = n.size;
+                }
+                reply.ok()
+            }
             Err(e) => reply.error(e),
         }
     }
@@ -510,8 +562,9 @@ impl Filesystem for BugFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        let r = self.writeback(ino);
+        let r = self.writeback(ino).and_then(|()| self.allocate_deferred(ino));
         if let Some(n) = self.nodes.get_mut(&ino) {
+            n.closed_size = n.size;
             n.opens = n.opens.saturating_sub(1);
             if n.opens == 0 {
                 n.file = None;
@@ -529,7 +582,11 @@ impl Filesystem for BugFs {
             return reply.ok();
         }
         let late_size = self.bugs.late_size;
-        let r = self.writeback(ino).and_then(|()| {
+        let limit = match self.nodes.get(&ino) {
+            Some(n) if self.bugs.size_on_close => n.closed_size,
+            _ => u64::MAX,
+        };
+        let r = self.writeback_upto(ino, limit).and_then(|()| {
             let file = self.backing_file(ino)?;
             if late_size {
                 use std::os::fd::AsRawFd;
@@ -628,6 +685,13 @@ impl Filesystem for BugFs {
                 if let Some(n) = self.nodes.get_mut(&ino) {
                     n.size = size;
                 }
+                if mode & libc::FALLOC_FL_PUNCH_HOLE == 0 && off + len > size {
+                    if self.bugs.lost_blocks {
+                        self.nodes.get_mut(&ino).ok_or(libc::ENOENT)?.deferred.push((off, len));
+                    } else {
+                        keep_size(self.backing_file(ino)?, off, len)?;
+                    }
+                }
             }
             Ok(())
         })();
@@ -675,6 +739,8 @@ fn main() {
                     "late_name" => bugs.late_name = true,
                     "torn_rename" => bugs.torn_rename = true,
                     "late_size" => bugs.late_size = true,
+                    "size_on_close" => bugs.size_on_close = true,
+                    "lost_blocks" => bugs.lost_blocks = true,
                     other => {
                         eprintln!("bugfs: unknown bug '{other}': expected {BUGS}");
                         std::process::exit(2);
@@ -704,6 +770,8 @@ fn main() {
             file: None,
             opens: 0,
             closed: false,
+            closed_size: 0,
+            deferred: Vec::new(),
         },
     );
     // What BACKING holds already (a restart on a crash state) is the tree to serve.
@@ -726,6 +794,8 @@ fn main() {
                 file: None,
                 opens: 0,
                 closed: true,
+                closed_size: if md.is_dir() { 0 } else { md.len() },
+                deferred: Vec::new(),
             };
             nodes.insert(ino, node);
             if md.is_dir() {

@@ -25,7 +25,8 @@ pub enum States {
 /// The options of one `crash` run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrashOptions {
-    /// The generated set: `seq1` (one operation and one persistence call).
+    /// The generated set: `b3-seq1` (CrashMonkey's ACE seq-1), `b3-seq2`, `seq1` (one
+    /// operation and one persistence call on a durable file set), `seq2`, `seq3`.
     pub ops: &'static str,
     /// An application's workloads instead of generated ones: `sqlite`.
     pub app: Option<&'static str>,
@@ -61,6 +62,11 @@ pub struct CrashOptions {
     /// The `sync` persistence point: syncfs(2) of the recorded filesystem (false, the
     /// default) or the machine-wide sync(2) (`persist=sync`).
     pub global_sync: bool,
+    /// ACE workloads: the persistence call through the descriptor that did the operation
+    /// (`same`, as ACE) or through a new one (`new`).
+    pub descriptor: super::ace::Descriptor,
+    /// The dry run lists the workloads it would run: their names, or their j-lang steps.
+    pub list: Option<&'static str>,
 }
 
 impl CrashOptions {
@@ -77,7 +83,7 @@ impl CrashOptions {
 impl Default for CrashOptions {
     fn default() -> Self {
         Self {
-            ops: "seq1",
+            ops: "b3-seq1",
             app: None,
             sample: 0,
             seed: 1,
@@ -93,6 +99,8 @@ impl Default for CrashOptions {
             level: "file",
             lossy: true,
             global_sync: false,
+            descriptor: super::ace::Descriptor::Same,
+            list: None,
         }
     }
 }
@@ -204,14 +212,16 @@ macro_rules! cr {
 pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
     cr!(
         "ops",
-        Choice(&["seq1", "seq2", "seq3"]),
-        Is("seq1"),
-        "generated workloads: seq1 = each operation once (creat, mkdir, writes, O_DIRECT, mmap, fallocate, truncate, link, symlink, rename, unlink, rmdir, xattrs), followed by fsync, fdatasync or sync of the file or its parent (80); seq2 = every pair of those, each with its persistence call (6400: use sample=); seq3 = sampled sequences of three (sample= needed)",
+        Choice(&["b3-seq1", "b3-seq2", "seq1", "seq2", "seq3"]),
+        Is("b3-seq1"),
+        "generated workloads: b3-seq1 = CrashMonkey's ACE seq-1 set as `ace.py -l 1` writes it (435: creat, mkdir, falloc in 5 modes × 3 ranges, write, O_DIRECT write, mmap write, link, unlink, remove, rename, fsetxattr, removexattr, truncate over foo, A/foo, bar, A/bar, A/C/bar, A, B, A/C, each workload from an empty directory, then fsync of a used file, its sibling or its parent, or sync); b3-seq2 = ACE's seq-2 (every pair, none allowed between: use sample=); seq1 = each operation once (creat, mkdir, writes, O_DIRECT, mmap, fallocate, truncate, link, symlink, rename, unlink, rmdir, xattrs), followed by fsync, fdatasync or sync of the file or its parent (80); seq2 = every pair of those, each with its persistence call (6400: use sample=); seq3 = sampled sequences of three (sample= needed)",
         |o, v| o.ops = match v {
+            "b3-seq1" => "b3-seq1",
+            "b3-seq2" => "b3-seq2",
             "seq1" => "seq1",
             "seq2" => "seq2",
             "seq3" => "seq3",
-            _ => return Err(format!("'{v}' is not a generated set: expected seq1, seq2 or seq3")),
+            _ => return Err(format!("'{v}' is not a generated set: expected b3-seq1, b3-seq2, seq1, seq2 or seq3")),
         }
     ),
     cr!(
@@ -302,6 +312,28 @@ pub static OPTIONS: &[OptionDef<CrashOptions>] = &[
             _ => return Err(format!("'{v}' is not a persistence call: expected syncfs or sync")),
         }
     ),
+    cr!(
+        "descriptor",
+        Choice(&["same", "new"]),
+        Is("same"),
+        "b3 sets: the persistence call's descriptor: same = the one that did the operation, as ACE's workloads do (a daemon that makes a size durable only when the writing descriptor is closed is caught); new = a descriptor opened for the call",
+        |o, v| o.descriptor = match v {
+            "same" => super::ace::Descriptor::Same,
+            "new" => super::ace::Descriptor::New,
+            _ => return Err(format!("'{v}' is not a descriptor choice: expected same or new")),
+        }
+    ),
+    cr!(
+        "list",
+        Choice(&["names", "jlang"]),
+        Unset,
+        "the dry run (--dry-run) lists the workloads it would run: names, or jlang = each as its steps in CrashMonkey's j-lang (as ace.py writes its workloads' run section)",
+        |o, v| o.list = match v {
+            "names" => Some("names"),
+            "jlang" => Some("jlang"),
+            _ => return Err(format!("'{v}' is not a listing: expected names or jlang")),
+        }
+    ),
 ];
 
 #[cfg(test)]
@@ -317,7 +349,7 @@ mod tests {
     #[test]
     fn bad_values_are_named() {
         for (k, v, want) in [
-            ("ops", "seq9", "expected seq1, seq2 or seq3"),
+            ("ops", "seq9", "expected b3-seq1, b3-seq2, seq1, seq2 or seq3"),
             ("states", "all", "expected prefix, epoch, subset or torn"),
             ("only", "a/b", "not a state number"),
             ("only", "a;b", "not a generated workload"),

@@ -14,7 +14,9 @@
 //! is not held to it: ext4 commits no rename for it); the set-up's and the sync point's
 //! `syncfs()` or `sync()`: everything (POSIX's sync() only schedules; see [`check_chain`]).
 
-use super::seq::{split, Case, Changes, Kind, Model, Persist};
+#[cfg(test)]
+use super::seq::Case;
+use super::seq::{split, Changes, Kind, Model, Persist, Promise};
 use super::walk;
 use fsarena_target::beneath::{kind_words, HeldDir};
 use rustix::fs::FileType;
@@ -26,6 +28,8 @@ use std::path::Path;
 struct FileExpect {
     data: Option<Vec<u8>>,
     meta: Option<(u32, u64, BTreeMap<String, Vec<u8>>)>,
+    /// Bytes allocated at least ([`super::seq::Inode::min_allocated`]), with the data.
+    allocated: Option<u64>,
 }
 
 /// An entry's expected kind and symlink target.
@@ -79,7 +83,11 @@ fn stable(path: &str, flux: &BTreeSet<(String, String)>) -> bool {
 
 fn file_expect(m: &Model, ino: usize, data: bool, meta: bool) -> FileExpect {
     let i = &m.inodes[ino];
-    FileExpect { data: data.then(|| i.data.clone()), meta: meta.then(|| (i.mode, m.nlink(ino), i.xattrs.clone())) }
+    FileExpect {
+        data: data.then(|| i.data.clone()),
+        meta: meta.then(|| (i.mode, m.nlink(ino), i.xattrs.clone())),
+        allocated: i.min_allocated().filter(|_| data),
+    }
 }
 
 impl Expect {
@@ -117,6 +125,7 @@ impl Expect {
             if let Some(fe) = self.files.get_mut(path) {
                 if ch.data.contains(&ino) {
                     fe.data = None;
+                    fe.allocated = None;
                 }
                 if ch.meta.contains(&ino) {
                     fe.meta = None;
@@ -156,7 +165,7 @@ fn join(dir: &str, name: &str) -> String {
 /// persistence call) must have been kept, for one operation: the chain of one.
 #[cfg(test)]
 pub(crate) fn expect(case: &Case, before: &Model, after: &Model, ch: &Changes, marks: &[u32]) -> Option<Expect> {
-    expect_chain(&[(*case, before, after, ch)], marks)
+    expect_chain(&[(case.promise(), before, after, ch)], marks)
 }
 
 /// Marks a promise that only a syncfs() or sync() made: Linux's (see [`check_chain`]).
@@ -164,6 +173,19 @@ pub(crate) const BY_SYNC: &str = " (by syncfs)";
 
 /// What [`BY_SYNC`] means, said once in a finding.
 pub(crate) const BY_SYNC_RULE: &str = "(by syncfs): made durable by the set-up's or the sync point's syncfs() or sync() alone, Linux's promise: POSIX's sync() only schedules the writes, Linux's sync(2) waits for them";
+
+/// Marks a promise about a file fsynced under a name no fsync of its directory covered:
+/// Linux's (see [`check`]).
+pub(crate) const BY_FSYNC_NAME: &str = " (fsynced under a new name)";
+
+/// What [`BY_FSYNC_NAME`] means, said once in a finding.
+pub(crate) const BY_FSYNC_NAME_RULE: &str = "(fsynced under a new name): an fsync of a file makes its name durable with it on ext4, xfs and btrfs, and CrashMonkey checks it; POSIX promises a new name only with an fsync of its directory";
+
+/// Marks a promise about the blocks a fallocate with `KEEP_SIZE` allocated.
+pub(crate) const BY_ALLOCATION: &str = " (fallocate KEEP_SIZE, persisted)";
+
+/// What [`BY_ALLOCATION`] means, said once in a finding.
+pub(crate) const BY_ALLOCATION_RULE: &str = "(fallocate KEEP_SIZE, persisted): fallocate(2) allocates the blocks past the end of the file and the persistence call after it makes them durable, so the crash state's st_blocks covers them (CrashMonkey's block-count check; btrfs once lost them after an fsync)";
 
 /// Which calls a set of promises comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,7 +208,7 @@ enum Made {
 /// second does not find is Linux's.
 pub(crate) fn check_chain(
     root: &Path,
-    steps: &[(Case, &Model, &Model, &Changes)],
+    steps: &[(Promise, &Model, &Model, &Changes)],
     marks: &[u32],
     setup_by_fsync: bool,
 ) -> Vec<Violation> {
@@ -214,12 +236,12 @@ pub(crate) fn check_chain(
 /// changes made unknown and its persistence call's promise applied; the changes of the steps
 /// not yet promised stay unknown (old, new or anything between).
 #[cfg(test)]
-pub(crate) fn expect_chain(steps: &[(Case, &Model, &Model, &Changes)], marks: &[u32]) -> Option<Expect> {
+pub(crate) fn expect_chain(steps: &[(Promise, &Model, &Model, &Changes)], marks: &[u32]) -> Option<Expect> {
     expect_made(steps, marks, Made::All)
 }
 
 /// [`expect_chain`] with the promises of the calls `made` says.
-fn expect_made(steps: &[(Case, &Model, &Model, &Changes)], marks: &[u32], made: Made) -> Option<Expect> {
+fn expect_made(steps: &[(Promise, &Model, &Model, &Changes)], marks: &[u32], made: Made) -> Option<Expect> {
     if !marks.contains(&0) {
         return None;
     }
@@ -231,36 +253,42 @@ fn expect_made(steps: &[(Case, &Model, &Model, &Changes)], marks: &[u32], made: 
         Made::Posix { setup_by_fsync: false } => Expect::default(),
     };
     for (i, (case, before, after, ch)) in steps.iter().enumerate() {
-        let durable_from = case.op.rename.filter(|(from, _)| e.entries.get(&split(from)).is_some_and(Option::is_some));
+        let durable_from =
+            case.rename.clone().filter(|(from, _)| e.entries.get(&split(from)).is_some_and(Option::is_some));
         e.flux_changes(ch, before);
         if i < promised {
-            e = promise(e, case, before, after, ch, made);
+            e = promise(e, case, before, after, made, durable_from.is_some());
         } else if let Some((from, to)) = durable_from {
             // A rename of a durable name, not yet promised: the old or the new name.
-            e.either.push((from.to_string(), to.to_string()));
+            e.either.push((from, to));
         }
     }
     Some(e)
 }
 
 /// `e` (what was durable before the operation, its changes unknown) with the promise of
-/// `case`'s persistence call applied.
-fn promise(mut e: Expect, case: &Case, before: &Model, after: &Model, ch: &Changes, made: Made) -> Expect {
+/// `case`'s persistence call applied; `durable_from`: the step renamed a durable name.
+fn promise(mut e: Expect, case: &Promise, before: &Model, after: &Model, made: Made, durable_from: bool) -> Expect {
     if case.persist == Persist::Sync {
         return match made {
             Made::All => Expect::snapshot(after, &Changes::default()),
             Made::Posix { .. } => e,
         };
     }
-    let covered = case.persist == Persist::Fsync && case.op.rename.is_some();
-    match (case.persist, case.op.subject) {
-        (Persist::FsyncParent, _) => e.promise_dir(case.op.parent, after, before),
-        (Persist::Fsync, Some(s)) if case.subject_is_dir() => e.promise_dir(s, after, before),
+    // An fsync of the renamed object itself covers the rename.
+    let covered = case.persist == Persist::Fsync
+        && case.rename.as_ref().is_some_and(|(_, to)| case.subject.as_deref() == Some(to.as_str()));
+    match (case.persist, case.subject.as_deref()) {
+        (Persist::FsyncParent, _) => e.promise_dir(&case.parent, after, before),
+        (Persist::Fsync, Some(s)) if case.dir => e.promise_dir(s, after, before),
         (Persist::Fsync | Persist::Fdatasync, Some(s)) => {
             if let Some(&ino) = after.names.get(s) {
                 let fe = file_expect(after, ino, true, case.persist == Persist::Fsync);
-                if covered {
-                    e.flux.retain(|k| !ch.entries.contains(k));
+                if let Some((from, to)) = case.rename.as_ref().filter(|_| covered) {
+                    // The rename's two names only: the step's other name operations (an
+                    // ACE workload's directories made before it) are not covered.
+                    let (from, to) = (split(from), split(to));
+                    e.flux.retain(|k| *k != from && *k != to);
                 }
                 if stable(s, &e.flux) {
                     e.files.insert(s.to_string(), fe);
@@ -273,20 +301,23 @@ fn promise(mut e: Expect, case: &Case, before: &Model, after: &Model, ch: &Chang
         }
         _ => {}
     }
-    if let Some((from, to)) = case.op.rename {
+    if let Some((from, to)) = &case.rename {
         if covered {
             for (path, m) in [(from, before), (to, after)] {
                 let key = split(path);
                 e.flux.remove(&key);
                 let entry = m
                     .names
-                    .get(path)
+                    .get(path.as_str())
                     .filter(|_| path == to)
                     .map(|&i| EntryExpect { kind: m.inodes[i].kind, target: m.inodes[i].target.clone() });
                 e.entries.insert(key, entry);
             }
-        } else {
-            e.either.push((from.to_string(), to.to_string()));
+        } else if durable_from {
+            // A rename of a durable name that no call covered: the old or the new name. (A
+            // name made since the last promise may be lost with its rename, as ACE's new
+            // files are.)
+            e.either.push((from.clone(), to.clone()));
         }
     }
     e
@@ -429,13 +460,28 @@ pub(crate) fn check(root: &Path, e: &Expect) -> Vec<Violation> {
             posix(format!("{old} or {new} (a rename of a durable name)"), "neither".into());
         }
     }
+    // The allocation a fallocate with KEEP_SIZE made, kept by a persistence call: Linux's
+    // (fallocate(2) is not POSIX's posix_fallocate, and st_blocks is no promise of POSIX).
+    for (path, fe) in e.files.iter().chain(e.linux.iter().map(|(p, f)| (p, f))) {
+        let Some(min) = fe.allocated else { continue };
+        if let Some(st) = stat(path).ok().filter(|s| walk::file_type(s) == FileType::RegularFile) {
+            let have = st.st_blocks as u64 * 512;
+            if have < min {
+                out.push(Violation {
+                    level: "linux",
+                    promised: format!("{path}: at least {} KiB allocated{BY_ALLOCATION}", min / 1024),
+                    found: format!("{} KiB allocated (st_blocks {})", have / 1024, st.st_blocks),
+                });
+            }
+        }
+    }
     for (path, fe) in &e.linux {
         let found = match stat(path) {
             Err(_) => Some((format!("{path}: fsynced, keeps its name"), format!("no {path}"))),
             Ok(_) => compare_file(root, path, fe),
         };
         if let Some((promised, found)) = found {
-            out.push(Violation { level: "linux", promised, found });
+            out.push(Violation { level: "linux", promised: format!("{promised}{BY_FSYNC_NAME}"), found });
         }
     }
     out

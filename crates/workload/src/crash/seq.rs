@@ -36,6 +36,26 @@ pub(crate) struct Inode {
     pub mode: u32,
     pub xattrs: BTreeMap<String, Vec<u8>>,
     pub target: String,
+    /// The 1 KiB blocks past the end of the file that a fallocate with `KEEP_SIZE` allocated
+    /// (and no truncate or hole punch freed since).
+    pub prealloc: std::collections::BTreeSet<u64>,
+    /// Bytes allocated (st_blocks × 512) as the file showed at its last persistence call.
+    pub allocated: u64,
+}
+
+impl Inode {
+    /// What a state that keeps this file's last persistence call must show allocated, when a
+    /// fallocate with `KEEP_SIZE` allocated past its end: its data's 1 KiB blocks and those,
+    /// or what the file showed at the call if that is less (a filesystem may share or compress
+    /// data blocks, or report blocks otherwise). CrashMonkey checks the block count; a
+    /// filesystem that loses the allocation (btrfs did) shows fewer.
+    pub(crate) fn min_allocated(&self) -> Option<u64> {
+        if self.prealloc.is_empty() {
+            return None;
+        }
+        let model = (self.data.len() as u64).div_ceil(1024) * 1024 + self.prealloc.len() as u64 * 1024;
+        Some(model.min(self.allocated))
+    }
 }
 
 /// The namespace and contents the operations made, as POSIX says they are.
@@ -55,20 +75,54 @@ pub(crate) fn split(path: &str) -> (String, String) {
 }
 
 impl Model {
-    fn add(&mut self, path: &str, kind: Kind, data: Vec<u8>, mode: u32) -> usize {
-        self.inodes.push(Inode { kind, data, mode, xattrs: BTreeMap::new(), target: String::new() });
+    pub(crate) fn add(&mut self, path: &str, kind: Kind, data: Vec<u8>, mode: u32) -> usize {
+        self.inodes.push(Inode {
+            kind,
+            data,
+            mode,
+            xattrs: BTreeMap::new(),
+            target: String::new(),
+            prealloc: std::collections::BTreeSet::new(),
+            allocated: 0,
+        });
         let ino = self.inodes.len() - 1;
         self.names.insert(path.to_string(), ino);
         ino
     }
 
-    fn ino(&self, path: &str) -> usize {
+    pub(crate) fn ino(&self, path: &str) -> usize {
         self.names.get(path).copied().unwrap_or(usize::MAX)
     }
 
-    fn file(&mut self, path: &str) -> Option<&mut Inode> {
+    pub(crate) fn file(&mut self, path: &str) -> Option<&mut Inode> {
         let ino = self.ino(path);
         self.inodes.get_mut(ino)
+    }
+
+    /// `data` written at `offset` of the file at `path`, which grows to hold it.
+    pub(crate) fn write(&mut self, path: &str, offset: usize, data: &[u8]) {
+        write_model(self, path, offset, data);
+    }
+
+    /// The file's size, at least `len` (zeros added).
+    pub(crate) fn extend(&mut self, path: &str, len: usize) {
+        if let Some(i) = self.file(path) {
+            if i.data.len() < len {
+                i.data.resize(len, 0);
+            }
+        }
+    }
+
+    /// The file's size set to `len`.
+    pub(crate) fn truncate(&mut self, path: &str, len: usize) {
+        if let Some(i) = self.file(path) {
+            i.data.resize(len, 0);
+        }
+    }
+
+    /// The file's size (0 if there is none).
+    pub(crate) fn size(&self, path: &str) -> usize {
+        self.inodes.get(self.ino(path)).map_or(0, |i| i.data.len())
     }
 
     /// The names in directory `dir`, with their inodes.
@@ -95,7 +149,7 @@ impl Model {
     }
 
     /// Moves `from` (and everything under it) to `to`, replacing what `to` named.
-    fn rename(&mut self, from: &str, to: &str) {
+    pub(crate) fn rename(&mut self, from: &str, to: &str) {
         let moved: Vec<(String, usize)> = self
             .names
             .iter()
@@ -185,6 +239,9 @@ pub(crate) enum Persist {
     FsyncParent,
     /// `sync()`.
     Sync,
+    /// Nothing the oracle holds: ACE's mmapwrite, whose msync covers 8 KiB of the range it
+    /// wrote (the range's promise is not checked; its changes stay unknown).
+    Nothing,
 }
 
 impl Persist {
@@ -194,7 +251,41 @@ impl Persist {
             Persist::Fdatasync => "fdatasync",
             Persist::FsyncParent => "fsync_parent",
             Persist::Sync => "sync",
+            Persist::Nothing => "none",
         }
+    }
+}
+
+/// What a persistence call promises about: its kind, the object it syncs, and a rename the
+/// step made (covered when the renamed object itself is fsynced).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Promise {
+    pub persist: Persist,
+    /// The file or directory fsynced (`""`: the root).
+    pub subject: Option<String>,
+    /// The subject is a directory: its fsync promises its entries.
+    pub dir: bool,
+    /// The directory `fsync_parent` syncs.
+    pub parent: String,
+    /// A rename: (from, to).
+    pub rename: Option<(String, String)>,
+}
+
+impl Promise {
+    pub(crate) fn none() -> Self {
+        Self { persist: Persist::Nothing, subject: None, dir: false, parent: String::new(), rename: None }
+    }
+
+    pub(crate) fn msync(_path: &str) -> Self {
+        Self::none()
+    }
+
+    pub(crate) fn fsync(path: &str, dir: bool) -> Self {
+        Self { persist: Persist::Fsync, subject: Some(path.to_string()), dir, ..Self::none() }
+    }
+
+    pub(crate) fn sync() -> Self {
+        Self { persist: Persist::Sync, ..Self::none() }
     }
 }
 
@@ -260,6 +351,17 @@ impl Case {
     /// The subject is a directory.
     pub(crate) fn subject_is_dir(&self) -> bool {
         matches!(self.op.name, "mkdir" | "rename_dir")
+    }
+
+    /// What its persistence call promises about.
+    pub(crate) fn promise(&self) -> Promise {
+        Promise {
+            persist: self.persist,
+            subject: self.op.subject.map(str::to_string),
+            dir: self.subject_is_dir(),
+            parent: self.op.parent.to_string(),
+            rename: self.op.rename.map(|(a, b)| (a.to_string(), b.to_string())),
+        }
     }
 }
 
@@ -429,17 +531,32 @@ fn write_model(m: &mut Model, path: &str, offset: usize, data: &[u8]) {
 
 /// Writes `data` at `offset` through a shared mapping, then `msync(MS_SYNC)`.
 fn mmap_write(file: &File, offset: usize, data: &[u8]) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
     let len = file.metadata()?.len() as usize;
     if offset + data.len() > len {
         return Err(io::Error::from(io::ErrorKind::InvalidInput));
     }
-    // SAFETY: a shared mapping of the whole (fixed-size) file, written inside its length,
-    // unmapped before returning.
+    map_write(file, len, offset, data, 0..len)
+}
+
+/// Writes `data` at `offset` through a shared mapping of the file's first `map_len` bytes,
+/// then `msync(MS_SYNC)` of the byte range `sync` (page-aligned start), then unmaps it.
+pub(crate) fn map_write(
+    file: &File,
+    map_len: usize,
+    offset: usize,
+    data: &[u8],
+    sync: std::ops::Range<usize>,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    if offset + data.len() > map_len || sync.end > map_len || sync.start > sync.end {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: a shared mapping of the file's first `map_len` bytes (the caller made the file
+    // that long), written and synced inside them (checked above), unmapped before returning.
     unsafe {
         let p = libc::mmap(
             std::ptr::null_mut(),
-            len,
+            map_len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED,
             file.as_raw_fd(),
@@ -449,9 +566,9 @@ fn mmap_write(file: &File, offset: usize, data: &[u8]) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         std::ptr::copy_nonoverlapping(data.as_ptr(), p.cast::<u8>().add(offset), data.len());
-        let rc = libc::msync(p, len, libc::MS_SYNC);
+        let rc = libc::msync(p.cast::<u8>().add(sync.start).cast(), sync.len(), libc::MS_SYNC);
         let err = io::Error::last_os_error();
-        libc::munmap(p, len);
+        libc::munmap(p, map_len);
         if rc < 0 {
             return Err(err);
         }
@@ -483,6 +600,7 @@ pub(crate) fn persist(root: &Path, case: &Case, global: bool) -> io::Result<()> 
         (Persist::FsyncParent, _) => sync_path(&root.join(case.op.parent), false),
         (Persist::Fsync, Some(s)) => sync_path(&root.join(s), false),
         (Persist::Fdatasync, Some(s)) => sync_path(&root.join(s), true),
+        (Persist::Nothing, _) => Ok(()),
         (_, None) => Err(io::Error::other("no file to sync")),
     }
 }
