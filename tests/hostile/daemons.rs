@@ -86,7 +86,7 @@ fn a_daemon_acting_on_its_links_through_the_passthrough_reaches_nothing_outside(
         canary.display(),
         fifo.display()
     );
-    let played = play(run_cmd(&work, &target, "crash:ops=seq1,only=creat.fsync/0"), LIMIT);
+    let played = play(run_cmd(&work, &target, "crash:ops=seq1,only=creat.fsync/p1"), LIMIT);
     nothing_harmed(&a, &work, &victim, "links planted through the passthrough");
     assert_eq!(played.code(), Ok(0), "{}", played.err());
     assert!(played.out().contains("states_checked"), "{}", played.out());
@@ -100,7 +100,7 @@ fn a_daemon_luring_the_crash_checker_to_a_link_and_a_fifo_reaches_nothing_outsid
     // On the crash state, `.fsarena-sanity` is a link to the canary in the root and a FIFO in
     // every other directory: the sanity pass creates that name in each.
     let target = on_crash_states(&format!("--lure={}", canary.display()));
-    let played = play(run_cmd(&work, &target, "crash:ops=seq1,only=creat.fsync/0"), LIMIT);
+    let played = play(run_cmd(&work, &target, "crash:ops=seq1,only=creat.fsync/p1"), LIMIT);
     nothing_harmed(&a, &work, &victim, "the checker lured");
     assert_eq!(played.code(), Ok(0), "{}", played.err());
     // A finding, not a crash of the checker: the state fails its sanity pass.
@@ -273,7 +273,13 @@ fn crash_keys_out_of_range_are_refused_before_anything_is_created() {
         crash("sample=1000000000", &["sample=1000000000", "at most"]),
         crash("mount_timeout=30d", &["mount_timeout=30d", "at most"]),
         row(
-            &["run", "--target", "fuse:cmd='true {work} {mnt}',timeout=30d", "--workload", "crash:only=creat.fsync"],
+            &[
+                "run",
+                "--target",
+                "fuse:cmd='true {work} {mnt}',timeout=30d",
+                "--workload",
+                "crash:ops=seq1,only=creat.fsync",
+            ],
             &["timeout=30d", "at most"],
         ),
     ];

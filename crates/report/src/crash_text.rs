@@ -56,16 +56,16 @@ mod tests {
         crash_summary(&mut out, &m);
         assert!(out.contains("no violation"), "{out}");
         m.verdicts.push(Verdict {
-            case: "crash.posix.link.fsync/2".into(),
+            case: "crash.posix.link.fsync/f2".into(),
             security: false,
             outcome: Outcome::Fail,
             expected: "foo: 2 link(s)".into(),
-            actual: "1 link(s); state 2; reproduce: fsarena run --target ext4 --workload crash:only=link.fsync/2"
+            actual: "1 link(s); state f2 (at flush 2 of 3); reproduce: fsarena run --target ext4 --workload crash:only=link.fsync/f2"
                 .into(),
         });
         let mut out = String::new();
         crash_summary(&mut out, &m);
-        assert!(out.contains("posix.link.fsync/2") && out.contains("promised: foo: 2 link(s)"), "{out}");
+        assert!(out.contains("posix.link.fsync/f2") && out.contains("promised: foo: 2 link(s)"), "{out}");
         assert!(out.contains("reproduce: fsarena run --target ext4"), "{out}");
     }
 }

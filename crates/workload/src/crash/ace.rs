@@ -1190,6 +1190,29 @@ mod tests {
     }
 
     #[test]
+    fn a_rename_between_two_names_of_one_file_does_nothing_and_a_name_made_again_stays() {
+        // link A/bar bar, then rename bar A/bar: rename(2) does nothing, both names stay.
+        let dir = std::env::temp_dir().join(format!("fsarena-ace-seq2-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let all = generate(2);
+        let w = find(&all, "link.Abar.bar.none+rename.bar.Abar.sync");
+        let r = run(&dir, w, Descriptor::Same, false, &mut |_| Ok(())).unwrap();
+        let m = &r.parts[0].after;
+        assert_eq!(m.names.get("bar"), m.names.get("A/bar"));
+        assert_eq!(m.nlink(m.ino("bar")), 2);
+        assert_eq!(violations(&dir, &r), Vec::new());
+        std::fs::remove_dir_all(&dir).unwrap();
+        // rename A/foo A/bar, then A/foo made again and fsync of A/bar: A/foo is not
+        // promised gone.
+        std::fs::create_dir_all(&dir).unwrap();
+        let w = find(&all, "rename.Afoo.Abar.none+falloc.Afoo.zero_range_keep_size.overlap_unaligned_start.fsync_Abar");
+        let r = run(&dir, w, Descriptor::Same, false, &mut |_| Ok(())).unwrap();
+        assert_eq!(violations(&dir, &r), Vec::new());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn seq2_pairs_every_operation_with_a_persistence_call_or_none_between() {
         let all = generate(2);
         let w = find(&all, "write.foo.append.none+link.foo.bar.fsync_foo");

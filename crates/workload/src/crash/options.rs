@@ -39,7 +39,7 @@ pub struct CrashOptions {
     /// States per generated workload at most.
     pub max_states: u64,
     /// Only this workload (and state): `CASE` or `CASE/STATE`.
-    pub only: Option<(String, Option<u64>)>,
+    pub only: Option<(String, Option<String>)>,
     /// How long a crash image may take to mount (recovery), ns.
     pub mount_timeout: u64,
     /// The whole crash workload on one target stops starting new generated workloads after
@@ -160,16 +160,21 @@ fn short_duration(v: &str) -> Result<u64, String> {
 }
 
 /// `CASE` or `CASE/STATE`.
-fn only(v: &str) -> Result<(String, Option<u64>), String> {
+fn only(v: &str) -> Result<(String, Option<String>), String> {
     let (case, state) = match v.split_once('/') {
         Some((c, s)) => {
-            (c, Some(s.parse::<u64>().map_err(|_| format!("'{s}' is not a state number: expected CASE/N"))?))
+            if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+                return Err(format!(
+                    "'{s}' is not a crash state: expected CASE/STATE as a finding names it, e.g. link.fsync/f2"
+                ));
+            }
+            (c, Some(s.to_string()))
         }
         None => (v, None),
     };
     if case.is_empty() || !case.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+')) {
         return Err(format!(
-            "'{v}' is not a generated workload's name: expected CASE or CASE/STATE, e.g. link.fsync/2"
+            "'{v}' is not a generated workload's name: expected CASE or CASE/STATE, e.g. link.fsync/f2"
         ));
     }
     Ok((case.to_string(), state))
@@ -351,7 +356,7 @@ mod tests {
         for (k, v, want) in [
             ("ops", "seq9", "expected b3-seq1, b3-seq2, seq1, seq2 or seq3"),
             ("states", "all", "expected prefix, epoch, subset or torn"),
-            ("only", "a/b", "not a state number"),
+            ("only", "a/b;c", "not a crash state"),
             ("only", "a;b", "not a generated workload"),
             ("max_states", "0", "at least 1"),
             ("max_states", "10001", "at most 10000"),
@@ -371,7 +376,7 @@ mod tests {
             assert!(e.message.contains(want), "{k}={v}: {}", e.message);
         }
         let mut o = CrashOptions::default();
-        crate::options::set("crash", OPTIONS, &mut o, "only", "link.fsync/3").unwrap();
-        assert_eq!(o.only, Some(("link.fsync".to_string(), Some(3))));
+        crate::options::set("crash", OPTIONS, &mut o, "only", "link.fsync/f3").unwrap();
+        assert_eq!(o.only, Some(("link.fsync".to_string(), Some("f3".to_string()))));
     }
 }

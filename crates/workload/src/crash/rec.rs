@@ -193,7 +193,8 @@ pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
             ops.len(),
             unsynced.len()
         );
-        push(State { keep: sure.clone(), torn: None, marks: marks_before(*p), what }, &mut out);
+        let id = format!("p{}", k + 1);
+        push(State { id, keep: sure.clone(), torn: None, marks: marks_before(*p), what }, &mut out);
     }
     let prefix = out.len();
     if o.states != States::Prefix {
@@ -203,9 +204,11 @@ pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
             }
             let marks = marks_before(*p);
             let at = format!("crash point {} of {n}", k + 1);
+            let id = |what: String| format!("p{}{what}", k + 1);
             let total = unsynced.len();
             push(
                 State {
+                    id: id("a".into()),
                     keep: with(sure, unsynced),
                     torn: None,
                     marks: marks.clone(),
@@ -215,12 +218,26 @@ pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
             );
             for j in 1..total.min(8) {
                 let what = format!("{at}: the first {j} of its {total} unsynced pieces kept");
-                push(State { keep: with(sure, &unsynced[..j]), torn: None, marks: marks.clone(), what }, &mut out);
+                let s = State {
+                    id: id(format!("c{j}")),
+                    keep: with(sure, &unsynced[..j]),
+                    torn: None,
+                    marks: marks.clone(),
+                    what,
+                };
+                push(s, &mut out);
             }
             for (j, &u) in unsynced.iter().enumerate().take(8) {
                 let rest: Vec<usize> = unsynced.iter().copied().filter(|&x| x != u).collect();
                 let what = format!("{at}: every unsynced piece but piece {} of {total} kept", j + 1);
-                push(State { keep: with(sure, &rest), torn: None, marks: marks.clone(), what }, &mut out);
+                let s = State {
+                    id: id(format!("x{}", j + 1)),
+                    keep: with(sure, &rest),
+                    torn: None,
+                    marks: marks.clone(),
+                    what,
+                };
+                push(s, &mut out);
             }
             if matches!(o.states, States::Subset | States::Torn) {
                 let mut rng = fastrand::Rng::with_seed(o.seed ^ 0x5eed ^ *p as u64);
@@ -230,7 +247,14 @@ pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
                     tries += 1;
                     let had = out.len();
                     let what = format!("{at}: random subset {tries} of its {total} unsynced pieces kept");
-                    push(State { keep: with(sure, &chosen), torn: None, marks: marks.clone(), what }, &mut out);
+                    let s = State {
+                        id: id(format!("s{tries}")),
+                        keep: with(sure, &chosen),
+                        torn: None,
+                        marks: marks.clone(),
+                        what,
+                    };
+                    push(s, &mut out);
                     misses = if out.len() > had { 0 } else { misses + 1 };
                 }
             }

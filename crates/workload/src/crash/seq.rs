@@ -150,6 +150,11 @@ impl Model {
 
     /// Moves `from` (and everything under it) to `to`, replacing what `to` named.
     pub(crate) fn rename(&mut self, from: &str, to: &str) {
+        // Two names of one file: rename(2) does nothing ("If oldpath and newpath are existing
+        // hard links referring to the same file, then rename() does nothing").
+        if self.names.get(from).is_some_and(|i| self.names.get(to) == Some(i)) {
+            return;
+        }
         let moved: Vec<(String, usize)> = self
             .names
             .iter()
