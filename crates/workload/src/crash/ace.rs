@@ -1,8 +1,8 @@
 //! CrashMonkey's workload generator ACE (`ace/ace.py` of utsaslab/crashmonkey), rebuilt:
 //! `ops=b3-seq1` and `ops=b3-seq2` are the workloads `ace.py -l 1` and `-l 2` write, one for
-//! one, in j-lang, the language its workloads are written in (`--workload
-//! crash:ops=b3-seq1,list=1` prints them so). Written from ACE's rules, not translated from its
-//! code:
+//! one, in j-lang, the language its workloads are written in (`--dry-run --workload
+//! crash:ops=b3-seq1,list=jlang` prints them so; bench/vs_ace.sh compares them with ACE's).
+//! Written from ACE's rules, not translated from its code:
 //!
 //! - **Operations** (ACE's `OperationSet`): creat, mkdir, falloc, write, dwrite, mmapwrite,
 //!   link, unlink, remove, rename, fsetxattr, removexattr, truncate.
