@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
-# What recording costs: the same io (sequential 64 KiB writes, fsync at the end) and meta
-# (2000 files) runs on ext4 with and without the crash recorder below it (record=1), three
-# repetitions each; the means side by side.
-# Run as root: FSARENA=path/to/fsarena bench/record_overhead.sh
+# What recording costs: the same sequential writes (64 KiB, 256 MiB, fsync at the end) on ext4
+# with and without the crash recorder below it (`record=1`), ROUNDS rounds (default 5)
+# interleaved, the order alternating per round, each run a fresh fsarena process and target.
+# Prints each run's write bandwidth, then bench/ratio.py's line: recorded / plain, its 95%
+# interval, and whether that lies within 1 +- 0.2 (issue 31 asks recording to cost at most 20%).
+# Run as root: FSARENA=path/to/fsarena bench/record_overhead.sh [ROUNDS]
 set -euo pipefail
 BENCH=record_overhead
-source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/common.sh"
 bench_fsarena
 [[ $(id -u) == 0 ]] || die "needs root (loop devices, mounts, FUSE)"
+rounds=${1:-5}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS '$rounds': expected a whole number from 1"
 bench_scratch /var/tmp "fsarena-record-overhead.XXXXXX"
-"$FSARENA" run --workdir "$WORK/work" --no-store --repeat 3 --warmup 1 \
-	--target ext4:size=1g,label=plain --target ext4:size=1g,record=1,label=recorded \
-	--workload io:rw=write,bs=64k,size=256m,end_fsync=1 --workload meta:items=2000 \
-	| sed -n '/^every result/,$p'
+one() { # one LABEL TARGET: prints "io LABEL MiB/s"
+	local out
+	out=$("$FSARENA" run --workdir "$WORK/work-$1" --no-store --repeat 1 --warmup 0 --output-format json \
+		--target "$2" --workload io:rw=write,bs=64k,size=256m,end_fsync=1 2>>"$RES/stderr") \
+		|| { cat "$RES/stderr" >&2; die "fsarena failed on $2"; }
+	python3 -c 'import json,sys; r=json.load(sys.stdin)["run"]["results"][0]; print("io", sys.argv[1], r["metrics"]["write_bw"]["values"][0] / 2**20)' "$1" <<<"$out"
+}
+for ((r = 1; r <= rounds; r++)); do
+	if ((r % 2)); then order=(plain recorded); else order=(recorded plain); fi
+	for label in "${order[@]}"; do
+		target=ext4:size=1g
+		[[ $label == recorded ]] && target=ext4:size=1g,record=1
+		sync
+		one "$label" "$target" | tee -a "$RES/runs"
+	done
+done
+python3 "$HERE/ratio.py" --a plain --b recorded --tolerance 0.2 <"$RES/runs"
