@@ -156,6 +156,13 @@ impl FileLog {
         Ok(())
     }
 
+    /// Logs a `KEEP_SIZE` allocation done, its length counted as data ([`Self::room`] was
+    /// asked before it).
+    pub(super) fn log_allocate(&mut self, id: u64, path: &Path, offset: u64, len: u64) {
+        self.bytes += len;
+        self.ops.push(FileOp::Allocate { id, path: path.to_path_buf(), offset, len });
+    }
+
     /// Logs a write done, in pieces within 4 KiB boundaries; refused (ENOSPC) past `max_log`.
     pub(super) fn log_write(&mut self, id: u64, path: &Path, offset: u64, data: &[u8]) -> Result<(), i32> {
         self.room(data.len() as u64)?;

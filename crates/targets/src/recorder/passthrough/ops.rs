@@ -497,6 +497,12 @@ impl Filesystem for Passthrough {
         let r = self.rel(ino).and_then(|rel| {
             let f = self.files.get(&fh).ok_or(libc::EBADF)?;
             let before = f.metadata().map_err(|e| errno(&e))?.len();
+            // An allocation kept past the end is replayed into every crash state: it counts
+            // against max_log like written data (a daemon allocating terabytes gets ENOSPC).
+            let allocates = mode & libc::FALLOC_FL_KEEP_SIZE != 0 && mode & libc::FALLOC_FL_PUNCH_HOLE == 0;
+            if allocates {
+                lock(&self.log).room(len)?;
+            }
             let flags = rfs::FallocateFlags::from_bits_truncate(mode as u32);
             rfs::fallocate(f.as_fd(), flags, off, len).map_err(raw)?;
             let after = f.metadata().map_err(|e| errno(&e))?.len();
@@ -513,8 +519,8 @@ impl Filesystem for Passthrough {
             if after != before {
                 self.log(FileOp::Truncate { id: ino, path: rel.clone(), size: after });
             }
-            if mode & libc::FALLOC_FL_KEEP_SIZE != 0 && mode & libc::FALLOC_FL_PUNCH_HOLE == 0 {
-                self.log(FileOp::Allocate { id: ino, path: rel, offset: off, len });
+            if allocates {
+                lock(&self.log).log_allocate(ino, &rel, off, len);
             }
             Ok(())
         });
