@@ -607,11 +607,13 @@ fn start_daemon(
     crate::fuse::spawn_daemon(p, mnt, "sh", &["-c".to_string(), line], log, (timeout, MOUNT_TIMEOUT))
 }
 
-/// Attaches a loop device to `image` (recorded right after); returns `/dev/loopN`.
+/// Attaches a loop device to `image` (recorded right after); returns `/dev/loopN`. Direct
+/// I/O: the loop driver then submits its requests asynchronously, several at a time, and the
+/// images are the recorder's FUSE files, which no page cache stands in front of anyway.
 fn attach(p: &mut Provisioned, image: &Path, sector_4k: bool) -> Result<String, TargetError> {
     let image_id = safefs::Identity::of_path(image).map_err(|e| err("stat", image, e))?;
     let image_s = image.to_string_lossy();
-    let mut args = vec!["--find", "--show"];
+    let mut args = vec!["--find", "--show", "--direct-io=on"];
     if sector_4k {
         args.extend(["--sector-size", "4096"]);
     }

@@ -8,7 +8,13 @@
 //!
 //! Written against fuser's low-level `Filesystem` trait: the file is opened with
 //! `FOPEN_DIRECT_IO` (no page cache between the loop device and the log) and the mount never
-//! asks for `writeback_cache`. FSYNC, FSYNCDIR, FALLOCATE and STATFS are implemented: an ENOSYS
+//! asks for `writeback_cache`. Speed (bench/record_overhead.sh, perf): the loop device does
+//! direct I/O to the file, asynchronously (`FUSE_ASYNC_DIO`), so its next requests wait in the
+//! FUSE queue while the server logs one, instead of the loop worker and the server taking
+//! turns; WRITEs are up to 1 MiB (`MAX_WRITE`, not the default 128 KiB); and a written
+//! sector costs a store into a [`SectorMap`], not a hash insert. The server still answers one
+//! request at a time, in the order they were queued, so the log's order is the order the
+//! writes were answered and a flush covers every write answered before it. FSYNC, FSYNCDIR, FALLOCATE and STATFS are implemented: an ENOSYS
 //! answer to FSYNC would make the kernel stop sending flushes at all.
 
 use super::log::Log;
@@ -56,10 +62,61 @@ pub(crate) struct Shared {
 #[derive(Debug, Default)]
 pub(crate) struct VirtualImage {
     /// Sector → where its bytes are now: Some(offset in the spill file), None: zeroes.
-    spilled: HashMap<u64, Option<u64>>,
+    spilled: SectorMap,
     /// Sector → its bytes, when no one logged write has them all: a sector a write covered in
     /// part, or one recovery wrote.
     own: HashMap<u64, Box<[u8]>>,
+}
+
+/// Sector → Some(offset in the spill file) or None (zeroes), for the sectors that have one.
+///
+/// Two levels, not a hash map of sectors: a 1 MiB write sets 2,048 sectors, and a hash insert
+/// for each was the server's largest cost of its own (perf, bench/record_overhead.sh); here a
+/// sector is a store into a run of `RUN` entries, allocated when one of them is first set.
+#[derive(Debug, Default)]
+struct SectorMap {
+    runs: HashMap<u64, Box<[u64]>>,
+}
+
+/// Sectors per run of the [`SectorMap`] (2 MiB of image, 32 KiB of table).
+const RUN: u64 = 4096;
+/// An entry with nothing: the sector is the base's (or held elsewhere).
+const UNSET: u64 = 0;
+/// An entry that reads as zeroes. Any other entry is its spill offset plus one.
+const ZEROES: u64 = u64::MAX;
+
+impl SectorMap {
+    fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    fn get(&self, sector: u64) -> Option<Option<u64>> {
+        match self.runs.get(&(sector / RUN))?[(sector % RUN) as usize] {
+            UNSET => None,
+            ZEROES => Some(None),
+            at => Some(Some(at - 1)),
+        }
+    }
+
+    /// Sets `count` sectors from `first` on: to the spill bytes that follow on from `at`, or
+    /// to zeroes.
+    fn set(&mut self, first: u64, count: u64, at: Option<u64>) {
+        let mut s = first;
+        while s < first + count {
+            let run = self.runs.entry(s / RUN).or_insert_with(|| vec![UNSET; RUN as usize].into_boxed_slice());
+            let stop = (first + count).min((s / RUN + 1) * RUN);
+            for (i, entry) in run[(s % RUN) as usize..(stop - (s / RUN) * RUN) as usize].iter_mut().enumerate() {
+                *entry = at.map_or(ZEROES, |at| at + (s - first + i as u64) * SECTOR + 1);
+            }
+            s = stop;
+        }
+    }
+
+    fn remove(&mut self, sector: u64) {
+        if let Some(run) = self.runs.get_mut(&(sector / RUN)) {
+            run[(sector % RUN) as usize] = UNSET;
+        }
+    }
 }
 
 /// One of the server's images.
@@ -114,24 +171,37 @@ impl Shared {
     /// on, or zeroes. A sector they cover whole points at them; one they cover in part is
     /// read, changed and held.
     fn put(&mut self, which: Which, offset: u64, len: u64, spill: Option<u64>) -> std::io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
         let end = offset + len;
-        let mut s = offset / SECTOR;
-        while s * SECTOR < end {
-            let (start, stop) = ((s * SECTOR).max(offset), ((s + 1) * SECTOR).min(end));
-            if stop - start == SECTOR {
-                let image = self.image_mut(which);
-                if !image.own.is_empty() {
+        // The sectors covered whole, set in one go; the one or two covered in part, held.
+        let (first, last) = (offset.div_ceil(SECTOR), end / SECTOR);
+        if first < last {
+            let image = self.image_mut(which);
+            if !image.own.is_empty() {
+                for s in first..last {
                     image.own.remove(&s);
                 }
-                image.spilled.insert(s, spill.map(|at| at + (start - offset)));
-            } else {
-                let mut bytes = vec![0u8; (stop - start) as usize];
-                if let Some(at) = spill {
-                    self.log.read_spill(&mut bytes, at + (start - offset))?;
-                }
-                self.hold(which, start, &bytes)?;
             }
-            s += 1;
+            image.spilled.set(first, last - first, spill.map(|at| at + (first * SECTOR - offset)));
+        }
+        let mut part = |start: u64, stop: u64| -> std::io::Result<()> {
+            let mut bytes = vec![0u8; (stop - start) as usize];
+            if let Some(at) = spill {
+                self.log.read_spill(&mut bytes, at + (start - offset))?;
+            }
+            self.hold(which, start, &bytes)
+        };
+        if first > last {
+            // Within one sector.
+            return part(offset, end);
+        }
+        if offset < first * SECTOR {
+            part(offset, first * SECTOR)?;
+        }
+        if last * SECTOR < end {
+            part(last * SECTOR, end)?;
         }
         Ok(())
     }
@@ -151,7 +221,7 @@ impl Shared {
             sector[from..from + (stop - start) as usize]
                 .copy_from_slice(&data[(start - offset) as usize..(stop - offset) as usize]);
             let image = self.image_mut(which);
-            image.spilled.remove(&s);
+            image.spilled.remove(s);
             image.own.insert(s, sector);
             s += 1;
         }
@@ -179,7 +249,7 @@ impl Shared {
                 s += 1;
                 continue;
             }
-            match image.spilled.get(&s) {
+            match image.spilled.get(s) {
                 None => s += 1,
                 Some(None) => {
                     let stop = ((s + 1) * SECTOR).min(end);
@@ -190,7 +260,7 @@ impl Shared {
                     let mut next = s + 1;
                     while next * SECTOR < end
                         && !image.own.contains_key(&next)
-                        && image.spilled.get(&next) == Some(&Some(at + (next - s) * SECTOR))
+                        && image.spilled.get(next) == Some(Some(at + (next - s) * SECTOR))
                     {
                         next += 1;
                     }
@@ -307,7 +377,18 @@ impl RecorderFs {
     }
 }
 
+/// The largest WRITE the server asks for: the kernel allows up to `fs.fuse.max_pages_limit`
+/// pages (256 by default, 1 MiB), and each request is one round trip through the server.
+const MAX_WRITE: u32 = 1 << 20;
+
 impl Filesystem for RecorderFs {
+    fn init(&mut self, _req: &Request<'_>, config: &mut fuser::KernelConfig) -> Result<(), libc::c_int> {
+        // More than the kernel allows is cut down to it; less than 1 MiB is not refused.
+        let _ = config.set_max_write(MAX_WRITE);
+        let _ = config.add_capabilities(fuser::consts::FUSE_ASYNC_DIO);
+        Ok(())
+    }
+
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
         let slots = lock(&self.shared).states.len();
         if parent == fuser::FUSE_ROOT_ID && name == IMAGE_NAME {
@@ -530,6 +611,59 @@ mod tests {
         let mut buf = vec![0u8; shared.size as usize];
         shared.read(which, 0, &mut buf).unwrap();
         buf.chunks(SECTOR as usize).map(|c| c[0]).collect()
+    }
+
+    /// Random writes and zeroings, aligned or not, some across a [`SectorMap`] run: the live
+    /// image and a crash image of a random subset read as the same bytes written into a plain
+    /// copy of the base would.
+    #[test]
+    fn virtual_images_read_as_a_plain_copy_written_the_same_way() {
+        let size = 3 * RUN * SECTOR;
+        for seed in 0..16u64 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let mut shared = shared(size);
+            shared.log = Log::new(scratch("spill", b""), 64 << 20);
+            let mut plain = vec![b'b'; size as usize];
+            let mut ops = Vec::new();
+            for n in 0..rng.usize(1..30) {
+                let len = if rng.bool() { rng.u64(1..3 * SECTOR) } else { rng.u64(1..(RUN + 8) * SECTOR) };
+                let offset = if rng.bool() { rng.u64(0..size - len) / SECTOR * SECTOR } else { rng.u64(0..size - len) };
+                if rng.u8(0..5) == 0 {
+                    shared.zero(Which::Live, offset, len).unwrap();
+                    ops.push((offset, len, None));
+                } else {
+                    let data: Vec<u8> = (0..len).map(|i| (n as u64 * 31 + i % 251) as u8).collect();
+                    shared.write(Which::Live, offset, &data).unwrap();
+                    ops.push((offset, len, Some(data)));
+                }
+            }
+            let mut kept = vec![b'b'; size as usize];
+            let mut keep = Vec::new();
+            for (i, (offset, len, data)) in ops.iter().enumerate() {
+                let range = *offset as usize..(*offset + *len) as usize;
+                let apply = |image: &mut Vec<u8>| match data {
+                    Some(d) => image[range.clone()].copy_from_slice(d),
+                    None => image[range.clone()].fill(0),
+                };
+                apply(&mut plain);
+                if rng.bool() {
+                    apply(&mut kept);
+                    keep.push(i as u64);
+                }
+            }
+            let mut live = vec![0u8; size as usize];
+            shared.read(Which::Live, 0, &mut live).unwrap();
+            assert!(live == plain, "seed {seed}: the live image differs");
+            shared.compose(0, &keep, None).unwrap();
+            let mut state = vec![0u8; size as usize];
+            shared.read(Which::State(0), 0, &mut state).unwrap();
+            assert!(state == kept, "seed {seed}: the crash image differs");
+            // Read back in odd pieces too.
+            let (at, len) = (rng.u64(0..size - 5000), rng.usize(1..5000));
+            let mut piece = vec![0u8; len];
+            shared.read(Which::Live, at, &mut piece).unwrap();
+            assert!(piece[..] == plain[at as usize..at as usize + len], "seed {seed}: a piece differs");
+        }
     }
 
     #[test]
