@@ -894,7 +894,7 @@ pub(crate) fn run(
                 mmap_write(file, off, &d).map_err(fail)?;
                 m.write(path(f), off as usize, &d);
                 ch.data.push(m.ino(path(f)));
-                promise = super::seq::Promise::msync(path(f));
+                promise = super::seq::Promise::msync(path(f), off, MSYNC_LEN.min(len));
             }
             Step::Falloc(f, mode, off, len) => {
                 let off = u64::try_from(off).map_err(|_| fail(io::Error::from_raw_os_error(libc::EINVAL)))?;
@@ -1083,8 +1083,11 @@ fn fallocate(file: &File, mode: libc::c_int, offset: u64, len: u64) -> io::Resul
 /// written, then msync(MS_SYNC) of the range's first 8 KiB.
 fn mmap_write(file: &File, off: u64, data: &[u8]) -> io::Result<()> {
     let off = off as usize;
-    super::seq::map_write(file, off + data.len(), off, data, off..off + 8192.min(data.len()))
+    super::seq::map_write(file, off + data.len(), off, data, off..off + (MSYNC_LEN as usize).min(data.len()))
 }
+
+/// The bytes ACE's mmapwrite syncs, from the start of its range.
+const MSYNC_LEN: u64 = 8192;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -1208,6 +1211,47 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let w = find(&all, "rename.Afoo.Abar.none+falloc.Afoo.zero_range_keep_size.overlap_unaligned_start.fsync_Abar");
         let r = run(&dir, w, Descriptor::Same, false, &mut |_| Ok(())).unwrap();
+        assert_eq!(violations(&dir, &r), Vec::new());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_msync_promises_the_range_it_synced_of_a_durable_file_and_nothing_past_it() {
+        let dir = std::env::temp_dir().join(format!("fsarena-ace-msync-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let all = generate(2);
+        // creat foo, sync, then 32 KiB written, and 32 KiB appended through a mapping, the
+        // first 8 KiB of those msync'd.
+        let w = find(&all, "creat.foo.sync+mmapwrite.foo.append.msync");
+        let r = run(&dir, w, Descriptor::Same, false, &mut |_| Ok(())).unwrap();
+        assert_eq!(r.parts[1].promise.range, Some((32768, 8192)));
+        let check = || {
+            let chain: Vec<_> = r.parts.iter().map(|p| (p.promise.clone(), &p.before, &p.after, &p.changes)).collect();
+            super::super::oracle::check_chain(&dir, &chain, &[0, 1, 2], false)
+        };
+        assert_eq!(check(), Vec::new());
+        let foo = dir.join("foo");
+        let f = std::fs::OpenOptions::new().write(true).open(&foo).unwrap();
+        // Past the synced range: nothing promised.
+        f.write_all_at(b"x", 32768 + 8192).unwrap();
+        f.write_all_at(b"x", 0).unwrap();
+        assert_eq!(check(), Vec::new());
+        // Inside it: the promise broken, Linux's, as foo itself is durable by the sync alone.
+        f.write_all_at(b"x", 32768 + 8191).unwrap();
+        let v = check();
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].level, "linux");
+        assert!(v[0].promised.starts_with("foo: bytes 40959.. ") && v[0].promised.contains("(msync)"), "{v:?}");
+        // Cut short.
+        f.set_len(36864).unwrap();
+        let v = check();
+        assert_eq!((v.len(), v[0].found.as_str()), (1, "size 36864"), "{v:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A file made in the run: its name is not promised, nor its bytes.
+        std::fs::create_dir_all(&dir).unwrap();
+        let (dir, r) = ran("mmapwrite.foo.append.msync");
+        std::fs::remove_file(dir.join("foo")).unwrap();
         assert_eq!(violations(&dir, &r), Vec::new());
         std::fs::remove_dir_all(&dir).unwrap();
     }

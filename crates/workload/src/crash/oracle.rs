@@ -7,7 +7,8 @@
 //! the workload wrote there (a daemon claiming gigabyte files costs nothing).
 //!
 //! Levels: **posix** — `fsync(f)`: f's content, size, mode, link count and xattrs;
-//! `fdatasync(f)`: content and size; `fsync(dir)`: its entries; a renamed durable name: the
+//! `fdatasync(f)`: content and size; `msync(MS_SYNC)` of a range of f's shared mapping (ACE's
+//! mmapwrite): those bytes, f at least that long; `fsync(dir)`: its entries; a renamed durable name: the
 //! old or the new one exists, and only the new one once a mark covers the rename (sync, or
 //! fsync of the renamed object). **linux** — what ext4, xfs and btrfs and Linux's calls do
 //! beyond POSIX: a file fsynced keeps its name without an fsync of its directory (fdatasync
@@ -30,6 +31,8 @@ struct FileExpect {
     meta: Option<(u32, u64, BTreeMap<String, Vec<u8>>)>,
     /// Bytes allocated at least ([`super::seq::Inode::min_allocated`]), with the data.
     allocated: Option<u64>,
+    /// These bytes at this offset (an msync'd range), the file at least that long.
+    range: Option<(u64, Vec<u8>)>,
 }
 
 /// An entry's expected kind and symlink target.
@@ -87,6 +90,7 @@ fn file_expect(m: &Model, ino: usize, data: bool, meta: bool) -> FileExpect {
         data: data.then(|| i.data.clone()),
         meta: meta.then(|| (i.mode, m.nlink(ino), i.xattrs.clone())),
         allocated: i.min_allocated().filter(|_| data),
+        range: None,
     }
 }
 
@@ -126,6 +130,7 @@ impl Expect {
                 if ch.data.contains(&ino) {
                     fe.data = None;
                     fe.allocated = None;
+                    fe.range = None;
                 }
                 if ch.meta.contains(&ino) {
                     fe.meta = None;
@@ -299,6 +304,15 @@ fn promise(mut e: Expect, case: &Promise, before: &Model, after: &Model, made: M
                 }
             }
         }
+        (Persist::Msync, Some(s)) => {
+            // Like fdatasync, for the range: no promise about the name.
+            if let (Some(&ino), Some((at, len)), true) = (after.names.get(s), case.range, stable(s, &e.flux)) {
+                let data = &after.inodes[ino].data;
+                let end = ((at + len) as usize).min(data.len());
+                let bytes = data.get(at as usize..end).unwrap_or_default().to_vec();
+                e.files.entry(s.to_string()).or_default().range = Some((at, bytes));
+            }
+        }
         _ => {}
     }
     if let Some((from, to)) = &case.rename {
@@ -365,6 +379,24 @@ fn compare_file(root: &HeldDir, path: &str, fe: &FileExpect) -> Option<(String, 
             return Some((
                 format!("{path}: bytes {at}.. {:02x?}", &data[at..end]),
                 format!("{:02x?} (the first difference)", &found[at..end]),
+            ));
+        }
+    }
+    if let Some((at, bytes)) = &fe.range {
+        let end = at + bytes.len() as u64;
+        let found = match walk::read_range(root, rel, *at, bytes.len() as u64) {
+            Ok(d) => d,
+            Err(e) => return Some((format!("{path}: bytes {at}..{end} (msync)"), format!("cannot read it: {e}"))),
+        };
+        if found.len() < bytes.len() {
+            let size = at + found.len() as u64;
+            return Some((format!("{path}: bytes {at}..{end} (msync)"), format!("size {size}")));
+        }
+        if let Some(i) = found.iter().zip(bytes).position(|(a, b)| a != b) {
+            let stop = (i + 8).min(bytes.len());
+            return Some((
+                format!("{path}: bytes {}.. {:02x?} (msync)", at + i as u64, &bytes[i..stop]),
+                format!("{:02x?} (the first difference)", &found[i..stop]),
             ));
         }
     }

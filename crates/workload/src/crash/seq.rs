@@ -244,8 +244,11 @@ pub(crate) enum Persist {
     FsyncParent,
     /// `sync()`.
     Sync,
-    /// Nothing the oracle holds: ACE's mmapwrite, whose msync covers 8 KiB of the range it
-    /// wrote (the range's promise is not checked; its changes stay unknown).
+    /// `msync(MS_SYNC)` of a byte range of a shared mapping, made by the operation itself
+    /// (ACE's mmapwrite syncs the first 8 KiB of the range it wrote): those bytes, as POSIX's
+    /// synchronized I/O data integrity completion says.
+    Msync,
+    /// Nothing (a step of a chain whose persistence call is none).
     Nothing,
 }
 
@@ -256,6 +259,7 @@ impl Persist {
             Persist::Fdatasync => "fdatasync",
             Persist::FsyncParent => "fsync_parent",
             Persist::Sync => "sync",
+            Persist::Msync => "msync",
             Persist::Nothing => "none",
         }
     }
@@ -274,15 +278,18 @@ pub(crate) struct Promise {
     pub parent: String,
     /// A rename: (from, to).
     pub rename: Option<(String, String)>,
+    /// The byte range `msync` synced: (offset, length).
+    pub range: Option<(u64, u64)>,
 }
 
 impl Promise {
     pub(crate) fn none() -> Self {
-        Self { persist: Persist::Nothing, subject: None, dir: false, parent: String::new(), rename: None }
+        Self { persist: Persist::Nothing, subject: None, dir: false, parent: String::new(), rename: None, range: None }
     }
 
-    pub(crate) fn msync(_path: &str) -> Self {
-        Self::none()
+    /// `msync(MS_SYNC)` of `len` bytes at `offset` of `path`'s shared mapping.
+    pub(crate) fn msync(path: &str, offset: u64, len: u64) -> Self {
+        Self { persist: Persist::Msync, subject: Some(path.to_string()), range: Some((offset, len)), ..Self::none() }
     }
 
     pub(crate) fn fsync(path: &str, dir: bool) -> Self {
@@ -366,6 +373,7 @@ impl Case {
             dir: self.subject_is_dir(),
             parent: self.op.parent.to_string(),
             rename: self.op.rename.map(|(a, b)| (a.to_string(), b.to_string())),
+            range: None,
         }
     }
 }
@@ -605,7 +613,8 @@ pub(crate) fn persist(root: &Path, case: &Case, global: bool) -> io::Result<()> 
         (Persist::FsyncParent, _) => sync_path(&root.join(case.op.parent), false),
         (Persist::Fsync, Some(s)) => sync_path(&root.join(s), false),
         (Persist::Fdatasync, Some(s)) => sync_path(&root.join(s), true),
-        (Persist::Nothing, _) => Ok(()),
+        // The operation made its own msync.
+        (Persist::Msync | Persist::Nothing, _) => Ok(()),
         (_, None) => Err(io::Error::other("no file to sync")),
     }
 }

@@ -83,6 +83,23 @@ pub(crate) fn read_capped(root: &HeldDir, rel: &Path, expected: u64) -> io::Resu
     Ok(Ok(out))
 }
 
+/// Up to `len` bytes of `rel` from `at` on: fewer where the file ends first.
+pub(crate) fn read_range(root: &HeldDir, rel: &Path, at: u64, len: u64) -> io::Result<Vec<u8>> {
+    let file = root.open_file(rel, OpenHow::READ)?;
+    let mut out = Vec::with_capacity(len as usize);
+    let mut from = at;
+    let mut buf = vec![0u8; len as usize];
+    while (out.len() as u64) < len {
+        let n = std::os::unix::fs::FileExt::read_at(&file, &mut buf[..(len as usize - out.len())], from)?;
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+        from += n as u64;
+    }
+    Ok(out)
+}
+
 /// The target of link `rel` (at most 4 KiB of it).
 pub(crate) fn read_link(root: &HeldDir, rel: &Path) -> io::Result<String> {
     Ok(root.read_link(rel, 4096)?.to_string_lossy().into_owned())
