@@ -25,12 +25,11 @@
 //! with the interpreter's hash seed; fsarena names each by what it does instead, in ACE's
 //! j-lang names (`Afoo` is `A/foo`): `falloc.Afoo.zero_range_keep_size.append.fsync_A`.
 
-use super::seq::{pattern, split, Changes, Kind, Model};
+use super::seq::{fallocate, pattern, split, Changes, Kind, Model};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -1066,16 +1065,6 @@ fn note_allocated(m: &mut Model, root: &Path, file: Option<(&str, &File)>) {
                 i.allocated = b * 512;
             }
         }
-    }
-}
-
-fn fallocate(file: &File, mode: libc::c_int, offset: u64, len: u64) -> io::Result<()> {
-    // SAFETY: an open descriptor and integer arguments.
-    let rc = unsafe { libc::fallocate(file.as_raw_fd(), mode, offset as libc::off_t, len as libc::off_t) };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
     }
 }
 

@@ -200,7 +200,8 @@ impl Job {
 struct State {
     /// Its name, from where in the log it is cut (not from the order states are found, so a
     /// rerun of the same log names the same state alike): `f0` before the first flush, `fK`
-    /// at flush K, `cJ` the epoch's first J writes, `xJ` the epoch without its write J,
+    /// at the K-th flush before any mark, `mMfK` at the K-th flush after mark M, `cJ` the
+    /// epoch's first J writes, `xJ` the epoch without its write J,
     /// `tJ.K` its write J torn after K blocks, `sN` the N-th random subset; at file level
     /// `pK` at crash point K, with `a` (every unsynced piece kept), `cJ`, `xJ` or `sN` after.
     id: String,
@@ -240,9 +241,19 @@ fn states(entries: &[Entry], o: &CrashOptions) -> Vec<State> {
         },
         &mut out,
     );
+    // Flushes counted from the mark before them: a journal commit that comes earlier or later
+    // in another run renames the flushes of its own epoch only.
+    let flush_id = |f: usize| -> String {
+        let mark = entries[..f].iter().rposition(|e| matches!(e, Entry::Mark(_)));
+        let k = flushes.iter().filter(|&&g| g < f && mark.is_none_or(|m| g > m)).count() + 1;
+        match mark.map(|m| &entries[m]) {
+            Some(Entry::Mark(n)) => format!("m{n}f{k}"),
+            _ => format!("f{k}"),
+        }
+    };
     for (k, &f) in flushes.iter().enumerate() {
         let s = State {
-            id: format!("f{}", k + 1),
+            id: flush_id(f),
             torn: None,
             keep: writes_before(f),
             marks: marks_before(next_flush(f)),
@@ -1187,6 +1198,12 @@ mod tests {
         assert_eq!((s[0].keep.clone(), s[0].marks.clone()), (vec![], vec![]));
         assert_eq!((s[1].keep.clone(), s[1].marks.clone()), (vec![0, 1], vec![0]));
         assert_eq!((s[2].keep.clone(), s[2].marks.clone()), (vec![0, 1, 4, 5], vec![0, 1]));
+        assert_eq!(s.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(), ["f0", "f1", "m0f1"]);
+        // Named from the mark before them: one more flush in the set-up renames none after
+        // mark 0.
+        let more = [w(0), Entry::Flush, w(1), Entry::Flush, Entry::Mark(0), w(2), w(3), Entry::Flush, Entry::Mark(1)];
+        let ids: Vec<_> = states(&more, &o).into_iter().map(|x| x.id).collect();
+        assert_eq!(ids, ["f0", "f1", "f2", "m0f1"]);
         // No flush at all (barrier=0): the empty image must keep both marks.
         let s = states(&[w(0), Entry::Mark(0), w(1), Entry::Mark(1)], &o);
         assert_eq!(s[0].marks, vec![0, 1]);

@@ -227,10 +227,10 @@ fn setxattr(path: &Path, name: &str, value: &[u8]) -> io::Result<()> {
     check(unsafe { libc::lsetxattr(p.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) })
 }
 
-fn fallocate(file: &File, mode: libc::c_int, offset: u64, len: u64) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: an open descriptor and integer arguments.
-    check(unsafe { libc::fallocate(file.as_raw_fd(), mode, offset as libc::off_t, len as libc::off_t) })
+/// fallocate(2) with `mode`'s `FALLOC_FL_*` bits as they are (seq's and ACE's workloads).
+pub(crate) fn fallocate(file: &File, mode: libc::c_int, offset: u64, len: u64) -> io::Result<()> {
+    let flags = rustix::fs::FallocateFlags::from_bits_retain(mode as u32);
+    Ok(rustix::fs::fallocate(file, flags, offset, len)?)
 }
 
 /// What the persistence call after the operation syncs.
