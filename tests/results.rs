@@ -148,11 +148,13 @@ fn fail_on_regression_exits_1_on_a_significant_slowdown() {
         "--target",
         "fuse2fs:size=64m,label=slow",
         "--workload",
-        "io:rw=randread,bs=4k,size=4m,direct=1,time_based=1,runtime=300ms",
-        // Five, not three: one repetition of the fast target slowed down by a loaded machine
-        // leaves three too wide to tell a tenfold difference (p 0.054 seen under load).
+        "io:rw=randread,bs=4k,size=4m,direct=1,time_based=1,runtime=500ms",
+        // Seven of 500 ms, not three of 300: one repetition of the fast target slowed down by
+        // a loaded machine left three too wide to tell a tenfold difference (p 0.054 seen
+        // under load), and five once spanned more than 10x ("too noisy", a fresh clone's run
+        // beside a crash run).
         "--repeat",
-        "5",
+        "7",
         "--warmup",
         "0",
     ]);
