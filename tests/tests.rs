@@ -43,5 +43,6 @@ mod sqlite;
 mod steadystate;
 mod suites;
 mod targets;
+mod tiers;
 mod tree;
 mod verify;
