@@ -378,6 +378,14 @@ pub fn run_clone<E: Engine>(
     if let Some(d) = &mut refill {
         d.skip(o.iodepth.max(1), o.max_bs() as usize);
     }
+    // A clone the barrier itself releases (no start delay, no waitee) is running from the
+    // barrier on, as fio's main thread marks every job it releases TD_RUNNING before it lets
+    // any of them go: a short job's exitall (exit_what=stonewall) that ends before a sibling
+    // has reached its first I/O still stops that sibling.
+    let at_barrier = o.startdelay.0 == 0 && spec.waitee.is_none();
+    if at_barrier {
+        stage.mark_running(stop);
+    }
     start.wait();
     o.wait_start_delay(stop);
     // fio starts a job with wait_for once its waitee has exited (after its start_delay).
@@ -385,7 +393,9 @@ pub fn run_clone<E: Engine>(
     if stop.load(Ordering::Relaxed) {
         return result;
     }
-    stage.mark_running(stop);
+    if !at_barrier {
+        stage.mark_running(stop);
+    }
     let cpu_start = Rusage::thread();
     if o.verify_only {
         // fio's verify_only: nothing written; the units an earlier run wrote are checked, as
