@@ -1,9 +1,18 @@
 //! The command line: every flag defined once, here; clap derives help from it.
 
-use crate::plan::{MAX_REPEAT, MAX_WARMUP};
 use clap::{Args, Parser, Subcommand};
 use fsarena_report::OutputFormat::{self, Csv, FioJson, FioJsonPlus, Human, Json, Markdown};
 use std::path::PathBuf;
+
+/// Measured repetitions and warm-ups when neither the command line nor the file says.
+pub const DEFAULT_REPEAT: u32 = 3;
+/// Most measured repetitions (--repeat, `repeat =`): each is a run of every workload on every
+/// target, with its results kept; a thousand is more than any interval needs.
+pub const MAX_REPEAT: u32 = 1000;
+/// Most warm-up repetitions (--warmup, `warmup =`).
+pub const MAX_WARMUP: u32 = 100;
+/// Discarded warm-up repetitions by default.
+pub const DEFAULT_WARMUP: u32 = 1;
 
 /// `--output-format` of `run` and `demo` (and a job file's `output_format`).
 pub const RUN_FORMATS: &[OutputFormat] = &[Human, Json, FioJson, FioJsonPlus, Csv];
@@ -166,7 +175,7 @@ pub enum ResultsCommand {
         #[arg(
             long,
             value_name = "FORMAT",
-            value_parser = crate::man::format_names(TABLE_FORMATS),
+            value_parser = crate::offer::format_names(TABLE_FORMATS),
             hide_possible_values = true,
             default_value = "human",
         )]
@@ -183,7 +192,7 @@ pub enum ResultsCommand {
         #[arg(
             long,
             value_name = "FORMAT",
-            value_parser = crate::man::format_names(SHOW_FORMATS),
+            value_parser = crate::offer::format_names(SHOW_FORMATS),
             hide_possible_values = true,
             default_value = "human",
         )]
@@ -200,7 +209,7 @@ pub enum ResultsCommand {
         #[arg(
             long,
             value_name = "FORMAT",
-            value_parser = crate::man::format_names(EXPORT_FORMATS),
+            value_parser = crate::offer::format_names(EXPORT_FORMATS),
             hide_possible_values = true,
         )]
         format: String,
@@ -236,7 +245,7 @@ pub struct CompareArgs {
     #[arg(
         long,
         value_name = "FORMAT",
-        value_parser = crate::man::format_names(TABLE_FORMATS),
+        value_parser = crate::offer::format_names(TABLE_FORMATS),
         hide_possible_values = true,
         default_value = "human",
     )]
@@ -275,7 +284,7 @@ pub struct CleanupArgs {
 )]
 pub struct UpArgs {
     /// A filesystem to provision: KIND[:key=value,...], as for `fsarena run`. Repeatable.
-    #[arg(long = "target", value_name = "SPEC", required = true, value_parser = crate::man::target_specs(), hide_possible_values = true)]
+    #[arg(long = "target", value_name = "SPEC", required = true, value_parser = crate::offer::target_specs(), hide_possible_values = true)]
     pub targets: Vec<String>,
     /// Return once the targets are up; `fsarena down` tears them down.
     #[arg(long)]
@@ -321,11 +330,11 @@ pub struct PlanArgs {
     pub fio: Option<PathBuf>,
     /// A filesystem under test: KIND[:key=value,...], e.g. dir:path=/mnt/x. Repeatable; it
     /// replaces the targets of an experiment file or suite.
-    #[arg(long = "target", value_name = "SPEC", value_parser = crate::man::target_specs(), hide_possible_values = true)]
+    #[arg(long = "target", value_name = "SPEC", value_parser = crate::offer::target_specs(), hide_possible_values = true)]
     pub targets: Vec<String>,
     /// A filesystem to add to the targets of an experiment file or suite (your own FUSE
     /// filesystem, a real device with --force). Repeatable.
-    #[arg(long = "add-target", value_name = "SPEC", value_parser = crate::man::target_specs(), hide_possible_values = true)]
+    #[arg(long = "add-target", value_name = "SPEC", value_parser = crate::offer::target_specs(), hide_possible_values = true)]
     pub add_targets: Vec<String>,
     /// The size an experiment file or suite runs at: smoke, quick or full (the study's own
     /// parameters); each row's [workload.quick] and [workload.smoke] tables say what is reduced
@@ -338,7 +347,7 @@ pub struct PlanArgs {
     #[arg(
         long = "workload",
         value_name = "SPEC",
-        value_parser = crate::man::workload_specs(),
+        value_parser = crate::offer::workload_specs(),
         hide_possible_values = true
     )]
     pub workloads: Vec<String>,
@@ -351,7 +360,7 @@ pub struct PlanArgs {
     #[arg(
         long,
         value_name = "FORMAT",
-        value_parser = crate::man::format_names(RUN_FORMATS),
+        value_parser = crate::offer::format_names(RUN_FORMATS),
         hide_possible_values = true,
     )]
     pub output_format: Option<String>,

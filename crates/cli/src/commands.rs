@@ -1,13 +1,12 @@
 //! The commands that read the store: results, compare, report; and targets and cleanup.
 
 use crate::args::{CompareArgs, DbArg, ReportArgs, ResultsCommand, EXPORT_FORMATS, SHOW_FORMATS, TABLE_FORMATS};
-use crate::output::say;
-use crate::plan::Failure;
+use crate::failure::Failure;
+use crate::output::{print, say};
 use fsarena_core::run::RunReport;
 use fsarena_core::{printable, InputError};
 use fsarena_report::{compare_runs, compare_targets, AbRow, AbVerdict, OutputFormat};
 use fsarena_store::Store;
-use std::io::Write;
 use std::process::ExitCode;
 
 /// Opens the store for reading only: no lock file or anything else is created beside it,
@@ -28,28 +27,6 @@ fn open_for_writing(db: &DbArg) -> Result<Store, Failure> {
 fn load(store: &Store, spec: &str) -> Result<RunReport, Failure> {
     let id = store.resolve(spec).map_err(|e| Failure::BadInput(InputError::new(e.to_string())))?;
     store.load(&id).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))
-}
-
-/// Writes `bytes` to stdout. A closed pipe (`| head`) is not an error; any other failure
-/// (`> /dev/full`) is, so that output that was lost never exits 0. During a run either stops
-/// it (see [`crate::output`]).
-pub fn print(bytes: &[u8]) -> Result<(), Failure> {
-    match crate::output::out(bytes) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::Run(anyhow::anyhow!("cannot write the output to stdout: {e}")))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Writes `bytes` to the new file `path` for a report, a chart or an export: 0600, a link or
-/// anything but a regular file at the name refused (see
-/// [`fsarena_target::safefs::create_private`]); a regular file the user named is replaced.
-pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let mut file = fsarena_target::safefs::create_private(path, true)
-        .with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))?;
-    file.write_all(bytes).with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))
 }
 
 /// `name` as one of the formats `accepted` by `flag`, or bad input naming them.

@@ -5,10 +5,10 @@
 //! took against it, and their sum is the demo's promise (a test holds the budgets to it).
 
 use crate::args::{DemoArgs, SuiteCommand};
-use crate::experiment::Scale;
+use crate::failure::Failure;
 use crate::output::say;
-use crate::plan::{Failure, Plan};
-use crate::suite::{Suite, SUITES};
+use crate::plan::Plan;
+use crate::suite::{smoke_budget, Suite, SUITES};
 use fsarena_core::InputError;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -16,14 +16,6 @@ use std::time::{Duration, Instant};
 /// What the demo's suites may take together, run time after the build: the sum of their
 /// smoke budgets must stay within it.
 pub const DEMO_BUDGET: Duration = Duration::from_secs(240);
-
-/// The smoke budget `suite` states in its `[scale.smoke]` table.
-pub fn smoke_budget(suite: &Suite) -> Result<Duration, InputError> {
-    let job = crate::experiment::parse(suite.text, &suite.path())?;
-    crate::experiment::file_scale(&job, Scale::Smoke, &suite.path())?
-        .budget
-        .ok_or_else(|| InputError::new(format!("{}: [scale.smoke] states no budget", suite.path())))
-}
 
 /// The plan of `suite` as the demo runs it: `suite run NAME --scale smoke` with the demo's
 /// repetitions, name, tag, database and work directory.
@@ -48,7 +40,7 @@ fn plan(suite: &Suite, args: &DemoArgs) -> Result<Plan, Failure> {
     let cli = <crate::args::Cli as clap::Parser>::try_parse_from(argv)
         .map_err(|e| Failure::Run(anyhow::anyhow!("demo: {e}")))?;
     match cli.command {
-        crate::args::Command::Suite(SuiteCommand::Run(a)) => Plan::from_suite(&a, suite),
+        crate::args::Command::Suite(SuiteCommand::Run(a)) => crate::suite::plan(&a, suite),
         _ => Err(Failure::Run(anyhow::anyhow!("demo: unexpected command line"))),
     }
 }
@@ -145,7 +137,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode, Failure> {
         budget.as_secs()
     );
     let html = fsarena_report::html_parts("fsarena demo", &intro, &parts);
-    crate::commands::write_private(out, html.as_bytes()).map_err(Failure::Run)?;
+    crate::output::write_private(out, html.as_bytes()).map_err(Failure::Run)?;
     say!(
         "fsarena: demo: {:.0} s of run time for {} suite(s) (budget {} s); report written to {}",
         total.as_secs_f64(),

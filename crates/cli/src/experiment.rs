@@ -48,6 +48,8 @@
 //! pgbench's.) `needs = "rocksdb"` marks a row that only a build with that cargo feature runs:
 //! other builds list it as skipped.
 
+pub mod figures;
+
 use fsarena_core::{InputError, Spec};
 use fsarena_report::experiment::{Claim, Scope};
 use fsarena_workload::plain::cut;
@@ -130,7 +132,7 @@ pub struct TomlJob {
     pub scale: toml::Table,
     /// The study's figures and tables.
     #[serde(default)]
-    pub figure: Vec<crate::figures::FigureTable>,
+    pub figure: Vec<figures::FigureTable>,
 }
 
 /// One label or several.

@@ -57,7 +57,7 @@ pub fn watch(
         match emergency.get() {
             None => std::process::exit(code),
             Some(e) => e.tear_down_then(|done, error, kept| {
-                crate::runner::say_teardown(done, error, kept);
+                say_teardown(done, error, kept);
                 std::process::exit(code)
             }),
         }
@@ -73,4 +73,24 @@ pub fn watch(
         }
     }
     Ok(())
+}
+
+/// What an emergency teardown did, what stopped it, and the state file it kept.
+pub(crate) fn say_teardown(
+    done: &[String],
+    error: Option<&fsarena_target::TargetError>,
+    kept: Option<&std::path::Path>,
+) {
+    for line in done {
+        say!("fsarena: {}", fsarena_core::printable(line));
+    }
+    if let Some(error) = error {
+        say!("fsarena: {error}");
+    }
+    if let Some(state) = kept {
+        say!(
+            "fsarena: kept {}: run `fsarena cleanup` once nothing holds the mount",
+            fsarena_core::printable(&state.to_string_lossy())
+        );
+    }
 }

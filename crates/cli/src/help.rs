@@ -3,7 +3,7 @@
 //! docs/targets.md, which a test keeps equal to the tables.
 
 use crate::args::HelpArgs;
-use crate::plan::Failure;
+use crate::failure::Failure;
 use fsarena_core::option::{DefaultValue, ListSyntax, OptionDoc, ValueKind};
 use fsarena_core::InputError;
 use fsarena_target::table::Kind as TargetKind;
@@ -79,7 +79,7 @@ pub fn help(args: &HelpArgs) -> Result<ExitCode, Failure> {
         (Topic::Workload(k), true) => workload_section(k),
         (Topic::Target(k), true) => target_section(&[k]),
     };
-    crate::commands::print(text.as_bytes())?;
+    crate::output::print(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

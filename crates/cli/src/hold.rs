@@ -7,8 +7,8 @@
 //! records, by the same identity checks as `fsarena cleanup`, which leaves held runs alone.
 
 use crate::args::{DownArgs, UpArgs};
+use crate::failure::Failure;
 use crate::output::say;
-use crate::plan::Failure;
 use anyhow::anyhow;
 use fsarena_core::{printable, InputError};
 use fsarena_target::{Mounted, ProvisionCtx, RunId, Target, Workdir};
@@ -53,7 +53,7 @@ pub fn up(args: &UpArgs) -> Result<ExitCode, Failure> {
             }
             out.push('\n');
         }
-        crate::commands::print(out.as_bytes())?;
+        crate::output::print(out.as_bytes())?;
         if args.detach {
             // Nothing is undone: the state file keeps every resource for `fsarena down`.
             drop(up);

@@ -6,16 +6,18 @@
 //! `null` engine or small real jobs.
 
 mod args;
+mod cluster;
 mod commands;
 mod demo;
 mod experiment;
+mod failure;
 mod fault;
-mod figures;
 mod help;
 mod hold;
 mod man;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod offer;
 mod output;
 mod plan;
 mod progress;
@@ -68,12 +70,12 @@ where
     };
     match outcome {
         Ok(code) => code,
-        Err(plan::Failure::BadInput(_)) if silent => ExitCode::from(2),
-        Err(plan::Failure::BadInput(e)) => {
+        Err(failure::Failure::BadInput(_)) if silent => ExitCode::from(2),
+        Err(failure::Failure::BadInput(e)) => {
             say_bad_input(&e);
             ExitCode::from(2)
         }
-        Err(plan::Failure::Run(e)) => {
+        Err(failure::Failure::Run(e)) => {
             // One line, and inert: the message carries labels, paths and tools' output.
             say!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
             ExitCode::from(1)
@@ -90,14 +92,14 @@ fn say_bad_input(e: &impl std::fmt::Display) {
 
 /// `fsarena run`: validate, then run, on this process alone or, with `--mpi`, on every rank
 /// of the MPI job (which ends when the ranks are dropped, after the run).
-fn run_plan(run: &args::RunArgs) -> Result<ExitCode, plan::Failure> {
-    let ranks = ranks::open(run.plan.mpi)?;
+fn run_plan(run: &args::RunArgs) -> Result<ExitCode, failure::Failure> {
+    let ranks = cluster::open(run.plan.mpi)?;
     match plan::Plan::from_run_args(run) {
         Ok(plan) => runner::execute(&plan, run.plan.progress.mode(), ranks.as_ref()),
         // Every rank validated the same plan and found the same fault: rank 0 says it, while
         // every rank is still in the job (a rank that ended first with exit 2 would have
         // mpirun end rank 0 before it said why), then they all leave.
-        Err(plan::Failure::BadInput(e)) if ranks.size() > 1 => {
+        Err(failure::Failure::BadInput(e)) if ranks.size() > 1 => {
             if ranks.rank() == 0 {
                 say_bad_input(&e);
             }
@@ -129,4 +131,79 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         .collect();
     say!("fsarena: {}", fsarena_core::printable(&parts.join("; ")));
     ExitCode::from(2)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// The top-level module each `crate::NAME` (or `use crate::{NAME, ...}`) in `text` names.
+    fn named_modules(text: &str) -> BTreeSet<String> {
+        let word = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+        let mut out = BTreeSet::new();
+        for (i, _) in text.match_indices("crate::") {
+            let rest = &text[i + "crate::".len()..];
+            match rest.strip_prefix('{') {
+                Some(group) => {
+                    let group = group.split('}').next().unwrap_or_default();
+                    out.extend(group.split(',').map(|p| word(p.trim())).filter(|w| !w.is_empty()));
+                }
+                None => {
+                    out.insert(word(rest));
+                }
+            }
+        }
+        out
+    }
+
+    /// The cli's modules form layers: reading the crate from the top (lib.rs), no module
+    /// reaches back to one that reaches it. A module's files (experiment/figures.rs) are one
+    /// module.
+    #[test]
+    fn the_modules_import_each_other_in_no_circle() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut files = vec![src.clone()];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap();
+            let first = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+            let module = first.trim_end_matches(".rs").to_string();
+            if ["lib", "main"].contains(&module.as_str()) {
+                continue;
+            }
+            let named = named_modules(&std::fs::read_to_string(&path).unwrap());
+            graph.entry(module.clone()).or_default().extend(named.into_iter().filter(|m| *m != module));
+        }
+        assert!(graph.len() > 10 && graph["runner"].contains("plan"), "{graph:?}");
+        // Depth-first, with the path so far: a module met again on it closes a circle.
+        fn visit(
+            m: &str,
+            graph: &BTreeMap<String, BTreeSet<String>>,
+            path: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+        ) -> Result<(), String> {
+            if let Some(at) = path.iter().position(|p| p == m) {
+                return Err(format!("{} -> {m}", path[at..].join(" -> ")));
+            }
+            if !done.insert(m.to_string()) {
+                return Ok(());
+            }
+            path.push(m.to_string());
+            for next in graph.get(m).into_iter().flatten() {
+                visit(next, graph, path, done)?;
+            }
+            path.pop();
+            Ok(())
+        }
+        let mut done = BTreeSet::new();
+        for m in graph.keys() {
+            // Each root gets its own walk (done marks modules whose walks found no circle).
+            visit(m, &graph, &mut Vec::new(), &mut done).unwrap_or_else(|c| panic!("an import circle: {c}"));
+        }
+    }
 }

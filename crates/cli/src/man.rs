@@ -1,11 +1,9 @@
 //! Man pages and shell completions, generated from the one flag table (args.rs) like
-//! `--help`; and the value hints that let completions offer the kinds for `--target` and
-//! `--workload` rather than file names.
+//! `--help` (the words completions offer are in offer.rs).
 
 use crate::args::{Cli, ManArgs};
+use crate::failure::Failure;
 use crate::output::say;
-use crate::plan::Failure;
-use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::CommandFactory;
 use fsarena_core::InputError;
 use std::process::ExitCode;
@@ -16,7 +14,7 @@ pub fn man(args: &ManArgs) -> Result<ExitCode, Failure> {
     let Some(dir) = &args.dir else {
         let mut out = Vec::new();
         clap_mangen::Man::new(Cli::command()).render(&mut out).map_err(|e| Failure::Run(e.into()))?;
-        crate::commands::print(&out)?;
+        crate::output::print(&out)?;
         return Ok(ExitCode::SUCCESS);
     };
     let shown = fsarena_core::printable(&dir.to_string_lossy()).into_owned();
@@ -38,63 +36,8 @@ fn pages(command: &clap::Command) -> usize {
 pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "fsarena", &mut out);
-    crate::commands::print(&out)?;
+    crate::output::print(&out)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// What completions offer for an argument whose values are checked later, with their own
-/// messages (a spec by its kind's parser, a format by the command's list): clap accepts any
-/// text and only lists these words, so a shell completes `--target ext<TAB>` to the kinds and
-/// never to file names.
-#[derive(Debug, Clone, Copy)]
-pub enum Offer {
-    /// The target kinds (`--target`).
-    TargetKinds,
-    /// The workload kinds (`--workload`).
-    WorkloadKinds,
-    /// These output formats (`--output-format`: a command's accepted list in args.rs).
-    Formats(&'static [fsarena_report::OutputFormat]),
-}
-
-/// `--target`: the target kinds.
-pub fn target_specs() -> Offer {
-    Offer::TargetKinds
-}
-
-/// `--workload`: the workload kinds.
-pub fn workload_specs() -> Offer {
-    Offer::WorkloadKinds
-}
-
-/// `--output-format`: the names of `formats`.
-pub fn format_names(formats: &'static [fsarena_report::OutputFormat]) -> Offer {
-    Offer::Formats(formats)
-}
-
-impl TypedValueParser for Offer {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        StringValueParser::new().parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        let words: Vec<PossibleValue> = match self {
-            Offer::TargetKinds => {
-                fsarena_target::TARGET_KINDS.iter().map(|k| PossibleValue::new(k.name).help(k.summary)).collect()
-            }
-            Offer::WorkloadKinds => {
-                fsarena_workload::WORKLOAD_KINDS.iter().map(|k| PossibleValue::new(k.name).help(k.summary)).collect()
-            }
-            Offer::Formats(formats) => formats.iter().map(|f| PossibleValue::new(f.name())).collect(),
-        };
-        Some(Box::new(words.into_iter()))
-    }
 }
 
 #[cfg(test)]

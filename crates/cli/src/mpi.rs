@@ -6,7 +6,7 @@
 //! [`crate::ranks::run_in_step`]); one thread at a time, never two. Where the library gives
 //! less (funneled), only the main thread calls MPI and the rendezvous hands each meeting to it.
 
-use crate::plan::Failure;
+use crate::failure::Failure;
 use crate::ranks::Ranks;
 use mpi::datatype::PartitionMut;
 use mpi::topology::SimpleCommunicator;

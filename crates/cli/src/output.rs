@@ -16,6 +16,8 @@
 //! The streams are the process's, so this state is too: one run at a time per process (as
 //! the binary does; in-process tests that run plans side by side share it).
 
+use crate::failure::Failure;
+use fsarena_core::printable;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -152,4 +154,26 @@ fn reader_gone(fd: i32) -> bool {
         Ok(n) if n > 0 => fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP),
         _ => false,
     }
+}
+
+/// Writes `bytes` to stdout. A closed pipe (`| head`) is not an error; any other failure
+/// (`> /dev/full`) is, so that output that was lost never exits 0. During a run either stops
+/// it (see [`crate::output`]).
+pub fn print(bytes: &[u8]) -> Result<(), Failure> {
+    match out(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Run(anyhow::anyhow!("cannot write the output to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes `bytes` to the new file `path` for a report, a chart or an export: 0600, a link or
+/// anything but a regular file at the name refused (see
+/// [`fsarena_target::safefs::create_private`]); a regular file the user named is replaced.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let mut file = fsarena_target::safefs::create_private(path, true)
+        .with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))?;
+    file.write_all(bytes).with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))
 }

@@ -1,7 +1,8 @@
 //! Validation: command line and job files become a [`Plan`] before anything is created.
 
-use crate::args::{PlanArgs, RunArgs, SuiteRunArgs};
+use crate::args::{PlanArgs, RunArgs, DEFAULT_REPEAT, DEFAULT_WARMUP, MAX_REPEAT, MAX_WARMUP};
 use crate::experiment::{self, Scale, TomlJob};
+use crate::failure::Failure;
 use fsarena_core::{InputError, Spec};
 use fsarena_report::experiment::{Experiment, Skipped};
 use fsarena_report::OutputFormat;
@@ -10,21 +11,6 @@ use fsarena_workload::io::{jobfile, IoWorkload};
 use fsarena_workload::plain::cut;
 use fsarena_workload::Workload;
 use std::path::PathBuf;
-
-/// Why a command did not succeed.
-#[derive(Debug)]
-pub enum Failure {
-    /// Bad input: exit 2, nothing was created.
-    BadInput(InputError),
-    /// A failure during the run: exit 1.
-    Run(anyhow::Error),
-}
-
-impl From<InputError> for Failure {
-    fn from(e: InputError) -> Self {
-        Self::BadInput(e)
-    }
-}
 
 /// What to run: targets × workloads, and how to report.
 #[derive(Debug)]
@@ -176,12 +162,6 @@ impl Plan {
         Self::build(&run.plan, job, Scale::Full)
     }
 
-    /// From `fsarena suite run` arguments and the suite's file.
-    pub fn from_suite(args: &SuiteRunArgs, suite: &crate::suite::Suite) -> Result<Self, Failure> {
-        let job = JobFile { origin: suite.path(), text: suite.text.to_string(), path: None, suite: Some(suite.name) };
-        Self::build(&args.plan, Some(job), Scale::Quick)
-    }
-
     /// The plan from the flags and an experiment file (or suite), at `default_scale` unless
     /// --scale says otherwise.
     pub fn build(args: &PlanArgs, job: Option<JobFile>, default_scale: Scale) -> Result<Self, Failure> {
@@ -246,7 +226,7 @@ impl Plan {
             }
             let rows = experiment::rows(&job, scale, &origin)?;
             let claims = experiment::claims(&job, &rows, &origin)?;
-            let figures = crate::figures::figures(&job, &rows, &origin)?;
+            let figures = experiment::figures::figures(&job, &rows, &origin)?;
             let mut described = Vec::new();
             for row in &rows {
                 let mut sweep = experiment::table_to_sweep(&row.table, &row.origin)?;
@@ -494,16 +474,6 @@ impl Plan {
         }
     }
 }
-
-/// Measured repetitions and warm-ups when neither the command line nor the file says.
-pub const DEFAULT_REPEAT: u32 = 3;
-/// Most measured repetitions (--repeat, `repeat =`): each is a run of every workload on every
-/// target, with its results kept; a thousand is more than any interval needs.
-pub const MAX_REPEAT: u32 = 1000;
-/// Most warm-up repetitions (--warmup, `warmup =`).
-pub const MAX_WARMUP: u32 = 100;
-/// Discarded warm-up repetitions by default.
-pub const DEFAULT_WARMUP: u32 = 1;
 
 /// Two steps that would give results with the same key (the same kind and parameters, the
 /// same sweep point) are refused: the table would show one of them twice or hide one.

@@ -7,7 +7,6 @@
 //! a rank built from another fsarena is refused rather than misread.
 
 use crate::output::say;
-use crate::plan::Failure;
 use fsarena_core::{Better, Measurement};
 use serde::{Deserialize, Serialize};
 
@@ -76,27 +75,6 @@ impl Ranks for Alone {
     }
     fn distributed(&self) -> bool {
         false
-    }
-}
-
-/// The ranks of this run: the MPI job's with `--mpi`, else [`Alone`]. Without the `mpi`
-/// feature `--mpi` is bad input that says how to get it.
-pub fn open(mpi: bool) -> Result<Box<dyn Ranks>, Failure> {
-    if !mpi {
-        return Ok(Box::new(Alone));
-    }
-    #[cfg(feature = "mpi")]
-    {
-        crate::mpi::World::init().map(|w| Box::new(w) as Box<dyn Ranks>)
-    }
-    #[cfg(not(feature = "mpi"))]
-    {
-        Err(fsarena_core::InputError::new(
-            "--mpi: this fsarena was built without MPI; build it with `cargo build --release --features mpi` \
-             (needs OpenMPI and libclang: apt-get install libopenmpi-dev libclang-dev), then start it with \
-             `mpirun -np N fsarena run --mpi ...`",
-        )
-        .into())
     }
 }
 

@@ -7,7 +7,8 @@
 //! that would become `last`. When a write fails (a read-only or full disk), nothing more is
 //! written, the run goes on, and [`Recorder::finish`] says so: the run then exits 1.
 
-use crate::plan::{Failure, Plan};
+use crate::failure::Failure;
+use crate::plan::Plan;
 use fsarena_core::run::{ResultEntry, RunReport};
 use fsarena_core::{InputError, Measurement};
 use fsarena_store::{Store, StoreError};

@@ -3,7 +3,7 @@
 //! that a report that could not be written is refused (exit 2) before anything runs, rather
 //! than found out after the whole run.
 
-use crate::plan::Failure;
+use crate::failure::Failure;
 use fsarena_core::{printable, InputError};
 use std::path::Path;
 
@@ -72,10 +72,10 @@ pub fn check(out: &Path, accepted: &[ReportFile]) -> Result<ReportFile, Failure>
 }
 
 /// Writes an HTML report, or a Markdown one with its SVG charts beside it, as [`ReportFile::of`]
-/// decides by `out`'s name; each file 0600 ([`crate::commands::write_private`]): a report holds
+/// decides by `out`'s name; each file 0600 ([`crate::output::write_private`]): a report holds
 /// commands, environments and logs.
 pub fn write(runs: &[fsarena_core::run::RunReport], out: &Path) -> anyhow::Result<()> {
-    use crate::commands::write_private;
+    use crate::output::write_private;
     use fsarena_report::Exporter;
     match ReportFile::of(out) {
         Some(ReportFile::Markdown) => {

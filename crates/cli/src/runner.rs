@@ -1,8 +1,9 @@
 //! Runs a plan: for each target provision, run every workload, tear down; then export.
 //! Teardown always happens, and what was measured before a failure is still reported.
 
+use crate::failure::Failure;
 use crate::output::say;
-use crate::plan::{Failure, Plan};
+use crate::plan::Plan;
 use crate::progress::{Mode, Position, Progress, Schedule};
 use crate::ranks::Ranks;
 use anyhow::anyhow;
@@ -22,7 +23,7 @@ pub fn execute(plan: &Plan, mode: Mode, ranks: &dyn Ranks) -> Result<ExitCode, F
         if ranks.rank() != 0 {
             return Ok(ExitCode::SUCCESS);
         }
-        return crate::commands::print(plan_listing(plan).as_bytes()).map(|()| ExitCode::SUCCESS);
+        return crate::output::print(plan_listing(plan).as_bytes()).map(|()| ExitCode::SUCCESS);
     }
     // The other ranks print nothing but errors: rank 0 speaks for the run.
     let mode = if ranks.rank() == 0 { mode } else { Mode::Quiet };
@@ -434,7 +435,7 @@ fn run(plan: &Plan, progress: &Progress, size: &str, ranks: &dyn Ranks) -> Resul
     // The live line goes before the report is printed (stdout may be the same terminal);
     // the warnings come after it, once, where they are seen last.
     progress.finish();
-    let printed = exported.map_err(|e| Failure::Run(e.into())).and_then(|bytes| crate::commands::print(&bytes));
+    let printed = exported.map_err(|e| Failure::Run(e.into())).and_then(|bytes| crate::output::print(&bytes));
     progress.print_warnings();
     match signal.load(Ordering::Relaxed) {
         0 => {}
@@ -611,7 +612,7 @@ fn watch_signals(
                     // Nothing was created yet.
                     None => std::process::exit(code),
                     Some(e) => e.tear_down_then(|done, error, kept| {
-                        say_teardown(done, error, kept);
+                        crate::fault::say_teardown(done, error, kept);
                         std::process::exit(code)
                     }),
                 }
@@ -619,26 +620,6 @@ fn watch_signals(
         })
         .map_err(|e| Failure::Run(e.into()))?;
     Ok(())
-}
-
-/// What an emergency teardown did, what stopped it, and the state file it kept.
-pub(crate) fn say_teardown(
-    done: &[String],
-    error: Option<&fsarena_target::TargetError>,
-    kept: Option<&std::path::Path>,
-) {
-    for line in done {
-        say!("fsarena: {}", fsarena_core::printable(line));
-    }
-    if let Some(error) = error {
-        say!("fsarena: {error}");
-    }
-    if let Some(state) = kept {
-        say!(
-            "fsarena: kept {}: run `fsarena cleanup` once nothing holds the mount",
-            fsarena_core::printable(&state.to_string_lossy())
-        );
-    }
 }
 
 /// The target behind its lock (a panic while it was held leaves it usable: teardown must run).

@@ -4,7 +4,8 @@
 
 use crate::args::{SuiteCommand, SuiteRunArgs};
 use crate::experiment::Scale;
-use crate::plan::{Failure, Plan};
+use crate::failure::Failure;
+use crate::plan::{JobFile, Plan};
 use fsarena_core::InputError;
 use std::process::ExitCode;
 
@@ -52,12 +53,12 @@ pub fn find(name: &str) -> Result<&'static Suite, InputError> {
 pub fn command(command: &SuiteCommand) -> Result<ExitCode, Failure> {
     match command {
         SuiteCommand::List => {
-            crate::commands::print(list_text().as_bytes())?;
+            crate::output::print(list_text().as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
         SuiteCommand::Show { name, workdir } => {
             let suite = find(name)?;
-            crate::commands::print(show_text(suite, &workdir.path).as_bytes())?;
+            crate::output::print(show_text(suite, &workdir.path).as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
         SuiteCommand::Run(args) => run(args),
@@ -67,8 +68,8 @@ pub fn command(command: &SuiteCommand) -> Result<ExitCode, Failure> {
 /// `suite run`: as `run` (under MPI on every rank), the plan from the suite.
 fn run(args: &SuiteRunArgs) -> Result<ExitCode, Failure> {
     let suite = find(&args.suite)?;
-    let ranks = crate::ranks::open(args.plan.mpi)?;
-    match Plan::from_suite(args, suite) {
+    let ranks = crate::cluster::open(args.plan.mpi)?;
+    match plan(args, suite) {
         Ok(plan) => crate::runner::execute(&plan, args.plan.progress.mode(), ranks.as_ref()),
         Err(Failure::BadInput(_)) if ranks.rank() != 0 => Ok(ExitCode::from(2)),
         Err(e) => Err(e),
@@ -93,6 +94,12 @@ fn list_text() -> String {
     out
 }
 
+/// The plan of `suite` run with `args` (`fsarena suite run`): quick unless --scale says.
+pub fn plan(args: &SuiteRunArgs, suite: &Suite) -> Result<Plan, Failure> {
+    let job = JobFile { origin: suite.path(), text: suite.text.to_string(), path: None, suite: Some(suite.name) };
+    Plan::build(&args.plan, Some(job), Scale::Quick)
+}
+
 /// The plan of `suite` at `scale`, as `suite run NAME --scale S --dry-run` would build it.
 pub fn plan_at(suite: &Suite, scale: Scale, workdir: &std::path::Path) -> Result<Plan, Failure> {
     let argv = ["fsarena", "suite", "run", suite.name, "--dry-run", "--scale", scale.name(), "--workdir"];
@@ -100,7 +107,7 @@ pub fn plan_at(suite: &Suite, scale: Scale, workdir: &std::path::Path) -> Result
     let cli =
         <crate::args::Cli as clap::Parser>::try_parse_from(argv).map_err(|e| Failure::Run(anyhow::anyhow!("{e}")))?;
     match cli.command {
-        crate::args::Command::Suite(SuiteCommand::Run(args)) => Plan::from_suite(&args, suite),
+        crate::args::Command::Suite(SuiteCommand::Run(args)) => plan(&args, suite),
         _ => Err(Failure::Run(anyhow::anyhow!("suite show: unexpected command line"))),
     }
 }
@@ -111,7 +118,10 @@ fn figures_text(suite: &Suite) -> String {
     let origin = suite.path();
     let parsed = crate::experiment::parse(suite.text, &origin).and_then(|job| {
         let rows = crate::experiment::rows(&job, Scale::Full, &origin)?;
-        Ok((crate::figures::figures(&job, &rows, &origin)?, crate::experiment::claims(&job, &rows, &origin)?))
+        Ok((
+            crate::experiment::figures::figures(&job, &rows, &origin)?,
+            crate::experiment::claims(&job, &rows, &origin)?,
+        ))
     });
     let (figures, claims) = match parsed {
         Ok(parsed) => parsed,
@@ -147,7 +157,7 @@ fn show_text(suite: &Suite, workdir: &std::path::Path) -> String {
     for scale in Scale::ALL {
         out.push_str(&format!("\n# plan at --scale {}\n", scale.name()));
         if scale == Scale::Smoke {
-            if let Ok(budget) = crate::demo::smoke_budget(suite) {
+            if let Ok(budget) = smoke_budget(suite) {
                 out.push_str(&format!(
                     "#   budget: {} s of run time (fsarena demo runs every suite at smoke)\n",
                     budget.as_secs()
@@ -183,6 +193,14 @@ fn chosen_text(suite: &Suite) -> String {
             chosen.concat()
         ),
     }
+}
+
+/// The smoke budget `suite` states in its `[scale.smoke]` table.
+pub fn smoke_budget(suite: &Suite) -> Result<std::time::Duration, InputError> {
+    let job = crate::experiment::parse(suite.text, &suite.path())?;
+    crate::experiment::file_scale(&job, Scale::Smoke, &suite.path())?
+        .budget
+        .ok_or_else(|| InputError::new(format!("{}: [scale.smoke] states no budget", suite.path())))
 }
 
 #[cfg(test)]

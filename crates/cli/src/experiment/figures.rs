@@ -1,7 +1,7 @@
 //! A file's `[[figure]]` tables: the study's figures and tables, checked against its rows
 //! before anything runs (see [`crate::experiment`] for the file format).
 
-use crate::experiment::{FileRow, Labels, TomlJob};
+use super::{FileRow, Labels, TomlJob};
 use fsarena_core::InputError;
 use fsarena_report::experiment::{Figure, FigureKind};
 use fsarena_workload::plain::cut;
