@@ -163,146 +163,261 @@ impl Plan {
     }
 
     /// The plan from the flags and an experiment file (or suite), at `default_scale` unless
-    /// --scale says otherwise.
+    /// --scale says otherwise: the file's rows, the fio job file and the --workload flags
+    /// become steps, the targets are parsed (and, for a menu, those this machine cannot
+    /// provision skipped), then the repetitions, names and the machine's room are checked.
     pub fn build(args: &PlanArgs, job: Option<JobFile>, default_scale: Scale) -> Result<Self, Failure> {
-        let scale = match &args.scale {
-            Some(s) => Scale::parse(s)?,
-            None => default_scale,
-        };
-        // The report file first: a name that could not be written is known now, not after
-        // the run.
-        if let Some(out) = &args.output {
-            crate::report_file::check(out, &crate::report_file::ReportFile::ALL)?;
-        }
-        if args.scale.is_some() && job.is_none() {
-            return Err(InputError::new(
-                "--scale sizes an experiment file or a suite: give a job file (fsarena run exp.toml) or use fsarena suite run",
-            )
-            .into());
-        }
-        if !args.add_targets.is_empty() && job.is_none() {
-            return Err(InputError::new(
-                "--add-target adds to an experiment file's targets: give one, or use --target",
-            )
-            .into());
-        }
+        let scale = check_flags(args, job.as_ref(), default_scale)?;
         // A suite's targets and rows are a menu: what this machine or build cannot run is
         // skipped and listed, as --skip-unavailable does for a round-up.
         let skip_unavailable = args.skip_unavailable || job.as_ref().is_some_and(|j| j.suite.is_some());
-        let mut target_specs: Vec<(String, String)> =
-            args.targets.iter().map(|t| (t.clone(), "--target".to_string())).collect();
-        let mut steps: Vec<Step> = Vec::new();
-        let mut workload_count = 0;
-        let mut format = None;
-        let mut file: Option<TomlJob> = None;
-        let mut file_repeat = None;
-        let mut file_warmup = None;
-        let mut skipped: Vec<Skipped> = Vec::new();
-        let mut experiment: Option<Experiment> = None;
+        let mut draft = Draft {
+            target_specs: args.targets.iter().map(|t| (t.clone(), "--target".to_string())).collect(),
+            ..Draft::default()
+        };
         if let Some(job_file) = &job {
-            let origin = job_file.origin.clone();
-            let job = experiment::parse(&job_file.text, &origin)?;
-            let at_scale = experiment::file_scale(&job, scale, &origin)?;
-            file_repeat = at_scale.repeat.or(job.repeat);
-            file_warmup = at_scale.warmup.or(job.warmup);
-            if args.targets.is_empty() {
-                match &at_scale.targets {
-                    Some(specs) => {
-                        let at = format!("{origin}: [scale.{}]", scale.name());
-                        target_specs.extend(specs.iter().map(|t| (t.clone(), at.clone())));
-                    }
-                    None => {
-                        target_specs.extend(job.targets.iter().map(|t| (t.clone(), origin.clone())));
-                        for (i, table) in job.target.iter().enumerate() {
-                            let at = format!("{origin}: [[target]] #{}", i + 1);
-                            target_specs.push((experiment::table_to_target(table, &at)?, at));
-                        }
-                    }
-                }
-            }
-            target_specs.extend(args.add_targets.iter().map(|t| (t.clone(), "--add-target".to_string())));
-            if let Some(f) = &job.output_format {
-                format = Some(parse_format(f, &origin)?);
-            }
-            let rows = experiment::rows(&job, scale, &origin)?;
-            let claims = experiment::claims(&job, &rows, &origin)?;
-            let figures = experiment::figures::figures(&job, &rows, &origin)?;
-            let mut described = Vec::new();
-            for row in &rows {
-                let mut sweep = experiment::table_to_sweep(&row.table, &row.origin)?;
-                // A workload this build lacks (the servers and the crash checks come in
-                // their own builds): the row is listed as skipped, the rest runs.
-                let unavailable = match (&row.missing_feature, fsarena_workload::registry::kind(&sweep.kind)) {
-                    (_, None) => Some(format!("workload `{}` is not in this build", cut(&sweep.kind))),
-                    (Some(why), _) => Some(why.clone()),
-                    _ => None,
-                };
-                if let Some(reason) = unavailable.filter(|_| skip_unavailable) {
-                    skipped.push(Skipped { what: format!("row {}", row.id), reason });
-                    // Still a row of the report: its heading says it did not run here.
-                    described.push(row.described(Vec::new()));
-                    continue;
-                }
-                if let Some(why) = &row.missing_feature {
-                    return Err(InputError::new(format!("row {}: {why} (or --skip-unavailable)", cut(&row.id)))
-                        .at(row.origin.clone())
-                        .into());
-                }
-                if sweep.kind == "posix" {
-                    if let Some(families) = &args.posix_family {
-                        set_key(&mut sweep.keys, "family", families);
-                    }
-                }
-                let row_steps = steps_of(&sweep, workload_count).map_err(|e| e.at(row.origin.clone()))?;
-                let workloads = row_steps
-                    .iter()
-                    .map(|s| {
-                        fsarena_report::ResultEntry {
-                            workload_kind: s.workload.kind().to_string(),
-                            workload_params: s.workload.params(),
-                            ..Default::default()
-                        }
-                        .workload_title()
-                    })
-                    .collect();
-                described.push(row.described(workloads));
-                steps.extend(row_steps);
-                workload_count += 1;
-            }
-            if job_file.suite.is_some() || experiment::describes_rows(&job) {
-                experiment = Some(Experiment {
-                    name: job_file
-                        .suite
-                        .map(String::from)
-                        .or_else(|| job.name.clone())
-                        .unwrap_or_else(|| origin.clone()),
-                    title: job.description.clone(),
-                    scale: scale.name().to_string(),
-                    rows: described,
-                    claims,
-                    skipped: Vec::new(),
-                    figures,
-                });
-            }
-            file = Some(job);
+            draft.read_file(job_file, args, scale, skip_unavailable)?;
         }
         if let Some(path) = &args.fio {
-            let parsed = jobfile::parse_file(path)?;
-            let directories: Vec<String> = parsed.jobs.iter().filter_map(|j| j.options.directory.clone()).collect();
-            if target_specs.is_empty() && !directories.is_empty() {
-                if directories.iter().any(|d| d != &directories[0]) {
-                    return Err(InputError::new(
-                        "jobs name different directory= values: give one --target per directory instead",
-                    )
-                    .at(path.display().to_string())
-                    .into());
-                }
-                target_specs.push((directory_spec(&directories[0], path)?, path.display().to_string()));
-            }
-            let workload: Box<dyn Workload + Send + Sync> = Box::new(IoWorkload::from_job_file(parsed));
-            steps.push(Step { workload, point: Vec::new(), workload_index: workload_count, point_index: 0, points: 1 });
-            workload_count += 1;
+            draft.add_fio(path)?;
         }
+        draft.add_workloads(args)?;
+        check_distinct(&draft.steps)?;
+        if args.posix_family.is_some() && !draft.steps.iter().any(|s| s.workload.kind() == "posix") {
+            return Err(InputError::new(
+                "--posix-family chooses the families of a posix workload: add --workload posix (or a [[workload]] of kind posix)",
+            )
+            .into());
+        }
+        if let Some(f) = &args.output_format {
+            draft.format = Some(parse_format(f, "--output-format")?);
+        }
+        let targets = draft.targets(args, job.as_ref().and_then(|j| j.suite), skip_unavailable)?;
+        if draft.steps.is_empty() {
+            return Err(InputError::new(
+                "no workload: give --workload SPEC (e.g. io:rw=read,size=1g), --fio JOBFILE or a TOML job file",
+            )
+            .into());
+        }
+        // The command line wins over the file, the file over the defaults.
+        let origin = job.as_ref().map(|j| j.origin.clone()).unwrap_or_default();
+        let (repeat, warmup) = draft.rounds(args, &origin)?;
+        let file = draft.file.take();
+        let drop_caches = drop_caches(args, file.as_ref(), &origin)?;
+        let (name, tags) = names(args, file.as_ref(), &origin)?;
+        let workdir = check_machine(&targets, &args.workdir.path)?;
+        // Under MPI every rank puts its own share on the one target.
+        let sharing = if args.mpi { crate::ranks::launcher_size().unwrap_or(1) } else { 1 };
+        // A workload that runs on some kinds only (crash): in a suite (or with
+        // --skip-unavailable) the pairs it cannot run are skipped and listed, else refused.
+        let excluded = check_footprints(&targets, &draft.steps, sharing, skip_unavailable)?;
+        check_workdir_room(&targets, &draft.steps, &excluded, &workdir)?;
+        for (t, s, reason) in &excluded {
+            let what = format!("{} on target {}", draft.steps[*s].workload.kind(), targets[*t].label());
+            if !draft.skipped.iter().any(|k| k.what == what) {
+                draft.skipped.push(Skipped { what, reason: reason.clone() });
+            }
+        }
+        let text = draft.text(job.as_ref(), args.fio.as_deref());
+        Ok(Self {
+            targets,
+            steps: draft.steps,
+            workload_count: draft.workload_count,
+            skipped: draft.skipped.iter().map(|s| format!("{}: {}", s.what, s.reason)).collect(),
+            excluded: excluded.into_iter().map(|(t, s, _)| (t, s)).collect(),
+            scale: job.as_ref().map(|_| scale),
+            description: file.and_then(|f| f.description),
+            format: draft.format.unwrap_or(OutputFormat::Human),
+            dry_run: args.dry_run,
+            workdir,
+            drop_caches,
+            text,
+            repeat,
+            warmup,
+            db: (!args.no_store).then(|| args.db.path()),
+            name,
+            tags,
+            report: args.output.clone(),
+            strict_checks: args.strict_checks,
+        })
+    }
+}
+
+/// The scale, once the flags that need an experiment file have one and the report file can
+/// be written (known now, not after the run).
+fn check_flags(args: &PlanArgs, job: Option<&JobFile>, default_scale: Scale) -> Result<Scale, Failure> {
+    let scale = match &args.scale {
+        Some(s) => Scale::parse(s)?,
+        None => default_scale,
+    };
+    if let Some(out) = &args.output {
+        crate::report_file::check(out, &crate::report_file::ReportFile::ALL)?;
+    }
+    if args.scale.is_some() && job.is_none() {
+        return Err(InputError::new(
+            "--scale sizes an experiment file or a suite: give a job file (fsarena run exp.toml) or use fsarena suite run",
+        )
+        .into());
+    }
+    if !args.add_targets.is_empty() && job.is_none() {
+        return Err(
+            InputError::new("--add-target adds to an experiment file's targets: give one, or use --target").into()
+        );
+    }
+    Ok(scale)
+}
+
+/// A plan while it is read: what the experiment file, the fio job file and the flags add.
+#[derive(Default)]
+struct Draft {
+    /// Each target spec with where it came from, for messages.
+    target_specs: Vec<(String, String)>,
+    steps: Vec<Step>,
+    workload_count: usize,
+    format: Option<OutputFormat>,
+    /// The experiment file, once read.
+    file: Option<TomlJob>,
+    /// The file's repetitions and warm-ups at the chosen scale.
+    file_repeat: Option<u32>,
+    file_warmup: Option<u32>,
+    skipped: Vec<Skipped>,
+    /// The study the file describes (a suite, or rows with titles), for the report.
+    experiment: Option<Experiment>,
+}
+
+impl Draft {
+    /// Reads an experiment file or suite: its targets (unless --target), its rows as steps
+    /// (a row this build or machine cannot run skipped when `skip_unavailable`), its claims
+    /// and figures.
+    fn read_file(
+        &mut self,
+        job_file: &JobFile,
+        args: &PlanArgs,
+        scale: Scale,
+        skip_unavailable: bool,
+    ) -> Result<(), Failure> {
+        let origin = job_file.origin.clone();
+        let job = experiment::parse(&job_file.text, &origin)?;
+        let at_scale = experiment::file_scale(&job, scale, &origin)?;
+        self.file_repeat = at_scale.repeat.or(job.repeat);
+        self.file_warmup = at_scale.warmup.or(job.warmup);
+        if args.targets.is_empty() {
+            match &at_scale.targets {
+                Some(specs) => {
+                    let at = format!("{origin}: [scale.{}]", scale.name());
+                    self.target_specs.extend(specs.iter().map(|t| (t.clone(), at.clone())));
+                }
+                None => {
+                    self.target_specs.extend(job.targets.iter().map(|t| (t.clone(), origin.clone())));
+                    for (i, table) in job.target.iter().enumerate() {
+                        let at = format!("{origin}: [[target]] #{}", i + 1);
+                        self.target_specs.push((experiment::table_to_target(table, &at)?, at));
+                    }
+                }
+            }
+        }
+        self.target_specs.extend(args.add_targets.iter().map(|t| (t.clone(), "--add-target".to_string())));
+        if let Some(f) = &job.output_format {
+            self.format = Some(parse_format(f, &origin)?);
+        }
+        let rows = experiment::rows(&job, scale, &origin)?;
+        let claims = experiment::claims(&job, &rows, &origin)?;
+        let figures = experiment::figures::figures(&job, &rows, &origin)?;
+        let mut described = Vec::new();
+        for row in &rows {
+            described.push(self.add_row(row, args, skip_unavailable)?);
+        }
+        if job_file.suite.is_some() || experiment::describes_rows(&job) {
+            self.experiment = Some(Experiment {
+                name: job_file.suite.map(String::from).or_else(|| job.name.clone()).unwrap_or_else(|| origin.clone()),
+                title: job.description.clone(),
+                scale: scale.name().to_string(),
+                rows: described,
+                claims,
+                skipped: Vec::new(),
+                figures,
+            });
+        }
+        self.file = Some(job);
+        Ok(())
+    }
+
+    /// One row of the file as steps, or skipped; the row as the report describes it.
+    fn add_row(
+        &mut self,
+        row: &experiment::FileRow,
+        args: &PlanArgs,
+        skip_unavailable: bool,
+    ) -> Result<fsarena_report::experiment::Row, Failure> {
+        let mut sweep = experiment::table_to_sweep(&row.table, &row.origin)?;
+        // A workload this build lacks (the servers and the crash checks come in their own
+        // builds): the row is listed as skipped, the rest runs.
+        let unavailable = match (&row.missing_feature, fsarena_workload::registry::kind(&sweep.kind)) {
+            (_, None) => Some(format!("workload `{}` is not in this build", cut(&sweep.kind))),
+            (Some(why), _) => Some(why.clone()),
+            _ => None,
+        };
+        if let Some(reason) = unavailable.filter(|_| skip_unavailable) {
+            self.skipped.push(Skipped { what: format!("row {}", row.id), reason });
+            // Still a row of the report: its heading says it did not run here.
+            return Ok(row.described(Vec::new()));
+        }
+        if let Some(why) = &row.missing_feature {
+            return Err(InputError::new(format!("row {}: {why} (or --skip-unavailable)", cut(&row.id)))
+                .at(row.origin.clone())
+                .into());
+        }
+        if sweep.kind == "posix" {
+            if let Some(families) = &args.posix_family {
+                set_key(&mut sweep.keys, "family", families);
+            }
+        }
+        let row_steps = steps_of(&sweep, self.workload_count).map_err(|e| e.at(row.origin.clone()))?;
+        let workloads = row_steps
+            .iter()
+            .map(|s| {
+                fsarena_report::ResultEntry {
+                    workload_kind: s.workload.kind().to_string(),
+                    workload_params: s.workload.params(),
+                    ..Default::default()
+                }
+                .workload_title()
+            })
+            .collect();
+        self.steps.extend(row_steps);
+        self.workload_count += 1;
+        Ok(row.described(workloads))
+    }
+
+    /// A fio job file (`--fio`) as one workload; its jobs' one `directory=` is the target
+    /// when none is given.
+    fn add_fio(&mut self, path: &std::path::Path) -> Result<(), Failure> {
+        let parsed = jobfile::parse_file(path)?;
+        let directories: Vec<String> = parsed.jobs.iter().filter_map(|j| j.options.directory.clone()).collect();
+        if self.target_specs.is_empty() && !directories.is_empty() {
+            if directories.iter().any(|d| d != &directories[0]) {
+                return Err(InputError::new(
+                    "jobs name different directory= values: give one --target per directory instead",
+                )
+                .at(path.display().to_string())
+                .into());
+            }
+            self.target_specs.push((directory_spec(&directories[0], path)?, path.display().to_string()));
+        }
+        let workload: Box<dyn Workload + Send + Sync> = Box::new(IoWorkload::from_job_file(parsed));
+        self.steps.push(Step {
+            workload,
+            point: Vec::new(),
+            workload_index: self.workload_count,
+            point_index: 0,
+            points: 1,
+        });
+        self.workload_count += 1;
+        Ok(())
+    }
+
+    /// The --workload specs, each swept into steps.
+    fn add_workloads(&mut self, args: &PlanArgs) -> Result<(), Failure> {
         for w in &args.workloads {
             let mut spec = Spec::parse(w).map_err(|e| e.at("--workload"))?;
             if spec.kind == "posix" {
@@ -312,20 +427,23 @@ impl Plan {
                 }
             }
             // The origin names the spec, cut: the message itself quotes the bad value.
-            steps.extend(sweep_steps(&spec, workload_count).map_err(|e| e.at(format!("--workload {}", cut(w))))?);
-            workload_count += 1;
+            self.steps
+                .extend(sweep_steps(&spec, self.workload_count).map_err(|e| e.at(format!("--workload {}", cut(w))))?);
+            self.workload_count += 1;
         }
-        check_distinct(&steps)?;
-        if args.posix_family.is_some() && !steps.iter().any(|s| s.workload.kind() == "posix") {
-            return Err(InputError::new(
-                "--posix-family chooses the families of a posix workload: add --workload posix (or a [[workload]] of kind posix)",
-            )
-            .into());
-        }
-        if let Some(f) = &args.output_format {
-            format = Some(parse_format(f, "--output-format")?);
-        }
-        let mut targets = target_specs
+        Ok(())
+    }
+
+    /// The targets, parsed; with `skip_unavailable` those this machine cannot provision are
+    /// skipped and listed (none left is bad input naming them). `suite`: the suite's name.
+    fn targets(
+        &mut self,
+        args: &PlanArgs,
+        suite: Option<&str>,
+        skip_unavailable: bool,
+    ) -> Result<Vec<Box<dyn Target>>, Failure> {
+        let mut targets = self
+            .target_specs
             .iter()
             .map(|(t, origin)| fsarena_target::parse(t, args.force).map_err(|e| e.at(format!("{origin} {}", cut(t)))))
             .collect::<Result<Vec<_>, _>>()?;
@@ -337,12 +455,12 @@ impl Plan {
                 Ok(()) => true,
                 Err(why) => {
                     missing.push(format!("{}: {why}", t.label()));
-                    skipped.push(Skipped { what: format!("target {}", t.label()), reason: why });
+                    self.skipped.push(Skipped { what: format!("target {}", t.label()), reason: why });
                     false
                 }
             });
             if targets.is_empty() && !missing.is_empty() {
-                let head = match job.as_ref().and_then(|j| j.suite) {
+                let head = match suite {
                     Some(name) => format!("suite {name}: none of its targets can be provisioned here"),
                     None => "--skip-unavailable: no target can be provisioned here".to_string(),
                 };
@@ -355,24 +473,22 @@ impl Plan {
             )
             .into());
         }
-        if steps.is_empty() {
-            return Err(InputError::new(
-                "no workload: give --workload SPEC (e.g. io:rw=read,size=1g), --fio JOBFILE or a TOML job file",
-            )
-            .into());
-        }
-        // The command line wins over the file, the file over the defaults.
-        let origin = job.as_ref().map(|j| j.origin.clone()).unwrap_or_default();
+        Ok(targets)
+    }
+
+    /// The measured repetitions and warm-ups: the flags', else the file's (`origin`), else
+    /// the defaults, each within its bounds.
+    fn rounds(&self, args: &PlanArgs, origin: &str) -> Result<(u32, u32), Failure> {
         // Checks whose verdicts do not vary (posix) need no repetitions to average, nor a
         // warm-up to discard: a plan of only those runs once unless told otherwise.
-        let deterministic = steps.iter().all(|s| s.workload.deterministic());
+        let deterministic = self.steps.iter().all(|s| s.workload.deterministic());
         let (default_repeat, default_warmup) = if deterministic { (1, 0) } else { (DEFAULT_REPEAT, DEFAULT_WARMUP) };
-        let repeat = args.repeat.or(file_repeat).unwrap_or(default_repeat);
-        let warmup = args.warmup.or(file_warmup).unwrap_or(default_warmup);
+        let repeat = args.repeat.or(self.file_repeat).unwrap_or(default_repeat);
+        let warmup = args.warmup.or(self.file_warmup).unwrap_or(default_warmup);
         // The flags are bounded by their parser too; a job file's values only here.
         let refuse = |message: String, flag: bool| {
             let error = InputError::new(message);
-            Err(if flag { error } else { error.at(origin.clone()) }.into())
+            Err(if flag { error } else { error.at(origin) }.into())
         };
         let (repeat_flag, warmup_flag) = (args.repeat.is_some(), args.warmup.is_some());
         let repeat_name = if repeat_flag { "--repeat " } else { "repeat = " };
@@ -392,74 +508,54 @@ impl Plan {
                 warmup_flag,
             );
         }
-        let drop_caches = match file.as_ref().and_then(|f| f.drop_caches.as_deref()) {
-            _ if args.no_drop_caches => false,
-            None | Some("repetition") => true,
-            Some("none") => false,
-            Some(other) => {
-                return Err(InputError::new(format!(
-                    "drop_caches = \"{}\": expected \"repetition\" (sync and drop before each measured repetition) or \"none\"",
-                    cut(other)
-                ))
-                .at(origin)
-                .into())
-            }
-        };
-        let name = match (&args.name, file.as_ref().and_then(|f| f.name.as_ref())) {
-            (Some(n), _) => Some(run_name(n, "--name")?),
-            (None, Some(n)) => Some(run_name(n, &format!("{origin}: name"))?),
-            (None, None) => None,
-        };
-        let mut tags: Vec<String> = args.tags.iter().map(|t| run_name(t, "--tag")).collect::<Result<_, _>>()?;
-        for t in file.as_ref().map(|f| f.tags.as_slice()).unwrap_or_default() {
-            tags.push(run_name(t, &format!("{origin}: tags"))?);
-        }
-        let workdir = check_machine(&targets, &args.workdir.path)?;
-        // Under MPI every rank puts its own share on the one target.
-        let sharing = if args.mpi { crate::ranks::launcher_size().unwrap_or(1) } else { 1 };
-        // A workload that runs on some kinds only (crash): in a suite (or with
-        // --skip-unavailable) the pairs it cannot run are skipped and listed, else refused.
-        let excluded = check_footprints(&targets, &steps, sharing, skip_unavailable)?;
-        check_workdir_room(&targets, &steps, &excluded, &workdir)?;
-        for (t, s, reason) in &excluded {
-            let what = format!("{} on target {}", steps[*s].workload.kind(), targets[*t].label());
-            if !skipped.iter().any(|k| k.what == what) {
-                skipped.push(Skipped { what, reason: reason.clone() });
-            }
-        }
-        let files: Vec<&std::path::Path> =
-            [job.as_ref().and_then(|j| j.path.as_deref()), args.fio.as_deref()].into_iter().flatten().collect();
+        Ok((repeat, warmup))
+    }
+
+    /// The plan as stored: the command line, every file read, a built-in suite's text and
+    /// the experiment's description.
+    fn text(&mut self, job: Option<&JobFile>, fio: Option<&std::path::Path>) -> String {
+        let files: Vec<&std::path::Path> = [job.and_then(|j| j.path.as_deref()), fio].into_iter().flatten().collect();
         let mut text = plan_text(&files);
-        if let Some(j) = job.as_ref().filter(|j| j.path.is_none()) {
+        if let Some(j) = job.filter(|j| j.path.is_none()) {
             // A built-in suite: its text as it was in this build.
             text.push_str(&format!("\n\n# {}\n{}", j.origin, j.text));
         }
-        if let Some(mut e) = experiment {
-            e.skipped.clone_from(&skipped);
+        if let Some(mut e) = self.experiment.take() {
+            e.skipped.clone_from(&self.skipped);
             text.push_str(&e.plan_suffix());
         }
-        Ok(Self {
-            targets,
-            steps,
-            workload_count,
-            skipped: skipped.iter().map(|s| format!("{}: {}", s.what, s.reason)).collect(),
-            excluded: excluded.into_iter().map(|(t, s, _)| (t, s)).collect(),
-            scale: job.as_ref().map(|_| scale),
-            description: file.and_then(|f| f.description),
-            format: format.unwrap_or(OutputFormat::Human),
-            dry_run: args.dry_run,
-            workdir,
-            drop_caches,
-            text,
-            repeat,
-            warmup,
-            db: (!args.no_store).then(|| args.db.path()),
-            name,
-            tags,
-            report: args.output.clone(),
-            strict_checks: args.strict_checks,
-        })
+        text
     }
+}
+
+/// Whether to drop the page cache before each measured repetition: the file's `drop_caches`
+/// unless --no-drop-caches.
+fn drop_caches(args: &PlanArgs, file: Option<&TomlJob>, origin: &str) -> Result<bool, Failure> {
+    match file.and_then(|f| f.drop_caches.as_deref()) {
+        _ if args.no_drop_caches => Ok(false),
+        None | Some("repetition") => Ok(true),
+        Some("none") => Ok(false),
+        Some(other) => Err(InputError::new(format!(
+            "drop_caches = \"{}\": expected \"repetition\" (sync and drop before each measured repetition) or \"none\"",
+            cut(other)
+        ))
+        .at(origin)
+        .into()),
+    }
+}
+
+/// The run's name and tags: the flags' and the file's, each checked.
+fn names(args: &PlanArgs, file: Option<&TomlJob>, origin: &str) -> Result<(Option<String>, Vec<String>), Failure> {
+    let name = match (&args.name, file.and_then(|f| f.name.as_ref())) {
+        (Some(n), _) => Some(run_name(n, "--name")?),
+        (None, Some(n)) => Some(run_name(n, &format!("{origin}: name"))?),
+        (None, None) => None,
+    };
+    let mut tags: Vec<String> = args.tags.iter().map(|t| run_name(t, "--tag")).collect::<Result<_, _>>()?;
+    for t in file.map(|f| f.tags.as_slice()).unwrap_or_default() {
+        tags.push(run_name(t, &format!("{origin}: tags"))?);
+    }
+    Ok((name, tags))
 }
 
 impl Plan {
