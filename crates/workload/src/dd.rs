@@ -12,7 +12,7 @@
 
 use crate::options::{boolean, nonzero_size, opt, OptionDef};
 use crate::phase::{Phase, Phases, Recorder, Worker};
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::{Is, Unset};
 use fsarena_core::option::ListSyntax;
 use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size};
@@ -273,7 +273,7 @@ impl Workload for DdWorkload {
                 error = drop().err().map(|e| format!("dd: dropping the caches before reading: {e}"));
             }
         }
-        let mut m = Measurement { complete: true, ..Measurement::default() };
+        let mut m = Measurement::default();
         if error.is_none() {
             let pass = Pass(if self.options.read { "read" } else { "write" });
             let total = phases.run(&[pass], &mut copier).remove(0);
@@ -293,11 +293,7 @@ impl Workload for DdWorkload {
                 let _ = rustix::fs::unlinkat(&root, DdWorkload::name(i).as_str(), rustix::fs::AtFlags::empty());
             }
         }
-        m.complete = error.is_none() && !env.stop.load(std::sync::atomic::Ordering::Relaxed);
-        match error {
-            Some(message) => Err(WorkloadError { message, partial: vec![m] }),
-            None => Ok(vec![m]),
-        }
+        m.finish(error, env.stop.load(std::sync::atomic::Ordering::Relaxed))
     }
 }
 

@@ -158,6 +158,25 @@ impl std::fmt::Display for WorkloadError {
 
 impl std::error::Error for WorkloadError {}
 
+/// How a run of one measurement ends, said once for every workload: the measurement is
+/// complete only when nothing failed and nothing cut the run short (Ctrl-C, a part not
+/// done); with an error it is returned as what was measured before it.
+pub trait Finish {
+    /// `cut_short`: the run stopped before it did all it was asked (the stop flag, or work
+    /// left undone), which marks the measurement incomplete without failing the run.
+    fn finish(self, error: Option<String>, cut_short: bool) -> Result<Vec<Measurement>, WorkloadError>;
+}
+
+impl Finish for Measurement {
+    fn finish(mut self, error: Option<String>, cut_short: bool) -> Result<Vec<Measurement>, WorkloadError> {
+        self.complete = error.is_none() && !cut_short;
+        match error {
+            Some(message) => Err(WorkloadError { message, partial: vec![self] }),
+            None => Ok(vec![self]),
+        }
+    }
+}
+
 /// The one measurement of a workload without parts (tests).
 #[cfg(test)]
 pub(crate) fn one(measurements: Vec<Measurement>) -> Measurement {

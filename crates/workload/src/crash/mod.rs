@@ -32,7 +32,7 @@ mod rec;
 mod seq;
 mod walk;
 
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
 use fsarena_target::recorder::{Entry, FilesFs, RecordOptions, RecordedFs, Unchecked, RECORDABLE};
 use rec::{Log, Rec};
@@ -1174,11 +1174,7 @@ impl Workload for CrashWorkload {
         m.count("images_kept", t.kept);
         m.verdicts = t.findings;
         m.logs.insert("recorder".into(), made);
-        m.complete = error.is_none() && !stopped;
-        match error {
-            Some(message) => Err(WorkloadError { message, partial: vec![m] }),
-            None => Ok(vec![m]),
-        }
+        m.finish(error, stopped)
     }
 }
 

@@ -22,7 +22,7 @@ pub mod loadfile;
 mod tests;
 
 use crate::options::{boolean, opt, positive, OptionDef};
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use client::{Client, Clock, Settings, Tally};
 use fsarena_core::option::DefaultValue::{Is, Unset};
 use fsarena_core::option::ValueKind::{Bool, Count, File, Time};
@@ -272,12 +272,9 @@ impl Workload for DbenchWorkload {
             }
         }
         let results = results.map_err(|message| WorkloadError { message, partial: Vec::new() })?;
-        let mut m = self.measurement(&results, measured);
-        m.complete = !env.stop.load(Relaxed) && results.iter().all(|r| r.1.is_none());
-        match results.into_iter().find_map(|r| r.1) {
-            Some(message) => Err(WorkloadError { message, partial: vec![m] }),
-            None => Ok(vec![m]),
-        }
+        let m = self.measurement(&results, measured);
+        // The first client's error; any client's makes the measurement incomplete.
+        m.finish(results.into_iter().find_map(|r| r.1), env.stop.load(Relaxed))
     }
 }
 

@@ -8,7 +8,7 @@ use super::fileset::Fileset;
 use super::flowops::{End, Live, Local, Shared, Step, Worker};
 use super::model::Model;
 use super::vocabulary::Kind;
-use crate::{RunEnv, WorkloadError};
+use crate::{Finish, RunEnv, WorkloadError};
 use fsarena_core::{Better, Measurement, Series};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -246,20 +246,18 @@ pub fn run(model: &Model, runtime: Duration, env: &RunEnv<'_>) -> Result<Vec<Mea
     if results.len() < total && error.is_none() {
         error = Some("filebench: a thread panicked".into());
     }
-    let mut m = measurement(&names, &merged, elapsed, error.is_none() && !env.stop.load(Relaxed));
+    let mut m = measurement(&names, &merged, elapsed);
     m.add_series("ops_per_s", Series::per_second("ops/s", series.ops));
     m.add_series("mb_per_s", Series::per_second("MiB/s", series.mib));
     // Always removed: the next repetition lays its filesets out afresh anyway.
     remove_all();
-    match error {
-        Some(message) => Err(WorkloadError { message, partial: vec![m] }),
-        None => Ok(vec![m]),
-    }
+    let stopped = env.stop.load(Relaxed);
+    m.finish(error, stopped)
 }
 
 /// The figures filebench prints, as metrics, counters and histograms.
-fn measurement(names: &[(String, Kind)], figures: &[Local], elapsed: Duration, complete: bool) -> Measurement {
-    let mut m = Measurement { complete, ..Measurement::default() };
+fn measurement(names: &[(String, Kind)], figures: &[Local], elapsed: Duration) -> Measurement {
+    let mut m = Measurement::default();
     let (mut ops, mut reads, mut writes, mut bytes, mut lat) = (0u64, 0u64, 0u64, 0u64, 0f64);
     for (i, ((name, kind), f)) in names.iter().zip(figures).enumerate() {
         m.add_latency(name, &f.hist);
@@ -302,7 +300,7 @@ mod tests {
             ("limit".into(), Kind::OpsLimit),
         ];
         let f = |ops: u64, bytes: u64| Local { ops, bytes, hist: LatencyHistogram::of((0..ops).map(|_| 2_000_000)) };
-        let m = measurement(&names, &[f(10, 0), f(10, 10 << 20), f(5, 0)], Duration::from_secs(2), true);
+        let m = measurement(&names, &[f(10, 0), f(10, 10 << 20), f(5, 0)], Duration::from_secs(2));
         assert_eq!(m.counters["io.ops"], 20);
         assert_eq!(m.counters["io.reads"], 10);
         assert_eq!(m.counters["flowop.readfile1.order"], 1);

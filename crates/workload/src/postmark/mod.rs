@@ -22,7 +22,7 @@ pub mod rng;
 #[cfg(test)]
 mod tests;
 
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_stats::LatencyHistogram;
 use model::{Forecast, Model, Transaction};
@@ -169,10 +169,8 @@ impl Workload for PostmarkWorkload {
         }
         drop(dir);
         let _ = rustix::fs::unlinkat(&root, RUN_DIR, rustix::fs::AtFlags::REMOVEDIR);
-        match outcome.map_err(fail)? {
-            (m, None) => Ok(vec![m]),
-            (m, Some(message)) => Err(WorkloadError { message, partial: vec![m] }),
-        }
+        let (m, error, cut_short) = outcome.map_err(fail)?;
+        m.finish(error, cut_short)
     }
 }
 
@@ -203,14 +201,15 @@ struct Timeline {
 }
 
 impl PostmarkWorkload {
-    /// The three timed steps; the measurement, and the error that stopped them if one did.
+    /// The three timed steps: the measurement, the error that stopped them if one did, and
+    /// whether they were cut short (stopped, or transactions left undone).
     fn timed(
         &self,
         env: &RunEnv<'_>,
         model: &mut Model,
         dir: rustix::fd::BorrowedFd<'_>,
         subdirs: &[OwnedFd],
-    ) -> (Measurement, Option<String>) {
+    ) -> (Measurement, Option<String>, bool) {
         let o = &self.options;
         let mut ops = io::RealOps::new(dir, subdirs, o.buffering, o.read_block, o.write_block);
         let stopped = || env.stop.load(Ordering::Relaxed);
@@ -287,8 +286,9 @@ impl PostmarkWorkload {
             m.push("transaction_lat_p50", "ns", Better::Lower, tx_latency.percentile(50.0) as f64);
             m.push("transaction_lat_p99", "ns", Better::Lower, tx_latency.percentile(99.0) as f64);
         }
-        m.complete = error.is_none() && !stopped() && t.done == u64::from(o.transactions);
-        (m, error)
+        // Every transaction asked for done, or the run was cut short.
+        let cut_short = stopped() || t.done != u64::from(o.transactions);
+        (m, error, cut_short)
     }
 }
 

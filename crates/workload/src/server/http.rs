@@ -21,7 +21,7 @@ use super::pgbench::whole_seconds;
 use super::process::ServerStart;
 use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
 use crate::options::{boolean, nonzero_size, opt, positive, OptionDef};
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::Is;
 use fsarena_core::option::ValueKind::{Bool, Count, Size, Time};
 use fsarena_core::{Better, InputError, Measurement, Spec};
@@ -209,10 +209,7 @@ impl Workload for HttpWorkload {
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
-        let fail = |message: String, mut m: Measurement| {
-            m.complete = false;
-            Err(WorkloadError { message: format!("http: {message}"), partial: vec![m] })
-        };
+        let fail = |message: String, m: Measurement| m.finish(Some(format!("http: {message}")), true);
         let Some(host) = env.host else {
             return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
         };

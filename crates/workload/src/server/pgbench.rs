@@ -20,7 +20,7 @@
 use super::process::ServerStart;
 use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
 use crate::options::{boolean, opt, positive, OptionDef};
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text, Time};
 use fsarena_core::units::parse_time;
@@ -357,11 +357,7 @@ impl Workload for PgbenchWorkload {
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
-        let fail = |message: String, m: Measurement| {
-            let mut m = m;
-            m.complete = false;
-            Err(WorkloadError { message: format!("pgbench: {message}"), partial: vec![m] })
-        };
+        let fail = |message: String, m: Measurement| m.finish(Some(format!("pgbench: {message}")), true);
         let Some(host) = env.host else {
             return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
         };

@@ -13,7 +13,7 @@ use super::pgbench::{choice, whole_seconds};
 use super::process::ServerStart;
 use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
 use crate::options::{opt, positive, OptionDef};
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::option::DefaultValue::Is;
 use fsarena_core::option::ValueKind::{Choice, Count, Size, Time};
 use fsarena_core::{Better, InputError, Measurement, Spec};
@@ -263,10 +263,7 @@ impl Workload for SysbenchWorkload {
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
-        let fail = |message: String, mut m: Measurement| {
-            m.complete = false;
-            Err(WorkloadError { message: format!("sysbench: {message}"), partial: vec![m] })
-        };
+        let fail = |message: String, m: Measurement| m.finish(Some(format!("sysbench: {message}")), true);
         let Some(host) = env.host else {
             return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
         };

@@ -18,7 +18,7 @@
 pub mod options;
 mod run;
 
-use crate::{Footprint, RunEnv, Workload, WorkloadError};
+use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{InputError, Measurement, Spec};
 use options::{Mode, SqliteOptions};
 use std::os::unix::fs::DirBuilderExt;
@@ -162,7 +162,7 @@ impl Workload for SqliteWorkload {
             Err(e) => return Err(fail(format!("mkdir {}: {e}", dir.display()))),
         }
         let path = dir.join(DB);
-        let (mut m, error) = match self.options.mode {
+        let (m, error) = match self.options.mode {
             Mode::Inserts => run::inserts(&self.options, env, &path),
             Mode::Mixed => run::mixed(&self.options, env, &path),
         };
@@ -170,11 +170,7 @@ impl Workload for SqliteWorkload {
             remove_files(&dir);
             let _ = std::fs::remove_dir(&dir);
         }
-        m.complete = error.is_none() && !env.stop.load(Ordering::Relaxed);
-        match error {
-            Some(message) => Err(WorkloadError { message, partial: vec![m] }),
-            None => Ok(vec![m]),
-        }
+        m.finish(error, env.stop.load(Ordering::Relaxed))
     }
 }
 
