@@ -3,7 +3,7 @@
 # file, clients and time, on tmpfs and on a loop-backed ext4 of the script's own, rounds
 # interleaved (the tools alternate which goes first). Prints each tool's MB/s, the ratio
 # fsarena/dbench, and how well the operation mixes agree (each operation's share of all
-# operations, per tool). See the README's "The `dbench` workload".
+# operations, per tool). See docs/manual/dbench.md.
 set -euo pipefail
 
 usage() {

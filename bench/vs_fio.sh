@@ -35,7 +35,7 @@ usage: bash bench/vs_fio.sh [options]
                    the bare loop always use page-aligned buffers
   --layout-once    lay the files out once per case and reuse them for every fio and bare
                    run (default: fresh files before each run, as fsarena makes its own
-                   files on every run; see README, "Fresh files")
+                   files on every run; see docs/manual/targets.md, `dir`)
   --skip-fsarena   run only fio and the bare loop (for testing the harness)
 environment:
   FSARENA          fsarena binary (default target/release/fsarena, relative to the repo root)

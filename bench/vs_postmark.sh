@@ -2,7 +2,7 @@
 # bench/vs_postmark.sh: fsarena's postmark workload beside Debian's postmark 1.53 with the
 # same commands (same seed), on a tmpfs and a loop-backed ext4 made here, rounds interleaved:
 # transactions/s of each, their ratio, and whether the counts of PostMark's report ("Files:"
-# and "Data:") agree. See the README's postmark section.
+# and "Data:") agree. See docs/manual/postmark.md.
 #
 # PostMark times in whole seconds; here its transaction phase is timed from outside, to the
 # millisecond, by when its progress output arrives: it flushes "Performing transactions" just

@@ -2,7 +2,7 @@
 # bench/vs_sqlite3.sh: fsarena's sqlite workload (Phoronix's test: N INSERTs, each its own
 # transaction) beside Debian's sqlite3 shell running the same inserts from a generated SQL
 # script, on a tmpfs and a loop-backed ext4 made here, rounds interleaved: inserts/s of each,
-# their ratio, and the rows each left in its table. See the README's sqlite section.
+# their ratio, and the rows each left in its table. See docs/manual/sqlite.md.
 #
 # Both use one connection, the same pragmas, the same table and rows of the same size (one
 # random payload per run). The two SQLite libraries differ: fsarena links the version rusqlite

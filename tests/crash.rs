@@ -82,7 +82,7 @@ fn xfs_keeps_every_posix_promise() {
     // the mark. xfs's sync_fs forces the log, and issues a cache flush only when the log has
     // something to write: an overwrite that changed no metadata (its timestamp update
     // skipped within one clock tick) leaves the data in the device's volatile cache. A
-    // finding about xfs at the linux level (syncfs() promised it), listed in the README; any
+    // finding about xfs at the linux level (syncfs() promised it), listed in docs/manual/crash.md; any
     // other violation fails this test.
     keeps_every_posix_promise("xfs:size=512m", &["write_direct.sync", "write_overwrite.sync", "mmap_write.sync"]);
 }

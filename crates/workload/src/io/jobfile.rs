@@ -442,7 +442,7 @@ fn parse_line(
     if super::options::find(&key).is_none() {
         // A real fio option fsarena lacks, or a typo of one it has: say which it may be.
         return Err(InputError::new(format!(
-            "fio option '{key}' is not supported by fsarena;{} remove it or see the io options in the README (ignoring it would make the comparison wrong)",
+            "fio option '{key}' is not supported by fsarena;{} remove it or see the io options in docs/workloads.md (ignoring it would make the comparison wrong)",
             fsarena_core::did_you_mean(&key, super::options::OPTIONS.iter().map(|d| d.name))
         ))
         .at(origin));
