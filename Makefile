@@ -38,8 +38,8 @@ test: deps
 check:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked $(FEATURES) -- -D warnings
-	@# --workspace, never -p: cargo then resolves the dependencies' features as `make test`
-	@# does and reuses what it built, where -p would build them again with other features.
+	@# --workspace: one build for every crate. `cargo test -p CRATE` reuses the same built
+	@# dependencies too: crates/workspace-hack (cargo hakari) gives them one feature set.
 	$(CARGO) test --workspace --locked $(FEATURES) --lib --bins --test in_process --test store --test sigkill --test safety
 
 ## The integration tests (as root), less the slowest in tests/slow.txt (one name a line).

@@ -24,3 +24,28 @@ fn every_slow_test_named_for_make_itest_is_one_test_of_this_binary() {
         assert_eq!(matched, vec![&name.to_string()], "tests/slow.txt: '{name}' must name exactly one test");
     }
 }
+
+/// Every crate depends on crates/workspace-hack, which `cargo hakari generate` fills with the
+/// union of the dependencies' features: `cargo test -p CRATE` then reuses the dependencies the
+/// workspace build made instead of building them again with that crate's own features. A new
+/// crate without the line would bring the rebuilds back (`cargo hakari manage-deps` adds it).
+#[test]
+fn every_crate_shares_the_workspace_hack() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut crates = 0;
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
+        if dir.ends_with("workspace-hack") {
+            assert!(manifest.contains("### BEGIN HAKARI SECTION"), "{}", dir.display());
+            continue;
+        }
+        crates += 1;
+        assert!(
+            manifest.contains("fsarena-workspace-hack = {"),
+            "{}: no fsarena-workspace-hack dependency; run `cargo hakari manage-deps`",
+            dir.display()
+        );
+    }
+    assert!(crates >= 8, "{crates} crates");
+}
