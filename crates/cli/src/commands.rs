@@ -5,7 +5,7 @@ use crate::failure::Failure;
 use crate::output::{print, say};
 use fsarena_core::run::RunReport;
 use fsarena_core::{printable, InputError};
-use fsarena_report::{compare_runs, compare_targets, AbRow, AbVerdict, OutputFormat};
+use fsarena_report::{compare_runs, compare_targets, AbVerdict, OutputFormat};
 use fsarena_store::Store;
 use std::process::ExitCode;
 
@@ -234,7 +234,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             text.push_str(&format!("A = {} (the baseline), B = the target of each row\n", printable(&comparison.a)));
         }
         if !comparison.rows.is_empty() {
-            text.push_str(&render_rows(&comparison.rows));
+            text.push_str(&fsarena_report::ab_table(&comparison.rows).text());
             text.push_str(&format!("{}\n", fsarena_report::AB_NOTE));
         }
         // Compliance results: pass counts and the cases that changed, no significance test.
@@ -273,32 +273,6 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(1));
     }
     Ok(if cases_regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// The A/B rows as a Markdown-style table: target, result, metric, A and B (geometric means),
-/// change, the 95% CI of the change (from the ratio's, so never below −100%), p and the verdict.
-fn render_rows(rows: &[AbRow]) -> String {
-    use comfy_table::{presets, Table};
-    let mut table = Table::new();
-    table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
-    table.set_header(["target", "result", "metric", "A", "B", "change", "95% CI of the change", "p", "verdict"]);
-    let percent = |v: f64| if v.is_finite() { format!("{v:+.1}%") } else { "-".to_string() };
-    for r in rows {
-        // Labels and workload parameters are user text: shown inert in a terminal.
-        table.add_row([
-            printable(&r.target).into_owned(),
-            printable(&r.result).into_owned(),
-            printable(&r.metric).into_owned(),
-            fsarena_report::format_value(r.mean_a, &r.unit),
-            fsarena_report::format_value(r.mean_b, &r.unit),
-            percent(r.change_percent),
-            r.ci95_change_percent
-                .map_or_else(|| "-".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi))),
-            r.p_value.map_or_else(|| "-".to_string(), |p| format!("{p:.3}")),
-            r.verdict.word().to_string(),
-        ]);
-    }
-    format!("{table}\n")
 }
 
 /// `fsarena report RUN... -o FILE`.

@@ -51,6 +51,11 @@ impl RunReport {
     }
 }
 
+/// A workload kind's own block in a result's text (the human output), after the lines every
+/// result has: registered with the kind (the workload registry's `text`), so that a kind with
+/// its own output adds a module and never edits the report crate.
+pub type TextBlock = fn(out: &mut String, entry: &ResultEntry, m: &crate::Measurement);
+
 /// The results of one workload on one target.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultEntry {

@@ -252,6 +252,46 @@ fn rows(out: &mut Vec<AbRow>, label: &str, target: &str, a: &ResultEntry, b: &Re
     }
 }
 
+/// The A/B rows as one table for every surface: target, result, metric, A and B (central
+/// values), the change, the 95% CI of the change (from the ratio's, so never below −100%), p
+/// and the verdict, marked where significant.
+pub fn ab_table(rows: &[AbRow]) -> crate::table::Table {
+    use crate::table::{Cell, Mark, Table};
+    let mut table = Table::new(&[
+        ("target", false),
+        ("result", false),
+        ("metric", false),
+        ("A", true),
+        ("B", true),
+        ("change", true),
+        ("95% CI of the change", true),
+        ("p", true),
+        ("verdict", false),
+    ]);
+    let percent = crate::html::percent;
+    for r in rows {
+        let mark = match r.verdict {
+            AbVerdict::Better => Some(Mark::Better),
+            AbVerdict::Worse => Some(Mark::Worse),
+            AbVerdict::NotSignificant | AbVerdict::NotTested | AbVerdict::TooNoisy => None,
+        };
+        table.push(vec![
+            r.target.clone().into(),
+            r.result.clone().into(),
+            r.metric.clone().into(),
+            crate::humanize::value(r.mean_a, &r.unit).into(),
+            crate::humanize::value(r.mean_b, &r.unit).into(),
+            percent(r.change_percent).into(),
+            r.ci95_change_percent
+                .map_or_else(|| "–".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi)))
+                .into(),
+            r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")).into(),
+            Cell { text: r.verdict.word().to_string(), mark },
+        ]);
+    }
+    table
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -3,7 +3,7 @@
 //! A/B section when it covers several runs, the sweeps, and a comparison table per result with
 //! the significantly best and worst highlighted, and the charts.
 
-use crate::ab::{compare_runs, AbComparison, AbVerdict};
+use crate::ab::{compare_runs, AbComparison};
 use crate::charts::Chart;
 use crate::model::{better_text, Group, Mark, Model};
 use crate::{escape, humanize, ExportError, Exporter, RunReport};
@@ -483,28 +483,8 @@ fn ab_section(out: &mut String, c: &AbComparison, number: usize) {
     if c.rows.is_empty() && c.posix.is_empty() {
         out.push_str("<p>The runs share no result (same target, workload and part) to compare.</p>\n");
     } else if !c.rows.is_empty() {
-        out.push_str("<div class=\"table-wrap\"><table class=\"ab\">\n<thead><tr><th>target</th><th>result</th><th>metric</th><th class=\"num\">A</th><th class=\"num\">B</th><th class=\"num\">change</th><th class=\"num\">95% CI of the change</th><th class=\"num\">p</th><th>verdict</th></tr></thead><tbody>\n");
-        for r in &c.rows {
-            let class = match r.verdict {
-                AbVerdict::Better => " class=\"better\"",
-                AbVerdict::Worse => " class=\"worse\"",
-                AbVerdict::NotSignificant | AbVerdict::NotTested | AbVerdict::TooNoisy => "",
-            };
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td{class}>{}</td></tr>",
-                escape::html(&r.target),
-                escape::html(&r.result),
-                escape::html(&r.metric),
-                escape::html(&humanize::value(r.mean_a, &r.unit)),
-                escape::html(&humanize::value(r.mean_b, &r.unit)),
-                percent(r.change_percent),
-                r.ci95_change_percent.map_or_else(|| "–".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi))),
-                r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")),
-                r.verdict.word()
-            );
-        }
-        let _ = writeln!(out, "</tbody></table></div>\n<p class=\"note\">{}</p>", escape::html(crate::ab::AB_NOTE));
+        out.push_str(&crate::ab::ab_table(&c.rows).html("ab"));
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape::html(crate::ab::AB_NOTE));
     }
     out.push_str(&crate::posix_markup::diff_html(&c.posix));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {

@@ -103,26 +103,9 @@ impl Human {
         if entry.workload_kind == "meta" {
             mdtest_summary(out, entry);
         }
-        if entry.workload_kind == "postmark" {
-            crate::postmark_text::postmark_report(out, entry);
-        }
-        if entry.workload_kind == "filebench" {
-            crate::filebench_text::filebench_text(out, m);
-        }
-        if entry.workload_kind == "dbench" {
-            crate::dbench_text::dbench_summary(out, m);
-        }
-        if entry.workload_kind == "exec" {
-            crate::exec_text::exec_summary(out, m);
-        }
-        if entry.workload_kind == "crash" {
-            crate::crash_text::crash_summary(out, m);
-        }
-        if entry.workload_kind == "sqlite" {
-            crate::sqlite_text::sqlite_summary(out, m);
-        }
-        if entry.workload_kind == "kv" {
-            crate::kv_text::kv_summary(out, entry, m);
+        // The kind's own block, registered with it (see [`crate::set_text_blocks`]).
+        if let Some(block) = crate::text_block(&entry.workload_kind) {
+            block(out, entry, m);
         }
     }
 

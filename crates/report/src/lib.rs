@@ -7,15 +7,11 @@
 
 mod ab;
 mod charts;
-mod crash_text;
 mod csv;
-mod dbench_text;
 mod escape;
-mod exec_text;
 pub mod experiment;
 mod figures;
 mod figures_markup;
-mod filebench_text;
 pub mod findings;
 #[cfg(test)]
 mod findings_tests;
@@ -28,17 +24,15 @@ mod human;
 mod humanize;
 mod job_curves;
 mod json;
-mod kv_text;
 mod markdown;
 mod matrix;
 mod model;
 mod posix_markup;
 mod posix_text;
-mod postmark_text;
 mod significance;
-mod sqlite_text;
 mod summary;
 mod sweep;
+pub mod table;
 mod terminal;
 #[cfg(test)]
 mod tests;
@@ -46,7 +40,7 @@ pub mod told;
 
 pub use fsarena_core::run::{ResultEntry, RunReport};
 
-pub use ab::{compare_runs, compare_targets, AbComparison, AbRow, AbVerdict, AB_NOTE};
+pub use ab::{ab_table, compare_runs, compare_targets, AbComparison, AbRow, AbVerdict, AB_NOTE};
 pub use csv::Csv;
 pub use fio_json::{FioJson, FioJsonPlus, FIO_VERSION};
 pub use format::{OutputFormat, UnknownFormat};
@@ -105,4 +99,20 @@ pub fn utc_time(unix_secs: u64) -> String {
     let (y, m, d) = fio_json::civil_from_days(unix_secs / 86_400);
     let t = unix_secs % 86_400;
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", t / 3600, t / 60 % 60, t % 60)
+}
+
+/// Each workload kind's own block in a result's text, by kind name: set once per process by
+/// whoever knows the kinds (the binary, from the workload registry), read by the human output.
+/// The report crate knows no kind by name, so a kind with its own output never edits it.
+static TEXT_BLOCKS: std::sync::OnceLock<Vec<(&'static str, fsarena_core::run::TextBlock)>> = std::sync::OnceLock::new();
+
+/// Registers the kinds' text blocks; the first call wins (every caller passes the same
+/// registry).
+pub fn set_text_blocks(blocks: Vec<(&'static str, fsarena_core::run::TextBlock)>) {
+    let _ = TEXT_BLOCKS.set(blocks);
+}
+
+/// The text block registered for kind `kind`.
+fn text_block(kind: &str) -> Option<fsarena_core::run::TextBlock> {
+    TEXT_BLOCKS.get()?.iter().find(|(k, _)| *k == kind).map(|(_, b)| *b)
 }

@@ -4,7 +4,7 @@
 
 use crate::ab::{compare_runs, AbComparison};
 use crate::charts::Chart;
-use crate::html::{percent, utc};
+use crate::html::utc;
 use crate::model::{Group, Mark, Model};
 use crate::{escape, humanize, ExportError, Exporter, RunReport};
 use std::fmt::Write as _;
@@ -200,26 +200,7 @@ fn ab_section(out: &mut String, c: &AbComparison) {
     if c.rows.is_empty() && c.posix.is_empty() {
         out.push_str("The runs share no result (same target, workload and part) to compare.\n");
     } else if !c.rows.is_empty() {
-        out.push_str("| target | result | metric | A | B | change | 95% CI of the change | p | verdict |\n|:---|:---|:---|---:|---:|---:|---:|---:|:---|\n");
-        for r in &c.rows {
-            let verdict = match r.verdict {
-                crate::AbVerdict::Better | crate::AbVerdict::Worse => format!("**{}**", r.verdict.word()),
-                _ => r.verdict.word().to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {verdict} |",
-                escape::markdown(&r.target),
-                escape::markdown(&r.result),
-                escape::markdown(&r.metric),
-                escape::markdown(&humanize::value(r.mean_a, &r.unit)),
-                escape::markdown(&humanize::value(r.mean_b, &r.unit)),
-                percent(r.change_percent),
-                r.ci95_change_percent
-                    .map_or_else(|| "–".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi))),
-                r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")),
-            );
-        }
+        out.push_str(&crate::ab::ab_table(&c.rows).markdown());
     }
     if !c.rows.is_empty() {
         let _ = writeln!(out, "\n{}", escape::markdown(crate::ab::AB_NOTE));

@@ -21,6 +21,8 @@ pub struct WorkloadKind {
     pub options: fn() -> Vec<&'static OptionDoc>,
     /// Parses and checks a spec of this kind, without side effects.
     pub parse: fn(&Spec) -> Result<Parsed, InputError>,
+    /// Its own block in a result's text, if it has one (`text = MODULE::text` on its line).
+    pub text: Option<fsarena_core::run::TextBlock>,
 }
 
 impl WorkloadKind {
@@ -30,10 +32,11 @@ impl WorkloadKind {
     }
 }
 
-/// Builds [`WORKLOAD_KINDS`]: one line per kind, `NAME => WORKLOAD_TYPE, OPTION_TABLE, SUMMARY;`.
+/// Builds [`WORKLOAD_KINDS`]: one line per kind, `NAME => WORKLOAD_TYPE, OPTION_TABLE, SUMMARY;`,
+/// with `, text = PATH` before the `;` for a kind with its own block in a result's text.
 /// The type needs `from_spec(&Spec) -> Result<Self, InputError>`.
 macro_rules! registry {
-    ($($name:literal => $ty:ty, $table:expr, $summary:literal;)*) => {
+    ($($name:literal => $ty:ty, $table:expr, $summary:literal $(, text = $text:path)?;)*) => {
         /// Every workload kind, in the order help lists them.
         pub static WORKLOAD_KINDS: &[WorkloadKind] = &[$(
             WorkloadKind {
@@ -41,9 +44,12 @@ macro_rules! registry {
                 summary: $summary,
                 options: || crate::options::docs($table),
                 parse: |spec| Ok(Box::new(<$ty>::from_spec(spec)?)),
+                text: registry!(@text $($text)?),
             },
         )*];
     };
+    (@text) => { None };
+    (@text $text:path) => { Some($text) };
 }
 
 registry! {
@@ -51,19 +57,19 @@ registry! {
     "meta" => meta::MetaWorkload, meta::options::OPTIONS, "metadata, mdtest-class: mdtest's tree, phases and rates; mdtest='...' takes mdtest's flags";
     "tree" => tree::TreeWorkload, tree::options::OPTIONS, "deep trees of small files, fs_mark-class; fsmark='...' takes fs_mark's flags";
     "dd" => crate::dd::DdWorkload, crate::dd::OPTIONS, "sequential copies as dd makes them: bs, count, oflag (dsync, direct), conv=fsync; files=N in a row";
-    "filebench" => crate::filebench::FilebenchWorkload, crate::filebench::OPTIONS, "filebench's workload model language (.f files) and personalities (name=varmail, webserver, fileserver, ...; file=my.f); KEY=VALUE sets $KEY";
-    "personality" => crate::filebench::FilebenchWorkload, crate::filebench::OPTIONS, "the filebench workload by its other name: personality:name=varmail is filebench:name=varmail";
-    "postmark" => crate::postmark::PostmarkWorkload, crate::postmark::OPTIONS, "PostMark 1.5's small-file pool and transactions (set number, transactions, size, bias ...; postmark='...' takes its command lines); the same seed gives PostMark's counts";
-    "dbench" => crate::dbench::DbenchWorkload, crate::dbench::OPTIONS, "N clients replaying a dbench load file (Debian's client.txt by default), dbench's fileio backend: MB/s and its per-operation table";
-    "exec" => crate::exec::ExecWorkload, crate::exec::OPTIONS, "time a command in the target (cmd=, setup=, teardown=, assets=; {mnt} and {assets} substituted shell-quoted) or builtin=compress, unpack or build: seconds, CPU, memory and I/O of the child";
-    "kv" => crate::kv::KvWorkload, crate::kv::OPTIONS, "db_bench's benchmarks (fillseq, readrandom, ...), options and figures on RocksDB (--features rocksdb) or fjall: ops/sec, micros/op, MB/s per benchmark";
+    "filebench" => crate::filebench::FilebenchWorkload, crate::filebench::OPTIONS, "filebench's workload model language (.f files) and personalities (name=varmail, webserver, fileserver, ...; file=my.f); KEY=VALUE sets $KEY", text = crate::filebench::text::text;
+    "personality" => crate::filebench::FilebenchWorkload, crate::filebench::OPTIONS, "the filebench workload by its other name: personality:name=varmail is filebench:name=varmail", text = crate::filebench::text::text;
+    "postmark" => crate::postmark::PostmarkWorkload, crate::postmark::OPTIONS, "PostMark 1.5's small-file pool and transactions (set number, transactions, size, bias ...; postmark='...' takes its command lines); the same seed gives PostMark's counts", text = crate::postmark::text::text;
+    "dbench" => crate::dbench::DbenchWorkload, crate::dbench::OPTIONS, "N clients replaying a dbench load file (Debian's client.txt by default), dbench's fileio backend: MB/s and its per-operation table", text = crate::dbench::text::text;
+    "exec" => crate::exec::ExecWorkload, crate::exec::OPTIONS, "time a command in the target (cmd=, setup=, teardown=, assets=; {mnt} and {assets} substituted shell-quoted) or builtin=compress, unpack or build: seconds, CPU, memory and I/O of the child", text = crate::exec::text::text;
+    "kv" => crate::kv::KvWorkload, crate::kv::OPTIONS, "db_bench's benchmarks (fillseq, readrandom, ...), options and figures on RocksDB (--features rocksdb) or fjall: ops/sec, micros/op, MB/s per benchmark", text = crate::kv::text::text;
     "posix" => crate::posix::PosixWorkload, crate::posix::OPTIONS, "POSIX behaviour and security, pjdfstest-class: named cases per syscall family (chmod, rename, open, xattr, acl, ...), each expected vs actual; family= and case= choose";
     "pgbench" => crate::server::pgbench::PgbenchWorkload, crate::server::pgbench::OPTIONS, "PostgreSQL (Debian's, as postgres, unix socket only) with its data in the target, driven by its own pgbench under pgbench's long option names (scale, client, jobs, time, builtin, file) and server settings (fsync, synchronous_commit, wal_sync_method, shared_buffers): tps, latency average and p99";
     "sysbench" => crate::server::sysbench::SysbenchWorkload, crate::server::sysbench::OPTIONS, "MariaDB (Debian's, as mysql, --skip-networking) with its data in the target, driven by Debian's sysbench OLTP scripts (test=oltp_read_write, oltp_read_only, oltp_write_only, oltp_insert, oltp_point_select, bulk_insert; tables, table_size, threads, time; innodb_* server settings): transactions/s, queries/s, latency p95";
     "http" => crate::server::http::HttpWorkload, crate::server::http::OPTIONS, "a static file served from the target by nginx (Debian's, as www-data, 127.0.0.1 and a free port, files and logs in the target) and loaded by ab as Phoronix does (concurrency, requests, keepalive, file_size): requests/s, transfer rate, latency p99";
-    "crash" => crate::crash::CrashWorkload, crate::crash::OPTIONS, "crash consistency, recorded below the filesystem (ext2/3/4, xfs, btrfs) by fsarena's FUSE recorder: CrashMonkey's ACE seq-1 set (ops=b3-seq1, the default) or fsarena's seq1, crash images at every flush and inside the last epoch, checked against what each fsync promised and by the filesystem's checker";
+    "crash" => crate::crash::CrashWorkload, crate::crash::OPTIONS, "crash consistency, recorded below the filesystem (ext2/3/4, xfs, btrfs) by fsarena's FUSE recorder: CrashMonkey's ACE seq-1 set (ops=b3-seq1, the default) or fsarena's seq1, crash images at every flush and inside the last epoch, checked against what each fsync promised and by the filesystem's checker", text = crate::crash::text::text;
     "verify" => crate::verify::VerifyWorkload, crate::verify::OPTIONS, "data integrity, every byte checked: fsx's single-file model (numops, seed, file_length, max_op_len, direct, ops= of fsx's operations); the first mismatch with its offset, bytes, likely writer and a replay file";
-    "sqlite" => crate::sqlite::SqliteWorkload, crate::sqlite::OPTIONS, "SQLite on the target: 12,500 autocommit INSERTs (Phoronix's test), or mode=mixed: N writers inserting in batches while M readers run point and range queries; journal_mode, synchronous, page_size sweepable";
+    "sqlite" => crate::sqlite::SqliteWorkload, crate::sqlite::OPTIONS, "SQLite on the target: 12,500 autocommit INSERTs (Phoronix's test), or mode=mixed: N writers inserting in batches while M readers run point and range queries; journal_mode, synchronous, page_size sweepable", text = crate::sqlite::text::text;
 }
 
 /// The kind called `name`.

@@ -30,6 +30,7 @@ mod options;
 mod oracle;
 mod rec;
 mod seq;
+pub mod text;
 mod walk;
 
 use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};

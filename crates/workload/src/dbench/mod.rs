@@ -20,6 +20,7 @@ mod client;
 pub mod loadfile;
 #[cfg(test)]
 mod tests;
+pub mod text;
 
 use crate::options::{boolean, opt, positive, OptionDef};
 use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};

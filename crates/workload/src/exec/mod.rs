@@ -17,6 +17,7 @@ pub mod assets;
 pub mod builtins;
 pub mod options;
 pub mod run;
+pub mod text;
 
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Spec};

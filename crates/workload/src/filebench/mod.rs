@@ -19,6 +19,7 @@ mod flowops;
 pub mod lang;
 pub mod model;
 mod run;
+pub mod text;
 pub mod vocabulary;
 
 use crate::options::{opt, OptionDef};

@@ -21,6 +21,7 @@ pub mod options;
 mod rocks;
 #[cfg(test)]
 mod tests;
+pub mod text;
 
 pub use options::{Benchmark, EngineKind, KvOptions, OPTIONS};
 

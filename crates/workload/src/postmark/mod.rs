@@ -21,6 +21,7 @@ pub mod options;
 pub mod rng;
 #[cfg(test)]
 mod tests;
+pub mod text;
 
 use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Spec};

@@ -17,6 +17,7 @@
 
 pub mod options;
 mod run;
+pub mod text;
 
 use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{InputError, Measurement, Spec};

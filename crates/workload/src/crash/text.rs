@@ -3,14 +3,20 @@
 //! recovered image held, and the command that reproduces it. Built from the measurement's
 //! verdicts alone, so it is the same for a stored run.
 
+use fsarena_core::run::ResultEntry;
 use fsarena_core::{Measurement, Outcome};
 use std::fmt::Write as _;
 
 /// Findings listed in full; the rest are counted.
 const SHOWN: usize = 10;
 
+/// The kind's block in a result's text (registered as its `text` in the workload registry).
+pub fn text(out: &mut String, _entry: &ResultEntry, m: &Measurement) {
+    crash_summary(out, m);
+}
+
 /// Appends the block for `m`; nothing when it has no findings.
-pub(crate) fn crash_summary(out: &mut String, m: &Measurement) {
+fn crash_summary(out: &mut String, m: &Measurement) {
     let unsupported: Vec<&str> = m
         .verdicts
         .iter()

@@ -4,6 +4,7 @@
 //! what filebench lacks: latency percentiles per flowop. Built from the stored measurement
 //! only (counters `flowop.NAME.ops|bytes|order`, the histograms, the summary metrics).
 
+use fsarena_core::run::ResultEntry;
 use fsarena_core::Measurement;
 use std::fmt::Write as _;
 
@@ -29,9 +30,14 @@ fn rows(m: &Measurement) -> Vec<Row<'_>> {
     rows
 }
 
+/// The kind's block in a result's text (registered as its `text` in the workload registry).
+pub fn text(out: &mut String, _entry: &ResultEntry, m: &Measurement) {
+    filebench_text(out, m);
+}
+
 /// Appends filebench's breakdown, IO Summary and the percentiles of `m` to `out`; nothing for
 /// a measurement without flowop counters.
-pub(crate) fn filebench_text(out: &mut String, m: &Measurement) {
+fn filebench_text(out: &mut String, m: &Measurement) {
     let rows = rows(m);
     if rows.is_empty() {
         return;

@@ -8,7 +8,7 @@
 //! the rates are the measured ones, rounded. Byte totals are exact here; PostMark sums them in
 //! a `float`, exact up to 16 MiB.
 
-use crate::ResultEntry;
+use fsarena_core::run::ResultEntry;
 use fsarena_core::Measurement;
 use std::fmt::Write as _;
 
@@ -27,9 +27,14 @@ fn scaled(bytes: f64) -> String {
     }
 }
 
+/// The kind's block in a result's text (registered as its `text` in the workload registry).
+pub fn text(out: &mut String, entry: &ResultEntry, _m: &Measurement) {
+    postmark_report(out, entry);
+}
+
 /// Appends PostMark's report of the entry's last measurement; nothing when it holds no
 /// PostMark counters (a result stored by an older fsarena).
-pub(crate) fn postmark_report(out: &mut String, entry: &ResultEntry) {
+fn postmark_report(out: &mut String, entry: &ResultEntry) {
     let Some(m) = entry.measurements.last() else { return };
     if !m.counters.contains_key("files_created") {
         return;

@@ -3,11 +3,17 @@
 //! page faults and context switches, as `/usr/bin/time -v` lists the latter. Built from the
 //! measurement's counters alone, so it is the same for a stored run.
 
+use fsarena_core::run::ResultEntry;
 use fsarena_core::Measurement;
 use std::fmt::Write as _;
 
+/// The kind's block in a result's text (registered as its `text` in the workload registry).
+pub fn text(out: &mut String, _entry: &ResultEntry, m: &Measurement) {
+    exec_summary(out, m);
+}
+
 /// Appends the block for `m`; nothing when `m` holds no I/O counters (a failed step).
-pub(crate) fn exec_summary(out: &mut String, m: &Measurement) {
+fn exec_summary(out: &mut String, m: &Measurement) {
     let counter = |name: &str| m.counters.get(name).copied();
     let (Some(rchar), Some(wchar)) = (counter("rchar"), counter("wchar")) else { return };
     let c = |name: &str| counter(name).unwrap_or(0);

@@ -6,15 +6,20 @@
 //! and `elapsed` metrics, the `ops`, `keys_read` and `keys_found` counters and the latency
 //! histogram of db_bench's operation.
 
-use crate::ResultEntry;
+use fsarena_core::run::ResultEntry;
 use fsarena_core::Measurement;
 use std::fmt::Write as _;
 
 /// db_bench's operation types, the names of the latency histograms.
 const OPERATIONS: [&str; 4] = ["write", "read", "seek", "delete"];
 
+/// The kind's block in a result's text (registered as its `text` in the workload registry).
+pub fn text(out: &mut String, entry: &ResultEntry, m: &Measurement) {
+    kv_summary(out, entry, m);
+}
+
 /// Appends db_bench's summary line and latency block for the benchmark `entry` covers.
-pub(crate) fn kv_summary(out: &mut String, entry: &ResultEntry, m: &Measurement) {
+fn kv_summary(out: &mut String, entry: &ResultEntry, m: &Measurement) {
     let Some(part) = entry.part.as_deref() else { return };
     // A benchmark named twice in the list is `readrandom.2`: db_bench prints its name.
     let name = match part.rsplit_once('.') {

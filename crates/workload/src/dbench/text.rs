@@ -4,6 +4,7 @@
 //! measurement alone: the latency histograms named by dbench's operations, the `throughput`
 //! and `max_latency` metrics, and the `clients`, `sync_open` and `sync_dirs` counters.
 
+use fsarena_core::run::ResultEntry;
 use fsarena_core::Measurement;
 use std::fmt::Write as _;
 
@@ -28,8 +29,13 @@ const OPERATIONS: [&str; 17] = [
     "Flush",
 ];
 
+/// The kind's block in a result's text (registered as its `text` in the workload registry).
+pub fn text(out: &mut String, _entry: &ResultEntry, m: &Measurement) {
+    dbench_summary(out, m);
+}
+
 /// Appends dbench's table and throughput line for `m`; nothing when `m` has no operation.
-pub(crate) fn dbench_summary(out: &mut String, m: &Measurement) {
+fn dbench_summary(out: &mut String, m: &Measurement) {
     let rows: Vec<_> = OPERATIONS.iter().filter_map(|op| m.latency(op).map(|h| (*op, h))).collect();
     if rows.is_empty() {
         return;

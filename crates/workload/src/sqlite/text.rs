@@ -5,6 +5,7 @@
 //! `range.ops`, `range.rows`, `prefill.rows`), its `elapsed` metric and its latency
 //! histograms alone, so it is the same for a stored run.
 
+use fsarena_core::run::ResultEntry;
 use fsarena_core::Measurement;
 use std::fmt::Write as _;
 
@@ -13,8 +14,13 @@ fn version(n: u64) -> String {
     format!("{}.{}.{}", n / 1_000_000, n / 1000 % 1000, n % 1000)
 }
 
+/// The kind's block in a result's text (registered as its `text` in the workload registry).
+pub fn text(out: &mut String, _entry: &ResultEntry, m: &Measurement) {
+    sqlite_summary(out, m);
+}
+
 /// Appends the block for `m`; nothing when `m` holds no SQLite counters (an older result).
-pub(crate) fn sqlite_summary(out: &mut String, m: &Measurement) {
+fn sqlite_summary(out: &mut String, m: &Measurement) {
     let counter = |name: &str| m.counters.get(name).copied();
     let (Some(v), Some(rows)) = (counter("sqlite_version"), counter("rows_in_table")) else { return };
     let elapsed = m.metric("elapsed").map_or(0.0, |e| e.value / 1e9);
