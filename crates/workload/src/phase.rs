@@ -292,6 +292,45 @@ impl PhaseTotal {
     }
 }
 
+/// Times one operation for a workload that times its calls by hand (filebench's flowops,
+/// PostMark's file operations, SQLite's statements), on the clock the phase runner reads:
+/// quanta's, one calibrated clock for the process, about 20 ns for an interval (a TSC read
+/// each end where the CPU has an invariant one). `start()` before the call, `ns()` or
+/// `record()` after it.
+#[derive(Debug, Clone, Copy)]
+pub struct OpTimer {
+    start: u64,
+}
+
+/// The process's one calibrated clock (calibrating takes milliseconds: once).
+fn op_clock() -> &'static quanta::Clock {
+    static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new)
+}
+
+impl OpTimer {
+    /// The operation starts now.
+    #[inline]
+    pub fn start() -> Self {
+        Self { start: op_clock().raw() }
+    }
+
+    /// Nanoseconds since [`OpTimer::start`].
+    #[inline]
+    pub fn ns(self) -> u64 {
+        let clock = op_clock();
+        clock.delta_as_nanos(self.start, clock.raw())
+    }
+
+    /// Records the operation's latency, ending now, in `hist`; returns it in nanoseconds.
+    #[inline]
+    pub fn record(self, hist: &mut LatencyHistogram) -> u64 {
+        let ns = self.ns();
+        hist.record(ns);
+        ns
+    }
+}
+
 /// This host's CLOCK_MONOTONIC, in nanoseconds.
 pub fn monotonic_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);

@@ -15,11 +15,11 @@
 
 use super::{End, Outcome, Step, Worker};
 use crate::filebench::vocabulary::{Flowop, Kind};
+use crate::phase::OpTimer;
 use fsarena_engine::{Completion, Engine, EngineConfig, EngineFlags, IoDir, IoOp, IoUring, Submit};
 use rustix::fd::{AsFd, OwnedFd};
 use std::io;
 use std::rc::Rc;
-use std::time::Instant;
 
 /// filebench's MAXREAP: aiowait reaps again while more than this many are outstanding.
 const MAXREAP: usize = 4096;
@@ -186,7 +186,7 @@ impl Worker<'_> {
         let len = op.iosize;
         let offset = self.random_offset(op, wss, len)?;
         let aio = self.aio(op)?;
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         aio.write(&fd, offset, len as usize).map_err(|e| Self::fail(op, "aiowrite", e))?;
         self.record(step, t0, len);
         Ok(())
@@ -195,7 +195,7 @@ impl Worker<'_> {
     /// aiowait: half the outstanding writes, at least one, as filebench's.
     pub(super) fn aiowait(&mut self, step: Step<'_>) -> Outcome {
         let op = step.op;
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         if let Some(aio) = self.aio.as_mut() {
             loop {
                 let todo = (aio.outstanding() / 2).clamp(1, MAXREAP);

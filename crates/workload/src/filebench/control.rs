@@ -4,6 +4,7 @@
 
 use super::flowops::{End, Step, Worker};
 use super::vocabulary::Kind;
+use crate::phase::OpTimer;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -87,7 +88,7 @@ pub fn exec(w: &mut Worker<'_>, i: usize, step: Step<'_>) -> Result<(), End> {
     let op = step.op;
     let sh = w.shared();
     let over = || sh.over();
-    let t0 = Instant::now();
+    let t0 = OpTimer::start();
     match op.kind {
         Kind::Delay => w.sleep(Duration::from_secs_f64(op.value)),
         Kind::Hog => {

@@ -6,6 +6,7 @@ use super::control::{Events, Sem, Wake};
 use super::fileset::{Fileset, Want};
 use super::model::Mode;
 use super::vocabulary::{Flowop, Kind};
+use crate::phase::OpTimer;
 use fsarena_core::LatencyHistogram;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode as Perm, OFlags, SeekFrom};
@@ -249,8 +250,8 @@ impl<'a> Worker<'a> {
         end
     }
 
-    fn record(&mut self, step: Step<'_>, t0: Instant, bytes: u64) {
-        let ns = t0.elapsed().as_nanos() as u64;
+    fn record(&mut self, step: Step<'_>, t0: OpTimer, bytes: u64) {
+        let ns = t0.ns();
         let f = &mut self.figures[step.slot];
         f.ops += 1;
         f.bytes += bytes;
@@ -319,7 +320,7 @@ impl<'a> Worker<'a> {
         if create {
             flags |= OFlags::CREATE | OFlags::TRUNC;
         }
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         // No link followed, O_NONBLOCK (a FIFO served in a file's place cannot block).
         let opened = self.sh.below.open(&path, flags, 0o666);
         match opened {
@@ -372,7 +373,7 @@ impl<'a> Worker<'a> {
                     fs.closed(f.entry);
                     return Err(End::Over);
                 }
-                let t0 = Instant::now();
+                let t0 = OpTimer::start();
                 drop(f.fd);
                 self.record(step, t0, 0);
                 fs.unhold(f.entry, -1);
@@ -382,13 +383,13 @@ impl<'a> Worker<'a> {
             Kind::Fsync => {
                 let f =
                     self.fds.get(&op.fd).ok_or_else(|| Self::fail(op, "fsync", format!("fd {} is not open", op.fd)))?;
-                let t0 = Instant::now();
+                let t0 = OpTimer::start();
                 rustix::fs::fsync(&f.fd).map_err(|e| Self::fail(op, "fsync", e))?;
                 self.record(step, t0, 0);
                 Ok(())
             }
             Kind::FsyncSet => {
-                let t0 = Instant::now();
+                let t0 = OpTimer::start();
                 for f in self.fds.values().filter(|f| Some(f.set) == op.fileset) {
                     rustix::fs::fsync(&f.fd).map_err(|e| Self::fail(op, "fsync", e))?;
                 }
@@ -400,7 +401,7 @@ impl<'a> Worker<'a> {
                 let Some(dir) = self.sh.filesets[set].next_dir() else { return Err(self.none_left(op, Want::Exists)) };
                 let path = self.sh.root.join(dir);
                 let cap = self.sh.filesets[set].names();
-                let t0 = Instant::now();
+                let t0 = OpTimer::start();
                 let mut bytes = 0;
                 let listed = self.sh.below.open(&path, OFlags::RDONLY | OFlags::DIRECTORY, 0).and_then(|d| {
                     // At most the fileset's names: a directory listed without end is an error.
@@ -429,7 +430,7 @@ impl<'a> Worker<'a> {
         if let (Kind::StatFile | Kind::DeleteFile, Some(f)) = (op.kind, self.fds.get(&op.fd).filter(|_| op.fd > 0)) {
             let (set, entry) = (f.set, f.entry);
             if op.kind == Kind::StatFile {
-                let t0 = Instant::now();
+                let t0 = OpTimer::start();
                 rustix::fs::fstat(&f.fd).map_err(|e| Self::fail(op, "fstat", e))?;
                 self.record(step, t0, 0);
                 return Ok(());
@@ -448,7 +449,7 @@ impl<'a> Worker<'a> {
             }
             let rel = fs.entry(entry).0;
             let path = sh.root.join(&rel);
-            let t0 = Instant::now();
+            let t0 = OpTimer::start();
             let done = by_name(sh.below, &rel, |d, n| rustix::fs::unlinkat(d, n, AtFlags::empty()));
             if let Err(e) = done {
                 fs.unhold(entry, 0);
@@ -469,7 +470,7 @@ impl<'a> Worker<'a> {
         let rel = fs.entry(entry).0;
         let path = self.sh.root.join(&rel);
         let below = self.sh.below;
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         let (done, exists) = match op.kind {
             Kind::DeleteFile => (by_name(below, &rel, |d, n| rustix::fs::unlinkat(d, n, AtFlags::empty())), false),
             Kind::StatFile => {
@@ -501,7 +502,7 @@ impl<'a> Worker<'a> {
             len = self.rng.u64(0..op.iosize.saturating_sub(1).max(1));
             if len == 0 {
                 // filebench counts a zero-length append as an operation of no bytes.
-                self.record(step, Instant::now(), 0);
+                self.record(step, OpTimer::start(), 0);
                 return Ok(());
             }
         }
@@ -519,7 +520,7 @@ impl<'a> Worker<'a> {
         };
         let mem = self.place(op, len);
         let Some(f) = self.fds.get(&op.fd) else { return Err(End::Over) };
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         let done = match (op.kind, offset) {
             (Kind::Read, Some(at)) => rustix::io::pread(&f.fd, &mut self.buf.as_mut_slice()[mem], at),
             (Kind::Read, None) => rustix::io::read(&f.fd, &mut self.buf.as_mut_slice()[mem]),
@@ -572,7 +573,7 @@ impl<'a> Worker<'a> {
         let piece = (if op.iosize == 0 { cap } else { op.iosize.min(cap) }) as usize;
         let mem = self.place(op, piece);
         let Some(f) = self.fds.get(&op.fd) else { return Err(End::Over) };
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         let mut bytes = 0u64;
         if op.kind == Kind::ReadWholeFile {
             // filebench's calls: a seek to the start, then reads until end of file.
@@ -612,7 +613,7 @@ impl<'a> Worker<'a> {
     }
 
     /// For the control flowops: records an operation of `step` that started at `t0`.
-    pub(super) fn done(&mut self, step: Step<'_>, t0: Instant) {
+    pub(super) fn done(&mut self, step: Step<'_>, t0: OpTimer) {
         self.record(step, t0, 0);
     }
 

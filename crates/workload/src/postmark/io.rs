@@ -17,10 +17,10 @@
 //! adds `O_EXCL`: the run's directory is its own and new, a file already there is an error.
 
 use super::model::{FileName, FileOps};
+use crate::phase::OpTimer;
 use fsarena_stats::LatencyHistogram;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, SeekFrom};
-use std::time::Instant;
 
 /// glibc's `BUFSIZ`: the largest stream buffer it allocates from `st_blksize`.
 const BUFSIZ: usize = 8192;
@@ -116,7 +116,7 @@ impl<'a> RealOps<'a> {
 
 impl FileOps for RealOps<'_> {
     fn create(&mut self, file: FileName, data: &[u8]) -> Result<(), String> {
-        let start = Instant::now();
+        let start = OpTimer::start();
         let (flags, mode) = if self.buffered {
             (OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::EXCL, 0o666)
         } else {
@@ -124,12 +124,12 @@ impl FileOps for RealOps<'_> {
         };
         let fd = self.open(file, flags, mode)?;
         self.write_file(fd, file, data)?;
-        self.latency.create.record(elapsed_ns(start));
+        start.record(&mut self.latency.create);
         Ok(())
     }
 
     fn read(&mut self, file: FileName, size: u32) -> Result<(), String> {
-        let start = Instant::now();
+        let start = OpTimer::start();
         let fd = self.open(file, OFlags::RDONLY, 0)?;
         let fail = |e: rustix::io::Errno| format!("read {}: {e}", display(file));
         let size = size as usize;
@@ -147,12 +147,12 @@ impl FileOps for RealOps<'_> {
             }
         }
         drop(fd);
-        self.latency.read.record(elapsed_ns(start));
+        start.record(&mut self.latency.read);
         Ok(())
     }
 
     fn append(&mut self, file: FileName, data: &[u8]) -> Result<(), String> {
-        let start = Instant::now();
+        let start = OpTimer::start();
         let fd = if self.buffered {
             let fd = self.open(file, OFlags::WRONLY | OFlags::CREATE | OFlags::APPEND, 0o666)?;
             // glibc's fopen(.., "a") finds the end at once.
@@ -162,14 +162,14 @@ impl FileOps for RealOps<'_> {
             self.open(file, OFlags::RDWR | OFlags::APPEND, 0)?
         };
         self.write_file(fd, file, data)?;
-        self.latency.append.record(elapsed_ns(start));
+        start.record(&mut self.latency.append);
         Ok(())
     }
 
     fn delete(&mut self, file: FileName) -> Result<(), String> {
-        let start = Instant::now();
+        let start = OpTimer::start();
         unlink(self.dir(file), file)?;
-        self.latency.delete.record(elapsed_ns(start));
+        start.record(&mut self.latency.delete);
         Ok(())
     }
 }
@@ -191,10 +191,6 @@ fn display(file: FileName) -> String {
         Some(s) => format!("s{s}/{}", file.number),
         None => file.number.to_string(),
     }
-}
-
-fn elapsed_ns(start: Instant) -> u64 {
-    start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64
 }
 
 /// Writes all of `data` (a regular file takes it whole unless the file system is full).

@@ -4,6 +4,7 @@
 
 use super::options::{Mode, SqliteOptions};
 use crate::live::LiveBatch;
+use crate::phase::OpTimer;
 use crate::RunEnv;
 use fsarena_core::{Better, Measurement};
 use fsarena_stats::LatencyHistogram;
@@ -109,13 +110,12 @@ pub(crate) fn inserts(o: &SqliteOptions, env: &RunEnv<'_>, path: &Path) -> (Meas
                 if env.stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let t0 = Instant::now();
+                let t0 = OpTimer::start();
                 if let Err(e) = stmt.execute(params![i as i64, &data]) {
                     error = Some(format!("sqlite: INSERT {} of {}: {e}", i + 1, o.inserts));
                     break;
                 }
-                let ns = t0.elapsed().as_nanos() as u64;
-                hist.record(ns);
+                t0.record(&mut hist);
                 live.add(o.row_size, start.elapsed().as_nanos() as u64);
             }
         }
@@ -212,7 +212,7 @@ fn writer(s: &Shared<'_>, conn: Result<Connection, String>, seed: u64) -> Tally 
         if n == 0 {
             return Ok(false);
         }
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let done = (|| {
             let mut stmt = conn.prepare_cached(INSERT)?;
@@ -226,7 +226,7 @@ fn writer(s: &Shared<'_>, conn: Result<Connection, String>, seed: u64) -> Tally 
             let _ = conn.execute_batch("ROLLBACK");
             return Err(e);
         }
-        t.insert.record(t0.elapsed().as_nanos() as u64);
+        t0.record(&mut t.insert);
         t.rows_inserted += n;
         s.committed.fetch_max(conn.last_insert_rowid().max(0) as u64, Ordering::Relaxed);
         live.add(n * s.o.row_size, clock.elapsed().as_nanos() as u64);
@@ -272,7 +272,7 @@ fn reader(s: &Shared<'_>, conn: Result<Connection, String>, seed: u64) -> Tally 
             return Ok(());
         }
         let point = rng.u32(0..100) < s.o.point_percent;
-        let t0 = Instant::now();
+        let t0 = OpTimer::start();
         let mut bytes = 0u64;
         if point {
             let key = rng.u64(1..=max) as i64;
@@ -281,7 +281,7 @@ fn reader(s: &Shared<'_>, conn: Result<Connection, String>, seed: u64) -> Tally 
             while let Some(row) = rows.next()? {
                 bytes += row.get_ref(1)?.as_bytes().map_or(0, |b| b.len() as u64);
             }
-            t.point.record(t0.elapsed().as_nanos() as u64);
+            t0.record(&mut t.point);
         } else {
             let key = rng.u64(1..=max.saturating_sub(range).max(1)) as i64;
             let mut stmt = conn.prepare_cached(RANGE)?;
@@ -290,7 +290,7 @@ fn reader(s: &Shared<'_>, conn: Result<Connection, String>, seed: u64) -> Tally 
                 bytes += row.get_ref(1)?.as_bytes().map_or(0, |b| b.len() as u64);
                 t.rows_read += 1;
             }
-            t.range.record(t0.elapsed().as_nanos() as u64);
+            t0.record(&mut t.range);
         }
         live.add(bytes, clock.elapsed().as_nanos() as u64);
         Ok(())
