@@ -5,7 +5,6 @@
 use crate::fio_figures::{job_direction_figures, Direction};
 use crate::model::{Mark, Model};
 use crate::significance::Contrast;
-use crate::summary::{summarize, Summary};
 use crate::{humanize, ExportError, Exporter, ResultEntry, RunReport};
 use comfy_table::{presets, Cell, CellAlignment, Color, Table};
 use fsarena_core::units::{format_count, format_iec, format_si};
@@ -99,9 +98,6 @@ impl Human {
         }
         if entry.workload_kind == "io" {
             self.all_clients(out, m);
-        }
-        if entry.workload_kind == "meta" {
-            mdtest_summary(out, entry);
         }
         // The kind's own block, registered with it (see [`crate::set_text_blocks`]).
         if let Some(block) = crate::text_block(&entry.workload_kind) {
@@ -372,44 +368,6 @@ fn num2str(n: u64, maxlen: usize) -> String {
     let room = maxlen.saturating_sub(digits(whole));
     let places = if room <= 1 { 0 } else { (room - 1).min(3) };
     format!("{value:.places$}{}", SUFFIXES[power])
-}
-
-/// mdtest's summary rows: metric, and the row label mdtest prints.
-const MDTEST_ROWS: [(&str, &str); 10] = [
-    ("dir_creation", "Directory creation"),
-    ("dir_stat", "Directory stat"),
-    ("dir_rename", "Directory rename"),
-    ("dir_removal", "Directory removal"),
-    ("file_creation", "File creation"),
-    ("file_stat", "File stat"),
-    ("file_read", "File read"),
-    ("file_removal", "File removal"),
-    ("tree_creation", "Tree creation"),
-    ("tree_removal", "Tree removal"),
-];
-
-/// mdtest's `SUMMARY rate` table over the entry's measured repetitions (mdtest's iterations):
-/// max, min, mean and sample standard deviation of each phase's rate, in mdtest's layout
-/// (label `%-22s`, numbers ` %14.3f`), so that it reads, and diffs, like mdtest's own. Only
-/// the phases that ran have a row.
-fn mdtest_summary(out: &mut String, entry: &ResultEntry) {
-    let rows: Vec<(&str, Summary)> = MDTEST_ROWS
-        .iter()
-        .filter_map(|(metric, label)| {
-            let values: Vec<f64> =
-                entry.measurements.iter().filter_map(|m| m.metric(metric)).map(|m| m.value).collect();
-            Some((*label, summarize(&values)?))
-        })
-        .collect();
-    if rows.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "\nSUMMARY rate (in ops/sec): (of {} iterations)", entry.measurements.len());
-    out.push_str("   Operation                     Max            Min           Mean        Std Dev\n");
-    out.push_str("   ---------                     ---            ---           ----        -------\n");
-    for (label, s) in rows {
-        let _ = writeln!(out, "   {label:<22} {:14.3} {:14.3} {:14.3} {:14.3}", s.max, s.min, s.mean, s.stdev);
-    }
 }
 
 /// The machine, then one line per target with how it was made and mounted.

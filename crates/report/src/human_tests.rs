@@ -166,65 +166,6 @@ fn other_workloads_list_their_metrics() {
 }
 
 #[test]
-fn meta_results_end_with_mdtests_summary_table() {
-    // The two iterations of reference/mdtest.md 3.3, as two measured repetitions. Three
-    // figures differ from mdtest's capture in the last digit: its inputs carry more
-    // decimals than it prints.
-    let rows: [(&str, f64, f64); 10] = [
-        ("dir_creation", 17981.779, 9678.299),
-        ("dir_stat", 184162.634, 99433.502),
-        ("dir_rename", 35856.414, 34777.775),
-        ("dir_removal", 930.307, 577.963),
-        ("file_creation", 5981.071, 3125.548),
-        ("file_stat", 703742.282, 173103.756),
-        ("file_read", 83752.077, 74144.920),
-        ("file_removal", 43907.460, 42945.825),
-        ("tree_creation", 6168.094, 5295.838),
-        ("tree_removal", 95.429, 64.595),
-    ];
-    let rep = |i: usize| {
-        let mut m = Measurement { complete: true, ..Default::default() };
-        for (name, a, b) in rows {
-            m.push(name, "ops/s", Better::Higher, if i == 0 { a } else { b });
-        }
-        m.push("file_creation_items", "items", Better::Higher, 1000.0);
-        m
-    };
-    let e = ResultEntry {
-        target_label: "tmpfs".into(),
-        workload_kind: "meta".into(),
-        point: Vec::new(),
-        part: None,
-        measurements: vec![rep(0), rep(1)],
-        ..Default::default()
-    };
-    let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
-    let want = "
-SUMMARY rate (in ops/sec): (of 2 iterations)
-   Operation                     Max            Min           Mean        Std Dev
-   ---------                     ---            ---           ----        -------
-   Directory creation          17981.779       9678.299      13830.039       5871.447
-   Directory stat             184162.634      99433.502     141798.068      59912.544
-   Directory rename            35856.414      34777.775      35317.094        762.713
-   Directory removal             930.307        577.963        754.135        249.145
-   File creation                5981.071       3125.548       4553.309       2019.160
-   File stat                  703742.282     173103.756     438423.019     375218.100
-   File read                   83752.077      74144.920      78948.499       6793.286
-   File removal                43907.460      42945.825      43426.643        679.979
-   Tree creation                6168.094       5295.838       5731.966        616.778
-   Tree removal                   95.429         64.595         80.012         21.803
-";
-    assert!(text.ends_with(want), "{text}");
-    assert!(text.contains("  file_creation_items : "), "the metric list stays: {text}");
-    // A run of some phases only has rows for those.
-    let mut m = Measurement { complete: true, ..Default::default() };
-    m.push("file_creation", "ops/s", Better::Higher, 1234.5);
-    let e = ResultEntry { workload_kind: "meta".into(), measurements: vec![m], ..Default::default() };
-    let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
-    assert!(text.ends_with("(of 1 iterations)\n   Operation                     Max            Min           Mean        Std Dev\n   ---------                     ---            ---           ----        -------\n   File creation                1234.500       1234.500       1234.500          0.000\n"), "{text}");
-}
-
-#[test]
 fn number_formatting_follows_fio() {
     assert_eq!(num2str(21_700_093, 6), "21700k");
     assert_eq!(num2str(999_999, 6), "999999");

@@ -54,7 +54,7 @@ macro_rules! registry {
 
 registry! {
     "io" => io::IoWorkload, io::options::OPTIONS, "data I/O, fio-class: fio's option names, meanings and defaults; fio job files with --fio";
-    "meta" => meta::MetaWorkload, meta::options::OPTIONS, "metadata, mdtest-class: mdtest's tree, phases and rates; mdtest='...' takes mdtest's flags";
+    "meta" => meta::MetaWorkload, meta::options::OPTIONS, "metadata, mdtest-class: mdtest's tree, phases and rates; mdtest='...' takes mdtest's flags", text = meta::text::text;
     "tree" => tree::TreeWorkload, tree::options::OPTIONS, "deep trees of small files, fs_mark-class; fsmark='...' takes fs_mark's flags";
     "dd" => crate::dd::DdWorkload, crate::dd::OPTIONS, "sequential copies as dd makes them: bs, count, oflag (dsync, direct), conv=fsync; files=N in a row";
     "filebench" => crate::filebench::FilebenchWorkload, crate::filebench::OPTIONS, "filebench's workload model language (.f files) and personalities (name=varmail, webserver, fileserver, ...; file=my.f); KEY=VALUE sets $KEY", text = crate::filebench::text::text;

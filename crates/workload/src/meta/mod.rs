@@ -29,6 +29,7 @@ pub mod options;
 mod paths;
 pub mod shape;
 mod task;
+pub mod text;
 
 use crate::phase::{PhaseTotal, Phases};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
