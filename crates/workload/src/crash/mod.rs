@@ -26,6 +26,7 @@
 
 mod ace;
 mod app;
+mod durable;
 mod options;
 mod oracle;
 mod rec;

@@ -4,7 +4,7 @@
 
 use super::options::{CrashOptions, States};
 use super::State;
-use fsarena_target::recorder::files::{self, FileOp};
+use fsarena_target::recorder::files::FileOp;
 use fsarena_target::recorder::{Entry, FilesFs, RecordedFs, StateOutcome};
 use fsarena_target::TargetError;
 use std::path::{Path, PathBuf};
@@ -182,7 +182,7 @@ pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
     let split: Vec<(usize, Vec<usize>, Vec<usize>)> = points
         .iter()
         .map(|&p| {
-            let (sure, unsynced) = files::durable_at(ops, p, o.lossy);
+            let (sure, unsynced) = super::durable::durable_at(ops, p, o.lossy);
             (p, sure, unsynced)
         })
         .collect();
