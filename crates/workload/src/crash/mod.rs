@@ -27,6 +27,7 @@
 mod ace;
 mod app;
 mod durable;
+mod fsck;
 mod options;
 mod oracle;
 mod rec;
