@@ -109,6 +109,24 @@ impl FileOp {
         }
     }
 
+    /// The paths it names.
+    pub fn paths(&self) -> Vec<&Path> {
+        match self {
+            Self::Create { path, .. }
+            | Self::Mkdir { path, .. }
+            | Self::Symlink { path, .. }
+            | Self::Unlink { path }
+            | Self::Rmdir { path }
+            | Self::Chmod { path, .. }
+            | Self::Xattr { path, .. }
+            | Self::Write { path, .. }
+            | Self::Truncate { path, .. }
+            | Self::Allocate { path, .. } => vec![path],
+            Self::Link { from, to } | Self::Rename { from, to } => vec![from, to],
+            Self::Fsync { .. } | Self::FsyncDir { .. } | Self::Mark(_) | Self::Barrier => Vec::new(),
+        }
+    }
+
     /// The directories whose entries a name operation changes.
     pub fn dirs(&self) -> Vec<PathBuf> {
         let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -260,8 +278,7 @@ pub fn build(ops: &[FileOp], keep: &[usize], dest: &Path) -> std::io::Result<()>
         // Safety: fsarena runs as root, and a daemon's log may name a path through a
         // symbolic link it made (or one a dropped operation would have replaced): nothing is
         // done through a link, so nothing is made or written outside `dest`.
-        if !op_paths(op).iter().all(|p| beneath(dest, p, !matches!(op, FileOp::Rename { .. } | FileOp::Unlink { .. })))
-        {
+        if !op.paths().iter().all(|p| beneath(dest, p, !matches!(op, FileOp::Rename { .. } | FileOp::Unlink { .. }))) {
             continue;
         }
         let done = match op {
@@ -306,24 +323,6 @@ pub fn build(ops: &[FileOp], keep: &[usize], dest: &Path) -> std::io::Result<()>
     Ok(())
 }
 
-/// The paths an operation names.
-fn op_paths(op: &FileOp) -> Vec<&Path> {
-    match op {
-        FileOp::Create { path, .. }
-        | FileOp::Mkdir { path, .. }
-        | FileOp::Symlink { path, .. }
-        | FileOp::Unlink { path }
-        | FileOp::Rmdir { path }
-        | FileOp::Chmod { path, .. }
-        | FileOp::Xattr { path, .. }
-        | FileOp::Write { path, .. }
-        | FileOp::Truncate { path, .. }
-        | FileOp::Allocate { path, .. } => vec![path],
-        FileOp::Link { from, to } | FileOp::Rename { from, to } => vec![from, to],
-        FileOp::Fsync { .. } | FileOp::FsyncDir { .. } | FileOp::Mark(_) | FileOp::Barrier => Vec::new(),
-    }
-}
-
 /// Whether `rel` below `dest` is reached through no symbolic link: no component is `..` or
 /// absolute, no directory on the way is a link, and (unless `link_ok`: a rename or unlink
 /// acts on the link itself) the last component is not one either.
@@ -347,119 +346,6 @@ fn beneath(dest: &Path, rel: &Path, last_no_link: bool) -> bool {
     true
 }
 
-/// Which operations a crash at point `p` (before `ops[p]`) keeps for certain: every name
-/// operation before it (with `lossy`, only those a later fsync before `p` covered: of a
-/// directory whose entries it changed, or of the name it made or a new directory above it, as
-/// Linux filesystems persist a new file's name with its fsync), and every data operation whose file was fsynced after
-/// it before `p`. The rest before `p` (data, and with `lossy` the uncovered name operations)
-/// is what the crash may lose, in whole or in part: the second list, in log order.
-pub fn durable_at(ops: &[FileOp], p: usize, lossy: bool) -> (Vec<usize>, Vec<usize>) {
-    let (mut sure, mut unsynced) = (Vec::new(), Vec::new());
-    let barrier = ops[..p].iter().rposition(|o| *o == FileOp::Barrier);
-    // The names each fsync's file had: an fsync reaches the inode, whichever name it came by.
-    let aliases: Vec<Vec<&Path>> = ops[..p]
-        .iter()
-        .enumerate()
-        .map(|(f, o)| if let FileOp::Fsync { path, .. } = o { names_of(ops, f, path) } else { Vec::new() })
-        .collect();
-    for (j, op) in ops[..p].iter().enumerate() {
-        let later = (j + 1..p).map(|k| (k, &ops[k]));
-        if barrier.is_some_and(|b| j < b) {
-            if op.is_name() || op.is_data() {
-                sure.push(j);
-            }
-        } else if op.is_name() {
-            let dirs = op.dirs();
-            let subject = op.subject();
-            // What an fsync of the object itself covers beyond its name: its mode and xattrs,
-            // and its link count, which a new hard link changes (fsync promises them: the
-            // oracle holds an fsynced file's mode, links and xattrs at the posix level).
-            let object = op.object();
-            let mut covered = later.filter(|(k, o)| match o {
-                FileOp::FsyncDir { path } => {
-                    dirs.contains(path) || subject == Some(path.as_path()) || object == Some(path.as_path())
-                }
-                // The name it made, or a directory on the way to it (a new file's fsync
-                // persists the new directories above it on Linux filesystems), under any of
-                // the file's names.
-                FileOp::Fsync { .. } => {
-                    aliases[*k].iter().any(|a| subject.is_some_and(|s| a.starts_with(s)) || object == Some(*a))
-                }
-                _ => false,
-            });
-            // Uncovered, with `lossy`: the crash may lose it or keep it, like unsynced data.
-            if !lossy || covered.next().is_some() {
-                sure.push(j);
-            } else {
-                unsynced.push(j);
-            }
-        } else if op.is_data() {
-            let id = match op {
-                FileOp::Write { id, .. } | FileOp::Truncate { id, .. } | FileOp::Allocate { id, .. } => *id,
-                _ => 0,
-            };
-            if later.into_iter().any(|(_, o)| matches!(o, FileOp::Fsync { id: f, .. } if *f == id)) {
-                sure.push(j);
-            } else {
-                unsynced.push(j);
-            }
-        }
-    }
-    // What is kept keeps what it stands on: the operations that made the directories its
-    // names lie in, and the name a link or rename starts from.
-    let mut at = 0;
-    while at < sure.len() {
-        for k in makers(ops, sure[at]) {
-            if let Some(u) = unsynced.iter().position(|&x| x == k) {
-                unsynced.remove(u);
-                sure.push(k);
-            }
-        }
-        at += 1;
-    }
-    sure.sort_unstable();
-    (sure, unsynced)
-}
-
-/// The names the file at `path` had up to operation `f`: `path`, and those a link or rename
-/// before `f` joined to it.
-fn names_of<'a>(ops: &'a [FileOp], f: usize, path: &'a Path) -> Vec<&'a Path> {
-    let mut names = vec![path];
-    for op in ops[..f].iter().rev() {
-        match op {
-            FileOp::Link { from, to } => {
-                if names.contains(&to.as_path()) && !names.contains(&from.as_path()) {
-                    names.push(from);
-                } else if names.contains(&from.as_path()) && !names.contains(&to.as_path()) {
-                    names.push(to);
-                }
-            }
-            FileOp::Rename { from, to } if names.contains(&to.as_path()) && !names.contains(&from.as_path()) => {
-                names.push(from);
-            }
-            _ => {}
-        }
-    }
-    names
-}
-
-/// The operations before `j` that made what `ops[j]` needs: the directories above each path
-/// it names, and the existing name a link or rename acts on (each the latest to make it).
-fn makers(ops: &[FileOp], j: usize) -> Vec<usize> {
-    let made_by = |path: &Path| (0..j).rev().find(|&k| ops[k].subject() == Some(path));
-    let op = &ops[j];
-    let mut needs: Vec<&Path> = Vec::new();
-    for path in op_paths(op) {
-        needs.extend(path.ancestors().skip(1).filter(|a| !a.as_os_str().is_empty()));
-    }
-    match op {
-        FileOp::Link { from, .. } | FileOp::Rename { from, .. } => needs.push(from),
-        FileOp::Write { path, .. } | FileOp::Truncate { path, .. } | FileOp::Allocate { path, .. } => needs.push(path),
-        _ => {}
-    }
-    needs.into_iter().filter_map(made_by).collect()
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -470,96 +356,27 @@ mod tests {
     }
 
     #[test]
-    fn a_crash_keeps_names_and_synced_data_and_may_lose_the_rest() {
+    fn a_crash_state_is_rebuilt_from_what_it_keeps() {
         let ops = vec![
-            FileOp::Create { path: "a".into(), mode: 0o644 },
+            FileOp::Create { path: "a".into(), mode: 0o640 },
             w(2, "a", 0, b'x'),
-            FileOp::Fsync { id: 2, path: "a".into() },
-            FileOp::Mark(1),
+            FileOp::Mkdir { path: "d".into(), mode: 0o750 },
             w(2, "a", 4, b'y'),
-            FileOp::Create { path: "b".into(), mode: 0o644 },
-            FileOp::Mkdir { path: "d".into(), mode: 0o755 },
-            FileOp::FsyncDir { path: "".into() },
             FileOp::Create { path: "d/c".into(), mode: 0o600 },
+            FileOp::Fsync { id: 2, path: "a".into() },
         ];
-        let (sure, unsynced) = durable_at(&ops, ops.len(), false);
-        assert_eq!(sure, vec![0, 1, 5, 6, 8]);
-        assert_eq!(unsynced, vec![4]);
-        // Lossy: the names in the root were fsynced after them; d/c's directory never was.
-        // d/c's name may be lost or kept, as unsynced data may, in log order with it.
-        let (sure, unsynced) = durable_at(&ops, ops.len(), true);
-        assert_eq!(sure, vec![0, 1, 5, 6]);
-        assert_eq!(unsynced, vec![4, 8]);
-        // A rename is covered by the fsync of the name it made, or of either directory; what
-        // a barrier precedes is durable; a name no fsync covered is not.
-        let lossy = vec![
-            FileOp::Create { path: "f".into(), mode: 0o644 },
-            FileOp::Barrier,
-            FileOp::Rename { from: "f".into(), to: "A/g".into() },
-            FileOp::Fsync { id: 9, path: "A/g".into() },
-            FileOp::Rename { from: "A/g".into(), to: "h".into() },
-            FileOp::FsyncDir { path: "A".into() },
-            FileOp::Create { path: "x".into(), mode: 0o644 },
-        ];
-        assert_eq!(durable_at(&lossy, lossy.len(), true), (vec![0, 2, 4], vec![6]));
-        // An fsync of a file covers its mode, its xattrs and a new hard link of it (its link
-        // count), as the oracle holds them: with names=lossy none of them may be lost after
-        // it. Those of a file not fsynced may.
-        let meta = vec![
-            FileOp::Barrier,
-            FileOp::Chmod { path: "foo".into(), mode: 0o600 },
-            FileOp::Xattr { path: "foo".into(), name: b"user.a".to_vec(), value: Some(b"1".to_vec()) },
-            FileOp::Link { from: "foo".into(), to: "A/ln".into() },
-            FileOp::Xattr { path: "bar".into(), name: b"user.b".to_vec(), value: None },
-            FileOp::Fsync { id: 4, path: "foo".into() },
-        ];
-        assert_eq!(durable_at(&meta, meta.len(), true), (vec![1, 2, 3], vec![4]));
-        assert_eq!(durable_at(&lossy, lossy.len(), false).0, vec![0, 2, 4, 6]);
-        // Built: what was kept, as it was logged; a write to a name that was dropped is moot.
+        // Built: what was kept, each operation as it was logged.
         let dir = tempfile::tempdir().unwrap();
-        let mut keep = sure.clone();
-        keep.push(4);
-        keep.sort_unstable();
-        build(&ops, &keep, dir.path()).unwrap();
+        build(&ops, &[0, 1, 2, 3, 5], dir.path()).unwrap();
         assert_eq!(std::fs::read(dir.path().join("a")).unwrap(), b"xxxxyyyy");
-        assert!(dir.path().join("b").exists() && dir.path().join("d").is_dir());
+        let mode = |p: &str| std::fs::metadata(dir.path().join(p)).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode("a"), mode("d")), (0o640, 0o750));
         assert!(!dir.path().join("d/c").exists());
+        // What no longer applies without what was left out is moot: a write to a name never
+        // made, a name in a directory never made.
         let dir = tempfile::tempdir().unwrap();
-        build(&ops, &[1, 8], dir.path()).unwrap();
+        build(&ops, &[1, 4], dir.path()).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn an_fsync_keeps_the_directories_above_its_file_and_the_names_it_came_by() {
-        let fsync = |id: u64, path: &str| FileOp::Fsync { id, path: path.into() };
-        // mkdir A, mkdir A/C, create foo, link foo A/C/bar, fsync foo: the link's count is
-        // promised, so its directories are kept with it (a crash cannot keep a name whose
-        // directory it lost).
-        let ops = vec![
-            FileOp::Mkdir { path: "A".into(), mode: 0o755 },
-            FileOp::Mkdir { path: "A/C".into(), mode: 0o755 },
-            FileOp::Create { path: "foo".into(), mode: 0o644 },
-            FileOp::Link { from: "foo".into(), to: "A/C/bar".into() },
-            fsync(7, "foo"),
-            FileOp::Create { path: "other".into(), mode: 0o644 },
-        ];
-        assert_eq!(durable_at(&ops, ops.len(), true), (vec![0, 1, 2, 3], vec![5]));
-        // create foo, link foo bar, fsync of the file through bar: the file's creation is
-        // covered too (an fsync reaches the inode, whichever name it came by).
-        let ops = vec![
-            FileOp::Create { path: "foo".into(), mode: 0o644 },
-            FileOp::Link { from: "foo".into(), to: "bar".into() },
-            fsync(7, "bar"),
-        ];
-        assert_eq!(durable_at(&ops, ops.len(), true), (vec![0, 1], vec![]));
-        // mkdir A, create A/foo, fsync A/foo: Linux keeps the new directory with the file.
-        let ops = vec![
-            FileOp::Mkdir { path: "A".into(), mode: 0o755 },
-            FileOp::Create { path: "A/foo".into(), mode: 0o644 },
-            fsync(3, "A/foo"),
-            FileOp::Mkdir { path: "B".into(), mode: 0o755 },
-        ];
-        assert_eq!(durable_at(&ops, ops.len(), true), (vec![0, 1], vec![3]));
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! chosen subset of the logged writes, composed by the server from its log as another virtual
 //! file (`state-K` on its mount, see [`server::VirtualImage`], with a private overlay for
 //! recovery's writes), never a copy; it is attached to its own loop device, mounted
-//! (recovery), checked, unmounted and given to the filesystem's checker. A `fuse:` daemon's
+//! (recovery), checked and unmounted, then left to the crash workload for the filesystem's
+//! checker. A `fuse:` daemon's
 //! `{work}` is recorded at file level instead ([`files`], [`FilesFs`]).
 
 pub mod files;
@@ -88,15 +89,6 @@ impl std::fmt::Display for Unchecked {
             Self::Daemon(why) => write!(f, "the FUSE command did not start on it: {why}"),
         }
     }
-}
-
-/// A crash image checked: what mounting said, what the oracle said, what the checker said.
-#[derive(Debug)]
-pub struct StateOutcome<R> {
-    /// The oracle's result, or why the image was not checked.
-    pub checked: Result<R, Unchecked>,
-    /// The filesystem checker's complaint (its exit status and last lines), None when clean.
-    pub fsck: Option<String>,
 }
 
 /// A recorded filesystem, from `start` to `finish`.
@@ -301,6 +293,11 @@ impl RecordedFs {
         self.server.spill_len().map_err(TargetError)
     }
 
+    /// The recorded filesystem (`ext4`, `xfs`, ...): what each crash image holds.
+    pub fn fs(&self) -> &'static str {
+        self.fs.name
+    }
+
     /// Builds crash image `slot`: the base plus the writes `keep` selects from the log
     /// (indexes into it, in log order), then, for a torn write, the first `bytes` of write
     /// `torn.0` only. A virtual image the server composes from its log (`state-SLOT` on the
@@ -312,14 +309,16 @@ impl RecordedFs {
     }
 
     /// Mounts crash image `image` in `slot` within `timeout` (recovery runs), calls `check`
-    /// on its root, unmounts, then runs the filesystem's checker on the image.
+    /// on its root (with a daemon: on the daemon's mount, started on the recovered `{work}`),
+    /// unmounts. The image is left for its checker. `Ok(Err)`: the image could not be
+    /// checked, a finding; `Err`: the recorder failed.
     pub fn check_state<R>(
         &self,
         slot: usize,
         image: &Path,
         timeout: Duration,
         check: impl FnOnce(&Path) -> R,
-    ) -> Result<StateOutcome<R>, TargetError> {
+    ) -> Result<Result<R, Unchecked>, TargetError> {
         let mnt = self.slot_mnts.get(slot).ok_or_else(|| TargetError(format!("recorder: no slot {slot}")))?;
         let mut state = Provisioned::with_ledger(self.ledger.clone());
         let mounted = if self.options.fuse2fs {
@@ -348,8 +347,7 @@ impl RecordedFs {
         });
         let checked = root.map(|root| check(&root));
         Box::new(state).teardown()?;
-        let fsck = fsck(self.fs.name, image);
-        Ok(StateOutcome { checked, fsck })
+        Ok(checked)
     }
 
     /// The log of the `fuse:` daemon last started on a crash state in `slot` (its output),
@@ -515,21 +513,21 @@ impl FilesFs {
     }
 
     /// Starts the daemon on crash state `dir` in `slot` within `timeout`, calls `check` on its
-    /// mount, stops it. There is no checker of a daemon's data: `fsck` is None.
+    /// mount, stops it.
     pub fn check_state<R>(
         &self,
         slot: usize,
         dir: &Path,
         timeout: Duration,
         check: impl FnOnce(&Path) -> R,
-    ) -> Result<StateOutcome<R>, TargetError> {
+    ) -> Result<Result<R, Unchecked>, TargetError> {
         let mnt = self.daemon_mnts.get(slot + 1).ok_or_else(|| TargetError(format!("recorder: no slot {slot}")))?;
         let mut state = Provisioned::with_ledger(self.ledger.clone());
         let checked = start_daemon(&mut state, &self.cmd, dir, mnt, &daemon_log(&self.dir, slot), timeout)
             .map(|()| check(mnt))
             .map_err(|e| Unchecked::Daemon(format!("on the crash state: {e}")));
         Box::new(state).teardown()?;
-        Ok(StateOutcome { checked, fsck: None })
+        Ok(checked)
     }
 
     /// The log of the daemon last started on a crash state in `slot` (its output).
@@ -666,30 +664,6 @@ fn mount_within(
         }
         None => Err(format!("mount did not finish within {timeout:?} ({MOUNT_TIMEOUT})")),
     }
-}
-
-/// Runs the filesystem's checker on an unmounted image: None when it finds nothing wrong,
-/// else its exit status and the end of its output.
-pub fn fsck(fs: &str, image: &Path) -> Option<String> {
-    let img = image.to_string_lossy().to_string();
-    let (program, args, bad): (&str, Vec<&str>, fn(i32) -> bool) = match fs {
-        "xfs" => ("xfs_repair", vec!["-n", "-f", &img], |c| c != 0),
-        "btrfs" => ("btrfs", vec!["check", "--readonly", &img], |c| c != 0),
-        // e2fsck: 1 and 2 are "errors corrected" (with -n nothing is), 4 and up are errors left.
-        _ => ("e2fsck", vec!["-fn", &img], |c| c >= 4),
-    };
-    let out = match Command::new(program).args(&args).env("LC_ALL", "C").stdin(Stdio::null()).output() {
-        Ok(o) => o,
-        Err(e) => return Some(format!("cannot run {program}: {e}")),
-    };
-    let code = out.status.code().unwrap_or(-1);
-    if !bad(code) {
-        return None;
-    }
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(12)..].join("\n");
-    Some(format!("{program} {} exited {code}:\n{tail}", args.join(" ")))
 }
 
 /// A loop target with `record=1`: the filesystem on the recorder, for any workload, so that

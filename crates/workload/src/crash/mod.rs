@@ -26,6 +26,8 @@
 
 mod ace;
 mod app;
+mod durable;
+mod fsck;
 mod options;
 mod oracle;
 mod rec;

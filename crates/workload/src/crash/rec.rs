@@ -4,11 +4,22 @@
 
 use super::options::{CrashOptions, States};
 use super::State;
-use fsarena_target::recorder::files::{self, FileOp};
-use fsarena_target::recorder::{Entry, FilesFs, RecordedFs, StateOutcome};
+use fsarena_target::recorder::files::FileOp;
+use fsarena_target::recorder::{Entry, FilesFs, RecordedFs, Unchecked};
 use fsarena_target::TargetError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// A crash state checked: what the check said (or why the state was not checked), and what
+/// the filesystem's checker said.
+#[derive(Debug)]
+pub(super) struct StateOutcome<R> {
+    /// The oracle's result, or why the state was not checked.
+    pub(super) checked: Result<R, Unchecked>,
+    /// The filesystem checker's complaint (its exit status and last lines), None when clean
+    /// or when there is no checker.
+    pub(super) fsck: Option<String>,
+}
 
 /// The recorder of one crash run.
 #[derive(Debug)]
@@ -102,6 +113,9 @@ impl Rec {
         }
     }
 
+    /// Checks `image` in `slot`, then runs the checker on it: the image's own checker
+    /// ([`super::fsck::fsck`]) at block level, whatever ran on it (the kernel, fuse2fs, or a
+    /// daemon on a directory of it); none at file level, where nothing checks a daemon's data.
     pub(super) fn check_state<R>(
         &self,
         slot: usize,
@@ -109,10 +123,11 @@ impl Rec {
         timeout: Duration,
         check: impl FnOnce(&Path) -> R,
     ) -> Result<StateOutcome<R>, TargetError> {
-        match self {
-            Self::Block(r) => r.check_state(slot, image, timeout, check),
-            Self::Files(r) => r.check_state(slot, image, timeout, check),
-        }
+        let (checked, fsck) = match self {
+            Self::Block(r) => (r.check_state(slot, image, timeout, check)?, super::fsck::fsck(r.fs(), image)),
+            Self::Files(r) => (r.check_state(slot, image, timeout, check)?, None),
+        };
+        Ok(StateOutcome { checked, fsck })
     }
 
     /// The output of the `fuse:` daemon last started on a crash state in `slot`, if any.
@@ -182,7 +197,7 @@ pub(super) fn file_states(ops: &[FileOp], o: &CrashOptions) -> Vec<State> {
     let split: Vec<(usize, Vec<usize>, Vec<usize>)> = points
         .iter()
         .map(|&p| {
-            let (sure, unsynced) = files::durable_at(ops, p, o.lossy);
+            let (sure, unsynced) = super::durable::durable_at(ops, p, o.lossy);
             (p, sure, unsynced)
         })
         .collect();
