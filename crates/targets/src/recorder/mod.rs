@@ -13,8 +13,8 @@
 //! file (`state-K` on its mount, see [`server::VirtualImage`], with a private overlay for
 //! recovery's writes), never a copy; it is attached to its own loop device, mounted
 //! (recovery), checked and unmounted, then left to the crash workload for the filesystem's
-//! checker. A `fuse:` daemon's
-//! `{work}` is recorded at file level instead ([`files`], [`FilesFs`]).
+//! checker. A `fuse:` daemon's `{work}` is recorded at file level instead ([`files`],
+//! [`FilesFs`]); the crash workload drives either level through [`Recorder`].
 
 pub mod files;
 pub mod log;
@@ -89,6 +89,66 @@ impl std::fmt::Display for Unchecked {
             Self::Daemon(why) => write!(f, "the FUSE command did not start on it: {why}"),
         }
     }
+}
+
+/// The two recorders behind one face: block level ([`RecordedFs`]) and file level
+/// ([`FilesFs`]), as the `crash` workload drives them. A recorder records a generated
+/// workload, builds the crash states it is told to from the log and mounts them for a check;
+/// what a log means (its crash states, what a crash keeps, which checker judges a state) is
+/// the crash workload's.
+pub trait Recorder {
+    /// One generated workload's log: the device's writes and flushes ([`Entry`]) at block
+    /// level, the daemon's operations ([`files::FileOp`]) at file level; the marks in it.
+    type Log;
+
+    /// Facts for the report: how the recorded filesystem was made, the recorder.
+    fn info(&self) -> Vec<(String, String)>;
+
+    /// Crash states that can be checked at once, each in its own slot.
+    fn slots(&self) -> usize;
+
+    /// Starts a generated workload on a fresh filesystem or directory; returns the root it
+    /// runs in.
+    fn begin_case(&mut self) -> Result<PathBuf, TargetError>;
+
+    /// Below a `fuse:` daemon: makes what it has written so far durable, whatever the
+    /// daemon's own fsync does; nothing otherwise.
+    fn sync_lower(&self) -> Result<(), TargetError>;
+
+    /// Writes mark `n` into the log: the workload's persistence call `n` has returned.
+    fn mark(&self, n: u32) -> Result<(), TargetError>;
+
+    /// Ends the generated workload; returns its log.
+    fn end_case(&mut self) -> Result<Self::Log, TargetError>;
+
+    /// Builds crash state `slot` of `log`: the entries `keep` selects (indexes into it, in
+    /// log order), then, for a torn write `(entry, bytes)`, that entry's first bytes only.
+    /// Returns its path: an image (block level) or a directory (file level).
+    fn build_state(
+        &self,
+        slot: usize,
+        log: &Self::Log,
+        keep: &[usize],
+        torn: Option<(usize, u64)>,
+    ) -> Result<PathBuf, TargetError>;
+
+    /// Mounts crash state `state` in `slot` within `timeout` (recovery runs, or the daemon
+    /// starts on it), calls `check` on its root, unmounts. `Ok(Err)`: the state could not be
+    /// checked, a finding; `Err`: the recorder failed.
+    fn check_state<R>(
+        &self,
+        slot: usize,
+        state: &Path,
+        timeout: Duration,
+        check: impl FnOnce(&Path) -> R,
+    ) -> Result<Result<R, Unchecked>, TargetError>;
+
+    /// The output of the `fuse:` daemon last started on a crash state in `slot`, when a
+    /// daemon runs on the states: to keep beside a state it failed on.
+    fn daemon_log(&self, slot: usize) -> Option<PathBuf>;
+
+    /// Stops what runs, unmounts, removes what was made.
+    fn finish(self) -> Result<(), TargetError>;
 }
 
 /// A recorded filesystem, from `start` to `finish`.
@@ -211,19 +271,34 @@ impl RecordedFs {
         Ok(Self { fs, options, p, ledger, dir, fuse_mnt, case_mnt, slot_mnts, daemon_mnts, server, case: None })
     }
 
+    /// Bytes in the spill file now.
+    pub fn logged_bytes(&self) -> Result<u64, TargetError> {
+        self.server.spill_len().map_err(TargetError)
+    }
+
+    /// The recorded filesystem (`ext4`, `xfs`, ...): what each crash image holds.
+    pub fn fs(&self) -> &'static str {
+        self.fs.name
+    }
+}
+
+impl Recorder for RecordedFs {
+    /// The device's writes, flushes and marks.
+    type Log = Vec<Entry>;
+
     /// Facts for the report: mkfs, the recorder.
-    pub fn info(&self) -> Vec<(String, String)> {
+    fn info(&self) -> Vec<(String, String)> {
         self.p.info.clone()
     }
 
     /// Crash images that can be checked at once.
-    pub fn slots(&self) -> usize {
+    fn slots(&self) -> usize {
         self.slot_mnts.len()
     }
 
     /// Starts a generated workload on a fresh copy of the base filesystem: resets the log,
     /// attaches a loop device to the recorded image and mounts it. Returns the mount point.
-    pub fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
+    fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
         if self.case.is_some() {
             return Err(TargetError("recorder: a generated workload is running already".into()));
         }
@@ -267,7 +342,7 @@ impl RecordedFs {
 
     /// With a daemon: syncs the recorded filesystem below it (syncfs), so that what the daemon
     /// has written so far is durable whatever the daemon did; nothing otherwise.
-    pub fn sync_lower(&self) -> Result<(), TargetError> {
+    fn sync_lower(&self) -> Result<(), TargetError> {
         if self.options.daemon.is_none() {
             return Ok(());
         }
@@ -276,43 +351,38 @@ impl RecordedFs {
     }
 
     /// Writes mark `n` into the log: the workload's persistence call `n` has returned.
-    pub fn mark(&self, n: u32) -> Result<(), TargetError> {
+    fn mark(&self, n: u32) -> Result<(), TargetError> {
         self.server.mark(n).map_err(TargetError)
     }
 
     /// Ends the generated workload: unmounts, detaches, returns its log.
-    pub fn end_case(&mut self) -> Result<Vec<Entry>, TargetError> {
+    fn end_case(&mut self) -> Result<Vec<Entry>, TargetError> {
         if let Some(case) = self.case.take() {
             Box::new(case).teardown()?;
         }
         self.server.entries().map_err(TargetError)
     }
 
-    /// Bytes in the spill file now.
-    pub fn logged_bytes(&self) -> Result<u64, TargetError> {
-        self.server.spill_len().map_err(TargetError)
-    }
-
-    /// The recorded filesystem (`ext4`, `xfs`, ...): what each crash image holds.
-    pub fn fs(&self) -> &'static str {
-        self.fs.name
-    }
-
     /// Builds crash image `slot`: the base plus the writes `keep` selects from the log
     /// (indexes into it, in log order), then, for a torn write, the first `bytes` of write
     /// `torn.0` only. A virtual image the server composes from its log (`state-SLOT` on the
     /// recorder's mount: the base's blocks shared, the chosen writes read from the spill file,
-    /// recovery's writes kept apart); its path.
-    pub fn build_state(&self, slot: usize, keep: &[usize], torn: Option<(usize, u64)>) -> Result<PathBuf, TargetError> {
+    /// recovery's writes kept apart); its path. The server holds the log: `log` is not read.
+    fn build_state(
+        &self,
+        slot: usize,
+        _log: &Vec<Entry>,
+        keep: &[usize],
+        torn: Option<(usize, u64)>,
+    ) -> Result<PathBuf, TargetError> {
         self.server.compose(slot, keep, torn).map_err(TargetError)?;
         Ok(self.fuse_mnt.join(server::state_name(slot)))
     }
 
     /// Mounts crash image `image` in `slot` within `timeout` (recovery runs), calls `check`
     /// on its root (with a daemon: on the daemon's mount, started on the recovered `{work}`),
-    /// unmounts. The image is left for its checker. `Ok(Err)`: the image could not be
-    /// checked, a finding; `Err`: the recorder failed.
-    pub fn check_state<R>(
+    /// unmounts. The image is left for its checker.
+    fn check_state<R>(
         &self,
         slot: usize,
         image: &Path,
@@ -352,12 +422,12 @@ impl RecordedFs {
 
     /// The log of the `fuse:` daemon last started on a crash state in `slot` (its output),
     /// when there is a daemon: to keep beside a state it failed on.
-    pub fn daemon_log(&self, slot: usize) -> Option<PathBuf> {
+    fn daemon_log(&self, slot: usize) -> Option<PathBuf> {
         self.options.daemon.as_ref().map(|_| daemon_log(&self.dir, slot))
     }
 
     /// Unmounts and detaches everything, stops the server, removes the images and the log.
-    pub fn finish(mut self) -> Result<(), TargetError> {
+    fn finish(mut self) -> Result<(), TargetError> {
         if let Some(case) = self.case.take() {
             Box::new(case).teardown()?;
         }
@@ -430,19 +500,29 @@ impl FilesFs {
         })
     }
 
+    /// Bytes of data logged so far.
+    pub fn logged_bytes(&self) -> u64 {
+        self.case.as_ref().map_or(0, |(_, r)| r.logged_bytes())
+    }
+}
+
+impl Recorder for FilesFs {
+    /// The daemon's operations in `{work}`, and the marks.
+    type Log = Vec<files::FileOp>;
+
     /// Facts for the report.
-    pub fn info(&self) -> Vec<(String, String)> {
+    fn info(&self) -> Vec<(String, String)> {
         self.p.info.clone()
     }
 
     /// Crash states checked at once.
-    pub fn slots(&self) -> usize {
+    fn slots(&self) -> usize {
         self.daemon_mnts.len() - 1
     }
 
     /// Starts a generated workload: a fresh, empty `{work}` behind the passthrough, the daemon
     /// on it. Returns the daemon's mount point.
-    pub fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
+    fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
         if self.case.is_some() {
             return Err(TargetError("recorder: a generated workload is running already".into()));
         }
@@ -469,7 +549,7 @@ impl FilesFs {
     }
 
     /// Writes mark `n` into the log.
-    pub fn mark(&self, n: u32) -> Result<(), TargetError> {
+    fn mark(&self, n: u32) -> Result<(), TargetError> {
         match &self.case {
             Some((_, rec)) => {
                 rec.mark(n);
@@ -480,7 +560,7 @@ impl FilesFs {
     }
 
     /// The set-up so far is durable, whatever the daemon's fsync did.
-    pub fn sync_lower(&self) -> Result<(), TargetError> {
+    fn sync_lower(&self) -> Result<(), TargetError> {
         match &self.case {
             Some((_, rec)) => {
                 rec.barrier();
@@ -490,13 +570,8 @@ impl FilesFs {
         }
     }
 
-    /// Bytes of data logged so far.
-    pub fn logged_bytes(&self) -> u64 {
-        self.case.as_ref().map_or(0, |(_, r)| r.logged_bytes())
-    }
-
     /// Ends the generated workload: stops the daemon, unmounts the passthrough, returns the log.
-    pub fn end_case(&mut self) -> Result<Vec<files::FileOp>, TargetError> {
+    fn end_case(&mut self) -> Result<Vec<files::FileOp>, TargetError> {
         let Some((case, rec)) = self.case.take() else { return Ok(Vec::new()) };
         let undone = Box::new(case).teardown();
         let ops = rec.take_ops();
@@ -504,8 +579,18 @@ impl FilesFs {
         undone.map(|()| ops)
     }
 
-    /// Builds crash state `slot`: the operations `keep` selects, replayed into a fresh directory.
-    pub fn build_state(&self, slot: usize, ops: &[files::FileOp], keep: &[usize]) -> Result<PathBuf, TargetError> {
+    /// Builds crash state `slot`: the operations `keep` selects, replayed into a fresh
+    /// directory. A write is logged in pieces, kept or lost whole: none is torn.
+    fn build_state(
+        &self,
+        slot: usize,
+        ops: &Vec<files::FileOp>,
+        keep: &[usize],
+        torn: Option<(usize, u64)>,
+    ) -> Result<PathBuf, TargetError> {
+        if torn.is_some() {
+            return Err(TargetError("recorder: a torn write at file level".into()));
+        }
         let path = self.dir.join(format!("state-{slot}"));
         fresh_dir(&path)?;
         files::build(ops, keep, &path).map_err(|e| err("build the crash state in", &path, e))?;
@@ -514,7 +599,7 @@ impl FilesFs {
 
     /// Starts the daemon on crash state `dir` in `slot` within `timeout`, calls `check` on its
     /// mount, stops it.
-    pub fn check_state<R>(
+    fn check_state<R>(
         &self,
         slot: usize,
         dir: &Path,
@@ -531,12 +616,12 @@ impl FilesFs {
     }
 
     /// The log of the daemon last started on a crash state in `slot` (its output).
-    pub fn daemon_log(&self, slot: usize) -> PathBuf {
-        daemon_log(&self.dir, slot)
+    fn daemon_log(&self, slot: usize) -> Option<PathBuf> {
+        Some(daemon_log(&self.dir, slot))
     }
 
     /// Stops what runs, unmounts, removes the directories.
-    pub fn finish(mut self) -> Result<(), TargetError> {
+    fn finish(mut self) -> Result<(), TargetError> {
         let ended = match self.case.take() {
             Some((case, rec)) => {
                 let r = Box::new(case).teardown();

@@ -44,7 +44,7 @@ fn an_fsynced_file_survives_the_crash_image_cut_at_its_flush() {
     // Every write up to the last flush before the mark.
     let cut = entries[..mark].iter().rposition(|e| *e == Entry::Flush).unwrap();
     let keep: Vec<usize> = (0..cut).collect();
-    let image = rec.build_state(0, &keep, None).unwrap();
+    let image = rec.build_state(0, &entries, &keep, None).unwrap();
     let checked =
         rec.check_state(0, &image, Duration::from_secs(10), |root| std::fs::read(root.join("f")).ok()).unwrap();
     assert_eq!(checked.unwrap().as_deref(), Some(&b"hello"[..]));
@@ -52,7 +52,7 @@ fn an_fsynced_file_survives_the_crash_image_cut_at_its_flush() {
     let fsck = Command::new("e2fsck").arg("-fn").arg(&image).output().unwrap();
     assert!(fsck.status.success(), "{fsck:?}");
     // Nothing in it: the fresh filesystem has no f.
-    let image = rec.build_state(0, &[], None).unwrap();
+    let image = rec.build_state(0, &entries, &[], None).unwrap();
     let checked = rec.check_state(0, &image, Duration::from_secs(10), |root| root.join("f").exists()).unwrap();
     assert!(!checked.unwrap());
     rec.finish().unwrap();

@@ -37,8 +37,8 @@ mod walk;
 
 use crate::{Finish, Footprint, RunEnv, Workload, WorkloadError};
 use fsarena_core::{Better, InputError, Measurement, Outcome, Spec, Verdict};
-use fsarena_target::recorder::{Entry, FilesFs, RecordOptions, RecordedFs, Unchecked, RECORDABLE};
-use rec::{Log, Rec};
+use fsarena_target::recorder::{Entry, FilesFs, RecordOptions, RecordedFs, Recorder, Unchecked, RECORDABLE};
+use rec::Level;
 
 /// The target kinds `crash` records: the kernel filesystems at block level; fuse2fs at file
 /// level (its one image file's writes and fsyncs); a `fuse:` command through the directory it
@@ -403,7 +403,7 @@ fn is_moot(code: i32) -> bool {
 }
 
 /// Makes what a generated workload set up under `root` durable, then writes mark 0.
-fn set_up(rec: &Rec, root: &Path, fuse: bool, name: &str) -> Result<(), String> {
+fn set_up(rec: &impl Recorder, root: &Path, fuse: bool, name: &str) -> Result<(), String> {
     if !fuse {
         seq::sync_fs(root).map_err(|e| format!("{name}: setup: syncfs: {e}"))?;
     } else {
@@ -468,9 +468,9 @@ impl CrashWorkload {
     /// Runs generated workload `steps` and checks its crash states; false when the filesystem
     /// refused one of its operations (counted in `cases_unsupported`, nothing checked).
     #[allow(clippy::too_many_lines)]
-    fn run_case(
+    fn run_case<R: Level>(
         &self,
-        rec: &mut Rec,
+        rec: &mut R,
         steps: &[Case],
         target: &str,
         fuse: bool,
@@ -533,7 +533,7 @@ impl CrashWorkload {
             steps.iter().enumerate().map(|(i, c)| (c.promise(), &models[i], &models[i + 1], &changes[i])).collect();
         let all: Vec<&seq::Model> = models.iter().collect();
         // Each broken promise at the level of the rule that makes it (oracle::check_chain).
-        let strict = self.strict_applies(rec);
+        let strict = R::strict_applies(self.options.lossy);
         let check = |r: &Path, marks: &[u32]| {
             if !marks.contains(&0) {
                 return Vec::new();
@@ -547,18 +547,11 @@ impl CrashWorkload {
         self.check_log(rec, &log, &name, &sequence, &check, target, tally).map(|()| true)
     }
 
-    /// Whether the strict level (a prefix of the operations, never a mix) is checked: not at
-    /// file level with `names=lossy`, where the model itself drops each uncovered name on its
-    /// own, as POSIX allows, so that a mix is what it builds, not what the daemon did.
-    fn strict_applies(&self, rec: &Rec) -> bool {
-        !(matches!(rec, Rec::Files(_)) && self.options.lossy)
-    }
-
     /// Runs ACE workload `w` (it starts from an empty directory and makes what it uses) and
     /// checks its crash states; false when the filesystem refused one of its steps.
-    fn run_ace(
+    fn run_ace<R: Level>(
         &self,
-        rec: &mut Rec,
+        rec: &mut R,
         w: &ace::Workload,
         target: &str,
         fuse: bool,
@@ -611,7 +604,7 @@ impl CrashWorkload {
         let chain: Vec<(seq::Promise, &seq::Model, &seq::Model, &seq::Changes)> =
             ran.parts.iter().map(|p| (p.promise.clone(), &p.before, &p.after, &p.changes)).collect();
         let all: Vec<&seq::Model> = ran.models.iter().collect();
-        let strict = self.strict_applies(rec);
+        let strict = R::strict_applies(self.options.lossy);
         let check = |r: &Path, marks: &[u32]| {
             if !marks.contains(&0) || chain.is_empty() {
                 return Vec::new();
@@ -627,9 +620,9 @@ impl CrashWorkload {
 
     /// An application's workload (`app=sqlite`): its transactions, a mark after each commit,
     /// then its crash states checked by [`app::check`].
-    fn run_app(
+    fn run_app<R: Level>(
         &self,
-        rec: &mut Rec,
+        rec: &mut R,
         j: app::Journal,
         target: &str,
         fuse: bool,
@@ -655,7 +648,7 @@ impl CrashWorkload {
     }
 
     /// `app=kv`: the kv store's acknowledged puts, a mark after each.
-    fn run_kv(&self, rec: &mut Rec, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
+    fn run_kv<R: Level>(&self, rec: &mut R, target: &str, tally: &Mutex<Tally>) -> Result<(), String> {
         let root = rec.begin_case().map_err(|e| e.to_string())?;
         let ran = app::kv_run(&root, &mut |k| rec.mark(k).map_err(|e| e.to_string()));
         let log = rec.end_case().map_err(|e| e.to_string())?;
@@ -665,14 +658,76 @@ impl CrashWorkload {
         self.check_log(rec, &log, app::KV, &sequence, &app::kv_check, target, tally)
     }
 
+    /// Runs this run's workloads on `rec` until the end, the budget, a stop or an error, then
+    /// finishes it. Returns what the recorder made (for the result), the error, if any, and
+    /// whether the run was stopped.
+    fn record<R: Level>(
+        &self,
+        mut rec: R,
+        env: &RunEnv<'_>,
+        spec: &str,
+        fuse: bool,
+        started: Instant,
+        tally: &Mutex<Tally>,
+    ) -> (String, Option<String>, bool) {
+        let o = &self.options;
+        // The copy's mkfs, mount and recorder, for the result (the target itself is not mounted).
+        let made: String = rec.info().iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
+        let mut error = None;
+        let mut stopped = false;
+        let cases = self.cases();
+        for (i, job) in cases.iter().enumerate() {
+            if env.stop.load(Ordering::Relaxed) {
+                stopped = true;
+                break;
+            }
+            if o.budget.is_some_and(|b| started.elapsed() >= Duration::from_nanos(b)) {
+                (env.progress)(&format!("crash: budget reached after {i} of {} generated workloads", cases.len()));
+                break;
+            }
+            (env.progress)(&format!("crash: {} ({}/{})", job.name(), i + 1, cases.len()));
+            let ran = match job {
+                Job::Chain(_) | Job::Ace(_) if fuse && job.persists_by_sync() => {
+                    // sync() and syncfs() never reach a FUSE daemon: nothing is promised,
+                    // nothing to check.
+                    let mut t = lock(tally);
+                    t.unsupported += 1;
+                    t.finding(unsupported(
+                        &job.name(),
+                        "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon".into(),
+                    ));
+                    continue;
+                }
+                Job::Chain(steps) => self.run_case(&mut rec, steps, spec, fuse, tally),
+                Job::Ace(w) => self.run_ace(&mut rec, w, spec, fuse, tally),
+                Job::App(j) => self.run_app(&mut rec, *j, spec, fuse, tally).map(|()| true),
+                Job::Kv => self.run_kv(&mut rec, spec, tally).map(|()| true),
+            };
+            // A workload counts once: in `cases` when it ran, in `cases_unsupported` when an
+            // operation of it was refused (run_case counted that).
+            match ran {
+                Ok(true) => lock(tally).cases += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Err(e) = rec.finish() {
+            error.get_or_insert(format!("recorder teardown: {e}"));
+        }
+        (made, error, stopped)
+    }
+
     /// Checks the crash states of one generated workload's log: each built, recovered,
     /// checked by `check` (given the recovered root and the marks the state must honour)
     /// and by the filesystem's checker, the last also given the sanity pass.
     #[allow(clippy::too_many_arguments, clippy::too_many_lines)]
-    fn check_log(
+    fn check_log<R: Level>(
         &self,
-        rec: &Rec,
-        log: &Log,
+        rec: &R,
+        log: &R::Log,
         name: &str,
         sequence: &str,
         check: &(dyn Fn(&Path, &[u32]) -> Vec<oracle::Violation> + Sync),
@@ -680,7 +735,7 @@ impl CrashWorkload {
         tally: &Mutex<Tally>,
     ) -> Result<(), String> {
         let o = &self.options;
-        let mut list: Vec<State> = log.states(o);
+        let mut list: Vec<State> = R::states(log, o);
         if let Some((_, Some(id))) = &o.only {
             list.retain(|s| s.id == *id);
         }
@@ -699,8 +754,8 @@ impl CrashWorkload {
                     if lock(failure).is_some() {
                         break;
                     }
-                    let checked = rec.build_state(slot, log, state).and_then(|image| {
-                        let outcome = rec.check_state(slot, &image, timeout, |r| check(r, &state.marks))?;
+                    let checked = rec.build_state(slot, log, &state.keep, state.torn).and_then(|image| {
+                        let outcome = rec.check(slot, &image, timeout, |r| check(r, &state.marks))?;
                         Ok((image, outcome))
                     });
                     let (image, outcome) = match checked {
@@ -713,7 +768,7 @@ impl CrashWorkload {
                     // The recovered filesystem must also take new work: mounted again, a file
                     // made in every directory and the tree removed, then checked again.
                     let sanity = match (last.as_ref() == Some(n) && outcome.checked.is_ok())
-                        .then(|| rec.check_state(slot, &image, timeout, sanity_pass))
+                        .then(|| rec.check(slot, &image, timeout, sanity_pass))
                     {
                         Some(Ok(s)) => Some(s),
                         Some(Err(e)) => {
@@ -727,8 +782,8 @@ impl CrashWorkload {
                     let where_ = format!(
                         "state {n} ({}, {} of {} logged writes kept)",
                         state.what,
-                        log.kept_writes(&state.keep),
-                        log.writes()
+                        R::kept_writes(log, &state.keep),
+                        R::writes(log)
                     );
                     let repro = self.reproduce(target, name, n);
                     // A failed check of this state: its class, what should hold, what was found.
@@ -1104,61 +1159,16 @@ impl Workload for CrashWorkload {
         }
         let spec = spec_text(&target.kind, &target.params);
         let started = Instant::now();
+        let tally = Mutex::new(Tally::default());
         // A `fuse:` daemon at file level (the default): its `{work}` through the logging
         // passthrough; else everything at block level.
-        let started_rec = if record.daemon.is_some() && o.level == "file" {
-            FilesFs::start(target.workdir, target.index, &record).map(Rec::Files)
+        let (made, error, stopped) = if record.daemon.is_some() && o.level == "file" {
+            let rec = FilesFs::start(target.workdir, target.index, &record).map_err(|e| fail(e.to_string()))?;
+            self.record(rec, env, &spec, fuse, started, &tally)
         } else {
-            RecordedFs::start(target.workdir, target.index, record).map(Rec::Block)
+            let rec = RecordedFs::start(target.workdir, target.index, record).map_err(|e| fail(e.to_string()))?;
+            self.record(rec, env, &spec, fuse, started, &tally)
         };
-        let mut rec = started_rec.map_err(|e| fail(e.to_string()))?;
-        // The copy's mkfs, mount and recorder, for the result (the target itself is not mounted).
-        let made: String = rec.info().iter().map(|(k, v)| format!("{k}: {v}\n")).collect();
-        let tally = Mutex::new(Tally::default());
-        let mut error = None;
-        let mut stopped = false;
-        let cases = self.cases();
-        for (i, job) in cases.iter().enumerate() {
-            if env.stop.load(Ordering::Relaxed) {
-                stopped = true;
-                break;
-            }
-            if o.budget.is_some_and(|b| started.elapsed() >= Duration::from_nanos(b)) {
-                (env.progress)(&format!("crash: budget reached after {i} of {} generated workloads", cases.len()));
-                break;
-            }
-            (env.progress)(&format!("crash: {} ({}/{})", job.name(), i + 1, cases.len()));
-            let ran = match job {
-                Job::Chain(_) | Job::Ace(_) if fuse && job.persists_by_sync() => {
-                    // sync() and syncfs() never reach a FUSE daemon: nothing is promised,
-                    // nothing to check.
-                    let mut t = lock(&tally);
-                    t.unsupported += 1;
-                    t.finding(unsupported(
-                        &job.name(),
-                        "sync() is not a persistence point on a FUSE filesystem: it never reaches the daemon".into(),
-                    ));
-                    continue;
-                }
-                Job::Chain(steps) => self.run_case(&mut rec, steps, &spec, fuse, &tally),
-                Job::Ace(w) => self.run_ace(&mut rec, w, &spec, fuse, &tally),
-                Job::App(j) => self.run_app(&mut rec, *j, &spec, fuse, &tally).map(|()| true),
-                Job::Kv => self.run_kv(&mut rec, &spec, &tally).map(|()| true),
-            };
-            // A workload counts once: in `cases` when it ran, in `cases_unsupported` when an
-            // operation of it was refused (run_case counted that).
-            match ran {
-                Ok(true) => lock(&tally).cases += 1,
-                Ok(false) => {}
-                Err(e) => {
-                    error = Some(e);
-                    break;
-                }
-            }
-        }
-        if let Err(e) = rec.finish() {
-            error.get_or_insert(format!("recorder teardown: {e}"));
-        }
         let elapsed = started.elapsed().as_secs_f64();
         let t = tally.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut m = Measurement::default();

@@ -1,13 +1,24 @@
-//! The two recorders behind one face: block level (the kernel filesystems, fuse2fs, and a
-//! `fuse:` daemon with `level=block`) and file level (a `fuse:` daemon's `{work}` through the
-//! logging passthrough), with the crash states of a file-level log.
+//! The crash side of the two recorders: block level ([`RecordedFs`]: the kernel filesystems,
+//! fuse2fs, and a `fuse:` daemon with `level=block`) and file level ([`FilesFs`]: a `fuse:`
+//! daemon's `{work}` through the logging passthrough), both behind
+//! [`fsarena_target::recorder::Recorder`], which records, builds the states it is told to and
+//! mounts them. What a level's log means for a crash run is [`Level`], here: its crash states,
+//! which of its entries are writes, which checker judges a state ([`super::fsck`]), how a
+//! failing state is kept, whether the strict level applies.
+//!
+//! The rules are a trait of the recorder, not of its log: a log is plain data (`Vec<Entry>`,
+//! `Vec<FileOp>`), and a level's rules belong together, the ones about its log with those
+//! about its states, so each level is one `impl` to read. The workload is generic over the
+//! level (`R: Level`), not a `Box<dyn …>`: each level's log is its own type (an associated
+//! type) and a check returns what its closure returns, neither of which a trait object
+//! carries; generic, a log of one level never meets a recorder of the other.
 
 use super::options::{CrashOptions, States};
 use super::State;
 use fsarena_target::recorder::files::FileOp;
-use fsarena_target::recorder::{Entry, FilesFs, RecordedFs, Unchecked};
+use fsarena_target::recorder::{Entry, FilesFs, RecordedFs, Recorder, Unchecked};
 use fsarena_target::TargetError;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// A crash state checked: what the check said (or why the state was not checked), and what
@@ -21,142 +32,101 @@ pub(super) struct StateOutcome<R> {
     pub(super) fsck: Option<String>,
 }
 
-/// The recorder of one crash run.
-#[derive(Debug)]
-pub(super) enum Rec {
-    Block(RecordedFs),
-    Files(FilesFs),
-}
+/// A recorder's level, as the crash workload sees it.
+pub(super) trait Level: Recorder<Log: Sync> + Sync {
+    /// The crash states of `log`.
+    fn states(log: &Self::Log, o: &CrashOptions) -> Vec<State>;
 
-/// One generated workload's log.
-#[derive(Debug)]
-pub(super) enum Log {
-    Block(Vec<Entry>),
-    Files(Vec<FileOp>),
-}
-
-impl Log {
     /// The logged writes (block level) or data operations (file level).
-    pub(super) fn writes(&self) -> usize {
-        match self {
-            Self::Block(e) => e.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count(),
-            Self::Files(ops) => ops.iter().filter(|o| o.is_data()).count(),
-        }
-    }
+    fn writes(log: &Self::Log) -> usize;
 
     /// Of a state's kept entries, the writes (or data operations).
-    pub(super) fn kept_writes(&self, keep: &[usize]) -> usize {
-        match self {
-            Self::Block(_) => keep.len(),
-            Self::Files(ops) => keep.iter().filter(|&&i| ops.get(i).is_some_and(FileOp::is_data)).count(),
-        }
-    }
+    fn kept_writes(log: &Self::Log, keep: &[usize]) -> usize;
 
-    /// The crash states of this log.
-    pub(super) fn states(&self, o: &CrashOptions) -> Vec<State> {
-        match self {
-            Self::Block(e) => super::states(e, o),
-            Self::Files(ops) => file_states(ops, o),
-        }
-    }
-}
+    /// The filesystem checker's complaint about `state` once checked and unmounted, None
+    /// when it is clean or nothing checks it.
+    fn fsck(&self, state: &Path) -> Option<String>;
 
-impl Rec {
-    pub(super) fn info(&self) -> Vec<(String, String)> {
-        match self {
-            Self::Block(r) => r.info(),
-            Self::Files(r) => r.info(),
-        }
-    }
+    /// Keeps a failing state at `dest`.
+    fn keep(&self, state: &Path, dest: &Path) -> std::io::Result<()>;
 
-    pub(super) fn slots(&self) -> usize {
-        match self {
-            Self::Block(r) => r.slots(),
-            Self::Files(r) => r.slots(),
-        }
-    }
+    /// Whether the strict level (a prefix of the operations, never a mix) is checked.
+    fn strict_applies(lossy: bool) -> bool;
 
-    pub(super) fn begin_case(&mut self) -> Result<PathBuf, TargetError> {
-        match self {
-            Self::Block(r) => r.begin_case(),
-            Self::Files(r) => r.begin_case(),
-        }
-    }
-
-    pub(super) fn sync_lower(&self) -> Result<(), TargetError> {
-        match self {
-            Self::Block(r) => r.sync_lower(),
-            Self::Files(r) => r.sync_lower(),
-        }
-    }
-
-    pub(super) fn mark(&self, n: u32) -> Result<(), TargetError> {
-        match self {
-            Self::Block(r) => r.mark(n),
-            Self::Files(r) => r.mark(n),
-        }
-    }
-
-    pub(super) fn end_case(&mut self) -> Result<Log, TargetError> {
-        match self {
-            Self::Block(r) => r.end_case().map(Log::Block),
-            Self::Files(r) => r.end_case().map(Log::Files),
-        }
-    }
-
-    /// Builds `state` of `log` in `slot`: an image (block level) or a directory (file level).
-    pub(super) fn build_state(&self, slot: usize, log: &Log, state: &State) -> Result<PathBuf, TargetError> {
-        match (self, log) {
-            (Self::Block(r), Log::Block(_)) => r.build_state(slot, &state.keep, state.torn),
-            (Self::Files(r), Log::Files(ops)) => r.build_state(slot, ops, &state.keep),
-            _ => Err(TargetError("recorder: a log of the other level".into())),
-        }
-    }
-
-    /// Checks `image` in `slot`, then runs the checker on it: the image's own checker
-    /// ([`super::fsck::fsck`]) at block level, whatever ran on it (the kernel, fuse2fs, or a
-    /// daemon on a directory of it); none at file level, where nothing checks a daemon's data.
-    pub(super) fn check_state<R>(
+    /// Checks `state` ([`Recorder::check_state`]), then runs the checker on it.
+    fn check<R>(
         &self,
         slot: usize,
-        image: &Path,
+        state: &Path,
         timeout: Duration,
         check: impl FnOnce(&Path) -> R,
     ) -> Result<StateOutcome<R>, TargetError> {
-        let (checked, fsck) = match self {
-            Self::Block(r) => (r.check_state(slot, image, timeout, check)?, super::fsck::fsck(r.fs(), image)),
-            Self::Files(r) => (r.check_state(slot, image, timeout, check)?, None),
-        };
-        Ok(StateOutcome { checked, fsck })
+        let checked = self.check_state(slot, state, timeout, check)?;
+        Ok(StateOutcome { checked, fsck: self.fsck(state) })
+    }
+}
+
+impl Level for RecordedFs {
+    fn states(log: &Vec<Entry>, o: &CrashOptions) -> Vec<State> {
+        super::states(log, o)
     }
 
-    /// The output of the `fuse:` daemon last started on a crash state in `slot`, if any.
-    pub(super) fn daemon_log(&self, slot: usize) -> Option<PathBuf> {
-        match self {
-            Self::Block(r) => r.daemon_log(slot),
-            Self::Files(r) => Some(r.daemon_log(slot)),
-        }
+    fn writes(log: &Vec<Entry>) -> usize {
+        log.iter().filter(|e| matches!(e, Entry::Write { .. } | Entry::Zero { .. })).count()
     }
 
-    /// Keeps a failing state at `dest` (a new file `DEST.img`, or a new directory at file
-    /// level). `.img` is appended, not set as the extension: case names hold dots
-    /// (`write_append.fsync-3`), and every state of a case would have been one `write_append.img`.
-    pub(super) fn keep(&self, state: &Path, dest: &Path) -> std::io::Result<()> {
-        match self {
-            Self::Block(_) => {
-                let mut img = dest.as_os_str().to_owned();
-                img.push(".img");
-                super::keep_image(state, Path::new(&img))
-            }
-            Self::Files(_) => super::walk::copy_tree(state, dest),
-        }
+    /// Every kept entry is a write.
+    fn kept_writes(_: &Vec<Entry>, keep: &[usize]) -> usize {
+        keep.len()
     }
 
-    pub(super) fn finish(self) -> Result<(), TargetError> {
-        match self {
-            Self::Block(r) => r.finish(),
-            Self::Files(r) => r.finish(),
-        }
+    /// The image's own checker ([`super::fsck::fsck`]), whatever ran on it: the kernel,
+    /// fuse2fs, or a daemon on a directory of it.
+    fn fsck(&self, image: &Path) -> Option<String> {
+        super::fsck::fsck(self.fs(), image)
+    }
+
+    /// A new file `DEST.img`. `.img` is appended, not set as the extension: case names hold
+    /// dots (`write_append.fsync-3`), and every state of a case would have been one
+    /// `write_append.img`.
+    fn keep(&self, image: &Path, dest: &Path) -> std::io::Result<()> {
+        let mut img = dest.as_os_str().to_owned();
+        img.push(".img");
+        super::keep_image(image, Path::new(&img))
+    }
+
+    fn strict_applies(_: bool) -> bool {
+        true
+    }
+}
+
+impl Level for FilesFs {
+    fn states(log: &Vec<FileOp>, o: &CrashOptions) -> Vec<State> {
+        file_states(log, o)
+    }
+
+    fn writes(log: &Vec<FileOp>) -> usize {
+        log.iter().filter(|o| o.is_data()).count()
+    }
+
+    fn kept_writes(log: &Vec<FileOp>, keep: &[usize]) -> usize {
+        keep.iter().filter(|&&i| log.get(i).is_some_and(FileOp::is_data)).count()
+    }
+
+    /// There is no checker of a daemon's data.
+    fn fsck(&self, _: &Path) -> Option<String> {
+        None
+    }
+
+    /// A new directory at `dest`, a copy of the state's.
+    fn keep(&self, dir: &Path, dest: &Path) -> std::io::Result<()> {
+        super::walk::copy_tree(dir, dest)
+    }
+
+    /// Not with `names=lossy`, where the model itself drops each uncovered name on its own,
+    /// as POSIX allows, so that a mix is what it builds, not what the daemon did.
+    fn strict_applies(lossy: bool) -> bool {
+        !lossy
     }
 }
 
