@@ -5,7 +5,7 @@
 //! limited by the mask, else other); a directory's default ACL becomes the access ACL of
 //! what is created in it, the umask ignored; only the owner may set an ACL.
 
-use super::{chmod, chown, mkdir, touch, Case};
+use super::{chmod, chown, mkdir, touch, RustCase};
 use crate::posix::acl::{Acl, Tag};
 use crate::posix::check::{ensure, eq, err, fail, moved, ok, stat, times, Check, Mark, Miss, Octal};
 use crate::posix::ctx::{Ctx, U1, U2};
@@ -90,8 +90,8 @@ fn invalid(c: &Ctx<'_>, what: &str, bytes: &[u8]) -> Check {
 }
 
 /// The acl family.
-pub static CASES: &[Case] = &[
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "acl.access_acl.roundtrip",
         security: false,
         run: |c| {
@@ -108,7 +108,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // acl(5): with a mask entry, the group class permission bits of the mode are the mask's.
-    Case {
+    RustCase {
         name: "acl.mask_in_mode.group_bits",
         security: false,
         run: |c| {
@@ -126,7 +126,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // acl(5): without named entries the ACL is the mode: owner, group and other bits.
-    Case {
+    RustCase {
         name: "acl.minimal_acl.mode_set",
         security: false,
         run: |c| {
@@ -136,7 +136,7 @@ pub static CASES: &[Case] = &[
     },
     // acl(5): chmod of the group bits sets the mask when there is one, the named and group
     // entries stay as they were.
-    Case {
+    RustCase {
         name: "acl.chmod.mask_changed",
         security: false,
         run: |c| {
@@ -147,7 +147,7 @@ pub static CASES: &[Case] = &[
             eq("uid 65534's entry after chmod 0640", perm(&acl, Tag::User(U1.uid)), Some(6))
         },
     },
-    Case {
+    RustCase {
         name: "acl.remove_access.removed",
         security: false,
         run: |c| {
@@ -160,7 +160,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.named_user_grant.allowed",
         security: true,
         run: |c| {
@@ -168,7 +168,7 @@ pub static CASES: &[Case] = &[
             ok("open f O_RDWR as uid 65534 (user:65534:rw-)", c.as_user(U1, || open("f", OFlags::RDWR)))
         },
     },
-    Case {
+    RustCase {
         name: "acl.no_entry_other.EACCES",
         security: true,
         run: |c| {
@@ -190,7 +190,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // acl(5) access check: a matching named user entry decides; other is not consulted.
-    Case {
+    RustCase {
         name: "acl.named_user_deny.EACCES",
         security: true,
         run: |c| {
@@ -202,7 +202,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.mask_limits.EACCES",
         security: true,
         run: |c| {
@@ -214,7 +214,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.mask_limits_read.allowed",
         security: true,
         run: |c| {
@@ -222,7 +222,7 @@ pub static CASES: &[Case] = &[
             ok("open f O_RDONLY as uid 65534 (user:65534:rw-, mask::r--)", c.as_user(U1, || open("f", OFlags::RDONLY)))
         },
     },
-    Case {
+    RustCase {
         name: "acl.named_group_grant.allowed",
         security: true,
         run: |c| {
@@ -236,7 +236,7 @@ pub static CASES: &[Case] = &[
     },
     // acl(5): when a group entry matches but none grants, access is denied (other is not
     // consulted).
-    Case {
+    RustCase {
         name: "acl.named_group_deny.EACCES",
         security: true,
         run: |c| {
@@ -250,7 +250,7 @@ pub static CASES: &[Case] = &[
     },
     // acl(5): the owner is checked against the owner entry alone, not a named entry for
     // the same uid.
-    Case {
+    RustCase {
         name: "acl.owner_entry_first.EACCES",
         security: true,
         run: |c| {
@@ -275,7 +275,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.dir_search_denied.EACCES",
         security: true,
         run: |c| {
@@ -300,7 +300,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.default_acl.roundtrip",
         security: false,
         run: |c| {
@@ -310,7 +310,7 @@ pub static CASES: &[Case] = &[
     },
     // acl(5) object creation: the new file's access ACL is the default ACL, with the
     // entries of the group class limited by the mode the creating call asked for.
-    Case {
+    RustCase {
         name: "acl.default_file.inherited",
         security: false,
         run: |c| {
@@ -325,7 +325,7 @@ pub static CASES: &[Case] = &[
             eq("mode of d/f", stat("d/f")?.perm(), Octal(0o640))
         },
     },
-    Case {
+    RustCase {
         name: "acl.default_file_access.allowed",
         security: true,
         run: |c| {
@@ -349,7 +349,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.default_dir.inherited",
         security: false,
         run: |c| {
@@ -361,7 +361,7 @@ pub static CASES: &[Case] = &[
     },
     // acl(5): with a default ACL the umask is not applied (the thread's umask is 022 here;
     // the default ACL lets other write).
-    Case {
+    RustCase {
         name: "acl.default_umask.ignored",
         security: false,
         run: |c| {
@@ -374,7 +374,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // Only directories have a default ACL (acl(5)); the kernel says EACCES for a file.
-    Case {
+    RustCase {
         name: "acl.default_on_file.EACCES",
         security: false,
         run: |c| {
@@ -383,7 +383,7 @@ pub static CASES: &[Case] = &[
             err("setxattr f system.posix_acl_default", set("f", DEFAULT, &default_named()), Errno::ACCESS)
         },
     },
-    Case {
+    RustCase {
         name: "acl.named_without_mask.EINVAL",
         security: false,
         run: |c| {
@@ -391,7 +391,7 @@ pub static CASES: &[Case] = &[
             invalid(c, "a named user, no mask", &acl.to_xattr())
         },
     },
-    Case {
+    RustCase {
         name: "acl.missing_owner_entry.EINVAL",
         security: false,
         run: |c| invalid(c, "no user:: entry", &Acl(vec![(Tag::GroupObj, 4), (Tag::Other, 4)]).to_xattr()),
@@ -399,7 +399,7 @@ pub static CASES: &[Case] = &[
     // The entries must come in tag order (acl(5) lists them so; the kernel's
     // posix_acl_valid walks them as a state machine): other before owner is refused. (A
     // duplicate named entry, which acl(5) also calls invalid, is not checked by Linux.)
-    Case {
+    RustCase {
         name: "acl.unordered_entries.EINVAL",
         security: false,
         run: |c| {
@@ -412,7 +412,7 @@ pub static CASES: &[Case] = &[
             invalid(c, "other::, user::, group:: in that order", &b)
         },
     },
-    Case {
+    RustCase {
         name: "acl.truncated_entry.EINVAL",
         security: false,
         run: |c| {
@@ -421,7 +421,7 @@ pub static CASES: &[Case] = &[
             invalid(c, "a truncated entry", &b)
         },
     },
-    Case {
+    RustCase {
         name: "acl.unknown_tag.EINVAL",
         security: false,
         run: |c| {
@@ -430,7 +430,7 @@ pub static CASES: &[Case] = &[
             invalid(c, "tag 0x40", &b)
         },
     },
-    Case {
+    RustCase {
         name: "acl.set_as_non_owner.EPERM",
         security: true,
         run: |c| {
@@ -440,7 +440,7 @@ pub static CASES: &[Case] = &[
             err("setxattr f system.posix_acl_access as uid 65534 (f is root's 0666)", r, Errno::PERM)
         },
     },
-    Case {
+    RustCase {
         name: "acl.set_as_owner.allowed",
         security: true,
         run: |c| {
@@ -455,7 +455,7 @@ pub static CASES: &[Case] = &[
     },
     // Setting an ACL rewrites the mode like chmod: the owner, not in the file's group and
     // without CAP_FSETID, loses the set-group-ID bit (chmod(2), posix_acl_update_mode).
-    Case {
+    RustCase {
         name: "acl.setgid_non_member.cleared",
         security: true,
         run: |c| {
@@ -471,7 +471,7 @@ pub static CASES: &[Case] = &[
             ensure("mode of f", m.0 & 0o2000 == 0, "set-group-ID cleared", || format!("{m:?}"))
         },
     },
-    Case {
+    RustCase {
         name: "acl.no_acl.ENODATA",
         security: false,
         run: |c| {
@@ -485,7 +485,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // acl(5): the owning group entry is in the group class, limited by the mask too.
-    Case {
+    RustCase {
         name: "acl.group_obj_masked.EACCES",
         security: true,
         run: |c| {
@@ -510,7 +510,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.remove_default.removed",
         security: false,
         run: |c| {
@@ -527,7 +527,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "acl.set_ctime.updated",
         security: false,
         run: |c| {
@@ -542,7 +542,7 @@ pub static CASES: &[Case] = &[
     },
     // Symlinks carry no ACL (their permissions are not checked): the kernel has no ACL
     // operation for them and answers EOPNOTSUPP.
-    Case {
+    RustCase {
         name: "acl.symlink.EOPNOTSUPP",
         security: false,
         run: |c| {

@@ -5,16 +5,16 @@
 //! (only the owner of the entry or of the directory, or root), and the immutable and
 //! append-only attributes (EPERM, ioctl_iflags(2)).
 
-use super::sys::{cstr, set_flag, sys_int};
-use super::{chmod, chown, mkdir, touch, write_file, Case};
-use crate::posix::check::{eq, err, err_any, moved, ok, stat, unsupported, Check, Mark, Miss};
-use crate::posix::ctx::{U1, U2};
-use rustix::fs::{IFlags, Mode, OFlags, RenameFlags, CWD};
+use super::sys::{cstr, sys_int};
+use super::{chown, mkdir, touch, write_file, RustCase};
+use crate::posix::check::{eq, err, moved, ok, stat, unsupported, Check, Mark, Miss};
+use crate::posix::ctx::U1;
+use rustix::fs::{Mode, OFlags, RenameFlags, CWD};
 use rustix::io::Errno;
 
 /// The rename family: renameat, renameat2, permissions and attributes.
-pub static CASES: &[Case] = &[
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "rename.renameat_dirfds.renamed",
         security: false,
         run: |_| {
@@ -28,7 +28,7 @@ pub static CASES: &[Case] = &[
             eq("inode of t/b", stat("t/b")?.ino, a.ino)
         },
     },
-    Case {
+    RustCase {
         name: "rename.renameat_file_as_dirfd.ENOTDIR",
         security: false,
         run: |_| {
@@ -40,7 +40,7 @@ pub static CASES: &[Case] = &[
             err("renameat CWD:a f:b", rustix::fs::renameat(CWD, "a", &f, "b"), Errno::NOTDIR)
         },
     },
-    Case {
+    RustCase {
         name: "rename.renameat_bad_dirfd.EBADF",
         security: false,
         run: |_| {
@@ -48,7 +48,7 @@ pub static CASES: &[Case] = &[
             err("renameat -1:a CWD:b", renameat_bad_old_dirfd("a", "b"), Errno::BADF)
         },
     },
-    Case {
+    RustCase {
         name: "rename.noreplace_existing.EEXIST",
         security: false,
         run: |_| {
@@ -63,7 +63,7 @@ pub static CASES: &[Case] = &[
             eq("inode of b", stat("b")?.ino, b.ino)
         },
     },
-    Case {
+    RustCase {
         name: "rename.noreplace_free_name.renamed",
         security: false,
         run: |_| {
@@ -77,7 +77,7 @@ pub static CASES: &[Case] = &[
             eq("inode of b", stat("b")?.ino, a.ino)
         },
     },
-    Case {
+    RustCase {
         name: "rename.exchange_files.swapped",
         security: false,
         run: |_| {
@@ -90,7 +90,7 @@ pub static CASES: &[Case] = &[
             eq("size at a", stat("a")?.size, 3)
         },
     },
-    Case {
+    RustCase {
         name: "rename.exchange_file_and_dir.swapped",
         security: false,
         run: |_| {
@@ -106,7 +106,7 @@ pub static CASES: &[Case] = &[
             stat("f/x").map(drop)
         },
     },
-    Case {
+    RustCase {
         name: "rename.exchange_dirs_across_parents.swapped",
         security: false,
         run: |_| {
@@ -126,7 +126,7 @@ pub static CASES: &[Case] = &[
             eq("link count of t", stat("t")?.nlink, t.nlink)
         },
     },
-    Case {
+    RustCase {
         name: "rename.exchange_missing_target.ENOENT",
         security: false,
         run: |_| {
@@ -138,7 +138,7 @@ pub static CASES: &[Case] = &[
             stat("a").map(drop)
         },
     },
-    Case {
+    RustCase {
         name: "rename.exchange_missing_source.ENOENT",
         security: false,
         run: |_| {
@@ -146,7 +146,7 @@ pub static CASES: &[Case] = &[
             err("renameat2 nothing b EXCHANGE", rename2("nothing", "b", RenameFlags::EXCHANGE), Errno::NOENT)
         },
     },
-    Case {
+    RustCase {
         name: "rename.noreplace_with_exchange.EINVAL",
         security: false,
         run: |_| {
@@ -156,7 +156,7 @@ pub static CASES: &[Case] = &[
             err("renameat2 a b NOREPLACE|EXCHANGE", rename2("a", "b", both), Errno::INVAL)
         },
     },
-    Case {
+    RustCase {
         name: "rename.unknown_flag.EINVAL",
         security: false,
         run: |_| {
@@ -164,196 +164,7 @@ pub static CASES: &[Case] = &[
             err("renameat2 a b 0x80", rename2("a", "b", RenameFlags::from_bits_retain(0x80)), Errno::INVAL)
         },
     },
-    Case {
-        name: "rename.owner_with_write_on_parents.renamed",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            mkdir("t", 0o777)?;
-            // The file itself is root's and read-only: renaming needs only the directories.
-            touch("s/f", 0o444)?;
-            c.as_user(U1, || ok("rename s/f t/f as uid 65534", rustix::fs::rename("s/f", "t/f")))
-        },
-    },
-    Case {
-        name: "rename.no_write_on_source_parent.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o755)?;
-            mkdir("t", 0o777)?;
-            touch("s/f", 0o666)?;
-            chown("s/f", U1.uid, U1.gid)?;
-            c.as_user(U1, || {
-                err("rename s/f t/f as uid 65534 (s is root's 0755)", rustix::fs::rename("s/f", "t/f"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.no_write_on_target_parent.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            mkdir("t", 0o755)?;
-            touch("s/f", 0o666)?;
-            chown("s/f", U1.uid, U1.gid)?;
-            c.as_user(U1, || {
-                err("rename s/f t/f as uid 65534 (t is root's 0755)", rustix::fs::rename("s/f", "t/f"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.no_search_on_source_path.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            touch("s/f", 0o666)?;
-            chmod("s", 0o666)?;
-            c.as_user(U1, || {
-                err("rename s/f g as uid 65534 (s is 0666)", rustix::fs::rename("s/f", "g"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.no_search_on_target_path.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("t", 0o666)?;
-            touch("f", 0o666)?;
-            chown("f", U1.uid, U1.gid)?;
-            super::chmod(".", 0o777)?;
-            c.as_user(U1, || {
-                err("rename f t/f as uid 65534 (t is 0666)", rustix::fs::rename("f", "t/f"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.dir_without_write_to_other_parent.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            mkdir("t", 0o777)?;
-            mkdir("s/d", 0o555)?;
-            chown("s/d", U1.uid, U1.gid)?;
-            // rename(2): EACCES when "oldpath is a directory and does not allow write permission
-            // (needed to update the .. entry)"; POSIX: "write permission is required and is
-            // denied for a directory pointed to by the old or new arguments".
-            c.as_user(U1, || {
-                err("rename s/d t/d as uid 65534 (d is its own 0555)", rustix::fs::rename("s/d", "t/d"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_others_entry.EPERM",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            touch("d/f", 0o666)?;
-            chown("d/f", U2.uid, U2.gid)?;
-            // POSIX: EPERM or EACCES; Linux: EPERM (rename(2) lists both): both accepted.
-            c.as_user(U1, || {
-                err_any(
-                    "rename d/f d/g as uid 65534 (d sticky, f of uid 65533)",
-                    rustix::fs::rename("d/f", "d/g"),
-                    &[Errno::PERM, Errno::ACCESS],
-                )
-            })
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_over_others_entry.EPERM",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            touch("d/f", 0o666)?;
-            chown("d/f", U1.uid, U1.gid)?;
-            touch("d/g", 0o666)?;
-            chown("d/g", U2.uid, U2.gid)?;
-            c.as_user(U1, || {
-                err_any(
-                    "rename d/f over d/g as uid 65534 (d sticky, g of uid 65533)",
-                    rustix::fs::rename("d/f", "d/g"),
-                    &[Errno::PERM, Errno::ACCESS],
-                )
-            })?;
-            eq("owner of d/g", stat("d/g")?.uid, U2.uid)
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_own_entry.renamed",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            touch("d/f", 0o644)?;
-            chown("d/f", U1.uid, U1.gid)?;
-            c.as_user(U1, || ok("rename d/f d/g as its owner in a sticky directory", rustix::fs::rename("d/f", "d/g")))
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_owner.renamed",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            chown("d", U1.uid, U1.gid)?;
-            touch("d/f", 0o644)?;
-            chown("d/f", U2.uid, U2.gid)?;
-            c.as_user(U1, || ok("rename d/f d/g as the sticky directory's owner", rustix::fs::rename("d/f", "d/g")))
-        },
-    },
-    Case {
-        name: "rename.immutable_file.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            set_flag("f", IFlags::IMMUTABLE)?;
-            err("rename f g (f immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.append_only_file.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            set_flag("f", IFlags::APPEND)?;
-            err("rename f g (f append-only)", rustix::fs::rename("f", "g"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.over_immutable_file.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            touch("g", 0o644)?;
-            set_flag("g", IFlags::IMMUTABLE)?;
-            err("rename f over g (g immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.into_immutable_dir.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            mkdir("d", 0o755)?;
-            set_flag("d", IFlags::IMMUTABLE)?;
-            err("rename f d/f (d immutable)", rustix::fs::rename("f", "d/f"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.out_of_append_only_dir.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o644)?;
-            set_flag("d", IFlags::APPEND)?;
-            // An append-only directory takes new entries but loses none.
-            err("rename d/f g (d append-only)", rustix::fs::rename("d/f", "g"), Errno::PERM)
-        },
-    },
-    Case {
+    RustCase {
         name: "rename.renameat_absolute_ignores_dirfd.renamed",
         security: false,
         run: |c| {
@@ -365,7 +176,7 @@ pub static CASES: &[Case] = &[
             stat("b").map(drop)
         },
     },
-    Case {
+    RustCase {
         name: "rename.noreplace_over_empty_dir.EEXIST",
         security: false,
         run: |_| {
@@ -378,7 +189,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "rename.exchange_parent_times.updated",
         security: false,
         run: |c| {
@@ -397,7 +208,7 @@ pub static CASES: &[Case] = &[
             moved("parent t", t.times, stat("t")?.times, Mark::Any, Mark::Changed, Mark::Changed)
         },
     },
-    Case {
+    RustCase {
         name: "rename.whiteout.created",
         security: false,
         run: |_| {
@@ -411,7 +222,7 @@ pub static CASES: &[Case] = &[
             eq("type and device at a", (w.kind(), w.rdev), (0o020_000, (0, 0)))
         },
     },
-    Case {
+    RustCase {
         name: "rename.whiteout_unprivileged.created",
         security: false,
         run: |c| {
@@ -431,7 +242,7 @@ pub static CASES: &[Case] = &[
             eq("type at d/a", stat("d/a")?.kind(), 0o020_000)
         },
     },
-    Case {
+    RustCase {
         name: "rename.whiteout_with_exchange.EINVAL",
         security: false,
         run: |_| {
