@@ -36,7 +36,8 @@
 //! - `need flags|acl|xattr NAME`: unsupported, with the reason, where the filesystem lacks it;
 //! - `umask MODE`: the case's umask from then on (022 at its start);
 //! - `tick`: wait until a change made now gives later timestamps ([`Ctx::tick`]);
-//! - `save NAME P`: stat P (not following a last symlink) now, as `$NAME`;
+//! - `save NAME P`: stat P (not following a last symlink) now, as `$NAME`; `exists P`: only
+//!   that the stat succeeds;
 //! - `fd NAME P FLAGS`: open P (setup) and keep the descriptor as `$NAME` for the calls
 //!   that take one (`fchmod $NAME MODE`, ...) until the case ends;
 //! - `expect RESULT [as USER] CALL ARGS`: RESULT is `0` (success) or an errno, or several
@@ -92,6 +93,7 @@ enum Do {
     Umask(u32),
     Tick,
     Save(String, String),
+    Exists(String),
     Fd(String, String, OFlags),
     Expect { want: Vec<Errno>, user: Option<User>, call: Call },
     Is { field: Field, subject: Subject, value: Value },
@@ -131,6 +133,10 @@ pub enum Call {
     Rename(String, String),
     /// `link OLD NEW`
     Link(String, String),
+    /// `linkat OLD NEW [AT_SYMLINK_FOLLOW]` (both relative to the working directory)
+    Linkat(String, String, rustix::fs::AtFlags),
+    /// `fchownat P UID:GID [AT_SYMLINK_NOFOLLOW]` (relative to the working directory)
+    Fchownat(String, Option<u32>, Option<u32>, rustix::fs::AtFlags),
     /// `symlink TARGET P`
     Symlink(String, String),
     /// `stat P` (following a last symlink)
@@ -328,6 +334,7 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
         ["tick"] => Do::Tick,
         ["umask", m] => Do::Umask(octal(m)?),
         ["save", name, p] => Do::Save((*name).into(), path(p)),
+        ["exists", p] => Do::Exists(path(p)),
         ["fd", name, p, flags] => Do::Fd((*name).into(), path(p), oflags(flags)?),
         ["expect", want, rest @ ..] => {
             let want = if *want == "0" { vec![] } else { want.split(',').map(errno).collect::<Result<Vec<_>, _>>()? };
@@ -384,8 +391,7 @@ fn call(words: &[&str]) -> Result<Call, String> {
     Ok(match words {
         ["rmdir", p] => Call::Rmdir(path(p)),
         ["unlink", p] => Call::Unlink(path(p)),
-        ["unlinkat", p] => Call::Unlinkat(path(p), rustix::fs::AtFlags::empty()),
-        ["unlinkat", p, "AT_REMOVEDIR"] => Call::Unlinkat(path(p), rustix::fs::AtFlags::REMOVEDIR),
+        ["unlinkat", p, flags @ ..] => Call::Unlinkat(path(p), at_flags(flags)?),
         ["mkdir", p, m] => Call::Mkdir(path(p), octal(m)?),
         ["mkfifo", p, m] => Call::Mkfifo(path(p), octal(m)?),
         ["chmod", p, m] => Call::Chmod(path(p), octal(m)?),
@@ -407,6 +413,11 @@ fn call(words: &[&str]) -> Result<Call, String> {
         }
         ["rename", a, b] => Call::Rename(path(a), path(b)),
         ["link", a, b] => Call::Link(path(a), path(b)),
+        ["linkat", a, b, flags @ ..] => Call::Linkat(path(a), path(b), at_flags(flags)?),
+        ["fchownat", p, ids, flags @ ..] => {
+            let (u, g) = ids.split_once(':').ok_or_else(|| format!("not UID:GID: {ids}"))?;
+            Call::Fchownat(path(p), id(u)?, id(g)?, at_flags(flags)?)
+        }
         ["symlink", t, p] => Call::Symlink(path(t), path(p)),
         ["stat", p] => Call::Stat(path(p)),
         ["lstat", p] => Call::Lstat(path(p)),
@@ -429,6 +440,18 @@ fn call(words: &[&str]) -> Result<Call, String> {
         ["open", p, flags] => Call::Open(path(p), oflags(flags)?, 0),
         ["open", p, flags, m] => Call::Open(path(p), oflags(flags)?, octal(m)?),
         _ => return Err(format!("not a call: `{}`", words.join(" "))),
+    })
+}
+
+/// The AT_ flags of an *at call: none, or one.
+fn at_flags(words: &[&str]) -> Result<rustix::fs::AtFlags, String> {
+    use rustix::fs::AtFlags;
+    Ok(match words {
+        [] => AtFlags::empty(),
+        ["AT_SYMLINK_FOLLOW"] => AtFlags::SYMLINK_FOLLOW,
+        ["AT_SYMLINK_NOFOLLOW"] => AtFlags::SYMLINK_NOFOLLOW,
+        ["AT_REMOVEDIR"] => AtFlags::REMOVEDIR,
+        _ => return Err(format!("not an AT_ flag: {}", words.join(" "))),
     })
 }
 
@@ -635,6 +658,9 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
             Do::Save(name, p) => {
                 saved.insert(name, stat(expand(c, p))?);
             }
+            Do::Exists(p) => {
+                stat(expand(c, p))?;
+            }
             Do::Fd(name, p, flags) => {
                 let p = expand(c, p);
                 let fd = rustix::fs::open(&p, *flags | OFlags::CLOEXEC, Mode::empty())
@@ -751,6 +777,11 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
         }
         Call::Rename(a, b) => fs::rename(p(a), p(b)),
         Call::Link(a, b) => fs::link(p(a), p(b)),
+        Call::Linkat(a, b, flags) => fs::linkat(CWD, p(a), CWD, p(b), *flags),
+        Call::Fchownat(a, u, g, flags) => {
+            let (u, g) = ids(u, g);
+            fs::chownat(CWD, p(a), u, g, *flags)
+        }
         Call::Symlink(t, a) => fs::symlinkat(p(t), CWD, p(a)),
         Call::Stat(a) => fs::stat(p(a)).map(drop),
         Call::Lstat(a) => fs::lstat(p(a)).map(drop),

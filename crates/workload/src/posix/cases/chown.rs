@@ -9,7 +9,7 @@
 
 use super::sys::{cstr, open, sys, BAD_FD};
 use super::{chown as setown, mkdir, symlink, touch, RustCase};
-use crate::posix::check::{eq, err, moved, ok, stat, Mark, Octal};
+use crate::posix::check::{eq, err, ok, stat, Octal};
 use crate::posix::ctx::{U1, U2};
 use rustix::fs::{AtFlags, Gid, OFlags, Uid, CWD};
 use rustix::io::Errno;
@@ -30,22 +30,6 @@ fn fchownat_raw(dirfd: libc::c_int, p: &str, uid: u32, gid: u32, flags: libc::c_
 
 /// The chown family.
 pub static CASES: &[RustCase] = &[
-    RustCase {
-        name: "chown.fchownat_nofollow.updated",
-        security: true,
-        run: |_| {
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U1.gid)));
-            ok(
-                "fchownat l 65534:65534 AT_SYMLINK_NOFOLLOW",
-                rustix::fs::chownat(CWD, "l", u, g, AtFlags::SYMLINK_NOFOLLOW),
-            )?;
-            let (f, l) = (stat("f")?, stat("l")?);
-            eq("owner of the symlink l", (l.uid, l.gid), (U1.uid, U1.gid))?;
-            eq("owner of the target f", (f.uid, f.gid), (0, 0))
-        },
-    },
     RustCase {
         name: "chown.fchownat_dirfd.updated",
         security: false,
@@ -101,38 +85,11 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "chown.fchown.updated",
-        security: false,
-        run: |c| {
-            touch("f", 0o644)?;
-            let before = stat("f")?;
-            // fchown needs no write access to the open file.
-            let fd = open("f", OFlags::RDONLY)?;
-            c.tick();
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U2.gid)));
-            ok("fchown (f, O_RDONLY) 65534:65533", rustix::fs::fchown(&fd, u, g))?;
-            let after = stat("f")?;
-            eq("owner and group of f", (after.uid, after.gid), (U1.uid, U2.gid))?;
-            moved("f", before.times, after.times, Mark::Any, Mark::Same, Mark::Changed)
-        },
-    },
-    RustCase {
         name: "chown.fchown_bad_fd.EBADF",
         security: false,
         run: |_| {
             // SAFETY: fchown takes a plain number; -1 is no descriptor.
             err("fchown -1", sys(unsafe { libc::fchown(BAD_FD, U1.uid, U1.gid) }.into()), Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "chown.fchown_opath_fd.EBADF",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            // open(2): on an O_PATH descriptor fchown(2) fails with EBADF.
-            let fd = open("f", OFlags::PATH)?;
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U1.gid)));
-            err("fchown (f, O_PATH)", rustix::fs::fchown(&fd, u, g), Errno::BADF)
         },
     },
     RustCase {
@@ -196,23 +153,6 @@ pub static CASES: &[RustCase] = &[
             ok("chown f 3000000000:4000000000", chown("f", Some(u), Some(g)))?;
             let st = stat("f")?;
             eq("owner and group of f", (st.uid, st.gid), (u, g))
-        },
-    },
-    RustCase {
-        name: "chown.nofollow_intermediate_symlink.updated",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o644)?;
-            symlink("d", "l")?;
-            // AT_SYMLINK_NOFOLLOW is about the last component only: l in l/f is followed.
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U1.gid)));
-            ok(
-                "fchownat l/f AT_SYMLINK_NOFOLLOW (l -> d)",
-                rustix::fs::chownat(CWD, "l/f", u, g, AtFlags::SYMLINK_NOFOLLOW),
-            )?;
-            let f = stat("d/f")?;
-            eq("owner of d/f", (f.uid, f.gid), (U1.uid, U1.gid))
         },
     },
     RustCase {

@@ -19,11 +19,6 @@ fn link(old: &str, new: &str) -> rustix::io::Result<()> {
     rustix::fs::link(old, new)
 }
 
-/// `linkat(AT_FDCWD, old, AT_FDCWD, new, flags)`.
-fn linkat(old: &str, new: &str, flags: AtFlags) -> rustix::io::Result<()> {
-    rustix::fs::linkat(CWD, old, CWD, new, flags)
-}
-
 /// `linkat(olddirfd, old, AT_FDCWD, new, flags)` through the raw syscall, for descriptors
 /// and flags rustix does not let through.
 fn linkat_raw(olddirfd: libc::c_int, old: &str, new: &str, flags: libc::c_int) -> rustix::io::Result<()> {
@@ -72,39 +67,6 @@ pub static CASES: &[RustCase] = &[
             eq("inode of n", n.ino, l.ino)?;
             eq("link count of the symlink l", l.nlink, 2)?;
             eq("link count of the target f", f.nlink, 1)
-        },
-    },
-    RustCase {
-        name: "link.linkat_no_follow.created",
-        security: true,
-        run: |_| {
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            // linkat(2): "By default, linkat() does not dereference oldpath if it is a symbolic
-            // link (like link())".
-            ok("linkat l n 0 (l -> f)", linkat("l", "n", AtFlags::empty()))?;
-            eq("inode of n", stat("n")?.ino, stat("l")?.ino)?;
-            eq("link count of the target f", stat("f")?.nlink, 1)
-        },
-    },
-    RustCase {
-        name: "link.linkat_follow.created",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            ok("linkat l n AT_SYMLINK_FOLLOW (l -> f)", linkat("l", "n", AtFlags::SYMLINK_FOLLOW))?;
-            eq("inode of n", stat("n")?.ino, stat("f")?.ino)?;
-            eq("link count of the target f", stat("f")?.nlink, 2)?;
-            eq("link count of the symlink l", stat("l")?.nlink, 1)
-        },
-    },
-    RustCase {
-        name: "link.linkat_follow_dangling.ENOENT",
-        security: false,
-        run: |_| {
-            symlink("nothing", "l")?;
-            err("linkat l n AT_SYMLINK_FOLLOW (l -> nothing)", linkat("l", "n", AtFlags::SYMLINK_FOLLOW), Errno::NOENT)
         },
     },
     RustCase {
@@ -195,19 +157,6 @@ pub static CASES: &[RustCase] = &[
             touch("f", 0o644)?;
             let other = c.other_mount()?.join("fsarena-posix-link-never-made");
             err(&format!("link f {}", other.display()), rustix::fs::link("f", &other), Errno::XDEV)
-        },
-    },
-    RustCase {
-        name: "link.linkat_follow_loop.ELOOP",
-        security: false,
-        run: |_| {
-            symlink("l2", "l1")?;
-            symlink("l1", "l2")?;
-            err(
-                "linkat l1 n AT_SYMLINK_FOLLOW (l1 -> l2 -> l1)",
-                linkat("l1", "n", AtFlags::SYMLINK_FOLLOW),
-                Errno::LOOP,
-            )
         },
     },
     RustCase {

@@ -133,14 +133,6 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "open.directory_on_dir.opened",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            ok("open d O_DIRECTORY", open("d", OFlags::DIRECTORY | OFlags::RDONLY, 0)).map(drop)
-        },
-    },
-    RustCase {
         name: "open.nofollow_create_dangling.ELOOP",
         security: true,
         run: |_| {
@@ -149,17 +141,6 @@ pub static CASES: &[RustCase] = &[
             let r = open("l", OFlags::CREATE | OFlags::NOFOLLOW | OFlags::WRONLY, 0o644);
             err("open l O_CREAT|O_NOFOLLOW (l -> missing target)", r, Errno::LOOP)?;
             err("lstat target", rustix::fs::lstat("target"), Errno::NOENT)
-        },
-    },
-    RustCase {
-        name: "open.nofollow_earlier_component.opened",
-        security: false,
-        run: |_| {
-            // O_NOFOLLOW concerns the last component only (open(2)).
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o644)?;
-            symlink("d", "l")?;
-            ok("open l/f O_NOFOLLOW (l -> d)", open("l/f", OFlags::NOFOLLOW | OFlags::RDONLY, 0)).map(drop)
         },
     },
     RustCase {

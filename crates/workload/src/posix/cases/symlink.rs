@@ -169,22 +169,6 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "symlink.fchownat_nofollow.target_kept",
-        security: true,
-        run: |_| {
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            let (u, g) = (rustix::fs::Uid::from_raw(U1.uid), rustix::fs::Gid::from_raw(U1.gid));
-            ok(
-                "fchownat l 65534:65534 AT_SYMLINK_NOFOLLOW",
-                rustix::fs::chownat(CWD, "l", Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW),
-            )?;
-            let (l, f) = (stat("l")?, stat("f")?);
-            eq("owner of l", (l.uid, l.gid), (U1.uid, U1.gid))?;
-            eq("owner of f (the target)", (f.uid, f.gid), (0, 0))
-        },
-    },
-    RustCase {
         name: "symlink.utimensat_nofollow.target_kept",
         security: true,
         run: |_| {
@@ -199,30 +183,6 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "symlink.linkat_nofollow.link_itself",
-        security: true,
-        run: |_| {
-            // linkat(2): without AT_SYMLINK_FOLLOW, Linux links the symlink itself (POSIX
-            // leaves link()'s choice open, but linkat's flag says which).
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            ok("linkat l h (no AT_SYMLINK_FOLLOW)", rustix::fs::linkat(CWD, "l", CWD, "h", AtFlags::empty()))?;
-            let (h, l) = (stat("h")?, stat("l")?);
-            eq("inode of h (the link's)", h.ino, l.ino)?;
-            eq("link count of f (the target)", stat("f")?.nlink, 1)
-        },
-    },
-    RustCase {
-        name: "symlink.linkat_follow.target",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            ok("linkat l h AT_SYMLINK_FOLLOW", rustix::fs::linkat(CWD, "l", CWD, "h", AtFlags::SYMLINK_FOLLOW))?;
-            eq("inode of h (the target's)", stat("h")?.ino, stat("f")?.ino)
-        },
-    },
-    RustCase {
         name: "symlink.chown_dangling.ENOENT",
         security: false,
         run: |_| {
@@ -230,19 +190,6 @@ pub static CASES: &[RustCase] = &[
             symlink("nothing", "l")?;
             let r = rustix::fs::chown("l", Some(rustix::fs::Uid::from_raw(U1.uid)), None);
             err("chown l (dangling) 65534", r, Errno::NOENT)
-        },
-    },
-    RustCase {
-        name: "symlink.lchown_dangling.changed",
-        security: false,
-        run: |_| {
-            symlink("nothing", "l")?;
-            let (u, g) = (rustix::fs::Uid::from_raw(U1.uid), rustix::fs::Gid::from_raw(U1.gid));
-            ok(
-                "lchown l (dangling) 65534:65534",
-                rustix::fs::chownat(CWD, "l", Some(u), Some(g), AtFlags::SYMLINK_NOFOLLOW),
-            )?;
-            eq("owner of l", stat("l")?.uid, U1.uid)
         },
     },
     RustCase {
