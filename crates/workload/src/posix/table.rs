@@ -47,6 +47,9 @@
 //!   path (stat now) or `$NAME`; VALUE a literal, `$NAME` (the same field of a saved stat) or
 //!   `@P` (of P now);
 //! - `xattr P NAME VALUE`: getxattr must succeed with VALUE;
+//! - `acl P access|default ENTRIES`: setxattr of the ACL, written as setfacl writes it
+//!   (`user::rw-,user:65534:r--,group::---,mask::r--,other::---`), must succeed (`expect
+//!   RESULT setacl P access|default ENTRIES` where it may fail);
 //! - `subdirs BEFORE AFTER DELTA`: where the filesystem counts a directory's subdirectories
 //!   in its link count (BEFORE's is 2 or more), AFTER's is BEFORE's plus DELTA;
 //! - `moved BEFORE AFTER A M C`: atime, mtime and ctime between two stats (`$NAME` or a path,
@@ -58,8 +61,10 @@
 //! What stays Rust: descriptors in the *at calls and read, write or seek through them, raw
 //! syscalls through libc (bad descriptors, fchmodat2, renameat2 flags), computed data
 //! (large or binary values, long targets, loops), conditions on what the filesystem or the
-//! kernel does (protected_hardlinks, EINVAL for a flag it lacks), ACLs, fallocate and statx.
+//! kernel does (protected_hardlinks, EINVAL for a flag it lacks), ACLs read back, fallocate
+//! and statx.
 
+use super::acl::{Acl, Tag};
 use super::cases::{self, Case, RustCase};
 use super::check::{self, eq, err, err_any, fail, moved, ok, stat, Check, Mark, Miss, Octal, Stat};
 use super::ctx::{broken, Ctx, User, U1, U2};
@@ -99,6 +104,7 @@ enum Do {
     Is { field: Field, subject: Subject, value: Value },
     Moved { before: Subject, after: Subject, marks: [Mark; 3] },
     Xattr { path: String, name: String, value: String },
+    Acl { path: String, default: bool, acl: Acl },
     Subdirs { before: Subject, after: Subject, delta: i128 },
 }
 
@@ -162,6 +168,8 @@ pub enum Call {
     Getxattr(String, String, bool),
     /// `removexattr P NAME` (`lremovexattr`)
     Removexattr(String, String, bool),
+    /// `setacl P access|default ENTRIES`: the ACL as `acl` writes it, by setxattr
+    Setacl(String, bool, Acl),
     /// `fchmod $FD MODE`
     Fchmod(String, u32),
     /// `fchown $FD UID:GID`
@@ -377,6 +385,15 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
             after: subject(a),
             delta: d.parse().map_err(|_| format!("not a link count change: {d}"))?,
         },
+        ["acl", p, kind @ ("access" | "default"), entries] => {
+            let (path, of_dir) = (path(p), *kind == "default");
+            let attr = acl_attr(of_dir);
+            return Ok(Step {
+                line,
+                label: default(&format!("setxattr {path} {attr}")),
+                what: Do::Acl { path, default: of_dir, acl: acl(entries)? },
+            });
+        }
         ["xattr", p, n, v] => Do::Xattr { path: path(p), name: (*n).into(), value: path(v) },
         ["moved", b, a, am, mm, cm] => {
             Do::Moved { before: subject(b), after: subject(a), marks: [mark(am)?, mark(mm)?, mark(cm)?] }
@@ -395,6 +412,9 @@ fn call(words: &[&str]) -> Result<Call, String> {
         ["mkdir", p, m] => Call::Mkdir(path(p), octal(m)?),
         ["mkfifo", p, m] => Call::Mkfifo(path(p), octal(m)?),
         ["chmod", p, m] => Call::Chmod(path(p), octal(m)?),
+        ["setacl", p, kind @ ("access" | "default"), entries] => {
+            Call::Setacl(path(p), *kind == "default", acl(entries)?)
+        }
         ["fchmod", fd, m] => Call::Fchmod(descriptor(fd)?, octal(m)?),
         ["fchown", fd, ids] => {
             let (u, g) = ids.split_once(':').ok_or_else(|| format!("not UID:GID: {ids}"))?;
@@ -441,6 +461,45 @@ fn call(words: &[&str]) -> Result<Call, String> {
         ["open", p, flags, m] => Call::Open(path(p), oflags(flags)?, octal(m)?),
         _ => return Err(format!("not a call: `{}`", words.join(" "))),
     })
+}
+
+/// The attribute of a directory's default ACL or of an access ACL.
+fn acl_attr(default: bool) -> &'static str {
+    if default {
+        "system.posix_acl_default"
+    } else {
+        "system.posix_acl_access"
+    }
+}
+
+/// An ACL as setfacl writes it, entries comma-separated: `user::rw-,user:65534:r--,group::---,
+/// mask::r--,other::---`.
+fn acl(text: &str) -> Result<Acl, String> {
+    let mut out = Vec::new();
+    for e in text.split(',') {
+        let bad = || format!("not an ACL entry: {e} (as user:65534:rw-)");
+        let mut parts = e.split(':');
+        let (Some(kind), Some(id), Some(perm), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+            return Err(bad());
+        };
+        let tag = match (kind, id) {
+            ("user", "") => Tag::UserObj,
+            ("user", n) => Tag::User(n.parse().map_err(|_| bad())?),
+            ("group", "") => Tag::GroupObj,
+            ("group", n) => Tag::Group(n.parse().map_err(|_| bad())?),
+            ("mask", "") => Tag::Mask,
+            ("other", "") => Tag::Other,
+            _ => return Err(bad()),
+        };
+        let b = perm.as_bytes();
+        if b.len() != 3 || !matches!(b[0], b'r' | b'-') || !matches!(b[1], b'w' | b'-') || !matches!(b[2], b'x' | b'-')
+        {
+            return Err(bad());
+        }
+        let bits = u16::from(b[0] == b'r') << 2 | u16::from(b[1] == b'w') << 1 | u16::from(b[2] == b'x');
+        out.push((tag, bits));
+    }
+    Ok(Acl(out))
 }
 
 /// The AT_ flags of an *at call: none, or one.
@@ -693,6 +752,10 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                     eq(&s.label, i128::from(a.nlink), i128::from(b.nlink) + delta)?;
                 }
             }
+            Do::Acl { path, default, acl } => {
+                let p = expand(c, path);
+                ok(&s.label, rustix::fs::setxattr(&p, acl_attr(*default), &acl.to_xattr(), XattrFlags::empty()))?;
+            }
             Do::Xattr { path, name, value } => {
                 let p = expand(c, path);
                 let got = ok(&format!("getxattr {p} {name}"), getxattr(&p, name, true))?;
@@ -809,6 +872,7 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
                 fs::lremovexattr(p(a), n.as_str())
             }
         }
+        Call::Setacl(a, of_dir, acl) => fs::setxattr(p(a), acl_attr(*of_dir), &acl.to_xattr(), XattrFlags::empty()),
         Call::Fchmod(fd, m) => fs::fchmod(open(fds, fd)?, Mode::from_raw_mode(*m)),
         Call::Fchown(fd, u, g) => {
             let (u, g) = ids(u, g);

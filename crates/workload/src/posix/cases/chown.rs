@@ -8,10 +8,10 @@
 //! a last symlink, `lchown` and AT_SYMLINK_NOFOLLOW do not.
 
 use super::sys::{cstr, open, sys, BAD_FD};
-use super::{chown as setown, mkdir, symlink, touch, RustCase};
+use super::{chown as setown, mkdir, touch, RustCase};
 use crate::posix::check::{eq, err, ok, stat, Octal};
 use crate::posix::ctx::{U1, U2};
-use rustix::fs::{AtFlags, Gid, OFlags, Uid, CWD};
+use rustix::fs::{AtFlags, Gid, OFlags, Uid};
 use rustix::io::Errno;
 use std::os::fd::AsRawFd;
 
@@ -117,19 +117,6 @@ pub static CASES: &[RustCase] = &[
             let u = U1.with_groups(&[65533]);
             c.as_user(u, || ok("fchown (f) -1:65533 as its owner", rustix::fs::fchown(&fd, None, g)))?;
             eq("mode of f", stat("f")?.perm(), Octal(0o755))
-        },
-    },
-    RustCase {
-        name: "chown.fchownat_nofollow_dangling.updated",
-        security: true,
-        run: |_| {
-            symlink("nothing", "l")?;
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U1.gid)));
-            let r = rustix::fs::chownat(CWD, "l", u, g, AtFlags::SYMLINK_NOFOLLOW);
-            ok("fchownat l AT_SYMLINK_NOFOLLOW (l -> nothing)", r)?;
-            let l = stat("l")?;
-            eq("owner of the symlink l", (l.uid, l.gid), (U1.uid, U1.gid))?;
-            err("stat nothing", rustix::fs::stat("nothing"), Errno::NOENT)
         },
     },
     RustCase {

@@ -82,16 +82,6 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "open.excl_dangling_symlink.EEXIST",
-        security: true,
-        run: |_| {
-            symlink("target", "l")?;
-            let r = open("l", OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY, 0o644);
-            err("open l O_CREAT|O_EXCL (l -> missing target)", r, Errno::EXIST)?;
-            err("lstat target (must not be created)", rustix::fs::lstat("target"), Errno::NOENT)
-        },
-    },
-    RustCase {
         name: "open.trunc.emptied",
         security: false,
         run: |c| {
@@ -130,17 +120,6 @@ pub static CASES: &[RustCase] = &[
             write_all("write b 22", &b, b"22")?;
             write_all("write a 333", &a, b"333")?;
             eq("contents of f", read_file("f")?, b"122333".to_vec())
-        },
-    },
-    RustCase {
-        name: "open.nofollow_create_dangling.ELOOP",
-        security: true,
-        run: |_| {
-            // Creating through the link would follow it: refused, and the target not created.
-            symlink("target", "l")?;
-            let r = open("l", OFlags::CREATE | OFlags::NOFOLLOW | OFlags::WRONLY, 0o644);
-            err("open l O_CREAT|O_NOFOLLOW (l -> missing target)", r, Errno::LOOP)?;
-            err("lstat target", rustix::fs::lstat("target"), Errno::NOENT)
         },
     },
     RustCase {

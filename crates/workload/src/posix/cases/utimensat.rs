@@ -5,11 +5,10 @@
 //! both needs ownership or write permission (EACCES); `AT_SYMLINK_NOFOLLOW` acts on the link
 //! itself. futimens is the same call on an open descriptor (`utimensat(fd, NULL, ..)`).
 
-use super::sys::set_flag;
-use super::{chmod, chown, mkdir, touch, RustCase};
-use crate::posix::check::{ensure, eq, err, err_any, moved, ok, times, Check, Mark, Miss};
+use super::{mkdir, touch, RustCase};
+use crate::posix::check::{ensure, eq, err, moved, ok, times, Check, Mark, Miss};
 use crate::posix::ctx::{broken, Ctx, U1};
-use rustix::fs::{AtFlags, IFlags, Mode, OFlags, Timespec, Timestamps, CWD, UTIME_NOW, UTIME_OMIT};
+use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps, CWD, UTIME_NOW};
 use rustix::io::Errno;
 
 /// An explicit time with a sub-second part every filesystem keeping nanoseconds must keep.
@@ -146,61 +145,6 @@ pub static CASES: &[RustCase] = &[
         name: "utimensat.now_without_write.EACCES",
         security: true,
         run: |c| err("utimensat f UTIME_NOW as uid 65534 (f is root's 0644)", now_as_u1(c, 0o644)?, Errno::ACCESS),
-    },
-    RustCase {
-        name: "utimensat.now_as_owner.updated",
-        security: true,
-        run: |c| {
-            touch("f", 0o444)?;
-            chown("f", U1.uid, U1.gid)?;
-            let r = c.as_user(U1, || utimens("f", &ts((0, UTIME_NOW), (0, UTIME_NOW)), AtFlags::empty()));
-            ok("utimensat f UTIME_NOW as its owner (mode 0444)", r)
-        },
-    },
-    RustCase {
-        name: "utimensat.explicit_as_writer.EPERM",
-        security: true,
-        run: |c| {
-            touch("f", 0o666)?;
-            let r = c.as_user(U1, || utimens("f", &ts(T1, T2), AtFlags::empty()));
-            err("utimensat f explicit as uid 65534 (f is root's 0666)", r, Errno::PERM)
-        },
-    },
-    // Anything but "both UTIME_NOW" (or both OMIT) needs ownership (utimensat(2), EPERM):
-    // one UTIME_NOW with one UTIME_OMIT as well.
-    RustCase {
-        name: "utimensat.now_and_omit_as_writer.EPERM",
-        security: true,
-        run: |c| {
-            touch("f", 0o666)?;
-            let r = c.as_user(U1, || utimens("f", &ts((0, UTIME_NOW), (0, UTIME_OMIT)), AtFlags::empty()));
-            err("utimensat f (NOW, OMIT) as uid 65534 (f is root's 0666)", r, Errno::PERM)
-        },
-    },
-    RustCase {
-        name: "utimensat.no_search_permission.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o666)?;
-            chown("d/f", U1.uid, U1.gid)?;
-            chmod("d", 0o644)?;
-            let r = c.as_user(U1, || utimens("d/f", &ts(T1, T2), AtFlags::empty()));
-            err("utimensat d/f as uid 65534 (d is 0644)", r, Errno::ACCESS)
-        },
-    },
-    // utimensat(2) says EACCES for UTIME_NOW on an immutable file; the kernel's write
-    // permission check on an immutable inode says EPERM (inode_permission): either.
-    RustCase {
-        name: "utimensat.immutable_now.EPERM",
-        security: true,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            set_flag("f", IFlags::IMMUTABLE)?;
-            let r = utimens("f", &ts((0, UTIME_NOW), (0, UTIME_NOW)), AtFlags::empty());
-            err_any("utimensat f UTIME_NOW (immutable)", r, &[Errno::PERM, Errno::ACCESS])
-        },
     },
     RustCase {
         name: "utimensat.nsec_negative.EINVAL",

@@ -6,7 +6,7 @@
 //! attributes follow the file's permission bits and exist only on regular files and
 //! directories; `trusted.` ones are for CAP_SYS_ADMIN alone (invisible to others).
 
-use super::{chown, symlink, touch, RustCase};
+use super::{symlink, touch, RustCase};
 use crate::posix::check::{ensure, eq, err, fail, name, ok, Check, Miss};
 use crate::posix::ctx::{Ctx, U1};
 use rustix::fs::{Mode, OFlags, XattrFlags};
@@ -259,19 +259,6 @@ pub static CASES: &[RustCase] = &[
             touch("f", 0o644)?;
             let long = format!("user.{}", "n".repeat(251));
             err("setxattr f (a 256-byte name)", set("f", &long, b"x"), Errno::RANGE)
-        },
-    },
-    // xattr(7): security. attributes other than security.capability need CAP_SYS_ADMIN to
-    // write (the capability LSM, cap_inode_setxattr), even for the owner.
-    RustCase {
-        name: "xattr.security_set_as_user.EPERM",
-        security: true,
-        run: |c| {
-            c.need_xattr("security.fsarena")?;
-            touch("f", 0o644)?;
-            chown("f", U1.uid, U1.gid)?;
-            let r = c.as_user(U1, || set("f", "security.fsarena", b"x"));
-            err("setxattr f security.fsarena as its owner uid 65534", r, Errno::PERM)
         },
     },
     RustCase {
