@@ -42,6 +42,7 @@
 //!   that take one (`fchmod $NAME MODE`, ...) until the case ends;
 //! - `expect RESULT [as USER] CALL ARGS`: RESULT is `0` (success) or an errno, or several
 //!   separated by commas where the standard allows either; CALL one of [`Call`]'s;
+//!   `expect 0 open P FLAGS [MODE] -> NAME` keeps the descriptor as `$NAME`, as `fd` does;
 //! - `is FIELD SUBJECT VALUE`: a field of a stat (`perm`, `type`, `kind`, `size`, `nlink`,
 //!   `uid`, `gid`, `owner`, `ino`, `atime`, `mtime`, `ctime`) must equal VALUE; SUBJECT is a
 //!   path (stat now) or `$NAME`; VALUE a literal, `$NAME` (the same field of a saved stat) or
@@ -100,7 +101,7 @@ enum Do {
     Save(String, String),
     Exists(String),
     Fd(String, String, OFlags),
-    Expect { want: Vec<Errno>, user: Option<User>, call: Call },
+    Expect { want: Vec<Errno>, user: Option<User>, call: Call, keep: Option<String> },
     Is { field: Field, subject: Subject, value: Value },
     Moved { before: Subject, after: Subject, marks: [Mark; 3] },
     Xattr { path: String, name: String, value: String },
@@ -178,6 +179,8 @@ pub enum Call {
     Ftruncate(String, u64),
     /// `fstat $FD`
     Fstat(String),
+    /// `futimens $FD ATIME MTIME`
+    Futimens(String, [Time; 2]),
 }
 
 /// A time utimensat sets: `now` (UTIME_NOW), `omit` (UTIME_OMIT) or seconds and
@@ -285,7 +288,7 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
     let opened: BTreeSet<&str> = before
         .iter()
         .filter_map(|b| match &b.what {
-            Do::Fd(n, _, _) => Some(n.as_str()),
+            Do::Fd(n, _, _) | Do::Expect { keep: Some(n), .. } => Some(n.as_str()),
             _ => None,
         })
         .collect();
@@ -350,9 +353,15 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
                 ["as", u, more @ ..] => (Some(user(u)?), more),
                 _ => (None, rest),
             };
+            let (call_words, keep) = match call_words {
+                [w @ .., "->", name] if want.is_empty() && user.is_none() && w.first() == Some(&"open") => {
+                    (w, Some((*name).to_string()))
+                }
+                _ => (call_words, None),
+            };
             let written = call_words.join(" ");
             let call = call(call_words)?;
-            return Ok(Step { line, label: default(&written), what: Do::Expect { want, user, call } });
+            return Ok(Step { line, label: default(&written), what: Do::Expect { want, user, call, keep } });
         }
         ["is", f, s, v] => {
             let field = field(f)?;
@@ -422,6 +431,7 @@ fn call(words: &[&str]) -> Result<Call, String> {
         }
         ["ftruncate", fd, n] => Call::Ftruncate(descriptor(fd)?, n.parse().map_err(|_| format!("not a length: {n}"))?),
         ["fstat", fd] => Call::Fstat(descriptor(fd)?),
+        ["futimens", fd, a, m] => Call::Futimens(descriptor(fd)?, [time(a)?, time(m)?]),
         [chown @ ("chown" | "lchown"), p, ids] => {
             let (u, g) = ids.split_once(':').ok_or_else(|| format!("not UID:GID: {ids}"))?;
             let (u, g) = (id(u)?, id(g)?);
@@ -726,7 +736,12 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                     .map_err(|e| broken(&format!("open {p}"), e))?;
                 fds.insert(name, fd);
             }
-            Do::Expect { want, user, call } => {
+            Do::Expect { call: Call::Open(p, flags, m), keep: Some(name), user: None, .. } => {
+                let p = expand(c, p);
+                let fd = ok(&s.label, rustix::fs::openat(CWD, &p, *flags | OFlags::CLOEXEC, Mode::from_raw_mode(*m)))?;
+                fds.insert(name, fd);
+            }
+            Do::Expect { want, user, call, .. } => {
                 let r = match user {
                     Some(u) => c.as_user(*u, || perform(c, &fds, call)),
                     None => perform(c, &fds, call),
@@ -880,6 +895,7 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
         }
         Call::Ftruncate(fd, n) => fs::ftruncate(open(fds, fd)?, *n),
         Call::Fstat(fd) => fs::fstat(open(fds, fd)?).map(drop),
+        Call::Futimens(fd, t) => fs::futimens(open(fds, fd)?, &timestamps(t)),
         Call::Open(a, f, m) => fs::openat(CWD, p(a), *f | OFlags::CLOEXEC, Mode::from_raw_mode(*m)).map(drop),
     }
 }

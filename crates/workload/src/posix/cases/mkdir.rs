@@ -9,7 +9,7 @@ use super::sys::{cstr, open, sys, BAD_FD};
 use super::{chmod, mkdir as setup_dir, touch, RustCase};
 use crate::posix::check::{eq, err, moved, ok, stat, unsupported, Mark, Times};
 use crate::posix::ctx::U1;
-use rustix::fs::{Mode, OFlags, CWD};
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
 /// `mkdir p mode`, the umask applying.
@@ -86,14 +86,6 @@ pub static CASES: &[RustCase] = &[
             let fd = open("f", OFlags::RDONLY)?;
             let abs = c.path("d");
             ok("mkdirat (a file) /abs/d 0755", rustix::fs::mkdirat(&fd, &abs, Mode::from_raw_mode(0o755)))?;
-            eq("file type of d", stat("d")?.kind(), S_IFDIR)
-        },
-    },
-    RustCase {
-        name: "mkdir.mkdirat_cwd.created",
-        security: false,
-        run: |_| {
-            ok("mkdirat AT_FDCWD d 0755", rustix::fs::mkdirat(CWD, "d", Mode::from_raw_mode(0o755)))?;
             eq("file type of d", stat("d")?.kind(), S_IFDIR)
         },
     },

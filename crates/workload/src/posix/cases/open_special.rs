@@ -55,48 +55,6 @@ fn confined_tree() -> Result<OwnedFd, Miss> {
 /// The open family: O_TMPFILE, FIFOs and sockets.
 pub static CASES: &[RustCase] = &[
     RustCase {
-        name: "open.trunc_fifo.ignored",
-        security: false,
-        run: |_| {
-            // POSIX: "O_TRUNC shall have no effect on FIFO special files" (a writer is used:
-            // O_TRUNC without write access is undefined). A reader first, so that the
-            // non-blocking writer finds one.
-            ok("mkfifo p", rustix::fs::mkfifoat(CWD, "p", Mode::from_raw_mode(0o644)))?;
-            let _reader = ok("open p O_RDONLY|O_NONBLOCK", open("p", OFlags::RDONLY | OFlags::NONBLOCK, 0))?;
-            let r = open("p", OFlags::WRONLY | OFlags::NONBLOCK | OFlags::TRUNC, 0);
-            ok("open p O_WRONLY|O_NONBLOCK|O_TRUNC", r).map(drop)
-        },
-    },
-    RustCase {
-        name: "open.fifo_write_no_reader.ENXIO",
-        security: false,
-        run: |_| {
-            ok("mkfifo p", rustix::fs::mkfifoat(CWD, "p", Mode::from_raw_mode(0o644)))?;
-            err("open p O_WRONLY|O_NONBLOCK (no reader)", open("p", OFlags::WRONLY | OFlags::NONBLOCK, 0), Errno::NXIO)
-        },
-    },
-    RustCase {
-        name: "open.fifo_write_with_reader.opened",
-        security: false,
-        run: |_| {
-            // POSIX: O_RDONLY|O_NONBLOCK returns at once; then a writer finds a reader.
-            ok("mkfifo p", rustix::fs::mkfifoat(CWD, "p", Mode::from_raw_mode(0o644)))?;
-            let _reader = ok("open p O_RDONLY|O_NONBLOCK", open("p", OFlags::RDONLY | OFlags::NONBLOCK, 0))?;
-            ok("open p O_WRONLY|O_NONBLOCK (a reader is open)", open("p", OFlags::WRONLY | OFlags::NONBLOCK, 0))
-                .map(drop)
-        },
-    },
-    RustCase {
-        name: "open.socket_node.ENXIO",
-        security: false,
-        run: |_| {
-            // open(2): ENXIO "The file is a UNIX domain socket".
-            let r = rustix::fs::mknodat(CWD, "s", rustix::fs::FileType::Socket, Mode::from_raw_mode(0o644), 0);
-            ok("mknod s socket", r)?;
-            err("open s O_RDONLY", open("s", OFlags::RDONLY, 0), Errno::NXIO)
-        },
-    },
-    RustCase {
         name: "open.tmpfile.unlinked",
         security: false,
         run: |_| {

@@ -13,7 +13,7 @@ use super::sys::{open, sys_int};
 use super::{chmod, chown, symlink, touch, write_file, RustCase};
 use crate::posix::check::{eq, err, err_any, ok, stat, unsupported, Miss, Octal};
 use crate::posix::ctx::U1;
-use rustix::fs::{Mode, OFlags, SeekFrom};
+use rustix::fs::{OFlags, SeekFrom};
 use rustix::io::Errno;
 use std::os::fd::AsRawFd;
 
@@ -203,33 +203,6 @@ pub static CASES: &[RustCase] = &[
             let n = ok("pread the last 4 KiB", rustix::io::pread(&fd, &mut tail, (1 << 30) - 4096))?;
             eq("bytes read", n, 4096)?;
             eq("the last 4 KiB are zeros", tail.iter().all(|b| *b == 0), true)
-        },
-    },
-    RustCase {
-        name: "truncate.fifo.EINVAL",
-        security: false,
-        run: |_| {
-            ok(
-                "mkfifo p",
-                rustix::fs::mknodat(rustix::fs::CWD, "p", rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o666), 0),
-            )?;
-            // POSIX leaves truncate() of other than regular files unspecified; Linux refuses
-            // with EINVAL (fs/open.c, vfs_truncate), whatever the filesystem: Linux's expected.
-            err("truncate p 0 (a fifo)", truncate("p", 0), Errno::INVAL)
-        },
-    },
-    RustCase {
-        name: "truncate.ftruncate_fifo.EINVAL",
-        security: false,
-        run: |_| {
-            ok(
-                "mkfifo p",
-                rustix::fs::mknodat(rustix::fs::CWD, "p", rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o666), 0),
-            )?;
-            // O_RDWR on a fifo does not block on Linux (fifo(7)).
-            let fd = open("p", OFlags::RDWR | OFlags::NONBLOCK)?;
-            // truncate(2): "EINVAL fd does not reference a regular file".
-            err("ftruncate p 0 (a fifo open for writing)", rustix::fs::ftruncate(&fd, 0), Errno::INVAL)
         },
     },
 ];

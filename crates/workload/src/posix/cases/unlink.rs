@@ -11,7 +11,7 @@ use super::rename::read_all;
 use super::sys::{cstr, open, sys_int};
 use super::{mkdir, touch, write_file, RustCase};
 use crate::posix::check::{eq, err, ok, stat};
-use rustix::fs::{AtFlags, Mode, OFlags, CWD};
+use rustix::fs::{AtFlags, OFlags, CWD};
 use rustix::io::Errno;
 
 /// The unlink family.
@@ -40,15 +40,6 @@ pub static CASES: &[RustCase] = &[
             ok("unlink f", rustix::fs::unlink("f"))?;
             ok("write through the open descriptor", rustix::io::write(&fd, b"later"))?;
             eq("data read back", read_all(&fd)?, b"later".to_vec())
-        },
-    },
-    RustCase {
-        name: "unlink.fifo.removed",
-        security: false,
-        run: |_| {
-            ok("mkfifo p", rustix::fs::mknodat(CWD, "p", rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o644), 0))?;
-            ok("unlink p", rustix::fs::unlink("p"))?;
-            err("lstat p after unlink", rustix::fs::lstat("p"), Errno::NOENT)
         },
     },
     RustCase {

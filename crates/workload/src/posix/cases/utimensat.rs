@@ -6,7 +6,7 @@
 //! itself. futimens is the same call on an open descriptor (`utimensat(fd, NULL, ..)`).
 
 use super::{mkdir, touch, RustCase};
-use crate::posix::check::{ensure, eq, err, moved, ok, times, Check, Mark, Miss};
+use crate::posix::check::{ensure, eq, err, ok, times, Check, Miss};
 use crate::posix::ctx::{broken, Ctx, U1};
 use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps, CWD, UTIME_NOW};
 use rustix::io::Errno;
@@ -64,41 +64,6 @@ fn now_as_u1(c: &Ctx<'_>, mode: u32) -> Result<rustix::io::Result<()>, Miss> {
 pub static CASES: &[RustCase] = &[
     RustCase { name: "utimensat.explicit_times.set", security: false, run: |_| explicit_roundtrip(false) },
     RustCase { name: "utimensat.subsecond_times.kept", security: false, run: |_| explicit_roundtrip(true) },
-    RustCase {
-        name: "utimensat.futimens_fd.set",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = ok("open f", rustix::fs::open("f", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()))?;
-            ok("futimens f", rustix::fs::futimens(&fd, &ts(T1, T2)))?;
-            let t = times("f")?;
-            eq("atime of f", t.atime, ns(T1))?;
-            eq("mtime of f", t.mtime, ns(T2))
-        },
-    },
-    RustCase {
-        name: "utimensat.futimens_now.updated",
-        security: false,
-        run: |c| {
-            touch("f", 0o644)?;
-            age("f")?;
-            let fd = ok("open f", rustix::fs::open("f", OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty()))?;
-            let before = times("f")?;
-            c.tick();
-            ok("futimens f UTIME_NOW", rustix::fs::futimens(&fd, &ts((0, UTIME_NOW), (0, UTIME_NOW))))?;
-            moved("f", before, times("f")?, Mark::Changed, Mark::Changed, Mark::Changed)
-        },
-    },
-    // An O_PATH descriptor is not open for I/O: futimens on it is EBADF (open(2), O_PATH).
-    RustCase {
-        name: "utimensat.futimens_path_fd.EBADF",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = ok("open f O_PATH", rustix::fs::open("f", OFlags::PATH | OFlags::CLOEXEC, Mode::empty()))?;
-            err("futimens on an O_PATH fd", rustix::fs::futimens(&fd, &ts(T1, T2)), Errno::BADF)
-        },
-    },
     RustCase {
         name: "utimensat.empty_path_fd.set",
         security: false,

@@ -178,18 +178,6 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "xattr.fifo_user.EPERM",
-        security: false,
-        run: |c| {
-            c.need_xattr("user.a")?;
-            ok(
-                "mkfifo p",
-                rustix::fs::mknodat(rustix::fs::CWD, "p", rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o644), 0),
-            )?;
-            err("setxattr p user.a (a fifo)", set("p", "user.a", b"x"), Errno::PERM)
-        },
-    },
-    RustCase {
         name: "xattr.lsetxattr_symlink_trusted.set",
         security: false,
         run: |c| {
