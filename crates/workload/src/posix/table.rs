@@ -69,7 +69,7 @@ use super::acl::{Acl, Tag};
 use super::cases::{self, Case, RustCase};
 use super::check::{self, eq, err, err_any, fail, moved, ok, stat, Check, Mark, Miss, Octal, Stat};
 use super::ctx::{broken, Ctx, User, U1, U2};
-use rustix::fs::{FileType, Gid, IFlags, Mode, OFlags, Uid, XattrFlags, CWD};
+use rustix::fs::{FileType, Gid, IFlags, Mode, OFlags, RenameFlags, Uid, XattrFlags, CWD};
 use rustix::io::Errno;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::OwnedFd;
@@ -140,6 +140,10 @@ pub enum Call {
     Rename(String, String),
     /// `link OLD NEW`
     Link(String, String),
+    /// `renameat2 OLD NEW FLAGS` (relative to the working directory), FLAGS among NOREPLACE,
+    /// EXCHANGE, WHITEOUT joined by `|`, or a number (`0x80`); with `optional` after them,
+    /// EINVAL makes the case unsupported (the filesystem lacks the flag) instead of failed
+    Renameat2(String, String, RenameFlags, Option<String>),
     /// `linkat OLD NEW [AT_SYMLINK_FOLLOW]` (both relative to the working directory)
     Linkat(String, String, rustix::fs::AtFlags),
     /// `fchownat P UID:GID [AT_SYMLINK_NOFOLLOW]` (relative to the working directory)
@@ -359,7 +363,10 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
                 }
                 _ => (call_words, None),
             };
-            let written = call_words.join(" ");
+            let written = match call_words {
+                [w @ .., "optional"] if w.first() == Some(&"renameat2") => w.join(" "),
+                _ => call_words.join(" "),
+            };
             let call = call(call_words)?;
             return Ok(Step { line, label: default(&written), what: Do::Expect { want, user, call, keep } });
         }
@@ -443,6 +450,14 @@ fn call(words: &[&str]) -> Result<Call, String> {
         }
         ["rename", a, b] => Call::Rename(path(a), path(b)),
         ["link", a, b] => Call::Link(path(a), path(b)),
+        ["renameat2", a, b, flags, more @ ..] => {
+            let optional = match more {
+                [] => None,
+                ["optional"] => Some(format!("RENAME_{flags}")),
+                _ => return Err(format!("not renameat2 OLD NEW FLAGS [optional]: {}", words.join(" "))),
+            };
+            Call::Renameat2(path(a), path(b), rename_flags(flags)?, optional)
+        }
         ["linkat", a, b, flags @ ..] => Call::Linkat(path(a), path(b), at_flags(flags)?),
         ["fchownat", p, ids, flags @ ..] => {
             let (u, g) = ids.split_once(':').ok_or_else(|| format!("not UID:GID: {ids}"))?;
@@ -510,6 +525,33 @@ fn acl(text: &str) -> Result<Acl, String> {
         out.push((tag, bits));
     }
     Ok(Acl(out))
+}
+
+/// renameat2's flags: names joined by `|`, or a number.
+fn rename_flags(s: &str) -> Result<RenameFlags, String> {
+    if let Some(hex) = s.strip_prefix("0x") {
+        return u32::from_str_radix(hex, 16)
+            .map(RenameFlags::from_bits_retain)
+            .map_err(|_| format!("not a number: {s}"));
+    }
+    let names = [
+        ("NOREPLACE", RenameFlags::NOREPLACE),
+        ("EXCHANGE", RenameFlags::EXCHANGE),
+        ("WHITEOUT", RenameFlags::WHITEOUT),
+    ];
+    flag_set(s, RenameFlags::empty(), &names, "a renameat2 flag")
+}
+
+/// Names joined by `|`, each one of `names`, or'ed together.
+fn flag_set<F: Copy + std::ops::BitOr<Output = F>>(
+    s: &str,
+    none: F,
+    names: &[(&str, F)],
+    what: &str,
+) -> Result<F, String> {
+    s.split('|').try_fold(none, |acc, w| {
+        names.iter().find(|(n, _)| *n == w).map(|(_, f)| acc | *f).ok_or_else(|| format!("not {what}: {w}"))
+    })
 }
 
 /// The AT_ flags of an *at call: none, or one.
@@ -586,27 +628,23 @@ fn user(u: &str) -> Result<User, String> {
 }
 
 fn oflags(s: &str) -> Result<OFlags, String> {
-    let mut f = OFlags::empty();
-    for w in s.split('|') {
-        f |= match w {
-            "O_RDONLY" => OFlags::RDONLY,
-            "O_WRONLY" => OFlags::WRONLY,
-            "O_RDWR" => OFlags::RDWR,
-            "O_CREAT" => OFlags::CREATE,
-            "O_EXCL" => OFlags::EXCL,
-            "O_TRUNC" => OFlags::TRUNC,
-            "O_APPEND" => OFlags::APPEND,
-            "O_DIRECTORY" => OFlags::DIRECTORY,
-            "O_NOFOLLOW" => OFlags::NOFOLLOW,
-            "O_NONBLOCK" => OFlags::NONBLOCK,
-            "O_PATH" => OFlags::PATH,
-            "O_NOCTTY" => OFlags::NOCTTY,
-            "O_SYNC" => OFlags::SYNC,
-            "O_DSYNC" => OFlags::DSYNC,
-            _ => return Err(format!("not an open flag: {w}")),
-        };
-    }
-    Ok(f)
+    let names = [
+        ("O_RDONLY", OFlags::RDONLY),
+        ("O_WRONLY", OFlags::WRONLY),
+        ("O_RDWR", OFlags::RDWR),
+        ("O_CREAT", OFlags::CREATE),
+        ("O_EXCL", OFlags::EXCL),
+        ("O_TRUNC", OFlags::TRUNC),
+        ("O_APPEND", OFlags::APPEND),
+        ("O_DIRECTORY", OFlags::DIRECTORY),
+        ("O_NOFOLLOW", OFlags::NOFOLLOW),
+        ("O_NONBLOCK", OFlags::NONBLOCK),
+        ("O_PATH", OFlags::PATH),
+        ("O_NOCTTY", OFlags::NOCTTY),
+        ("O_SYNC", OFlags::SYNC),
+        ("O_DSYNC", OFlags::DSYNC),
+    ];
+    flag_set(s, OFlags::empty(), &names, "an open flag")
 }
 
 /// `now`, `omit` or `SECONDS.NANOSECONDS`.
@@ -746,10 +784,18 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                     Some(u) => c.as_user(*u, || perform(c, &fds, call)),
                     None => perform(c, &fds, call),
                 };
-                match want.as_slice() {
-                    [] => ok(&s.label, r)?,
-                    [one] => err(&s.label, r, *one)?,
-                    many => err_any(&s.label, r, many)?,
+                let checked = match want.as_slice() {
+                    [] => ok(&s.label, r),
+                    [one] => err(&s.label, r, *one),
+                    many => err_any(&s.label, r, many),
+                };
+                match (checked, call) {
+                    (Err(Miss::Fail { actual, .. }), Call::Renameat2(.., Some(flag))) if actual == "EINVAL" => {
+                        return Err(check::unsupported(format!(
+                            "renameat2 {flag}: EINVAL, the filesystem does not implement the flag"
+                        )));
+                    }
+                    (checked, _) => checked?,
                 }
             }
             Do::Is { field, subject, value } => {
@@ -855,6 +901,7 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
         }
         Call::Rename(a, b) => fs::rename(p(a), p(b)),
         Call::Link(a, b) => fs::link(p(a), p(b)),
+        Call::Renameat2(a, b, flags, _) => fs::renameat_with(CWD, p(a), CWD, p(b), *flags),
         Call::Linkat(a, b, flags) => fs::linkat(CWD, p(a), CWD, p(b), *flags),
         Call::Fchownat(a, u, g, flags) => {
             let (u, g) = ids(u, g);
