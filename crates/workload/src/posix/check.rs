@@ -205,6 +205,11 @@ pub fn name(e: Errno) -> String {
     NAMES.iter().find(|(x, _)| *x == e).map_or_else(|| format!("errno {}", e.raw_os_error()), |(_, n)| (*n).to_string())
 }
 
+/// The errno named `name` (`ENOENT`), of those in the table.
+pub fn errno(name: &str) -> Option<Errno> {
+    NAMES.iter().find(|(_, n)| *n == name).map(|(e, _)| *e)
+}
+
 /// The errnos the cases provoke or may meet, by name.
 const NAMES: &[(Errno, &str)] = &[
     (Errno::PERM, "EPERM"),

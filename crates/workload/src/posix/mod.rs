@@ -15,6 +15,7 @@ pub mod acl;
 pub mod cases;
 pub mod check;
 pub mod ctx;
+pub mod table;
 
 use crate::options::{opt, OptionDef};
 use crate::{Footprint, RunEnv, Workload, WorkloadError};
@@ -290,7 +291,7 @@ fn run_case(case: &'static Case, dir: &Path, probes: &ctx::Probes) -> Result<Ver
                 .map_err(|e| format!("unshare(CLONE_FS): {}", check::name(e)))?;
             rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
             rustix::process::chdir(&c.dir).map_err(|e| format!("chdir: {}", check::name(e)))?;
-            Ok::<_, String>((case.run)(&c))
+            Ok::<_, String>(case.check(&c))
         })
         .join()
     });

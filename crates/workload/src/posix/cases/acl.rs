@@ -5,10 +5,10 @@
 //! limited by the mask, else other); a directory's default ACL becomes the access ACL of
 //! what is created in it, the umask ignored; only the owner may set an ACL.
 
-use super::{chmod, chown, mkdir, touch, Case};
+use super::{chmod, chown, mkdir, touch, RustCase};
 use crate::posix::acl::{Acl, Tag};
-use crate::posix::check::{ensure, eq, err, fail, moved, ok, stat, times, Check, Mark, Miss, Octal};
-use crate::posix::ctx::{Ctx, U1, U2};
+use crate::posix::check::{ensure, eq, err, fail, ok, stat, Check, Miss, Octal};
+use crate::posix::ctx::{Ctx, U1};
 use rustix::fs::{Mode, OFlags, XattrFlags};
 use rustix::io::Errno;
 
@@ -61,11 +61,6 @@ fn file_with(c: &Ctx<'_>, acl: &Acl) -> Check {
     set_ok("f", ACCESS, acl)
 }
 
-/// `open p flags` as the calling thread's user; the descriptor is closed at once.
-fn open(p: &str, flags: OFlags) -> rustix::io::Result<()> {
-    rustix::fs::open(p, flags | OFlags::CLOEXEC, Mode::empty()).map(drop)
-}
-
 /// A directory `d` with `default` as its default ACL.
 fn dir_with_default(c: &Ctx<'_>, default: &Acl) -> Check {
     c.need_acl()?;
@@ -90,8 +85,8 @@ fn invalid(c: &Ctx<'_>, what: &str, bytes: &[u8]) -> Check {
 }
 
 /// The acl family.
-pub static CASES: &[Case] = &[
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "acl.access_acl.roundtrip",
         security: false,
         run: |c| {
@@ -107,36 +102,9 @@ pub static CASES: &[Case] = &[
             eq("access ACL of f", get("f", ACCESS)?, sorted(&acl))
         },
     },
-    // acl(5): with a mask entry, the group class permission bits of the mode are the mask's.
-    Case {
-        name: "acl.mask_in_mode.group_bits",
-        security: false,
-        run: |c| {
-            file_with(
-                c,
-                &Acl(vec![
-                    (Tag::UserObj, 7),
-                    (Tag::User(U1.uid), 7),
-                    (Tag::GroupObj, 7),
-                    (Tag::Mask, 5),
-                    (Tag::Other, 1),
-                ]),
-            )?;
-            eq("mode of f", stat("f")?.perm(), Octal(0o751))
-        },
-    },
-    // acl(5): without named entries the ACL is the mode: owner, group and other bits.
-    Case {
-        name: "acl.minimal_acl.mode_set",
-        security: false,
-        run: |c| {
-            file_with(c, &Acl::from_mode(0o750))?;
-            eq("mode of f", stat("f")?.perm(), Octal(0o750))
-        },
-    },
     // acl(5): chmod of the group bits sets the mask when there is one, the named and group
     // entries stay as they were.
-    Case {
+    RustCase {
         name: "acl.chmod.mask_changed",
         security: false,
         run: |c| {
@@ -147,7 +115,7 @@ pub static CASES: &[Case] = &[
             eq("uid 65534's entry after chmod 0640", perm(&acl, Tag::User(U1.uid)), Some(6))
         },
     },
-    Case {
+    RustCase {
         name: "acl.remove_access.removed",
         security: false,
         run: |c| {
@@ -160,147 +128,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
-        name: "acl.named_user_grant.allowed",
-        security: true,
-        run: |c| {
-            file_with(c, &named_user(6, 6, 0))?;
-            ok("open f O_RDWR as uid 65534 (user:65534:rw-)", c.as_user(U1, || open("f", OFlags::RDWR)))
-        },
-    },
-    Case {
-        name: "acl.no_entry_other.EACCES",
-        security: true,
-        run: |c| {
-            file_with(
-                c,
-                &Acl(vec![
-                    (Tag::UserObj, 6),
-                    (Tag::User(U1.uid + 1), 6),
-                    (Tag::GroupObj, 0),
-                    (Tag::Mask, 6),
-                    (Tag::Other, 0),
-                ]),
-            )?;
-            err(
-                "open f O_RDONLY as uid 65534 (no entry, other::---)",
-                c.as_user(U1, || open("f", OFlags::RDONLY)),
-                Errno::ACCESS,
-            )
-        },
-    },
-    // acl(5) access check: a matching named user entry decides; other is not consulted.
-    Case {
-        name: "acl.named_user_deny.EACCES",
-        security: true,
-        run: |c| {
-            file_with(c, &named_user(0, 6, 6))?;
-            err(
-                "open f O_RDONLY as uid 65534 (user:65534:---, other::rw-)",
-                c.as_user(U1, || open("f", OFlags::RDONLY)),
-                Errno::ACCESS,
-            )
-        },
-    },
-    Case {
-        name: "acl.mask_limits.EACCES",
-        security: true,
-        run: |c| {
-            file_with(c, &named_user(6, 4, 0))?;
-            err(
-                "open f O_WRONLY as uid 65534 (user:65534:rw-, mask::r--)",
-                c.as_user(U1, || open("f", OFlags::WRONLY)),
-                Errno::ACCESS,
-            )
-        },
-    },
-    Case {
-        name: "acl.mask_limits_read.allowed",
-        security: true,
-        run: |c| {
-            file_with(c, &named_user(6, 4, 0))?;
-            ok("open f O_RDONLY as uid 65534 (user:65534:rw-, mask::r--)", c.as_user(U1, || open("f", OFlags::RDONLY)))
-        },
-    },
-    Case {
-        name: "acl.named_group_grant.allowed",
-        security: true,
-        run: |c| {
-            file_with(
-                c,
-                &Acl(vec![(Tag::UserObj, 6), (Tag::GroupObj, 0), (Tag::Group(G), 6), (Tag::Mask, 6), (Tag::Other, 0)]),
-            )?;
-            let r = c.as_user(U1.with_groups(&[G]), || open("f", OFlags::WRONLY));
-            ok("open f O_WRONLY as uid 65534 in group 4242 (group:4242:rw-)", r)
-        },
-    },
-    // acl(5): when a group entry matches but none grants, access is denied (other is not
-    // consulted).
-    Case {
-        name: "acl.named_group_deny.EACCES",
-        security: true,
-        run: |c| {
-            file_with(
-                c,
-                &Acl(vec![(Tag::UserObj, 6), (Tag::GroupObj, 0), (Tag::Group(G), 0), (Tag::Mask, 6), (Tag::Other, 6)]),
-            )?;
-            let r = c.as_user(U1.with_groups(&[G]), || open("f", OFlags::RDONLY));
-            err("open f O_RDONLY as uid 65534 in group 4242 (group:4242:---, other::rw-)", r, Errno::ACCESS)
-        },
-    },
-    // acl(5): the owner is checked against the owner entry alone, not a named entry for
-    // the same uid.
-    Case {
-        name: "acl.owner_entry_first.EACCES",
-        security: true,
-        run: |c| {
-            c.need_acl()?;
-            touch("f", 0o600)?;
-            chown("f", U1.uid, U1.gid)?;
-            set_ok(
-                "f",
-                ACCESS,
-                &Acl(vec![
-                    (Tag::UserObj, 0),
-                    (Tag::User(U1.uid), 6),
-                    (Tag::GroupObj, 6),
-                    (Tag::Mask, 6),
-                    (Tag::Other, 6),
-                ]),
-            )?;
-            err(
-                "open f O_RDONLY as its owner (user::---, user:65534:rw-)",
-                c.as_user(U1, || open("f", OFlags::RDONLY)),
-                Errno::ACCESS,
-            )
-        },
-    },
-    Case {
-        name: "acl.dir_search_denied.EACCES",
-        security: true,
-        run: |c| {
-            c.need_acl()?;
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o644)?;
-            set_ok(
-                "d",
-                ACCESS,
-                &Acl(vec![
-                    (Tag::UserObj, 7),
-                    (Tag::User(U1.uid), 6),
-                    (Tag::GroupObj, 5),
-                    (Tag::Mask, 7),
-                    (Tag::Other, 5),
-                ]),
-            )?;
-            err(
-                "open d/f as uid 65534 (d: user:65534:rw-)",
-                c.as_user(U1, || open("d/f", OFlags::RDONLY)),
-                Errno::ACCESS,
-            )
-        },
-    },
-    Case {
+    RustCase {
         name: "acl.default_acl.roundtrip",
         security: false,
         run: |c| {
@@ -310,7 +138,7 @@ pub static CASES: &[Case] = &[
     },
     // acl(5) object creation: the new file's access ACL is the default ACL, with the
     // entries of the group class limited by the mode the creating call asked for.
-    Case {
+    RustCase {
         name: "acl.default_file.inherited",
         security: false,
         run: |c| {
@@ -325,31 +153,7 @@ pub static CASES: &[Case] = &[
             eq("mode of d/f", stat("d/f")?.perm(), Octal(0o640))
         },
     },
-    Case {
-        name: "acl.default_file_access.allowed",
-        security: true,
-        run: |c| {
-            dir_with_default(
-                c,
-                &Acl(vec![
-                    (Tag::UserObj, 7),
-                    (Tag::User(U1.uid), 6),
-                    (Tag::GroupObj, 0),
-                    (Tag::Mask, 7),
-                    (Tag::Other, 0),
-                ]),
-            )?;
-            ok(
-                "create d/f 0660",
-                rustix::fs::open("d/f", OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC, Mode::from_raw_mode(0o660)),
-            )?;
-            ok(
-                "open d/f O_WRONLY as uid 65534 (inherited user:65534:rw-)",
-                c.as_user(U1, || open("d/f", OFlags::WRONLY)),
-            )
-        },
-    },
-    Case {
+    RustCase {
         name: "acl.default_dir.inherited",
         security: false,
         run: |c| {
@@ -359,31 +163,7 @@ pub static CASES: &[Case] = &[
             eq("uid 65534's entry in d/e", perm(&get("d/e", ACCESS)?, Tag::User(U1.uid)), Some(7))
         },
     },
-    // acl(5): with a default ACL the umask is not applied (the thread's umask is 022 here;
-    // the default ACL lets other write).
-    Case {
-        name: "acl.default_umask.ignored",
-        security: false,
-        run: |c| {
-            dir_with_default(c, &Acl::from_mode(0o666))?;
-            ok(
-                "create d/f 0666",
-                rustix::fs::open("d/f", OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC, Mode::from_raw_mode(0o666)),
-            )?;
-            eq("mode of d/f (umask 022)", stat("d/f")?.perm(), Octal(0o666))
-        },
-    },
-    // Only directories have a default ACL (acl(5)); the kernel says EACCES for a file.
-    Case {
-        name: "acl.default_on_file.EACCES",
-        security: false,
-        run: |c| {
-            c.need_acl()?;
-            touch("f", 0o644)?;
-            err("setxattr f system.posix_acl_default", set("f", DEFAULT, &default_named()), Errno::ACCESS)
-        },
-    },
-    Case {
+    RustCase {
         name: "acl.named_without_mask.EINVAL",
         security: false,
         run: |c| {
@@ -391,7 +171,7 @@ pub static CASES: &[Case] = &[
             invalid(c, "a named user, no mask", &acl.to_xattr())
         },
     },
-    Case {
+    RustCase {
         name: "acl.missing_owner_entry.EINVAL",
         security: false,
         run: |c| invalid(c, "no user:: entry", &Acl(vec![(Tag::GroupObj, 4), (Tag::Other, 4)]).to_xattr()),
@@ -399,7 +179,7 @@ pub static CASES: &[Case] = &[
     // The entries must come in tag order (acl(5) lists them so; the kernel's
     // posix_acl_valid walks them as a state machine): other before owner is refused. (A
     // duplicate named entry, which acl(5) also calls invalid, is not checked by Linux.)
-    Case {
+    RustCase {
         name: "acl.unordered_entries.EINVAL",
         security: false,
         run: |c| {
@@ -412,7 +192,7 @@ pub static CASES: &[Case] = &[
             invalid(c, "other::, user::, group:: in that order", &b)
         },
     },
-    Case {
+    RustCase {
         name: "acl.truncated_entry.EINVAL",
         security: false,
         run: |c| {
@@ -421,7 +201,7 @@ pub static CASES: &[Case] = &[
             invalid(c, "a truncated entry", &b)
         },
     },
-    Case {
+    RustCase {
         name: "acl.unknown_tag.EINVAL",
         security: false,
         run: |c| {
@@ -430,32 +210,9 @@ pub static CASES: &[Case] = &[
             invalid(c, "tag 0x40", &b)
         },
     },
-    Case {
-        name: "acl.set_as_non_owner.EPERM",
-        security: true,
-        run: |c| {
-            c.need_acl()?;
-            touch("f", 0o666)?;
-            let r = c.as_user(U1, || set("f", ACCESS, &named_user(6, 6, 6)));
-            err("setxattr f system.posix_acl_access as uid 65534 (f is root's 0666)", r, Errno::PERM)
-        },
-    },
-    Case {
-        name: "acl.set_as_owner.allowed",
-        security: true,
-        run: |c| {
-            c.need_acl()?;
-            touch("f", 0o644)?;
-            chown("f", U1.uid, U1.gid)?;
-            ok(
-                "setxattr f system.posix_acl_access as its owner",
-                c.as_user(U1, || set("f", ACCESS, &named_user(6, 6, 0))),
-            )
-        },
-    },
     // Setting an ACL rewrites the mode like chmod: the owner, not in the file's group and
     // without CAP_FSETID, loses the set-group-ID bit (chmod(2), posix_acl_update_mode).
-    Case {
+    RustCase {
         name: "acl.setgid_non_member.cleared",
         security: true,
         run: |c| {
@@ -471,7 +228,7 @@ pub static CASES: &[Case] = &[
             ensure("mode of f", m.0 & 0o2000 == 0, "set-group-ID cleared", || format!("{m:?}"))
         },
     },
-    Case {
+    RustCase {
         name: "acl.no_acl.ENODATA",
         security: false,
         run: |c| {
@@ -484,33 +241,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    // acl(5): the owning group entry is in the group class, limited by the mask too.
-    Case {
-        name: "acl.group_obj_masked.EACCES",
-        security: true,
-        run: |c| {
-            c.need_acl()?;
-            touch("f", 0o600)?;
-            chown("f", 0, U1.gid)?;
-            set_ok(
-                "f",
-                ACCESS,
-                &Acl(vec![
-                    (Tag::UserObj, 6),
-                    (Tag::User(U2.uid), 6),
-                    (Tag::GroupObj, 6),
-                    (Tag::Mask, 4),
-                    (Tag::Other, 0),
-                ]),
-            )?;
-            err(
-                "open f O_WRONLY as uid 65534 (group::rw-, mask::r--)",
-                c.as_user(U1, || open("f", OFlags::WRONLY)),
-                Errno::ACCESS,
-            )
-        },
-    },
-    Case {
+    RustCase {
         name: "acl.remove_default.removed",
         security: false,
         run: |c| {
@@ -527,22 +258,9 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
-        name: "acl.set_ctime.updated",
-        security: false,
-        run: |c| {
-            c.need_acl()?;
-            touch("f", 0o644)?;
-            let before = times("f")?;
-            c.tick();
-            set_ok("f", ACCESS, &named_user(6, 6, 4))?;
-            let after = times("f")?;
-            moved("f", before, after, Mark::Any, Mark::Same, Mark::Changed)
-        },
-    },
     // Symlinks carry no ACL (their permissions are not checked): the kernel has no ACL
     // operation for them and answers EOPNOTSUPP.
-    Case {
+    RustCase {
         name: "acl.symlink.EOPNOTSUPP",
         security: false,
         run: |c| {

@@ -8,7 +8,7 @@
 //! arguments' (EINVAL, EFBIG past the largest size) and the inode flags' (EPERM).
 
 use super::sys::{open, read_file};
-use super::{touch, write_file, Case};
+use super::{touch, write_file, RustCase};
 use crate::posix::check::{
     ensure, eq, err, err_any, fail, moved, name, ok, stat, times, unsupported, Check, Mark, Miss,
 };
@@ -56,8 +56,8 @@ fn flagged(c: &Ctx<'_>, flag: IFlags) -> Result<OwnedFd, Miss> {
 }
 
 /// The fallocate family.
-pub static CASES: &[Case] = &[
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "fallocate.mode0.size_grown",
         security: false,
         run: |_| {
@@ -71,7 +71,7 @@ pub static CASES: &[Case] = &[
             })
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.mode0.reads_zero",
         security: false,
         run: |_| {
@@ -84,7 +84,7 @@ pub static CASES: &[Case] = &[
     // Growing the size changes the file (POSIX posix_fallocate(): "If the size of the file
     // is less than offset+len, then the file is increased to this size"); Linux marks mtime
     // and ctime as for a write.
-    Case {
+    RustCase {
         name: "fallocate.mode0_times.updated",
         security: false,
         run: |c| {
@@ -96,7 +96,7 @@ pub static CASES: &[Case] = &[
             moved("f", before, times("f")?, Mark::Any, Mark::Changed, Mark::Changed)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.within_size.data_kept",
         security: false,
         run: |_| {
@@ -106,7 +106,7 @@ pub static CASES: &[Case] = &[
             all_are("contents of f", &read_file("f")?, 0, DATA, 0xaa)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.past_end_data.kept",
         security: false,
         run: |_| {
@@ -118,7 +118,7 @@ pub static CASES: &[Case] = &[
             all_are("the allocated tail of f", &b, DATA, b.len(), 0)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.keep_size.size_unchanged",
         security: false,
         run: |_| {
@@ -134,7 +134,7 @@ pub static CASES: &[Case] = &[
             })
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.punch_hole.zeroed",
         security: false,
         run: |_| {
@@ -148,7 +148,7 @@ pub static CASES: &[Case] = &[
             all_are("after the hole", &b, 32768, DATA, 0xaa)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.punch_hole.blocks_freed",
         security: false,
         run: |_| {
@@ -165,7 +165,7 @@ pub static CASES: &[Case] = &[
     },
     // fallocate(2): PUNCH_HOLE must be ORed with KEEP_SIZE; the VFS refuses it alone with
     // EOPNOTSUPP on every filesystem.
-    Case {
+    RustCase {
         name: "fallocate.punch_without_keep_size.EOPNOTSUPP",
         security: false,
         run: |_| {
@@ -176,7 +176,7 @@ pub static CASES: &[Case] = &[
     // Two range operations at once: fallocate(2) lists EINVAL; since Linux 6.11
     // vfs_fallocate takes exactly one operation and answers any other combination with
     // EOPNOTSUPP. Either.
-    Case {
+    RustCase {
         name: "fallocate.punch_and_zero.EINVAL",
         security: false,
         run: |_| {
@@ -189,7 +189,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.zero_range.zeroed",
         security: false,
         run: |_| {
@@ -204,7 +204,7 @@ pub static CASES: &[Case] = &[
             all_are("after the zeroed range", &b, 32768, DATA, 0xaa)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.zero_range_past_end.size_grown",
         security: false,
         run: |_| {
@@ -216,7 +216,7 @@ pub static CASES: &[Case] = &[
             eq("size of f", stat("f")?.size, 2 * DATA as u64)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.collapse_range.removed",
         security: false,
         run: |_| {
@@ -231,7 +231,7 @@ pub static CASES: &[Case] = &[
             all_are("the range moved down", &b, 0, 16384, 0xbb)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.insert_range.inserted",
         security: false,
         run: |_| {
@@ -248,7 +248,7 @@ pub static CASES: &[Case] = &[
     },
     // fallocate(2): COLLAPSE_RANGE and INSERT_RANGE need offset and len multiples of the
     // filesystem block size, else EINVAL.
-    Case {
+    RustCase {
         name: "fallocate.collapse_unaligned.EINVAL",
         security: false,
         run: |_| {
@@ -260,7 +260,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.insert_unaligned.EINVAL",
         security: false,
         run: |_| {
@@ -273,7 +273,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // fallocate(2): a collapse reaching the end of the file is EINVAL (use ftruncate).
-    Case {
+    RustCase {
         name: "fallocate.collapse_to_end.EINVAL",
         security: false,
         run: |_| {
@@ -282,7 +282,7 @@ pub static CASES: &[Case] = &[
             err("fallocate f COLLAPSE_RANGE 0 64KiB (the whole file)", r, Errno::INVAL)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.read_only_fd.EBADF",
         security: false,
         run: |_| {
@@ -291,7 +291,7 @@ pub static CASES: &[Case] = &[
             err("fallocate on an O_RDONLY fd", rustix::fs::fallocate(&fd, F::empty(), 0, 4096), Errno::BADF)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.zero_len.EINVAL",
         security: false,
         run: |_| {
@@ -301,7 +301,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // The syscall takes signed offsets: all ones is -1.
-    Case {
+    RustCase {
         name: "fallocate.negative_offset.EINVAL",
         security: false,
         run: |_| {
@@ -310,7 +310,7 @@ pub static CASES: &[Case] = &[
             err("fallocate f -1 4096", rustix::fs::fallocate(&fd, F::empty(), u64::MAX, 4096), Errno::INVAL)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.negative_len.EINVAL",
         security: false,
         run: |_| {
@@ -320,7 +320,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // offset + len overflowing (or past the filesystem's largest file) is EFBIG.
-    Case {
+    RustCase {
         name: "fallocate.past_max_size.EFBIG",
         security: false,
         run: |_| {
@@ -332,7 +332,7 @@ pub static CASES: &[Case] = &[
     // More than the whole filesystem holds (twice its size, so it cannot succeed even on a
     // big dir: target); on a filesystem whose largest file is smaller than that, EFBIG is
     // the answer posix_fallocate() gives first: either.
-    Case {
+    RustCase {
         name: "fallocate.no_space.ENOSPC",
         security: false,
         run: |_| {
@@ -344,7 +344,7 @@ pub static CASES: &[Case] = &[
             err_any(&format!("fallocate f 0 {len} (twice the filesystem)"), r, &[Errno::NOSPC, Errno::FBIG])
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.fifo.ESPIPE",
         security: false,
         run: |_| {
@@ -356,7 +356,7 @@ pub static CASES: &[Case] = &[
             err("fallocate on a fifo", rustix::fs::fallocate(&fd, F::empty(), 0, 4096), Errno::SPIPE)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.char_device.ENODEV",
         security: false,
         run: |_| {
@@ -380,7 +380,7 @@ pub static CASES: &[Case] = &[
             err("fallocate on /dev/null's device", rustix::fs::fallocate(&fd, F::empty(), 0, 4096), Errno::NODEV)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.immutable.EPERM",
         security: true,
         run: |c| {
@@ -389,7 +389,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // fallocate(2): an append-only file may grow, but not lose or move data.
-    Case {
+    RustCase {
         name: "fallocate.append_only_punch.EPERM",
         security: true,
         run: |c| {
@@ -401,7 +401,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.append_only_grow.allocated",
         security: false,
         run: |c| {
@@ -411,7 +411,7 @@ pub static CASES: &[Case] = &[
     },
     // A directory cannot be opened for writing (open(2): EISDIR), and fallocate needs a
     // descriptor open for writing before it looks at the file type: EBADF.
-    Case {
+    RustCase {
         name: "fallocate.directory.EBADF",
         security: false,
         run: |_| {
@@ -420,7 +420,7 @@ pub static CASES: &[Case] = &[
             err("fallocate on a directory fd", rustix::fs::fallocate(&fd, F::empty(), 0, 4096), Errno::BADF)
         },
     },
-    Case {
+    RustCase {
         name: "fallocate.parent_dir.unchanged",
         security: false,
         run: |c| {

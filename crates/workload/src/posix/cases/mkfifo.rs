@@ -7,11 +7,10 @@
 //!
 //! Also the helpers the families mkfifo, mknod, open and symlink share.
 
-use super::sys::{cstr, set_flag, sys, BAD_FD};
-use super::{chown, mkdir, symlink, too_long_name, too_long_path, touch, Case};
-use crate::posix::check::{eq, err, err_any, moved, ok, stat, times, Check, Mark, Octal, Times};
-use crate::posix::ctx::U1;
-use rustix::fs::{IFlags, Mode, OFlags, CWD};
+use super::sys::{cstr, sys, BAD_FD};
+use super::{mkdir, touch, RustCase};
+use crate::posix::check::{eq, err, ok, stat, times, Check, Octal, Times};
+use rustix::fs::{Mode, OFlags, CWD};
 use rustix::io::Errno;
 
 /// The file type bits of a FIFO (`S_IFIFO`).
@@ -52,16 +51,6 @@ fn mkfifo(p: &str, mode: u32) -> rustix::io::Result<()> {
     rustix::fs::mkfifoat(CWD, p, Mode::from_raw_mode(mode))
 }
 
-/// A directory `d` owned by root, group 65533, mode `02777`: what is created in it takes the
-/// directory's group (POSIX leaves the group open, one of the two choices; Linux, as BSD,
-/// takes the parent's under S_ISGID, mkdir(2) and open(2) "bsdgroups").
-pub(super) fn setgid_dir() -> Check {
-    mkdir("d", 0o777)?;
-    // chown before chmod: chown may clear the set-id bits.
-    chown("d", 0, 65533)?;
-    super::chmod("d", 0o2777)
-}
-
 /// mkfifoat(BAD_FD, p, mode): EBADF expected.
 fn mkfifoat_bad_fd(p: &str) -> rustix::io::Result<()> {
     let p = cstr(p);
@@ -70,29 +59,8 @@ fn mkfifoat_bad_fd(p: &str) -> rustix::io::Result<()> {
 }
 
 /// The mkfifo family.
-pub static CASES: &[Case] = &[
-    Case {
-        name: "mkfifo.new.created",
-        security: false,
-        run: |_| {
-            ok("mkfifo p 0640", mkfifo("p", 0o640))?;
-            let s = stat("p")?;
-            eq("file type of p", Octal(s.kind()), Octal(S_IFIFO))?;
-            eq("mode of p", s.perm(), Octal(0o640))?;
-            eq("link count of p", s.nlink, 1)?;
-            eq("size of p", s.size, 0)
-        },
-    },
-    Case {
-        name: "mkfifo.mode_and_umask.masked",
-        security: false,
-        run: |_| {
-            // The runner's umask is 022: 0777 & ~022.
-            ok("mkfifo p 0777", mkfifo("p", 0o777))?;
-            eq("mode of p (umask 022)", stat("p")?.perm(), Octal(0o755))
-        },
-    },
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "mkfifo.other_umask.masked",
         security: false,
         run: |_| {
@@ -103,46 +71,7 @@ pub static CASES: &[Case] = &[
             eq("mode of p (umask 077)", stat("p")?.perm(), Octal(0o600))
         },
     },
-    Case {
-        name: "mkfifo.owner_root.created",
-        security: false,
-        run: |_| {
-            ok("mkfifo p", mkfifo("p", 0o644))?;
-            let s = stat("p")?;
-            eq("owner of p", (s.uid, s.gid), (0, 0))
-        },
-    },
-    Case {
-        name: "mkfifo.owner_user.created",
-        security: false,
-        run: |c| {
-            mkdir("d", 0o777)?;
-            c.as_user(U1, || ok("mkfifo d/p as uid 65534", mkfifo("d/p", 0o644)))?;
-            let s = stat("d/p")?;
-            eq("owner of d/p", (s.uid, s.gid), (U1.uid, U1.gid))
-        },
-    },
-    Case {
-        name: "mkfifo.setgid_parent_group.inherited",
-        security: false,
-        run: |_| {
-            setgid_dir()?;
-            ok("mkfifo d/p", mkfifo("d/p", 0o644))?;
-            eq("group of d/p (d is set-group-ID, group 65533)", stat("d/p")?.gid, 65533)
-        },
-    },
-    Case {
-        name: "mkfifo.parent_times.updated",
-        security: false,
-        run: |c| {
-            mkdir("d", 0o755)?;
-            let before = times("d")?;
-            c.tick();
-            ok("mkfifo d/p", mkfifo("d/p", 0o644))?;
-            moved("parent d", before, times("d")?, Mark::Any, Mark::Changed, Mark::Changed)
-        },
-    },
-    Case {
+    RustCase {
         name: "mkfifo.new_fifo_times.updated",
         security: false,
         run: |c| {
@@ -153,7 +82,7 @@ pub static CASES: &[Case] = &[
             born("new fifo p", before, now, times("p")?)
         },
     },
-    Case {
+    RustCase {
         name: "mkfifo.mkfifoat_dirfd.created",
         security: false,
         run: |_| {
@@ -163,7 +92,7 @@ pub static CASES: &[Case] = &[
             eq("file type of d/p", Octal(stat("d/p")?.kind()), Octal(S_IFIFO))
         },
     },
-    Case {
+    RustCase {
         name: "mkfifo.mkfifoat_absolute_path.created",
         security: false,
         run: |c| {
@@ -175,7 +104,7 @@ pub static CASES: &[Case] = &[
             eq("file type of p", Octal(stat("p")?.kind()), Octal(S_IFIFO))
         },
     },
-    Case {
+    RustCase {
         name: "mkfifo.mkfifoat_file_fd.ENOTDIR",
         security: false,
         run: |_| {
@@ -188,153 +117,9 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "mkfifo.mkfifoat_bad_fd.EBADF",
         security: false,
         run: |_| err("mkfifoat (-1) p", mkfifoat_bad_fd("p"), Errno::BADF),
-    },
-    Case {
-        name: "mkfifo.existing_file.EEXIST",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            err("mkfifo f (a regular file)", mkfifo("f", 0o644), Errno::EXIST)
-        },
-    },
-    Case {
-        name: "mkfifo.existing_fifo.EEXIST",
-        security: false,
-        run: |_| {
-            ok("mkfifo p", mkfifo("p", 0o644))?;
-            err("mkfifo p again", mkfifo("p", 0o644), Errno::EXIST)
-        },
-    },
-    Case {
-        name: "mkfifo.existing_dir.EEXIST",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            err("mkfifo d (a directory)", mkfifo("d", 0o644), Errno::EXIST)
-        },
-    },
-    Case {
-        name: "mkfifo.dangling_symlink.EEXIST",
-        security: true,
-        run: |_| {
-            // The name exists (it is the link): EEXIST. A call that creates a directory entry
-            // does not follow a last symlink to create what it names (POSIX 4.13; Linux
-            // fs/namei.c filename_create looks the last component up without following).
-            symlink("nothing", "l")?;
-            err("mkfifo l (a dangling symlink)", mkfifo("l", 0o644), Errno::EXIST)?;
-            err("lstat nothing (the link's target)", rustix::fs::lstat("nothing"), Errno::NOENT)
-        },
-    },
-    Case {
-        name: "mkfifo.missing_parent.ENOENT",
-        security: false,
-        run: |_| err("mkfifo nothing/p", mkfifo("nothing/p", 0o644), Errno::NOENT),
-    },
-    Case {
-        name: "mkfifo.empty_path.ENOENT",
-        security: false,
-        run: |_| err("mkfifo \"\"", mkfifo("", 0o644), Errno::NOENT),
-    },
-    Case {
-        name: "mkfifo.trailing_slash.ENOENT",
-        security: false,
-        run: |_| {
-            // POSIX 4.13: a trailing slash resolves only for a directory; the errno is left
-            // open. Linux answers ENOENT ("you had / on the end", fs/namei.c filename_create),
-            // other systems ENOTDIR.
-            err_any("mkfifo p/", mkfifo("p/", 0o644), &[Errno::NOENT, Errno::NOTDIR])?;
-            err("lstat p", rustix::fs::lstat("p"), Errno::NOENT)
-        },
-    },
-    Case {
-        name: "mkfifo.component_not_dir.ENOTDIR",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            err("mkfifo f/p", mkfifo("f/p", 0o644), Errno::NOTDIR)
-        },
-    },
-    Case {
-        name: "mkfifo.path_too_long.ENAMETOOLONG",
-        security: false,
-        run: |_| err("mkfifo PATH_MAX", mkfifo(&too_long_path(), 0o644), Errno::NAMETOOLONG),
-    },
-    Case {
-        name: "mkfifo.symlink_loop.ELOOP",
-        security: false,
-        run: |_| {
-            symlink("l2", "l1")?;
-            symlink("l1", "l2")?;
-            err("mkfifo l1/p", mkfifo("l1/p", 0o644), Errno::LOOP)
-        },
-    },
-    Case {
-        name: "mkfifo.no_search_permission.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o777)?;
-            mkdir("d/e", 0o777)?;
-            super::chmod("d", 0o666)?;
-            c.as_user(U1, || err("mkfifo d/e/p as uid 65534 (d is 0666)", mkfifo("d/e/p", 0o644), Errno::ACCESS))
-        },
-    },
-    Case {
-        name: "mkfifo.no_write_permission.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o755)?;
-            c.as_user(U1, || err("mkfifo d/p as uid 65534 (d is root's 0755)", mkfifo("d/p", 0o644), Errno::ACCESS))
-        },
-    },
-    Case {
-        name: "mkfifo.group_write_permission.created",
-        security: true,
-        run: |c| {
-            // The group class: 0770 of group 65534 lets uid 65534 (gid 65534) create.
-            mkdir("d", 0o770)?;
-            chown("d", 0, U1.gid)?;
-            c.as_user(U1, || ok("mkfifo d/p as uid 65534 (d is 0770, group 65534)", mkfifo("d/p", 0o644)))
-        },
-    },
-    Case {
-        name: "mkfifo.immutable_parent.EPERM",
-        security: true,
-        run: |c| {
-            // An immutable directory takes no new entries, root's included (chattr(1) +i).
-            c.need_flags()?;
-            mkdir("d", 0o755)?;
-            set_flag("d", IFlags::IMMUTABLE)?;
-            err("mkfifo d/p (d immutable)", mkfifo("d/p", 0o644), Errno::PERM)
-        },
-    },
-    Case {
-        name: "mkfifo.append_only_parent.created",
-        security: false,
-        run: |c| {
-            // An append-only directory takes new entries; only removing them is refused.
-            c.need_flags()?;
-            mkdir("d", 0o755)?;
-            set_flag("d", IFlags::APPEND)?;
-            ok("mkfifo d/p (d append-only)", mkfifo("d/p", 0o644))
-        },
-    },
-    Case {
-        name: "mkfifo.dot.EEXIST",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            err("mkfifo d/.", mkfifo("d/.", 0o644), Errno::EXIST)
-        },
-    },
-    // Last: fuse2fs (1.47) answers a create of a name longer than NAME_MAX with ENOENT and
-    // leaves the directory unreadable (EIO), so that later cases in it would not run.
-    Case {
-        name: "mkfifo.name_too_long.ENAMETOOLONG",
-        security: false,
-        run: |c| err("mkfifo NAME_MAX+1", mkfifo(&too_long_name(c), 0o644), Errno::NAMETOOLONG),
     },
 ];

@@ -10,7 +10,11 @@
 
 use super::check::{Check, Miss};
 use super::ctx::{broken, Ctx};
+use super::table::Step;
 use rustix::fs::{Mode, OFlags, CWD};
+use std::sync::OnceLock;
+
+pub(crate) use sys::{set_flag, truncate_raw};
 
 mod acl;
 mod chmod;
@@ -64,7 +68,16 @@ pub struct Case {
     /// An access-control check, reported apart as well.
     pub security: bool,
     /// The check, run in the case's directory.
-    pub run: fn(&Ctx<'_>) -> Check,
+    pub run: Run,
+}
+
+/// How a case runs.
+#[derive(Debug)]
+pub enum Run {
+    /// Coded in Rust: what a table cannot say.
+    Rust(fn(&Ctx<'_>) -> Check),
+    /// The steps of its table (see [`crate::posix::table`]).
+    Table(Vec<Step>),
 }
 
 impl Case {
@@ -72,35 +85,66 @@ impl Case {
     pub fn family(&self) -> &'static str {
         self.name.split('.').next().unwrap_or(self.name)
     }
+
+    /// Runs the case in its directory.
+    pub fn check(&self, c: &Ctx<'_>) -> Check {
+        match &self.run {
+            Run::Rust(f) => f(c),
+            Run::Table(steps) => super::table::run(c, steps),
+        }
+    }
 }
 
-/// Every case of every family.
+/// A case coded in Rust, named by its family's table (`rust NAME`) at its place in the run.
+#[derive(Debug)]
+pub struct RustCase {
+    /// `family.what.expectation`.
+    pub name: &'static str,
+    /// An access-control check, reported apart as well.
+    pub security: bool,
+    /// The check, run in the case's directory.
+    pub run: fn(&Ctx<'_>) -> Check,
+}
+
+/// The tables, one a source file of cases, in run order within a family: the file's name,
+/// its text, and its Rust cases.
+pub const TABLES: &[(&str, &str, &[RustCase])] = &[
+    ("acl.cases", include_str!("acl.cases"), acl::CASES),
+    ("chmod.cases", include_str!("chmod.cases"), chmod::CASES),
+    ("chown.cases", include_str!("chown.cases"), chown::CASES),
+    ("fallocate.cases", include_str!("fallocate.cases"), fallocate::CASES),
+    ("link.cases", include_str!("link.cases"), link::CASES),
+    ("mkdir.cases", include_str!("mkdir.cases"), mkdir::CASES),
+    ("mkfifo.cases", include_str!("mkfifo.cases"), mkfifo::CASES),
+    ("mknod.cases", include_str!("mknod.cases"), mknod::CASES),
+    ("open_access.cases", include_str!("open_access.cases"), open_access::CASES),
+    ("open_special.cases", include_str!("open_special.cases"), open_special::CASES),
+    ("open.cases", include_str!("open.cases"), open::CASES),
+    ("rename.cases", include_str!("rename.cases"), rename::CASES),
+    ("rename_at.cases", include_str!("rename_at.cases"), rename_at::CASES),
+    ("rmdir.cases", include_str!("rmdir.cases"), rmdir::CASES),
+    ("statx.cases", include_str!("statx.cases"), statx::CASES),
+    ("symlink_readlink.cases", include_str!("symlink_readlink.cases"), symlink_readlink::CASES),
+    ("symlink.cases", include_str!("symlink.cases"), symlink::CASES),
+    ("utimensat.cases", include_str!("utimensat.cases"), utimensat::CASES),
+    ("xattr.cases", include_str!("xattr.cases"), xattr::CASES),
+    ("truncate.cases", include_str!("truncate.cases"), truncate::CASES),
+    ("unlink.cases", include_str!("unlink.cases"), unlink::CASES),
+];
+
+/// Every case of every family, the tables parsed on first use (a table that does not parse
+/// is a bug: the unit tests parse them all).
 pub fn all() -> Vec<&'static Case> {
-    [
-        acl::CASES,
-        chmod::CASES,
-        chown::CASES,
-        fallocate::CASES,
-        link::CASES,
-        mkdir::CASES,
-        mkfifo::CASES,
-        mknod::CASES,
-        open_access::CASES,
-        open_special::CASES,
-        open::CASES,
-        rename::CASES,
-        rename_at::CASES,
-        rmdir::CASES,
-        statx::CASES,
-        symlink_readlink::CASES,
-        symlink::CASES,
-        utimensat::CASES,
-        xattr::CASES,
-        truncate::CASES,
-        unlink::CASES,
-    ]
-    .into_iter()
-    .flatten()
+    static ALL: OnceLock<Vec<Case>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        TABLES
+            .iter()
+            .flat_map(|(file, text, coded)| {
+                super::table::build(file, text, coded).unwrap_or_else(|e| panic!("posix case table: {e}"))
+            })
+            .collect()
+    })
+    .iter()
     .collect()
 }
 

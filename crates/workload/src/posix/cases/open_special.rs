@@ -7,7 +7,7 @@
 use super::mkfifo::S_IFREG;
 use super::open::{open, write_all};
 use super::sys::read_file;
-use super::{io_errno, mkdir, symlink, touch, Case};
+use super::{io_errno, mkdir, symlink, touch, RustCase};
 use crate::posix::check::{eq, err, ok, stat, Miss, Octal};
 use crate::posix::ctx::maybe_unsupported;
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, CWD};
@@ -53,50 +53,8 @@ fn confined_tree() -> Result<OwnedFd, Miss> {
 }
 
 /// The open family: O_TMPFILE, FIFOs and sockets.
-pub static CASES: &[Case] = &[
-    Case {
-        name: "open.trunc_fifo.ignored",
-        security: false,
-        run: |_| {
-            // POSIX: "O_TRUNC shall have no effect on FIFO special files" (a writer is used:
-            // O_TRUNC without write access is undefined). A reader first, so that the
-            // non-blocking writer finds one.
-            ok("mkfifo p", rustix::fs::mkfifoat(CWD, "p", Mode::from_raw_mode(0o644)))?;
-            let _reader = ok("open p O_RDONLY|O_NONBLOCK", open("p", OFlags::RDONLY | OFlags::NONBLOCK, 0))?;
-            let r = open("p", OFlags::WRONLY | OFlags::NONBLOCK | OFlags::TRUNC, 0);
-            ok("open p O_WRONLY|O_NONBLOCK|O_TRUNC", r).map(drop)
-        },
-    },
-    Case {
-        name: "open.fifo_write_no_reader.ENXIO",
-        security: false,
-        run: |_| {
-            ok("mkfifo p", rustix::fs::mkfifoat(CWD, "p", Mode::from_raw_mode(0o644)))?;
-            err("open p O_WRONLY|O_NONBLOCK (no reader)", open("p", OFlags::WRONLY | OFlags::NONBLOCK, 0), Errno::NXIO)
-        },
-    },
-    Case {
-        name: "open.fifo_write_with_reader.opened",
-        security: false,
-        run: |_| {
-            // POSIX: O_RDONLY|O_NONBLOCK returns at once; then a writer finds a reader.
-            ok("mkfifo p", rustix::fs::mkfifoat(CWD, "p", Mode::from_raw_mode(0o644)))?;
-            let _reader = ok("open p O_RDONLY|O_NONBLOCK", open("p", OFlags::RDONLY | OFlags::NONBLOCK, 0))?;
-            ok("open p O_WRONLY|O_NONBLOCK (a reader is open)", open("p", OFlags::WRONLY | OFlags::NONBLOCK, 0))
-                .map(drop)
-        },
-    },
-    Case {
-        name: "open.socket_node.ENXIO",
-        security: false,
-        run: |_| {
-            // open(2): ENXIO "The file is a UNIX domain socket".
-            let r = rustix::fs::mknodat(CWD, "s", rustix::fs::FileType::Socket, Mode::from_raw_mode(0o644), 0);
-            ok("mknod s socket", r)?;
-            err("open s O_RDONLY", open("s", OFlags::RDONLY, 0), Errno::NXIO)
-        },
-    },
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "open.tmpfile.unlinked",
         security: false,
         run: |_| {
@@ -110,7 +68,7 @@ pub static CASES: &[Case] = &[
             eq("entries in . (none added)", after, before)
         },
     },
-    Case {
+    RustCase {
         name: "open.tmpfile_linkat.linked",
         security: false,
         run: |_| {
@@ -121,7 +79,7 @@ pub static CASES: &[Case] = &[
             eq("contents of t", read_file("t")?, b"kept".to_vec())
         },
     },
-    Case {
+    RustCase {
         name: "open.tmpfile_excl_linkat.ENOENT",
         security: false,
         run: |_| {
@@ -131,7 +89,7 @@ pub static CASES: &[Case] = &[
             err("linkat /proc/self/fd/N t (O_TMPFILE|O_EXCL)", link_fd(&fd, "t"), Errno::NOENT)
         },
     },
-    Case {
+    RustCase {
         name: "open.tmpfile_read_only.EINVAL",
         security: false,
         run: |_| {
@@ -139,7 +97,7 @@ pub static CASES: &[Case] = &[
             err("open . O_TMPFILE|O_RDONLY", open(".", OFlags::TMPFILE | OFlags::RDONLY, 0o600), Errno::INVAL)
         },
     },
-    Case {
+    RustCase {
         name: "open.tmpfile_on_file.ENOTDIR",
         security: false,
         run: |_| {
@@ -149,7 +107,7 @@ pub static CASES: &[Case] = &[
             err("open f O_TMPFILE|O_RDWR", maybe_unsupported("open f O_TMPFILE", r)?, Errno::NOTDIR)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_no_symlinks_last.ELOOP",
         security: true,
         run: |_| {
@@ -160,7 +118,7 @@ pub static CASES: &[Case] = &[
             err("openat2 l RESOLVE_NO_SYMLINKS (l -> f)", openat2(CWD, "l", 0, ResolveFlags::NO_SYMLINKS)?, Errno::LOOP)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_no_symlinks_component.ELOOP",
         security: true,
         run: |_| {
@@ -173,7 +131,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_beneath_inside.opened",
         security: false,
         run: |_| {
@@ -182,7 +140,7 @@ pub static CASES: &[Case] = &[
             ok("openat2 (d) e/../e/f RESOLVE_BENEATH", openat2(&d, "e/../e/f", 0, ResolveFlags::BENEATH)?).map(drop)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_beneath_dotdot.EXDEV",
         security: true,
         run: |_| {
@@ -191,7 +149,7 @@ pub static CASES: &[Case] = &[
             err("openat2 (d) ../f RESOLVE_BENEATH", openat2(&d, "../f", 0, ResolveFlags::BENEATH)?, Errno::XDEV)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_beneath_absolute.EXDEV",
         security: true,
         run: |c| {
@@ -201,7 +159,7 @@ pub static CASES: &[Case] = &[
             err("openat2 (d) /abs/d/e/f RESOLVE_BENEATH", r, Errno::XDEV)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_beneath_symlink_escape.EXDEV",
         security: true,
         run: |_| {
@@ -211,7 +169,7 @@ pub static CASES: &[Case] = &[
             err("openat2 (d) l RESOLVE_BENEATH (l -> ../f)", openat2(&d, "l", 0, ResolveFlags::BENEATH)?, Errno::XDEV)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_in_root_absolute_symlink.opened",
         security: true,
         run: |_| {
@@ -223,7 +181,7 @@ pub static CASES: &[Case] = &[
             eq("inode opened (d/e/f's)", st.st_ino, stat("d/e/f")?.ino)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_mode_without_create.EINVAL",
         security: false,
         run: |_| {
@@ -233,7 +191,7 @@ pub static CASES: &[Case] = &[
             err("openat2 f O_RDONLY mode 0644", openat2(CWD, "f", 0o644, ResolveFlags::empty())?, Errno::INVAL)
         },
     },
-    Case {
+    RustCase {
         name: "open.openat2_unknown_resolve.EINVAL",
         security: false,
         run: |_| {

@@ -5,16 +5,16 @@
 //! (only the owner of the entry or of the directory, or root), and the immutable and
 //! append-only attributes (EPERM, ioctl_iflags(2)).
 
-use super::sys::{cstr, set_flag, sys_int};
-use super::{chmod, chown, mkdir, touch, write_file, Case};
-use crate::posix::check::{eq, err, err_any, moved, ok, stat, unsupported, Check, Mark, Miss};
-use crate::posix::ctx::{U1, U2};
-use rustix::fs::{IFlags, Mode, OFlags, RenameFlags, CWD};
+use super::sys::{cstr, sys_int};
+use super::{chown, mkdir, touch, write_file, RustCase};
+use crate::posix::check::{eq, err, ok, stat, unsupported, Check, Miss};
+use crate::posix::ctx::U1;
+use rustix::fs::{Mode, OFlags, RenameFlags, CWD};
 use rustix::io::Errno;
 
 /// The rename family: renameat, renameat2, permissions and attributes.
-pub static CASES: &[Case] = &[
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "rename.renameat_dirfds.renamed",
         security: false,
         run: |_| {
@@ -28,7 +28,7 @@ pub static CASES: &[Case] = &[
             eq("inode of t/b", stat("t/b")?.ino, a.ino)
         },
     },
-    Case {
+    RustCase {
         name: "rename.renameat_file_as_dirfd.ENOTDIR",
         security: false,
         run: |_| {
@@ -40,7 +40,7 @@ pub static CASES: &[Case] = &[
             err("renameat CWD:a f:b", rustix::fs::renameat(CWD, "a", &f, "b"), Errno::NOTDIR)
         },
     },
-    Case {
+    RustCase {
         name: "rename.renameat_bad_dirfd.EBADF",
         security: false,
         run: |_| {
@@ -48,105 +48,7 @@ pub static CASES: &[Case] = &[
             err("renameat -1:a CWD:b", renameat_bad_old_dirfd("a", "b"), Errno::BADF)
         },
     },
-    Case {
-        name: "rename.noreplace_existing.EEXIST",
-        security: false,
-        run: |_| {
-            touch("a", 0o644)?;
-            touch("b", 0o644)?;
-            let (a, b) = (stat("a")?, stat("b")?);
-            flag_supported(
-                "RENAME_NOREPLACE",
-                err("renameat2 a b NOREPLACE", rename2("a", "b", RenameFlags::NOREPLACE), Errno::EXIST),
-            )?;
-            eq("inode of a", stat("a")?.ino, a.ino)?;
-            eq("inode of b", stat("b")?.ino, b.ino)
-        },
-    },
-    Case {
-        name: "rename.noreplace_free_name.renamed",
-        security: false,
-        run: |_| {
-            touch("a", 0o644)?;
-            let a = stat("a")?;
-            flag_supported(
-                "RENAME_NOREPLACE",
-                ok("renameat2 a b NOREPLACE", rename2("a", "b", RenameFlags::NOREPLACE)),
-            )?;
-            err("stat a after renameat2", rustix::fs::stat("a"), Errno::NOENT)?;
-            eq("inode of b", stat("b")?.ino, a.ino)
-        },
-    },
-    Case {
-        name: "rename.exchange_files.swapped",
-        security: false,
-        run: |_| {
-            write_file("a", b"aa")?;
-            write_file("b", b"bbb")?;
-            let (a, b) = (stat("a")?, stat("b")?);
-            flag_supported("RENAME_EXCHANGE", ok("renameat2 a b EXCHANGE", rename2("a", "b", RenameFlags::EXCHANGE)))?;
-            eq("inode at a", stat("a")?.ino, b.ino)?;
-            eq("inode at b", stat("b")?.ino, a.ino)?;
-            eq("size at a", stat("a")?.size, 3)
-        },
-    },
-    Case {
-        name: "rename.exchange_file_and_dir.swapped",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            mkdir("d", 0o755)?;
-            touch("d/x", 0o644)?;
-            let (f, d) = (stat("f")?, stat("d")?);
-            // rename(2): "Both pathnames must exist but may be of different types (e.g., one
-            // could be a non-empty directory and the other a symbolic link)".
-            flag_supported("RENAME_EXCHANGE", ok("renameat2 f d EXCHANGE", rename2("f", "d", RenameFlags::EXCHANGE)))?;
-            eq("inode at f", stat("f")?.ino, d.ino)?;
-            eq("inode at d", stat("d")?.ino, f.ino)?;
-            stat("f/x").map(drop)
-        },
-    },
-    Case {
-        name: "rename.exchange_dirs_across_parents.swapped",
-        security: false,
-        run: |_| {
-            mkdir("s", 0o755)?;
-            mkdir("t", 0o755)?;
-            mkdir("s/d", 0o755)?;
-            mkdir("t/e", 0o755)?;
-            let (s, t) = (stat("s")?, stat("t")?);
-            flag_supported(
-                "RENAME_EXCHANGE",
-                ok("renameat2 s/d t/e EXCHANGE", rename2("s/d", "t/e", RenameFlags::EXCHANGE)),
-            )?;
-            // Each directory's `..` follows it to its new parent; each parent keeps its count.
-            eq("inode of s/d/.. (s)", stat("s/d/..")?.ino, s.ino)?;
-            eq("inode of t/e/.. (t)", stat("t/e/..")?.ino, t.ino)?;
-            eq("link count of s", stat("s")?.nlink, s.nlink)?;
-            eq("link count of t", stat("t")?.nlink, t.nlink)
-        },
-    },
-    Case {
-        name: "rename.exchange_missing_target.ENOENT",
-        security: false,
-        run: |_| {
-            touch("a", 0o644)?;
-            flag_supported(
-                "RENAME_EXCHANGE",
-                err("renameat2 a nothing EXCHANGE", rename2("a", "nothing", RenameFlags::EXCHANGE), Errno::NOENT),
-            )?;
-            stat("a").map(drop)
-        },
-    },
-    Case {
-        name: "rename.exchange_missing_source.ENOENT",
-        security: false,
-        run: |_| {
-            touch("b", 0o644)?;
-            err("renameat2 nothing b EXCHANGE", rename2("nothing", "b", RenameFlags::EXCHANGE), Errno::NOENT)
-        },
-    },
-    Case {
+    RustCase {
         name: "rename.noreplace_with_exchange.EINVAL",
         security: false,
         run: |_| {
@@ -156,204 +58,7 @@ pub static CASES: &[Case] = &[
             err("renameat2 a b NOREPLACE|EXCHANGE", rename2("a", "b", both), Errno::INVAL)
         },
     },
-    Case {
-        name: "rename.unknown_flag.EINVAL",
-        security: false,
-        run: |_| {
-            touch("a", 0o644)?;
-            err("renameat2 a b 0x80", rename2("a", "b", RenameFlags::from_bits_retain(0x80)), Errno::INVAL)
-        },
-    },
-    Case {
-        name: "rename.owner_with_write_on_parents.renamed",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            mkdir("t", 0o777)?;
-            // The file itself is root's and read-only: renaming needs only the directories.
-            touch("s/f", 0o444)?;
-            c.as_user(U1, || ok("rename s/f t/f as uid 65534", rustix::fs::rename("s/f", "t/f")))
-        },
-    },
-    Case {
-        name: "rename.no_write_on_source_parent.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o755)?;
-            mkdir("t", 0o777)?;
-            touch("s/f", 0o666)?;
-            chown("s/f", U1.uid, U1.gid)?;
-            c.as_user(U1, || {
-                err("rename s/f t/f as uid 65534 (s is root's 0755)", rustix::fs::rename("s/f", "t/f"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.no_write_on_target_parent.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            mkdir("t", 0o755)?;
-            touch("s/f", 0o666)?;
-            chown("s/f", U1.uid, U1.gid)?;
-            c.as_user(U1, || {
-                err("rename s/f t/f as uid 65534 (t is root's 0755)", rustix::fs::rename("s/f", "t/f"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.no_search_on_source_path.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            touch("s/f", 0o666)?;
-            chmod("s", 0o666)?;
-            c.as_user(U1, || {
-                err("rename s/f g as uid 65534 (s is 0666)", rustix::fs::rename("s/f", "g"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.no_search_on_target_path.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("t", 0o666)?;
-            touch("f", 0o666)?;
-            chown("f", U1.uid, U1.gid)?;
-            super::chmod(".", 0o777)?;
-            c.as_user(U1, || {
-                err("rename f t/f as uid 65534 (t is 0666)", rustix::fs::rename("f", "t/f"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.dir_without_write_to_other_parent.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("s", 0o777)?;
-            mkdir("t", 0o777)?;
-            mkdir("s/d", 0o555)?;
-            chown("s/d", U1.uid, U1.gid)?;
-            // rename(2): EACCES when "oldpath is a directory and does not allow write permission
-            // (needed to update the .. entry)"; POSIX: "write permission is required and is
-            // denied for a directory pointed to by the old or new arguments".
-            c.as_user(U1, || {
-                err("rename s/d t/d as uid 65534 (d is its own 0555)", rustix::fs::rename("s/d", "t/d"), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_others_entry.EPERM",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            touch("d/f", 0o666)?;
-            chown("d/f", U2.uid, U2.gid)?;
-            // POSIX: EPERM or EACCES; Linux: EPERM (rename(2) lists both): both accepted.
-            c.as_user(U1, || {
-                err_any(
-                    "rename d/f d/g as uid 65534 (d sticky, f of uid 65533)",
-                    rustix::fs::rename("d/f", "d/g"),
-                    &[Errno::PERM, Errno::ACCESS],
-                )
-            })
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_over_others_entry.EPERM",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            touch("d/f", 0o666)?;
-            chown("d/f", U1.uid, U1.gid)?;
-            touch("d/g", 0o666)?;
-            chown("d/g", U2.uid, U2.gid)?;
-            c.as_user(U1, || {
-                err_any(
-                    "rename d/f over d/g as uid 65534 (d sticky, g of uid 65533)",
-                    rustix::fs::rename("d/f", "d/g"),
-                    &[Errno::PERM, Errno::ACCESS],
-                )
-            })?;
-            eq("owner of d/g", stat("d/g")?.uid, U2.uid)
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_own_entry.renamed",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            touch("d/f", 0o644)?;
-            chown("d/f", U1.uid, U1.gid)?;
-            c.as_user(U1, || ok("rename d/f d/g as its owner in a sticky directory", rustix::fs::rename("d/f", "d/g")))
-        },
-    },
-    Case {
-        name: "rename.sticky_dir_owner.renamed",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o1777)?;
-            chown("d", U1.uid, U1.gid)?;
-            touch("d/f", 0o644)?;
-            chown("d/f", U2.uid, U2.gid)?;
-            c.as_user(U1, || ok("rename d/f d/g as the sticky directory's owner", rustix::fs::rename("d/f", "d/g")))
-        },
-    },
-    Case {
-        name: "rename.immutable_file.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            set_flag("f", IFlags::IMMUTABLE)?;
-            err("rename f g (f immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.append_only_file.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            set_flag("f", IFlags::APPEND)?;
-            err("rename f g (f append-only)", rustix::fs::rename("f", "g"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.over_immutable_file.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            touch("g", 0o644)?;
-            set_flag("g", IFlags::IMMUTABLE)?;
-            err("rename f over g (g immutable)", rustix::fs::rename("f", "g"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.into_immutable_dir.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            touch("f", 0o644)?;
-            mkdir("d", 0o755)?;
-            set_flag("d", IFlags::IMMUTABLE)?;
-            err("rename f d/f (d immutable)", rustix::fs::rename("f", "d/f"), Errno::PERM)
-        },
-    },
-    Case {
-        name: "rename.out_of_append_only_dir.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o644)?;
-            set_flag("d", IFlags::APPEND)?;
-            // An append-only directory takes new entries but loses none.
-            err("rename d/f g (d append-only)", rustix::fs::rename("d/f", "g"), Errno::PERM)
-        },
-    },
-    Case {
+    RustCase {
         name: "rename.renameat_absolute_ignores_dirfd.renamed",
         security: false,
         run: |c| {
@@ -365,39 +70,7 @@ pub static CASES: &[Case] = &[
             stat("b").map(drop)
         },
     },
-    Case {
-        name: "rename.noreplace_over_empty_dir.EEXIST",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            mkdir("e", 0o755)?;
-            // An empty directory would be replaced by a plain rename; NOREPLACE refuses any.
-            flag_supported(
-                "RENAME_NOREPLACE",
-                err("renameat2 d e NOREPLACE", rename2("d", "e", RenameFlags::NOREPLACE), Errno::EXIST),
-            )
-        },
-    },
-    Case {
-        name: "rename.exchange_parent_times.updated",
-        security: false,
-        run: |c| {
-            mkdir("s", 0o755)?;
-            mkdir("t", 0o755)?;
-            touch("s/a", 0o644)?;
-            touch("t/b", 0o644)?;
-            let (s, t) = (stat("s")?, stat("t")?);
-            c.tick();
-            flag_supported(
-                "RENAME_EXCHANGE",
-                ok("renameat2 s/a t/b EXCHANGE", rename2("s/a", "t/b", RenameFlags::EXCHANGE)),
-            )?;
-            // Each parent has an entry replaced: as for rename, mtime and ctime are updated.
-            moved("parent s", s.times, stat("s")?.times, Mark::Any, Mark::Changed, Mark::Changed)?;
-            moved("parent t", t.times, stat("t")?.times, Mark::Any, Mark::Changed, Mark::Changed)
-        },
-    },
-    Case {
+    RustCase {
         name: "rename.whiteout.created",
         security: false,
         run: |_| {
@@ -411,7 +84,7 @@ pub static CASES: &[Case] = &[
             eq("type and device at a", (w.kind(), w.rdev), (0o020_000, (0, 0)))
         },
     },
-    Case {
+    RustCase {
         name: "rename.whiteout_unprivileged.created",
         security: false,
         run: |c| {
@@ -431,7 +104,7 @@ pub static CASES: &[Case] = &[
             eq("type at d/a", stat("d/a")?.kind(), 0o020_000)
         },
     },
-    Case {
+    RustCase {
         name: "rename.whiteout_with_exchange.EINVAL",
         security: false,
         run: |_| {

@@ -5,7 +5,7 @@
 //! stx_attributes shows the immutable and append-only flags; bad flags and reserved mask
 //! bits are EINVAL, and the path errors every path-taking call shares.
 
-use super::{chmod, mkdir, symlink, too_long_name, too_long_path, touch, write_file, Case};
+use super::{chmod, mkdir, symlink, too_long_name, too_long_path, touch, write_file, RustCase};
 use crate::posix::check::{ensure, eq, err, moved, ok, times, unsupported, Check, Mark, Miss, Octal};
 use crate::posix::ctx::{Ctx, U1};
 use rustix::fs::{AtFlags, IFlags, Mode, OFlags, Statx, StatxAttributes, StatxFlags, CWD};
@@ -38,8 +38,8 @@ fn attr_shown(c: &Ctx<'_>, flag: IFlags, attr: StatxAttributes, what: &str) -> C
 }
 
 /// The statx family.
-pub static CASES: &[Case] = &[
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "statx.basic_stats.returned",
         security: false,
         run: |_| {
@@ -49,7 +49,7 @@ pub static CASES: &[Case] = &[
             ensure("stx_mask of f", mask.contains(StatxFlags::BASIC_STATS), "STATX_BASIC_STATS", || format!("{mask:?}"))
         },
     },
-    Case {
+    RustCase {
         name: "statx.blksize.positive",
         security: false,
         run: |_| {
@@ -58,7 +58,7 @@ pub static CASES: &[Case] = &[
             ensure("stx_blksize of f", x.stx_blksize > 0, "> 0", || x.stx_blksize.to_string())
         },
     },
-    Case {
+    RustCase {
         name: "statx.fields.match_fstat",
         security: false,
         run: |_| {
@@ -76,7 +76,7 @@ pub static CASES: &[Case] = &[
             eq("stx_blocks", x.stx_blocks, s.st_blocks as u64)
         },
     },
-    Case {
+    RustCase {
         name: "statx.mode_and_owner.set",
         security: false,
         run: |_| {
@@ -89,7 +89,7 @@ pub static CASES: &[Case] = &[
     },
     // statx(2): STATX_BTIME is in the returned mask when the filesystem records a birth
     // time; it cannot be later than the ctime.
-    Case {
+    RustCase {
         name: "statx.btime.present",
         security: false,
         run: |_| {
@@ -103,7 +103,7 @@ pub static CASES: &[Case] = &[
             ensure("stx_btime of f", b > 0 && b <= ct, "set, not after the ctime", || format!("btime {b}, ctime {ct}"))
         },
     },
-    Case {
+    RustCase {
         name: "statx.btime_after_write.unchanged",
         security: false,
         run: |c| {
@@ -122,7 +122,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "statx.mnt_id.returned",
         security: false,
         run: |_| {
@@ -134,7 +134,7 @@ pub static CASES: &[Case] = &[
             eq("stx_mnt_id of f and d (one mount)", x.stx_mnt_id, y.stx_mnt_id)
         },
     },
-    Case {
+    RustCase {
         name: "statx.directory.type",
         security: false,
         run: |_| {
@@ -142,7 +142,7 @@ pub static CASES: &[Case] = &[
             eq("stx_mode of d", Octal(u32::from(all("d")?.stx_mode)), Octal(0o040_750))
         },
     },
-    Case {
+    RustCase {
         name: "statx.char_device.rdev",
         security: false,
         run: |_| {
@@ -156,7 +156,7 @@ pub static CASES: &[Case] = &[
             eq("file type of c", u32::from(x.stx_mode) & 0o170_000, 0o020_000)
         },
     },
-    Case {
+    RustCase {
         name: "statx.hard_link.nlink",
         security: false,
         run: |_| {
@@ -167,7 +167,7 @@ pub static CASES: &[Case] = &[
             eq("stx_ino of f and g", x.stx_ino, y.stx_ino)
         },
     },
-    Case {
+    RustCase {
         name: "statx.symlink_nofollow.link",
         security: true,
         run: |_| {
@@ -178,7 +178,7 @@ pub static CASES: &[Case] = &[
             eq("stx_size of l (its target's length)", x.stx_size, 1)
         },
     },
-    Case {
+    RustCase {
         name: "statx.symlink_followed.target",
         security: false,
         run: |_| {
@@ -189,7 +189,7 @@ pub static CASES: &[Case] = &[
             eq("stx_size through l", x.stx_size, 5)
         },
     },
-    Case {
+    RustCase {
         name: "statx.empty_path_fd.described",
         security: false,
         run: |_| {
@@ -202,7 +202,7 @@ pub static CASES: &[Case] = &[
             eq("stx_ino through the fd", x.stx_ino, all("f")?.stx_ino)
         },
     },
-    Case {
+    RustCase {
         name: "statx.dirfd_relative.described",
         security: false,
         run: |_| {
@@ -216,7 +216,7 @@ pub static CASES: &[Case] = &[
             eq("stx_size of d/f", x.stx_size, 3)
         },
     },
-    Case {
+    RustCase {
         name: "statx.dirfd_not_dir.ENOTDIR",
         security: false,
         run: |_| {
@@ -229,17 +229,17 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "statx.immutable_attr.shown",
         security: false,
         run: |c| attr_shown(c, IFlags::IMMUTABLE, StatxAttributes::IMMUTABLE, "immutable"),
     },
-    Case {
+    RustCase {
         name: "statx.append_attr.shown",
         security: false,
         run: |c| attr_shown(c, IFlags::APPEND, StatxAttributes::APPEND, "append-only"),
     },
-    Case {
+    RustCase {
         name: "statx.reserved_mask.EINVAL",
         security: false,
         run: |_| {
@@ -251,7 +251,7 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "statx.bad_flag.EINVAL",
         security: false,
         run: |_| {
@@ -260,7 +260,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // statx(2): AT_STATX_FORCE_SYNC and AT_STATX_DONT_SYNC together make no sense.
-    Case {
+    RustCase {
         name: "statx.both_sync_types.EINVAL",
         security: false,
         run: |_| {
@@ -269,19 +269,19 @@ pub static CASES: &[Case] = &[
             err("statx f FORCE_SYNC|DONT_SYNC", sx("f", flags, StatxFlags::BASIC_STATS), Errno::INVAL)
         },
     },
-    Case {
+    RustCase {
         name: "statx.missing.ENOENT",
         security: false,
         run: |_| err("statx nothing", sx("nothing", AtFlags::empty(), StatxFlags::BASIC_STATS), Errno::NOENT),
     },
-    Case {
+    RustCase {
         name: "statx.empty_path.ENOENT",
         security: false,
         run: |_| {
             err("statx \"\" without AT_EMPTY_PATH", sx("", AtFlags::empty(), StatxFlags::BASIC_STATS), Errno::NOENT)
         },
     },
-    Case {
+    RustCase {
         name: "statx.dangling_symlink.ENOENT",
         security: false,
         run: |_| {
@@ -289,7 +289,7 @@ pub static CASES: &[Case] = &[
             err("statx l (following, dangling)", sx("l", AtFlags::empty(), StatxFlags::BASIC_STATS), Errno::NOENT)
         },
     },
-    Case {
+    RustCase {
         name: "statx.component_not_dir.ENOTDIR",
         security: false,
         run: |_| {
@@ -297,7 +297,7 @@ pub static CASES: &[Case] = &[
             err("statx f/x", sx("f/x", AtFlags::empty(), StatxFlags::BASIC_STATS), Errno::NOTDIR)
         },
     },
-    Case {
+    RustCase {
         name: "statx.symlink_loop.ELOOP",
         security: false,
         run: |_| {
@@ -306,7 +306,7 @@ pub static CASES: &[Case] = &[
             err("statx l1 (l1 -> l2 -> l1)", sx("l1", AtFlags::empty(), StatxFlags::BASIC_STATS), Errno::LOOP)
         },
     },
-    Case {
+    RustCase {
         name: "statx.name_too_long.ENAMETOOLONG",
         security: false,
         run: |c| {
@@ -317,14 +317,14 @@ pub static CASES: &[Case] = &[
             )
         },
     },
-    Case {
+    RustCase {
         name: "statx.path_too_long.ENAMETOOLONG",
         security: false,
         run: |_| {
             err("statx PATH_MAX", sx(&too_long_path(), AtFlags::empty(), StatxFlags::BASIC_STATS), Errno::NAMETOOLONG)
         },
     },
-    Case {
+    RustCase {
         name: "statx.no_search_permission.EACCES",
         security: true,
         run: |c| {
@@ -339,7 +339,7 @@ pub static CASES: &[Case] = &[
         },
     },
     // Stat needs no permission on the file itself, only search on the way (statx(2)).
-    Case {
+    RustCase {
         name: "statx.unreadable_file.described",
         security: false,
         run: |c| {
@@ -352,7 +352,7 @@ pub static CASES: &[Case] = &[
     },
     // Looking at a file is not an access to its data or a change (POSIX stat()): no time
     // is marked.
-    Case {
+    RustCase {
         name: "statx.call.times_unchanged",
         security: false,
         run: |c| {

@@ -22,12 +22,12 @@ pub(super) fn sys(r: libc::c_long) -> rustix::io::Result<()> {
 }
 
 /// [`sys`] for a libc call returning `int`.
-pub(super) fn sys_int(r: libc::c_int) -> rustix::io::Result<()> {
+pub(crate) fn sys_int(r: libc::c_int) -> rustix::io::Result<()> {
     sys(r.into())
 }
 
 /// `p` as a C string (cases use plain ASCII names).
-pub(super) fn cstr(p: &str) -> CString {
+pub(crate) fn cstr(p: &str) -> CString {
     CString::new(p).unwrap_or_default()
 }
 
@@ -61,9 +61,17 @@ pub(super) fn open(p: &str, flags: OFlags) -> Result<OwnedFd, Miss> {
 
 /// Adds `flag` (immutable or append-only) to `p`'s attributes through FS_IOC_SETFLAGS; the
 /// case has called `need_flags()` first. The runner's cleanup clears them.
-pub(super) fn set_flag(p: &str, flag: IFlags) -> Result<(), Miss> {
+pub(crate) fn set_flag(p: &str, flag: IFlags) -> Result<(), Miss> {
     let fd = open(p, OFlags::RDONLY | OFlags::NONBLOCK)?;
     let what = format!("FS_IOC_SETFLAGS {p}");
     let old = ok(&what, rustix::fs::ioctl_getflags(&fd))?;
     ok(&what, rustix::fs::ioctl_setflags(&fd, old | flag))
+}
+
+/// truncate(2) of `p` (relative to the case's directory) to `len`, which may be negative:
+/// through libc, since rustix takes no negative length.
+pub(crate) fn truncate_raw(p: &str, len: i64) -> rustix::io::Result<()> {
+    let name = cstr(p);
+    // SAFETY: a NUL-terminated path alive across the call, only read by the kernel.
+    sys_int(unsafe { libc::truncate(name.as_ptr(), len) })
 }

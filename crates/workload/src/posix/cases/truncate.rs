@@ -8,18 +8,18 @@
 //! immutable and append-only files (EPERM), and the path errors.
 
 use super::rename::read_all;
-use super::sys::set_flag;
-use super::sys::{cstr, open, sys_int};
-use super::{chmod, chown, mkdir, symlink, too_long_name, too_long_path, touch, write_file, Case};
-use crate::posix::check::{eq, err, err_any, moved, ok, stat, unsupported, Mark, Miss, Octal};
-use crate::posix::ctx::{U1, U2};
-use rustix::fs::{IFlags, Mode, OFlags, SeekFrom};
+use super::sys::truncate_raw as truncate;
+use super::sys::{open, sys_int};
+use super::{chmod, chown, symlink, touch, write_file, RustCase};
+use crate::posix::check::{eq, err, err_any, ok, stat, unsupported, Miss, Octal};
+use crate::posix::ctx::U1;
+use rustix::fs::{OFlags, SeekFrom};
 use rustix::io::Errno;
 use std::os::fd::AsRawFd;
 
 /// The truncate family.
-pub static CASES: &[Case] = &[
-    Case {
+pub static CASES: &[RustCase] = &[
+    RustCase {
         name: "truncate.grow.zero_filled",
         security: false,
         run: |_| {
@@ -33,7 +33,7 @@ pub static CASES: &[Case] = &[
             ensure_data("f", want)
         },
     },
-    Case {
+    RustCase {
         name: "truncate.shrink.truncated",
         security: false,
         run: |_| {
@@ -43,7 +43,7 @@ pub static CASES: &[Case] = &[
             ensure_data("f", vec![b'x'; 100])
         },
     },
-    Case {
+    RustCase {
         name: "truncate.shrink_then_grow.zero_filled",
         security: false,
         run: |_| {
@@ -56,7 +56,7 @@ pub static CASES: &[Case] = &[
             ensure_data("f", want)
         },
     },
-    Case {
+    RustCase {
         name: "truncate.to_zero.truncated",
         security: false,
         run: |_| {
@@ -65,32 +65,7 @@ pub static CASES: &[Case] = &[
             eq("size of f", stat("f")?.size, 0)
         },
     },
-    Case {
-        name: "truncate.size_changed_times.updated",
-        security: false,
-        run: |c| {
-            write_file("f", b"abc")?;
-            let before = stat("f")?;
-            c.tick();
-            ok("truncate f 1", truncate("f", 1))?;
-            // POSIX: "if the file size is changed, truncate() shall mark for update the last
-            // data modification and last file status change timestamps of the file".
-            moved("f", before.times, stat("f")?.times, Mark::Same, Mark::Changed, Mark::Changed)
-        },
-    },
-    Case {
-        name: "truncate.ftruncate_size_changed_times.updated",
-        security: false,
-        run: |c| {
-            write_file("f", b"abc")?;
-            let fd = open("f", OFlags::WRONLY)?;
-            let before = stat("f")?;
-            c.tick();
-            ok("ftruncate f 4096", rustix::fs::ftruncate(&fd, 4096))?;
-            moved("f", before.times, stat("f")?.times, Mark::Same, Mark::Changed, Mark::Changed)
-        },
-    },
-    Case {
+    RustCase {
         name: "truncate.same_size.unchanged",
         security: false,
         run: |_| {
@@ -103,20 +78,7 @@ pub static CASES: &[Case] = &[
             ensure_data("f", b"abc".to_vec())
         },
     },
-    Case {
-        name: "truncate.parent_times.unchanged",
-        security: false,
-        run: |c| {
-            mkdir("d", 0o755)?;
-            write_file("d/f", b"abc")?;
-            let before = stat("d")?;
-            c.tick();
-            ok("truncate d/f 0", truncate("d/f", 0))?;
-            // Only the file changes: no entry of d is added, removed or renamed.
-            moved("parent d", before.times, stat("d")?.times, Mark::Any, Mark::Same, Mark::Same)
-        },
-    },
-    Case {
+    RustCase {
         name: "truncate.ftruncate.truncated",
         security: false,
         run: |_| {
@@ -127,7 +89,7 @@ pub static CASES: &[Case] = &[
             eq("data of f", read_all(&fd)?, vec![b'y'; 7])
         },
     },
-    Case {
+    RustCase {
         name: "truncate.ftruncate_offset.unchanged",
         security: false,
         run: |_| {
@@ -140,7 +102,7 @@ pub static CASES: &[Case] = &[
             eq("file offset", ok("lseek", rustix::fs::seek(&fd, SeekFrom::Current(0)))?, 100)
         },
     },
-    Case {
+    RustCase {
         name: "truncate.ftruncate_append_fd.truncated",
         security: false,
         run: |_| {
@@ -150,7 +112,7 @@ pub static CASES: &[Case] = &[
             eq("size of f", stat("f")?.size, 3)
         },
     },
-    Case {
+    RustCase {
         name: "truncate.through_symlink.truncated",
         security: false,
         run: |_| {
@@ -162,31 +124,7 @@ pub static CASES: &[Case] = &[
             eq("type of l", stat("l")?.kind(), 0o120_000)
         },
     },
-    Case {
-        name: "truncate.setid_by_owner.cleared",
-        security: true,
-        run: |c| {
-            write_file("f", b"abc")?;
-            chown("f", U1.uid, U1.gid)?;
-            chmod("f", 0o6755)?;
-            c.as_user(U1, || ok("truncate f 1 as its owner, uid 65534", truncate("f", 1)))?;
-            // POSIX: the set-id bits "may be cleared"; Linux clears set-user-ID, and
-            // set-group-ID with group execute, for a caller without CAP_FSETID (truncate(2),
-            // fs/inode.c should_remove_suid): Linux's expected.
-            eq("mode of f", stat("f")?.perm(), Octal(0o755))
-        },
-    },
-    Case {
-        name: "truncate.setid_by_other_writer.cleared",
-        security: true,
-        run: |c| {
-            write_file("f", b"abc")?;
-            chmod("f", 0o6777)?;
-            c.as_user(U1, || ok("truncate f 1 as uid 65534 (f is root's 06777)", truncate("f", 1)))?;
-            eq("mode of f", stat("f")?.perm(), Octal(0o777))
-        },
-    },
-    Case {
+    RustCase {
         name: "truncate.ftruncate_setid.cleared",
         security: true,
         run: |c| {
@@ -200,27 +138,7 @@ pub static CASES: &[Case] = &[
             eq("mode of f", stat("f")?.perm(), Octal(0o755))
         },
     },
-    Case {
-        name: "truncate.setid_by_root.unchanged",
-        security: false,
-        run: |_| {
-            write_file("f", b"abc")?;
-            chmod("f", 0o6755)?;
-            ok("truncate f 1 as root", truncate("f", 1))?;
-            // Linux keeps the bits for a caller with CAP_FSETID (root): Linux's expected.
-            eq("mode of f", stat("f")?.perm(), Octal(0o6755))
-        },
-    },
-    Case {
-        name: "truncate.negative_length.EINVAL",
-        security: false,
-        run: |_| {
-            write_file("f", b"abc")?;
-            err("truncate f -1", truncate("f", -1), Errno::INVAL)?;
-            eq("size of f", stat("f")?.size, 3)
-        },
-    },
-    Case {
+    RustCase {
         name: "truncate.ftruncate_negative_length.EINVAL",
         security: false,
         run: |_| {
@@ -231,7 +149,7 @@ pub static CASES: &[Case] = &[
             err("ftruncate f -1", r, Errno::INVAL)
         },
     },
-    Case {
+    RustCase {
         name: "truncate.past_max_file_size.EFBIG",
         security: false,
         run: |_| {
@@ -249,38 +167,7 @@ pub static CASES: &[Case] = &[
             err_any("truncate f 2^63-1", r, &[Errno::FBIG, Errno::INVAL])
         },
     },
-    Case {
-        name: "truncate.directory.EISDIR",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            err("truncate d 0", truncate("d", 0), Errno::ISDIR)
-        },
-    },
-    Case {
-        name: "truncate.ftruncate_directory.EINVAL",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            let fd = open("d", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            // POSIX: EINVAL ("does not refer to a regular file") or EBADF (not open for
-            // writing), both true here; Linux: EINVAL. Both accepted.
-            err_any("ftruncate d 0", rustix::fs::ftruncate(&fd, 0), &[Errno::INVAL, Errno::BADF])
-        },
-    },
-    Case {
-        name: "truncate.ftruncate_read_only_fd.EINVAL",
-        security: false,
-        run: |_| {
-            write_file("f", b"abc")?;
-            let fd = open("f", OFlags::RDONLY)?;
-            // truncate(2): "EINVAL or EBADF: The file descriptor fd is not open for writing.
-            // POSIX permits ... either error for this case. (Linux produces EINVAL.)"
-            err_any("ftruncate f 0 (O_RDONLY)", rustix::fs::ftruncate(&fd, 0), &[Errno::INVAL, Errno::BADF])?;
-            eq("size of f", stat("f")?.size, 3)
-        },
-    },
-    Case {
+    RustCase {
         name: "truncate.ftruncate_bad_fd.EBADF",
         security: false,
         run: |_| {
@@ -288,61 +175,7 @@ pub static CASES: &[Case] = &[
             err("ftruncate -1 0", sys_int(unsafe { libc::ftruncate(-1, 0) }), Errno::BADF)
         },
     },
-    Case {
-        name: "truncate.no_write_permission.EACCES",
-        security: true,
-        run: |c| {
-            write_file("f", b"abc")?;
-            c.as_user(U1, || err("truncate f 0 as uid 65534 (f is root's 0644)", truncate("f", 0), Errno::ACCESS))?;
-            eq("size of f", stat("f")?.size, 3)
-        },
-    },
-    Case {
-        name: "truncate.owner_bits_deny_owner.EACCES",
-        security: true,
-        run: |c| {
-            write_file("f", b"abc")?;
-            chown("f", U1.uid, U1.gid)?;
-            // The owner class applies to the owner even when group and other may write.
-            chmod("f", 0o466)?;
-            c.as_user(U1, || err("truncate f 0 as its owner (f is 0466)", truncate("f", 0), Errno::ACCESS))
-        },
-    },
-    Case {
-        name: "truncate.group_write_permission.truncated",
-        security: true,
-        run: |c| {
-            write_file("f", b"abc")?;
-            chown("f", 0, U1.gid)?;
-            chmod("f", 0o664)?;
-            c.as_user(U1, || ok("truncate f 0 as uid 65534 in f's group (f is 0664)", truncate("f", 0)))?;
-            eq("size of f", stat("f")?.size, 0)
-        },
-    },
-    Case {
-        name: "truncate.other_without_write.EACCES",
-        security: true,
-        run: |c| {
-            write_file("f", b"abc")?;
-            chown("f", 0, U1.gid)?;
-            chmod("f", 0o664)?;
-            c.as_user(U2, || {
-                err("truncate f 0 as uid 65533, not in f's group (f is 0664)", truncate("f", 0), Errno::ACCESS)
-            })
-        },
-    },
-    Case {
-        name: "truncate.no_search_permission.EACCES",
-        security: true,
-        run: |c| {
-            mkdir("d", 0o777)?;
-            write_file("d/f", b"abc")?;
-            chmod("d/f", 0o666)?;
-            chmod("d", 0o666)?;
-            c.as_user(U1, || err("truncate d/f 0 as uid 65534 (d is 0666)", truncate("d/f", 0), Errno::ACCESS))
-        },
-    },
-    Case {
+    RustCase {
         name: "truncate.ftruncate_after_chmod.truncated",
         security: false,
         run: |c| {
@@ -357,104 +190,7 @@ pub static CASES: &[Case] = &[
             eq("size of f", stat("f")?.size, 1)
         },
     },
-    Case {
-        name: "truncate.missing.ENOENT",
-        security: false,
-        run: |_| err("truncate nothing 0", truncate("nothing", 0), Errno::NOENT),
-    },
-    Case {
-        name: "truncate.dangling_symlink.ENOENT",
-        security: false,
-        run: |_| {
-            symlink("nothing", "l")?;
-            err("truncate l 0 (l names nothing)", truncate("l", 0), Errno::NOENT)
-        },
-    },
-    Case {
-        name: "truncate.empty_path.ENOENT",
-        security: false,
-        run: |_| err("truncate \"\" 0", truncate("", 0), Errno::NOENT),
-    },
-    Case {
-        name: "truncate.component_not_dir.ENOTDIR",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            err("truncate f/x 0", truncate("f/x", 0), Errno::NOTDIR)
-        },
-    },
-    Case {
-        name: "truncate.file_trailing_slash.ENOTDIR",
-        security: false,
-        run: |_| {
-            write_file("f", b"abc")?;
-            err("truncate f/ 0", truncate("f/", 0), Errno::NOTDIR)?;
-            eq("size of f", stat("f")?.size, 3)
-        },
-    },
-    Case {
-        name: "truncate.name_too_long.ENAMETOOLONG",
-        security: false,
-        run: |c| err("truncate NAME_MAX+1 0", truncate(&too_long_name(c), 0), Errno::NAMETOOLONG),
-    },
-    Case {
-        name: "truncate.path_too_long.ENAMETOOLONG",
-        security: false,
-        run: |_| err("truncate PATH_MAX 0", truncate(&too_long_path(), 0), Errno::NAMETOOLONG),
-    },
-    Case {
-        name: "truncate.symlink_loop.ELOOP",
-        security: false,
-        run: |_| {
-            symlink("l2", "l1")?;
-            symlink("l1", "l2")?;
-            err("truncate l1 0 (l1 -> l2 -> l1)", truncate("l1", 0), Errno::LOOP)
-        },
-    },
-    Case {
-        name: "truncate.symlink_loop_in_prefix.ELOOP",
-        security: false,
-        run: |_| {
-            symlink("l2", "l1")?;
-            symlink("l1", "l2")?;
-            err("truncate l1/f 0", truncate("l1/f", 0), Errno::LOOP)
-        },
-    },
-    Case {
-        name: "truncate.immutable.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            write_file("f", b"abc")?;
-            set_flag("f", IFlags::IMMUTABLE)?;
-            err("truncate f 0 (immutable)", truncate("f", 0), Errno::PERM)?;
-            eq("size of f", stat("f")?.size, 3)
-        },
-    },
-    Case {
-        name: "truncate.append_only.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            write_file("f", b"abc")?;
-            set_flag("f", IFlags::APPEND)?;
-            // Append-only data can only grow at the end: cutting it is refused (fs/open.c).
-            err("truncate f 0 (append-only)", truncate("f", 0), Errno::PERM)?;
-            eq("size of f", stat("f")?.size, 3)
-        },
-    },
-    Case {
-        name: "truncate.ftruncate_append_only.EPERM",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            write_file("f", b"abc")?;
-            set_flag("f", IFlags::APPEND)?;
-            let fd = open("f", OFlags::WRONLY | OFlags::APPEND)?;
-            err("ftruncate f 0 (append-only)", rustix::fs::ftruncate(&fd, 0), Errno::PERM)
-        },
-    },
-    Case {
+    RustCase {
         name: "truncate.grow_sparse.zero_filled",
         security: false,
         run: |_| {
@@ -469,54 +205,7 @@ pub static CASES: &[Case] = &[
             eq("the last 4 KiB are zeros", tail.iter().all(|b| *b == 0), true)
         },
     },
-    Case {
-        name: "truncate.ftruncate_path_fd.EBADF",
-        security: false,
-        run: |_| {
-            write_file("f", b"abc")?;
-            let fd = open("f", OFlags::PATH)?;
-            // An O_PATH descriptor allows no I/O (open(2)): "fd is not a valid file descriptor"
-            // for ftruncate; POSIX's alternative for "not open for writing" is EINVAL: both
-            // accepted (Linux: EBADF).
-            err_any("ftruncate f 0 (O_PATH)", rustix::fs::ftruncate(&fd, 0), &[Errno::BADF, Errno::INVAL])?;
-            eq("size of f", stat("f")?.size, 3)
-        },
-    },
-    Case {
-        name: "truncate.fifo.EINVAL",
-        security: false,
-        run: |_| {
-            ok(
-                "mkfifo p",
-                rustix::fs::mknodat(rustix::fs::CWD, "p", rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o666), 0),
-            )?;
-            // POSIX leaves truncate() of other than regular files unspecified; Linux refuses
-            // with EINVAL (fs/open.c, vfs_truncate), whatever the filesystem: Linux's expected.
-            err("truncate p 0 (a fifo)", truncate("p", 0), Errno::INVAL)
-        },
-    },
-    Case {
-        name: "truncate.ftruncate_fifo.EINVAL",
-        security: false,
-        run: |_| {
-            ok(
-                "mkfifo p",
-                rustix::fs::mknodat(rustix::fs::CWD, "p", rustix::fs::FileType::Fifo, Mode::from_raw_mode(0o666), 0),
-            )?;
-            // O_RDWR on a fifo does not block on Linux (fifo(7)).
-            let fd = open("p", OFlags::RDWR | OFlags::NONBLOCK)?;
-            // truncate(2): "EINVAL fd does not reference a regular file".
-            err("ftruncate p 0 (a fifo open for writing)", rustix::fs::ftruncate(&fd, 0), Errno::INVAL)
-        },
-    },
 ];
-
-/// truncate(2) of `p` (relative to the case's directory) to `len`, which may be negative.
-fn truncate(p: &str, len: i64) -> rustix::io::Result<()> {
-    let name = cstr(p);
-    // SAFETY: a NUL-terminated path alive across the call, only read by the kernel.
-    sys_int(unsafe { libc::truncate(name.as_ptr(), len) })
-}
 
 /// The whole content of `p` must be `want` (compared by length and first differing byte, not
 /// printed whole).
