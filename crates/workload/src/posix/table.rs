@@ -642,7 +642,8 @@ fn oflags(s: &str) -> Result<OFlags, String> {
         ("O_PATH", OFlags::PATH),
         ("O_NOCTTY", OFlags::NOCTTY),
         ("O_SYNC", OFlags::SYNC),
-        ("O_DSYNC", OFlags::DSYNC),
+        // O_DSYNC alone: rustix's own DSYNC flag is O_SYNC on linux_raw (see fsarena_engine::O_DSYNC).
+        ("O_DSYNC", fsarena_engine::O_DSYNC),
     ];
     flag_set(s, OFlags::empty(), &names, "an open flag")
 }
