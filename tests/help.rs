@@ -18,7 +18,7 @@ fn help(args: &[&str]) -> String {
 #[test]
 fn help_lists_every_kind_and_each_kinds_keys() {
     let overview = help(&[]);
-    for kind in fsarena_workload::WORKLOAD_KINDS {
+    for kind in fsarena_kinds::WORKLOAD_KINDS {
         assert!(overview.contains(&format!("\n  {:<9} {}", kind.name, kind.summary)), "{overview}");
         let text = help(&[kind.name]);
         for key in (kind.options)() {
@@ -159,7 +159,7 @@ fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
 fn the_readme_status_names_every_workload_and_target_kind_and_nothing_else() {
     let readme = read(&repo().join("README.md"));
     let status = readme.split("\n\n").find(|p| p.starts_with("Status: ")).expect("README: no paragraph `Status: ...`");
-    let kinds: Vec<&str> = fsarena_workload::WORKLOAD_KINDS
+    let kinds: Vec<&str> = fsarena_kinds::WORKLOAD_KINDS
         .iter()
         .map(|k| k.name)
         .chain(fsarena_target::TARGET_KINDS.iter().map(|k| k.name))

@@ -211,7 +211,7 @@ fn fio_job_files_with_stonewall_and_toml_job_files() {
 #[test]
 fn the_docs_list_every_io_option() {
     let docs = include_str!("../docs/workloads.md");
-    for def in fsarena_workload::io::options::OPTIONS {
+    for def in fsarena_io::io::options::OPTIONS {
         assert!(docs.contains(&format!("| `{}` |", def.name)), "docs/workloads.md lacks io option {}", def.name);
     }
 }

@@ -598,7 +598,7 @@ pub fn table_to_sweep(table: &toml::Table, origin: &str) -> Result<fsarena_core:
             continue;
         }
         let one = Spec { kind: kind.clone(), params: vec![(key.clone(), values[0].clone())] };
-        let split = fsarena_core::sweep::Sweep::from_spec(&one, |k| fsarena_workload::list_separators(&kind, k))
+        let split = fsarena_core::sweep::Sweep::from_spec(&one, |k| fsarena_kinds::list_separators(&kind, k))
             .map_err(|e| e.at(origin))?;
         out.extend(split.keys);
     }

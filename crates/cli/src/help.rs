@@ -6,9 +6,10 @@ use crate::args::HelpArgs;
 use crate::failure::Failure;
 use fsarena_core::option::{DefaultValue, ListSyntax, OptionDoc, ValueKind};
 use fsarena_core::InputError;
+use fsarena_kinds::WORKLOAD_KINDS;
 use fsarena_target::table::Kind as TargetKind;
 use fsarena_target::TARGET_KINDS;
-use fsarena_workload::{WorkloadKind, WORKLOAD_KINDS};
+use fsarena_workload::WorkloadKind;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
@@ -31,7 +32,7 @@ enum Topic {
 fn topic(name: Option<&str>) -> Result<Topic, InputError> {
     use clap::CommandFactory;
     let Some(name) = name else { return Ok(Topic::Overview) };
-    if let Some(k) = fsarena_workload::registry::kind(name) {
+    if let Some(k) = fsarena_kinds::kind(name) {
         return Ok(Topic::Workload(k));
     }
     if let Some(k) = fsarena_target::table::kind(name) {
@@ -51,7 +52,7 @@ fn topic(name: Option<&str>) -> Result<Topic, InputError> {
                 "no help on '{}':{} give a workload kind ({}), a target kind ({}), workloads, targets, or a command",
                 fsarena_core::printable(name),
                 fsarena_core::did_you_mean(name, all),
-                fsarena_workload::registry::kind_names(),
+                fsarena_kinds::kind_names(),
                 fsarena_target::table::kind_names(),
             ))
             .at("fsarena help"))
@@ -361,7 +362,7 @@ mod tests {
                 assert!(workloads_markdown().contains(&format!("| `{}` |", doc.name)));
             }
         }
-        let io = workload_text(fsarena_workload::registry::kind("io").unwrap());
+        let io = workload_text(fsarena_kinds::kind("io").unwrap());
         assert!(
             io.contains("  bs (also blocksize)\n      size or READ,WRITE (bytes); default 4k; a list takes | only"),
             "{io}"

@@ -50,7 +50,7 @@ impl TypedValueParser for Offer {
                 fsarena_target::TARGET_KINDS.iter().map(|k| PossibleValue::new(k.name).help(k.summary)).collect()
             }
             Offer::WorkloadKinds => {
-                fsarena_workload::WORKLOAD_KINDS.iter().map(|k| PossibleValue::new(k.name).help(k.summary)).collect()
+                fsarena_kinds::WORKLOAD_KINDS.iter().map(|k| PossibleValue::new(k.name).help(k.summary)).collect()
             }
             Offer::Formats(formats) => formats.iter().map(|f| PossibleValue::new(f.name())).collect(),
         };

@@ -4,10 +4,10 @@ use crate::args::{PlanArgs, RunArgs, DEFAULT_REPEAT, DEFAULT_WARMUP, MAX_REPEAT,
 use crate::experiment::{self, Scale, TomlJob};
 use crate::failure::Failure;
 use fsarena_core::{InputError, Spec};
+use fsarena_io::io::{jobfile, IoWorkload};
 use fsarena_report::experiment::{Experiment, Skipped};
 use fsarena_report::OutputFormat;
 use fsarena_target::Target;
-use fsarena_workload::io::{jobfile, IoWorkload};
 use fsarena_workload::plain::cut;
 use fsarena_workload::Workload;
 use std::path::PathBuf;
@@ -95,7 +95,7 @@ fn set_key(keys: &mut Vec<(String, Vec<String>)>, key: &str, value: &str) {
 /// the point. `index` is the workload's place in the plan.
 fn sweep_steps(spec: &Spec, index: usize) -> Result<Vec<Step>, InputError> {
     let kind = spec.kind.clone();
-    let sweep = fsarena_core::sweep::Sweep::from_spec(spec, |key| fsarena_workload::list_separators(&kind, key))?;
+    let sweep = fsarena_core::sweep::Sweep::from_spec(spec, |key| fsarena_kinds::list_separators(&kind, key))?;
     steps_of(&sweep, index)
 }
 
@@ -104,7 +104,7 @@ fn steps_of(sweep: &fsarena_core::sweep::Sweep, index: usize) -> Result<Vec<Step
     let count = points.len();
     let mut steps = Vec::with_capacity(count);
     for (point_index, point) in points.into_iter().enumerate() {
-        let workload = fsarena_workload::parse(&point.spec).map_err(|e| {
+        let workload = fsarena_kinds::parse(&point.spec).map_err(|e| {
             if point.varying.is_empty() {
                 e
             } else {
@@ -118,7 +118,7 @@ fn steps_of(sweep: &fsarena_core::sweep::Sweep, index: usize) -> Result<Vec<Step
             .map(|(k, v)| fsarena_core::Param {
                 key: k.clone(),
                 given: v.clone(),
-                number: fsarena_workload::param_number(&sweep.kind, k, v),
+                number: fsarena_kinds::param_number(&sweep.kind, k, v),
             })
             .collect();
         steps.push(Step { workload, point: params, workload_index: index, point_index, points: count });
@@ -136,7 +136,7 @@ fn plan_text(files: &[&std::path::Path]) -> String {
     let mut text = args.join(" ");
     for f in files {
         // Read again with the same bounds as when parsed: the file may have changed since.
-        let body = fsarena_workload::io::jobfile::read_job_text(f, "job file").unwrap_or_default();
+        let body = fsarena_io::io::jobfile::read_job_text(f, "job file").unwrap_or_default();
         text.push_str(&format!("\n\n# {}\n{body}", f.display()));
     }
     text
@@ -352,7 +352,7 @@ impl Draft {
         let mut sweep = experiment::table_to_sweep(&row.table, &row.origin)?;
         // A workload this build lacks (the servers and the crash checks come in their own
         // builds): the row is listed as skipped, the rest runs.
-        let unavailable = match (&row.missing_feature, fsarena_workload::registry::kind(&sweep.kind)) {
+        let unavailable = match (&row.missing_feature, fsarena_kinds::kind(&sweep.kind)) {
             (_, None) => Some(format!("workload `{}` is not in this build", cut(&sweep.kind))),
             (Some(why), _) => Some(why.clone()),
             _ => None,

@@ -411,7 +411,7 @@ impl<'a> Run<'a> {
             live: self.progress.live(),
             rendezvous: None,
             team: self.cluster.team(&site.roots.shared),
-            host: site.host.as_ref().map(|h| h as &dyn fsarena_workload::server::Host),
+            host: site.host.as_ref().map(|h| h as &dyn fsarena_workload::host::Host),
             target: self.workdir.as_ref().map(|workdir| fsarena_workload::TargetAccess {
                 workdir,
                 index: site.index,

@@ -1,4 +1,4 @@
-//! The runner's side of server workloads ([`fsarena_workload::server::Host`]): one per
+//! The runner's side of server workloads ([`fsarena_workload::host::Host`]): one per
 //! target, it turns what a workload creates for its server — run directories under
 //! /run/fsarena/RUNID, the server process, data directories in the target — into state-file
 //! records, undoes them when the workload releases them, and releases whatever is left when
@@ -6,7 +6,7 @@
 
 use fsarena_target::safefs::{remove_dir_if, DirRemoval};
 use fsarena_target::{Resource, UndoMode, Workdir};
-use fsarena_workload::server::{Host, Tenant};
+use fsarena_workload::host::{Host, Tenant};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 

@@ -1,33 +1,27 @@
 //! Workloads: what runs inside a target. Each returns a [`Measurement`]; none prints or
 //! stores anything.
+//!
+//! This crate is what every family builds on: the [`Workload`] trait, [`RunEnv`], the option
+//! tables' machinery, the phase runner and its [`phase::OpTimer`], [`Finish`], the registry's
+//! types, and reading back what a target serves. The kinds live in the family crates
+//! (fsarena-io, -meta, -apps, -db, -posix, -crash), each listed once in fsarena-kinds.
 
-pub mod crash;
-pub mod dbench;
-pub mod dd;
-pub mod exec;
-pub mod filebench;
+pub mod errno;
 pub mod footprint;
-mod gate;
-pub mod io;
-pub mod kv;
+pub mod gate;
+pub mod host;
 pub mod live;
-pub mod meta;
 pub mod names;
 pub mod options;
 pub mod phase;
 pub mod plain;
-pub mod posix;
-pub mod postmark;
+pub mod programs;
 pub mod registry;
 pub mod served;
-pub mod server;
-pub mod sqlite;
-pub mod tree;
-pub mod verify;
 
 pub use footprint::{Footprint, MachineLimits};
 pub use live::{Live, LiveBatch, LiveSample};
-pub use registry::{list_separators, param_number, parse, WorkloadKind, WORKLOAD_KINDS};
+pub use registry::{Parsed, WorkloadKind};
 
 use fsarena_core::Measurement;
 use std::path::{Path, PathBuf};
@@ -77,7 +71,7 @@ pub struct RunEnv<'a> {
     /// Where a server workload (`pgbench`, `sysbench`, `http`) keeps its server's run
     /// directory and records its server and directories (the state file); `None` where
     /// nothing records (such a workload then refuses to run).
-    pub host: Option<&'a dyn server::Host>,
+    pub host: Option<&'a dyn host::Host>,
     /// The target as given and the run's work directory, for a workload that provisions a
     /// copy of the target of its own (`crash` records one below the filesystem); None where
     /// there is none (tests, tools).
@@ -177,9 +171,13 @@ impl Finish for Measurement {
     }
 }
 
-/// The one measurement of a workload without parts (tests).
-#[cfg(test)]
-pub(crate) fn one(measurements: Vec<Measurement>) -> Measurement {
+/// The one measurement of a workload without parts, for the families' tests.
+///
+/// # Panics
+///
+/// When there is not exactly one.
+#[doc(hidden)]
+pub fn one(measurements: Vec<Measurement>) -> Measurement {
     assert_eq!(measurements.len(), 1, "expected one measurement");
     measurements.into_iter().next().unwrap_or_default()
 }
@@ -225,7 +223,7 @@ pub trait Workload: std::fmt::Debug + Send + Sync {
     }
     /// True when it runs a server as another account (PostgreSQL, MariaDB, nginx): the
     /// runner then mounts its targets under /run/fsarena/RUNID, which that account can
-    /// reach, and lends it a [`server::Host`]. False by default.
+    /// reach, and lends it a [`host::Host`]. False by default.
     fn hosts_server(&self) -> bool {
         false
     }

@@ -82,7 +82,9 @@ impl<T> std::ops::Deref for OptionDef<T> {
 }
 
 /// A row of `$options`: `opt!(IoOptions, "rw", Choice(RW), Is("read"), "help", |o, v| o.rw = parse(v)?)`;
-/// the body is a statement, `?` takes a `Result<_, String>`.
+/// the body is a statement, `?` takes a `Result<_, String>`. The calling crate depends on
+/// fsarena-core, as every family does.
+#[macro_export]
 macro_rules! opt {
     ($options:ty, $name:literal, $value:expr, $default:expr, $doc:literal, |$o:ident, $v:ident| $body:expr) => {
         $crate::options::OptionDef::<$options>::new(
@@ -95,7 +97,7 @@ macro_rules! opt {
         )
     };
 }
-pub(crate) use opt;
+pub use crate::opt;
 
 /// The row for `key` (a name or an alias).
 pub fn find<T>(table: &'static [OptionDef<T>], key: &str) -> Option<&'static OptionDef<T>> {
@@ -268,9 +270,13 @@ pub fn percent(v: &str) -> Result<u32, String> {
 
 /// For the parsers of files a key names (which may be any file): feeds `parse` every line of
 /// `lines` with each of its words replaced by a secret, or with the secret glued to it, and
-/// checks that no error quotes the secret; the number of errors seen.
-#[cfg(test)]
-pub(crate) fn assert_never_quotes(lines: &[&str], parse: impl Fn(&str) -> Result<(), String>) -> usize {
+/// checks that no error quotes the secret; the number of errors seen. For the families' tests.
+///
+/// # Panics
+///
+/// When an error quotes the secret.
+#[doc(hidden)]
+pub fn assert_never_quotes(lines: &[&str], parse: impl Fn(&str) -> Result<(), String>) -> usize {
     const SECRET: &str = "S3kr1t";
     let mut errors = 0;
     for line in lines {
