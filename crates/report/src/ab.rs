@@ -286,7 +286,7 @@ pub fn ab_table(rows: &[AbRow]) -> crate::table::Table {
                 .map_or_else(|| "–".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi)))
                 .into(),
             r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")).into(),
-            Cell { text: r.verdict.word().to_string(), mark },
+            Cell::marked(r.verdict.word().to_string(), mark),
         ]);
     }
     table

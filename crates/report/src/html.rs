@@ -341,37 +341,13 @@ fn contents(out: &mut String, model: &Model<'_>, figures: &[(&str, &str)]) {
 
 /// The machine: one column per run, values that differ from the first run highlighted.
 fn environment_section(out: &mut String, runs: &[RunReport]) {
-    let keys = crate::model::environment_keys(runs);
-    if keys.is_empty() {
-        return;
-    }
-    out.push_str(
-        "<section id=\"environment\"><h2>Environment</h2><div class=\"table-wrap\"><table>\n<thead><tr><th></th>",
-    );
-    for run in runs {
-        let _ = write!(out, "<th>{}</th>", if runs.len() > 1 { escape::html(run.handle()) } else { "value".into() });
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for key in keys {
-        let first = runs.first().and_then(|r| env_value(r, key));
-        let _ = write!(out, "<tr><th>{}</th>", escape::html(key));
-        for run in runs {
-            let v = env_value(run, key);
-            let class = if v != first { " class=\"differs\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", escape::html(v.unwrap_or("–")));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>");
+    let Some(table) = crate::model::environment_table(runs) else { return };
+    out.push_str("<section id=\"environment\"><h2>Environment</h2>");
+    out.push_str(table.html("").trim_end_matches('\n'));
     if runs.len() > 1 {
         out.push_str("<p class=\"note\">Highlighted: differs from the first run.</p>");
     }
     out.push_str("</section>\n");
-}
-
-/// The value of environment fact `key` in `run`.
-fn env_value<'r>(run: &'r RunReport, key: &str) -> Option<&'r str> {
-    run.environment.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
 /// Per series: the target's kind, options and how it was made and mounted.

@@ -100,24 +100,9 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
 
 /// The machine, one column per run.
 fn environment(out: &mut String, runs: &[RunReport]) {
-    let keys = crate::model::environment_keys(runs);
-    if keys.is_empty() {
-        return;
-    }
-    out.push_str("\n## Environment\n\n|  |");
-    for run in runs {
-        let _ = write!(out, " {} |", if runs.len() > 1 { escape::markdown(run.handle()) } else { "value".into() });
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---|".repeat(runs.len()));
-    out.push('\n');
-    for key in keys {
-        let _ = write!(out, "| {} |", escape::markdown(key));
-        for run in runs {
-            let v = run.environment.iter().find(|(k, _)| k == key).map_or("–", |(_, v)| v.as_str());
-            let _ = write!(out, " {} |", escape::markdown(v));
-        }
-        out.push('\n');
+    if let Some(table) = crate::model::environment_table(runs) {
+        out.push_str("\n## Environment\n\n");
+        out.push_str(&table.markdown());
     }
 }
 

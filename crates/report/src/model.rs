@@ -467,7 +467,7 @@ pub(crate) fn varies(cells: &[Option<Cell>]) -> bool {
 }
 
 /// The environment keys of all runs, in first-seen order.
-pub(crate) fn environment_keys(runs: &[RunReport]) -> Vec<&str> {
+fn environment_keys(runs: &[RunReport]) -> Vec<&str> {
     let mut keys: Vec<&str> = Vec::new();
     for (k, _) in runs.iter().flat_map(|r| &r.environment) {
         if !keys.contains(&k.as_str()) {
@@ -475,4 +475,36 @@ pub(crate) fn environment_keys(runs: &[RunReport]) -> Vec<&str> {
         }
     }
     keys
+}
+
+/// The machine as one table for the reports: a row per environment fact, a column per run
+/// (`value` for a single run), each value that differs from the first run's marked; `None`
+/// when no run recorded one.
+pub(crate) fn environment_table(runs: &[RunReport]) -> Option<crate::table::Table> {
+    use crate::table::{Cell, Column, Mark, Role, Table};
+    let keys = environment_keys(runs);
+    if keys.is_empty() {
+        return None;
+    }
+    let column = |title: &str, role: Role| Column { title: title.to_string(), numeric: false, left: false, role };
+    let mut columns = vec![column("", Role::Heading)];
+    columns.extend(runs.iter().map(|r| column(if runs.len() > 1 { r.handle() } else { "value" }, Role::Value)));
+    let mut table = Table::with(columns);
+    let value = |run: &'_ RunReport, key: &str| -> Option<String> {
+        run.environment.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    };
+    for key in keys {
+        let first = runs.first().and_then(|r| value(r, key));
+        let mut row: Vec<Cell> = vec![key.to_string().into()];
+        row.extend(runs.iter().map(|run| match value(run, key) {
+            None if first.is_some() => Cell { mark: Some(Mark::Differs), ..Cell::blank() },
+            None => Cell::blank(),
+            Some(v) => {
+                let mark = (Some(&v) != first.as_ref()).then_some(Mark::Differs);
+                Cell::marked(v, mark)
+            }
+        }));
+        table.push(row);
+    }
+    Some(table)
 }

@@ -6,22 +6,48 @@
 use fsarena_core::printable;
 use std::fmt::Write as _;
 
-/// A column: its heading, and whether it holds numbers (right-aligned).
+/// A column: its heading, how its cells align, and what they are.
 #[derive(Debug, Clone)]
 pub struct Column {
     /// The heading.
     pub title: String,
-    /// Right-aligned.
+    /// Right-aligned: numbers (HTML class `num`, Markdown `---:`).
     pub numeric: bool,
+    /// Left-aligned as said (Markdown `:---`) rather than as the surface has it (`---`).
+    pub left: bool,
+    /// What its cells are: values, or the name of their row.
+    pub role: Role,
 }
 
-/// What a cell says beyond its text: the better or the worse side of a comparison.
+impl Column {
+    /// A column of values: numbers (`numeric`, right-aligned) or words (left-aligned).
+    pub fn new(title: &str, numeric: bool) -> Self {
+        Self { title: title.to_string(), numeric, left: !numeric, role: Role::Value }
+    }
+}
+
+/// What the cells of a column are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Values.
+    Value,
+    /// The row's name, in the row's first cell (HTML `<td class="metric">`).
+    Name,
+    /// The row's heading (HTML `<th>`): the key of a table of facts.
+    Heading,
+}
+
+/// What a cell says beyond its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
-    /// Significantly better.
+    /// The significantly better side of a comparison.
     Better,
-    /// Significantly worse.
+    /// The significantly worse side of a comparison.
     Worse,
+    /// The worst of a row: failed cases (HTML class `worst`, Markdown in italics).
+    Worst,
+    /// A value that differs from the first column's (HTML class `differs`).
+    Differs,
 }
 
 /// One cell: its text (user text included, escaped by each renderer) and its mark.
@@ -29,13 +55,37 @@ pub enum Mark {
 pub struct Cell {
     /// What it says.
     pub text: String,
-    /// Better or worse, if it is a verdict that is one.
+    /// Better or worse, if it is a verdict that is one; worst, differs.
     pub mark: Option<Mark>,
+    /// Nothing to say here (the target did not run it): a dash, `–` in HTML and Markdown,
+    /// `-` in text.
+    pub blank: bool,
+}
+
+impl Cell {
+    /// A cell saying `text`, marked.
+    pub fn marked(text: String, mark: Option<Mark>) -> Self {
+        Self { text, mark, blank: false }
+    }
+
+    /// A cell with nothing to say.
+    pub fn blank() -> Self {
+        Self { text: String::new(), mark: None, blank: true }
+    }
+
+    /// Its text on a surface whose dash for a blank cell is `dash`.
+    fn text_or<'a>(&'a self, dash: &'a str) -> &'a str {
+        if self.blank {
+            dash
+        } else {
+            &self.text
+        }
+    }
 }
 
 impl From<String> for Cell {
     fn from(text: String) -> Self {
-        Self { text, mark: None }
+        Self::marked(text, None)
     }
 }
 
@@ -49,9 +99,13 @@ pub struct Table {
 }
 
 impl Table {
-    /// A table with these columns: `(title, numeric)`.
+    /// A table of values with these columns: `(title, numeric)`.
     pub fn new(columns: &[(&str, bool)]) -> Self {
-        let columns = columns.iter().map(|(t, n)| Column { title: (*t).to_string(), numeric: *n }).collect();
+        Self::with(columns.iter().map(|(t, n)| Column::new(t, *n)).collect())
+    }
+
+    /// A table with these columns.
+    pub fn with(columns: Vec<Column>) -> Self {
         Self { columns, rows: Vec::new() }
     }
 
@@ -60,10 +114,16 @@ impl Table {
         self.rows.push(row);
     }
 
-    /// As HTML, in a scrolling wrapper; `class` is the table's class.
+    /// As HTML, in a scrolling wrapper; `class` is the table's class (none when empty).
     pub fn html(&self, class: &str) -> String {
         let num = |c: &Column| if c.numeric { " class=\"num\"" } else { "" };
-        let mut out = format!("<div class=\"table-wrap\"><table class=\"{class}\">\n<thead><tr>");
+        let mut out = String::from("<div class=\"table-wrap\">");
+        match class {
+            "" => out.push_str("<table>\n<thead><tr>"),
+            _ => {
+                let _ = write!(out, "<table class=\"{class}\">\n<thead><tr>");
+            }
+        }
         for c in &self.columns {
             let _ = write!(out, "<th{}>{}</th>", num(c), crate::escape::html(&c.title));
         }
@@ -71,12 +131,17 @@ impl Table {
         for row in &self.rows {
             out.push_str("<tr>");
             for (c, cell) in self.columns.iter().zip(row) {
-                let class = match cell.mark {
-                    Some(Mark::Better) => " class=\"better\"",
-                    Some(Mark::Worse) => " class=\"worse\"",
-                    None => num(c),
+                let n = if c.numeric { "num " } else { "" };
+                let class = match (cell.mark, c.role) {
+                    (Some(Mark::Better), _) => " class=\"better\"".to_string(),
+                    (Some(Mark::Worse), _) => " class=\"worse\"".to_string(),
+                    (Some(Mark::Worst), _) => format!(" class=\"{n}worst\""),
+                    (Some(Mark::Differs), _) => format!(" class=\"{n}differs\""),
+                    (None, Role::Name) => " class=\"metric\"".to_string(),
+                    (None, _) => num(c).to_string(),
                 };
-                let _ = write!(out, "<td{class}>{}</td>", crate::escape::html(&cell.text));
+                let tag = if c.role == Role::Heading { "th" } else { "td" };
+                let _ = write!(out, "<{tag}{class}>{}</{tag}>", crate::escape::html(cell.text_or("–")));
             }
             out.push_str("</tr>\n");
         }
@@ -92,18 +157,25 @@ impl Table {
         }
         out.push_str("\n|");
         for c in &self.columns {
-            out.push_str(if c.numeric { "---:|" } else { ":---|" });
+            out.push_str(match (c.numeric, c.left) {
+                (true, _) => "---:|",
+                (false, true) => ":---|",
+                (false, false) => "---|",
+            });
         }
         out.push('\n');
         for row in &self.rows {
             out.push('|');
             for cell in row {
-                let text = crate::escape::markdown(&cell.text);
+                let text = crate::escape::markdown(cell.text_or("–"));
                 match cell.mark {
-                    Some(_) => {
+                    Some(Mark::Better | Mark::Worse) => {
                         let _ = write!(out, " **{text}** |");
                     }
-                    None => {
+                    Some(Mark::Worst) => {
+                        let _ = write!(out, " _{text}_ |");
+                    }
+                    Some(Mark::Differs) | None => {
                         let _ = write!(out, " {text} |");
                     }
                 }
@@ -118,9 +190,9 @@ impl Table {
         use comfy_table::{presets, CellAlignment};
         let mut table = comfy_table::Table::new();
         table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
-        table.set_header(self.columns.iter().map(|c| c.title.clone()));
+        table.set_header(self.columns.iter().map(|c| printable(&c.title).into_owned()));
         for row in &self.rows {
-            table.add_row(row.iter().map(|c| printable(&c.text).into_owned()));
+            table.add_row(row.iter().map(|c| printable(c.text_or("-")).into_owned()));
         }
         for (i, c) in self.columns.iter().enumerate() {
             if let (true, Some(col)) = (c.numeric, table.column_mut(i)) {
@@ -141,7 +213,7 @@ mod tests {
         t.push(vec![
             "<ext4>|x".to_string().into(),
             "1.5 GiB/s".to_string().into(),
-            Cell { text: "worse".into(), mark: Some(Mark::Worse) },
+            Cell::marked("worse".into(), Some(Mark::Worse)),
         ]);
         t
     }
