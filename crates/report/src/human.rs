@@ -27,14 +27,14 @@ impl Exporter for Human {
         let mut out = String::new();
         environment_header(&mut out, report);
         for (i, entry) in report.results.iter().enumerate() {
-            let posix = crate::posix_text::is_posix(entry);
-            // A posix result is one line (its cases are in the table below); consecutive ones
-            // stay together.
-            if i > 0 && !(posix && crate::posix_text::is_posix(&report.results[i - 1])) {
+            let verdicts = crate::verdicts::is_verdicts(entry);
+            // A verdict result is one line (its cases are in the table below); consecutive
+            // ones stay together.
+            if i > 0 && !(verdicts && crate::verdicts::is_verdicts(&report.results[i - 1])) {
                 out.push('\n');
             }
-            if posix {
-                crate::posix_text::entry_line(&mut out, entry);
+            if verdicts {
+                crate::verdicts::entry_line(&mut out, entry);
             } else {
                 self.entry(&mut out, entry);
             }
@@ -44,7 +44,7 @@ impl Exporter for Human {
         // Compliance results have their own side-by-side table: a mean ± CI of case counts
         // would say nothing.
         let mut figures = report.clone();
-        figures.results.retain(|e| !crate::posix_text::is_posix(e));
+        figures.results.retain(|e| !crate::verdicts::is_verdicts(e));
         if figures.results.len() > 1 {
             out.push('\n');
             out.push_str(&comparison_table(&figures, self.color));
@@ -55,10 +55,9 @@ impl Exporter for Human {
             out.push('\n');
             out.push_str(&matrices);
         }
-        let posix = crate::posix_text::posix_text(std::slice::from_ref(report));
-        if !posix.is_empty() {
+        for table in crate::verdicts::tables(std::slice::from_ref(report)) {
             out.push('\n');
-            out.push_str(&posix);
+            out.push_str(&table.text());
         }
         // Findings come from the run as stored (its plan text holds the experiment), shown inert.
         if let Some((experiment, findings)) = crate::findings::of_run(original) {
@@ -97,56 +96,12 @@ impl Human {
         for job in m.jobs() {
             self.job(out, job, m.jobs());
         }
-        if entry.workload_kind == "io" {
-            self.all_clients(out, m);
+        // The kind's own block, registered with it (see [`crate::set_presenters`]).
+        if let Some(block) = crate::presenter(&entry.workload_kind).and_then(|p| p.text) {
+            let mut text = String::new();
+            block(&mut text, entry, m);
+            out.push_str(&if self.color { text } else { fsarena_core::run::without_bold(&text) });
         }
-        // The kind's own block, registered with it (see [`crate::set_text_blocks`]).
-        if let Some(block) = crate::text_block(&entry.workload_kind) {
-            block(out, entry, m);
-        }
-    }
-
-    /// fio client mode's "All clients" block, for a result of several clients (MPI ranks or
-    /// `clients=` mounts): every client's jobs together. Unlike fio's, whose bandwidth adds
-    /// the clients' own, its rates are the merged measurement's (all clients' bytes over the
-    /// common span) and its latencies come from the merged histogram.
-    fn all_clients(&self, out: &mut String, m: &fsarena_core::Measurement) {
-        let Some(fairness) = m.metric("client_fairness") else { return };
-        let clients = m.counters.keys().filter_map(|k| k.split_once('.')).filter(|(c, _)| c.starts_with("client"));
-        let mut names: Vec<&str> = clients.map(|(c, _)| c).collect();
-        names.dedup();
-        let _ = writeln!(out, "All clients: (clients={}, jobs={}): err= 0", names.len(), m.jobs().len());
-        for (name, d) in [("read", Direction::Read), ("write", Direction::Write)] {
-            let (Some(iops), Some(bw)) = (m.metric(&format!("{name}_iops")), m.metric(&format!("{name}_bw"))) else {
-                continue;
-            };
-            let bytes = m.counters.get(&format!("{name}_bytes")).copied().unwrap_or(0);
-            let span_ms = m.rates.get(&format!("{name}_bw")).map_or(0, |r| r.span_ns / 1_000_000);
-            let line = format!(
-                "  {}: IOPS={}, BW={}/s ({}/s)({}/{span_ms}msec)",
-                d.name(),
-                format_count(iops.value.floor()),
-                format_iec(bw.value),
-                format_si(bw.value),
-                format_iec(bytes as f64),
-            );
-            if self.color {
-                let _ = writeln!(out, "\x1b[1m{line}\x1b[0m");
-            } else {
-                let _ = writeln!(out, "{line}");
-            }
-            if let Some(h) = m.latency(name) {
-                latency_lines(out, "clat", &h.summary(&fsarena_core::FIO_PERCENTILES));
-            }
-        }
-        let value = |n: &str| m.metric(n).map_or(0.0, |x| x.value);
-        let _ = writeln!(
-            out,
-            "  per client   : bw min={}/s, max={}/s, fairness={:.2}",
-            format_iec(value("client_bw_min")),
-            format_iec(value("client_bw_max")),
-            fairness.value
-        );
     }
 
     /// fio's per-job block.

@@ -71,7 +71,7 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             ab_section(&mut out, &compare_runs(a, b));
         }
     }
-    out.push_str(&crate::posix_markup::posix_markdown(runs));
+    out.push_str(&crate::verdicts_markup::markdown(runs));
     let matrices = crate::matrix::matrices(runs);
     if !matrices.is_empty() {
         out.push_str("\n## Clients × processes\n");
@@ -87,12 +87,12 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             images(&mut out, &mut files, &sweep.charts(&model));
         }
     }
-    let common = crate::posix_text::common_without_posix(&model.common);
+    let common = crate::verdicts::common_without_verdicts(&model.common);
     if !common.is_empty() {
         let _ = writeln!(out, "\n## Results\n\nEvery result shares {}.", escape::markdown(&common.join("; ")));
     }
-    // Posix results are in their own section above: case counts have no mean ± CI to show.
-    for group in model.results.iter().filter(|g| g.kind != crate::posix_text::KIND) {
+    // Verdict results are in their own sections above: case counts have no mean ± CI to show.
+    for group in model.results.iter().filter(|g| !crate::verdicts::is_verdict_kind(g.kind)) {
         result_section(&mut out, charts.then_some(&mut files), &model, group);
     }
     (out, files)
@@ -182,7 +182,7 @@ fn result_section(out: &mut String, files: Option<&mut Vec<(String, String)>>, m
 /// Run B against run A: one row per metric of each matching result, then what one run lacks.
 fn ab_section(out: &mut String, c: &AbComparison) {
     let _ = writeln!(out, "\n## A/B: {} → {}\n", escape::markdown(&c.a), escape::markdown(&c.b));
-    if c.rows.is_empty() && c.posix.is_empty() {
+    if c.rows.is_empty() && c.verdicts.is_empty() {
         out.push_str("The runs share no result (same target, workload and part) to compare.\n");
     } else if !c.rows.is_empty() {
         out.push_str(&crate::ab::ab_table(&c.rows).markdown());
@@ -190,7 +190,7 @@ fn ab_section(out: &mut String, c: &AbComparison) {
     if !c.rows.is_empty() {
         let _ = writeln!(out, "\n{}", escape::markdown(crate::ab::AB_NOTE));
     }
-    out.push_str(&crate::posix_markup::diff_markdown(&c.posix));
+    out.push_str(&crate::verdicts_markup::diff_markdown(&c.verdicts));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {
         if !names.is_empty() {
             let list: Vec<String> = names.iter().map(|n| escape::markdown(n)).collect();
