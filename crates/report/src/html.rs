@@ -5,8 +5,8 @@
 
 use crate::ab::{compare_runs, AbComparison};
 use crate::charts::Chart;
-use crate::model::{better_text, Group, Mark, Model};
-use crate::{escape, humanize, ExportError, Exporter, RunReport};
+use crate::model::{Group, Model};
+use crate::{escape, ExportError, Exporter, RunReport};
 use std::fmt::Write as _;
 
 /// The HTML report as an [`Exporter`].
@@ -394,51 +394,8 @@ fn result_section(out: &mut String, model: &Model<'_>, group: &Group<'_>, number
     }
     let spec = group.entries.first().map(|(_, e)| e.workload_title()).unwrap_or_default();
     let _ = write!(out, "</h2>\n<p class=\"note\"><code>{}</code></p>", escape::html(&spec));
-    out.push_str("\n<div class=\"table-wrap\"><table class=\"compare\">\n<thead><tr><th>metric</th>");
-    for (s, _) in &group.entries {
-        let _ = write!(out, "<th class=\"num\">{}</th>", escape::html(model.label(*s)));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for row in group.rows() {
-        let arrow = if row.metric.better == fsarena_core::Better::Higher { "↑" } else { "↓" };
-        let _ = write!(
-            out,
-            "<tr><td class=\"metric\">{}<small title=\"{}\">{arrow}</small>",
-            escape::html(row.metric.name),
-            better_text(row.metric.better)
-        );
-        if !row.contrast.note().is_empty() {
-            let _ = write!(
-                out,
-                "<span class=\"ns\" title=\"{}\">{}</span>",
-                escape::html(row.contrast.explanation()),
-                row.contrast.note()
-            );
-        }
-        out.push_str("</td>");
-        for cell in &row.cells {
-            match cell {
-                None => out.push_str("<td class=\"num\">–</td>"),
-                Some(c) => {
-                    let class = match c.mark {
-                        Mark::Best => "num best",
-                        Mark::Worst => "num worst",
-                        Mark::None => "num",
-                    };
-                    let values: Vec<String> = c.values.iter().map(|v| humanize::value(*v, row.metric.unit)).collect();
-                    let _ = write!(
-                        out,
-                        "<td class=\"{class}\" title=\"n={}: {}\">{}</td>",
-                        c.values.len(),
-                        escape::html(&values.join(", ")),
-                        escape::html(&humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit))
-                    );
-                }
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n");
+    out.push('\n');
+    out.push_str(&group.table(model).html("compare"));
     let reps: Vec<usize> = group.entries.iter().map(|(_, e)| e.measurements.len()).collect();
     let (lo, hi) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
     let reps = if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") };

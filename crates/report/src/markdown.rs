@@ -5,8 +5,8 @@
 use crate::ab::{compare_runs, AbComparison};
 use crate::charts::Chart;
 use crate::html::utc;
-use crate::model::{Group, Mark, Model};
-use crate::{escape, humanize, ExportError, Exporter, RunReport};
+use crate::model::{Group, Model};
+use crate::{escape, ExportError, Exporter, RunReport};
 use std::fmt::Write as _;
 
 /// The Markdown report as an [`Exporter`] of its text. With `charts`, the text links chart
@@ -140,39 +140,7 @@ fn result_section(out: &mut String, files: Option<&mut Vec<(String, String)>>, m
     if let Some((_, e)) = group.entries.first() {
         let _ = writeln!(out, "Workload: {}\n", escape::markdown(&e.workload_title()));
     }
-    out.push_str("| metric |");
-    for (s, _) in &group.entries {
-        let _ = write!(out, " {} |", escape::markdown(model.label(*s)));
-    }
-    out.push_str("\n|:---|");
-    out.push_str(&"---:|".repeat(group.entries.len()));
-    out.push('\n');
-    for row in group.rows() {
-        let arrow = if row.metric.better == fsarena_core::Better::Higher { "↑" } else { "↓" };
-        let note = row.contrast.note();
-        let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
-        let _ = write!(out, "| {} {arrow}{note} |", escape::markdown(row.metric.name));
-        for cell in &row.cells {
-            match cell {
-                None => out.push_str(" – |"),
-                Some(c) => {
-                    let text = escape::markdown(&humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit));
-                    match c.mark {
-                        Mark::Best => {
-                            let _ = write!(out, " **{text}** |");
-                        }
-                        Mark::Worst => {
-                            let _ = write!(out, " _{text}_ |");
-                        }
-                        Mark::None => {
-                            let _ = write!(out, " {text} |");
-                        }
-                    }
-                }
-            }
-        }
-        out.push('\n');
-    }
+    out.push_str(&group.table(model).markdown());
     out.push_str("\nMean ± half-width of the 95% confidence interval over the repetitions; **best** and _worst_ where the difference to every other target is significant (Welch's t-test, p < 0.05), (n.s.) where it is not; ↑ higher is better, ↓ lower is better.\n\n");
     if let Some(files) = files {
         images(out, files, &group.charts(model));

@@ -44,7 +44,10 @@ pub enum Mark {
     Better,
     /// The significantly worse side of a comparison.
     Worse,
-    /// The worst of a row: failed cases (HTML class `worst`, Markdown in italics).
+    /// The best of a row, significantly (HTML class `best`, Markdown in bold).
+    Best,
+    /// The worst of a row: significantly, or failed cases (HTML class `worst`, Markdown in
+    /// italics).
     Worst,
     /// A value that differs from the first column's (HTML class `differs`).
     Differs,
@@ -55,22 +58,46 @@ pub enum Mark {
 pub struct Cell {
     /// What it says.
     pub text: String,
-    /// Better or worse, if it is a verdict that is one; worst, differs.
+    /// Better or worse, if it is a verdict that is one; best, worst, differs.
     pub mark: Option<Mark>,
     /// Nothing to say here (the target did not run it): a dash, `–` in HTML and Markdown,
     /// `-` in text.
     pub blank: bool,
+    /// More about it, shown on hover in HTML (each repetition's value), nowhere else.
+    pub title: Option<String>,
+    /// Short words after its text (`↑`, `n.s.`), each with what it means.
+    pub notes: Vec<Note>,
+}
+
+/// A short word after a cell's text and what it means: HTML shows the meaning on hover.
+#[derive(Debug, Clone)]
+pub struct Note {
+    /// The word: `↑`, `n.s.`.
+    pub text: String,
+    /// What it means: `higher is better`.
+    pub meaning: String,
+    /// An aside (`n.s.`: in parentheses, HTML class `ns`) rather than a sign (`↑`).
+    pub aside: bool,
 }
 
 impl Cell {
     /// A cell saying `text`, marked.
     pub fn marked(text: String, mark: Option<Mark>) -> Self {
-        Self { text, mark, blank: false }
+        Self { text, mark, blank: false, title: None, notes: Vec::new() }
     }
 
     /// A cell with nothing to say.
     pub fn blank() -> Self {
-        Self { text: String::new(), mark: None, blank: true }
+        Self { blank: true, ..Self::marked(String::new(), None) }
+    }
+
+    /// Its notes as plain text: ` ↑ (n.s.)`.
+    fn notes_text(&self, escape: fn(&str) -> String) -> String {
+        let mut out = String::new();
+        for n in &self.notes {
+            let _ = if n.aside { write!(out, " ({})", escape(&n.text)) } else { write!(out, " {}", escape(&n.text)) };
+        }
+        out
     }
 
     /// Its text on a surface whose dash for a blank cell is `dash`.
@@ -135,13 +162,28 @@ impl Table {
                 let class = match (cell.mark, c.role) {
                     (Some(Mark::Better), _) => " class=\"better\"".to_string(),
                     (Some(Mark::Worse), _) => " class=\"worse\"".to_string(),
+                    (Some(Mark::Best), _) => format!(" class=\"{n}best\""),
                     (Some(Mark::Worst), _) => format!(" class=\"{n}worst\""),
                     (Some(Mark::Differs), _) => format!(" class=\"{n}differs\""),
                     (None, Role::Name) => " class=\"metric\"".to_string(),
                     (None, _) => num(c).to_string(),
                 };
                 let tag = if c.role == Role::Heading { "th" } else { "td" };
-                let _ = write!(out, "<{tag}{class}>{}</{tag}>", crate::escape::html(cell.text_or("–")));
+                let title = cell.title.as_ref().map(|t| format!(" title=\"{}\"", crate::escape::html(t)));
+                let _ = write!(
+                    out,
+                    "<{tag}{class}{}>{}",
+                    title.unwrap_or_default(),
+                    crate::escape::html(cell.text_or("–"))
+                );
+                for n in &cell.notes {
+                    let (meaning, text) = (crate::escape::html(&n.meaning), crate::escape::html(&n.text));
+                    let _ = match n.aside {
+                        true => write!(out, "<span class=\"ns\" title=\"{meaning}\">{text}</span>"),
+                        false => write!(out, "<small title=\"{meaning}\">{text}</small>"),
+                    };
+                }
+                let _ = write!(out, "</{tag}>");
             }
             out.push_str("</tr>\n");
         }
@@ -167,9 +209,9 @@ impl Table {
         for row in &self.rows {
             out.push('|');
             for cell in row {
-                let text = crate::escape::markdown(cell.text_or("–"));
+                let text = crate::escape::markdown(cell.text_or("–")) + &cell.notes_text(crate::escape::markdown);
                 match cell.mark {
-                    Some(Mark::Better | Mark::Worse) => {
+                    Some(Mark::Better | Mark::Worse | Mark::Best) => {
                         let _ = write!(out, " **{text}** |");
                     }
                     Some(Mark::Worst) => {
@@ -192,7 +234,8 @@ impl Table {
         table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
         table.set_header(self.columns.iter().map(|c| printable(&c.title).into_owned()));
         for row in &self.rows {
-            table.add_row(row.iter().map(|c| printable(c.text_or("-")).into_owned()));
+            table
+                .add_row(row.iter().map(|c| printable(c.text_or("-")).into_owned() + &c.notes_text(|t| t.to_string())));
         }
         for (i, c) in self.columns.iter().enumerate() {
             if let (true, Some(col)) = (c.numeric, table.column_mut(i)) {
@@ -231,5 +274,33 @@ mod tests {
         assert!(md.contains("| **worse** |") && !md.contains("<ext4>|x"), "{md}");
         let text = t.text();
         assert!(text.contains("<ext4>|x") && text.contains("1.5 GiB/s") && text.contains("worse"), "{text}");
+    }
+
+    #[test]
+    fn names_headings_notes_and_blanks_render_each_surfaces_way() {
+        let mut name = Column::new("metric", false);
+        name.role = Role::Name;
+        let mut t = Table::with(vec![name, Column::new("ext4", true), Column::new("xfs", true)]);
+        let mut metric = Cell::from("read_bw".to_string());
+        metric.notes.push(Note { text: "↑".into(), meaning: "higher is better".into(), aside: false });
+        metric.notes.push(Note { text: "n.s.".into(), meaning: "<not significant>".into(), aside: true });
+        let best = Cell { title: Some("n=3: 1, 2, 3".into()), ..Cell::marked("2 ± 1".into(), Some(Mark::Best)) };
+        t.push(vec![metric, best, Cell::blank()]);
+        let html = t.html("compare");
+        assert!(
+            html.contains("<tr><td class=\"metric\">read_bw<small title=\"higher is better\">↑</small><span class=\"ns\" title=\"&lt;not significant&gt;\">n.s.</span></td><td class=\"num best\" title=\"n=3: 1, 2, 3\">2 ± 1</td><td class=\"num\">–</td></tr>"),
+            "{html}"
+        );
+        assert_eq!(t.markdown().lines().nth(2), Some("| read\\_bw ↑ (n.s.) | **2 ± 1** | – |"));
+        assert!(t.text().contains("| read_bw ↑ (n.s.) | 2 ± 1 |   - |"), "{}", t.text());
+
+        let mut key = Column::new("", false);
+        (key.role, key.left) = (Role::Heading, false);
+        let mut facts = Table::with(vec![key, Column { left: false, ..Column::new("value", false) }]);
+        facts.push(vec!["kernel".to_string().into(), Cell::marked("6.2".into(), Some(Mark::Differs))]);
+        let html = facts.html("");
+        assert!(html.starts_with("<div class=\"table-wrap\"><table>\n<thead><tr><th></th><th>value</th>"), "{html}");
+        assert!(html.contains("<tr><th>kernel</th><td class=\"differs\">6.2</td></tr>"), "{html}");
+        assert_eq!(facts.markdown(), "|  | value |\n|---|---|\n| kernel | 6.2 |\n");
     }
 }
