@@ -225,10 +225,10 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         });
         // Each verdict kind's diffs under its name (`"posix": [...]`), empty when it has none.
         if let Some(object) = value.as_object_mut() {
-            for kind in fsarena_workload::WORKLOAD_KINDS.iter().filter(|k| k.present.verdicts.is_some()) {
+            for kind in verdict_kinds() {
                 let diffs: Vec<&fsarena_report::VerdictDiff> =
-                    comparison.verdicts.iter().filter(|d| d.kind == kind.name).collect();
-                object.insert(kind.name.to_string(), serde_json::json!(diffs));
+                    comparison.verdicts.iter().filter(|d| d.kind == kind).collect();
+                object.insert(kind.to_string(), serde_json::json!(diffs));
             }
         }
         print(&pretty(&value)?)?;
@@ -265,7 +265,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
     });
     // A case that passed and now fails is a regression whatever the threshold.
     let mut cases_regressed = false;
-    for kind in fsarena_workload::WORKLOAD_KINDS.iter().map(|k| k.name) {
+    for kind in verdict_kinds() {
         let newly_failing: usize =
             comparison.verdicts.iter().filter(|d| d.kind == kind).map(|d| d.newly_failing.len()).sum();
         if args.fail_on_regression.is_some() && newly_failing > 0 {
@@ -285,6 +285,11 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(1));
     }
     Ok(if cases_regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The kinds whose results are verdicts (`posix`), compared case by case.
+fn verdict_kinds() -> impl Iterator<Item = &'static str> {
+    fsarena_workload::WORKLOAD_KINDS.iter().filter(|k| k.present.verdicts.is_some()).map(|k| k.name)
 }
 
 /// `fsarena report RUN... -o FILE`.
