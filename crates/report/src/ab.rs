@@ -4,7 +4,7 @@
 //! named, never silently skipped.
 
 use crate::model::{is_count, metrics, same_result, Model};
-use crate::verdicts::{diff, entry_verdicts, is_verdict_kind, VerdictDiff};
+use crate::verdicts::{diff, is_verdict_kind, merged_verdicts, VerdictDiff};
 use crate::{ResultEntry, RunReport};
 use fsarena_core::Better;
 use fsarena_stats::{ratio, Reading, Untold};
@@ -105,17 +105,7 @@ pub struct AbComparison {
 /// their families (matched by target only: two runs that chose different families or cases
 /// still compare the cases they share).
 fn kind_verdicts(run: &RunReport, kind: &str, target: &str) -> Vec<fsarena_core::Verdict> {
-    let mut out: Vec<fsarena_core::Verdict> = Vec::new();
-    for e in run.results.iter().filter(|e| e.workload_kind == kind && e.target_label == target) {
-        for v in entry_verdicts(e) {
-            match out.iter_mut().find(|o| o.case == v.case) {
-                Some(o) if v.outcome.worse_than(o.outcome) => *o = v,
-                Some(_) => {}
-                None => out.push(v),
-            }
-        }
-    }
-    out
+    merged_verdicts(run.results.iter().filter(|e| e.workload_kind == kind && e.target_label == target))
 }
 
 /// The targets of `run` with results of kind `kind`, in order.

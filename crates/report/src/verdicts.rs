@@ -96,6 +96,16 @@ pub fn entry_verdicts(entry: &ResultEntry) -> Vec<Verdict> {
     out
 }
 
+/// The verdicts of several results (a target's workloads of one kind, their families): each
+/// case once, in first-run order, with its worst outcome.
+pub(crate) fn merged_verdicts<'e>(entries: impl IntoIterator<Item = &'e ResultEntry>) -> Vec<Verdict> {
+    let mut out: Vec<Verdict> = Vec::new();
+    for v in entries.into_iter().flat_map(entry_verdicts) {
+        merge_one(&mut out, &v);
+    }
+    out
+}
+
 /// Adds `v` to `list`, or replaces the case's verdict there when `v` is worse.
 fn merge_one(list: &mut Vec<Verdict>, v: &Verdict) {
     match list.iter_mut().find(|o| o.case == v.case) {
@@ -194,10 +204,7 @@ impl VerdictTable {
                 if entries.is_empty() {
                     continue;
                 }
-                let mut all: Vec<Verdict> = Vec::new();
-                for v in entries.iter().flat_map(|e| entry_verdicts(e)) {
-                    merge_one(&mut all, &v);
-                }
+                let all = merged_verdicts(entries);
                 let by_family =
                     families.iter().map(|f| all.iter().filter(|v| v.family() == f).cloned().collect()).collect();
                 let label = if runs.len() > 1 { format!("{} {target}", runs[r].handle()) } else { target.to_string() };
