@@ -209,28 +209,36 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             .into())
         }
     };
-    if comparison.rows.is_empty() && comparison.posix.is_empty() {
+    if comparison.rows.is_empty() && comparison.verdicts.is_empty() {
         return Err(InputError::new(
             "the runs share no result to compare (same target label, workload and part needed)",
         )
         .into());
     }
     if json {
-        print(&pretty(&serde_json::json!({
+        let mut value = serde_json::json!({
             "a": comparison.a,
             "b": comparison.b,
             "comparisons": comparison.rows,
             "only_in_a": comparison.only_in_a,
             "only_in_b": comparison.only_in_b,
-            "posix": comparison.posix,
-        }))?)?;
+        });
+        // Each verdict kind's diffs under its name (`"posix": [...]`), empty when it has none.
+        if let Some(object) = value.as_object_mut() {
+            for kind in verdict_kinds() {
+                let diffs: Vec<&fsarena_report::VerdictDiff> =
+                    comparison.verdicts.iter().filter(|d| d.kind == kind).collect();
+                object.insert(kind.to_string(), serde_json::json!(diffs));
+            }
+        }
+        print(&pretty(&value)?)?;
     } else {
         let mut text = String::new();
         if args.baseline.is_none() {
             // Two runs: say which is which, by name where they have one.
             text.push_str(&format!("A = {}, B = {}\n", printable(&comparison.a), printable(&comparison.b)));
-        } else if !comparison.posix.is_empty() {
-            // The posix table's A and B columns.
+        } else if !comparison.verdicts.is_empty() {
+            // The verdict tables' A and B columns.
             text.push_str(&format!("A = {} (the baseline), B = the target of each row\n", printable(&comparison.a)));
         }
         if !comparison.rows.is_empty() {
@@ -238,7 +246,7 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             text.push_str(&format!("{}\n", fsarena_report::AB_NOTE));
         }
         // Compliance results: pass counts and the cases that changed, no significance test.
-        text.push_str(&fsarena_report::posix_diff_text(&comparison.posix, args.baseline.as_deref()));
+        text.push_str(&fsarena_report::verdict_diff_text(&comparison.verdicts, args.baseline.as_deref()));
         print(text.as_bytes())?;
     }
     for (side, names) in [(&comparison.a, &comparison.only_in_a), (&comparison.b, &comparison.only_in_b)] {
@@ -256,10 +264,14 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         comparison.rows.iter().find(|r| r.verdict == AbVerdict::Worse && r.change_percent.abs() > pct).map(|r| (pct, r))
     });
     // A case that passed and now fails is a regression whatever the threshold.
-    let newly_failing: usize = comparison.posix.iter().map(|d| d.newly_failing.len()).sum();
-    let cases_regressed = args.fail_on_regression.is_some() && newly_failing > 0;
-    if cases_regressed {
-        say!("fsarena: regression: {newly_failing} posix case(s) newly failing");
+    let mut cases_regressed = false;
+    for kind in verdict_kinds() {
+        let newly_failing: usize =
+            comparison.verdicts.iter().filter(|d| d.kind == kind).map(|d| d.newly_failing.len()).sum();
+        if args.fail_on_regression.is_some() && newly_failing > 0 {
+            say!("fsarena: regression: {newly_failing} {kind} case(s) newly failing");
+            cases_regressed = true;
+        }
     }
     if let Some((pct, r)) = regressed {
         say!(
@@ -273,6 +285,11 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(1));
     }
     Ok(if cases_regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The kinds whose results are verdicts (`posix`), compared case by case.
+fn verdict_kinds() -> impl Iterator<Item = &'static str> {
+    fsarena_kinds::WORKLOAD_KINDS.iter().filter(|k| k.present.verdicts.is_some()).map(|k| k.name)
 }
 
 /// `fsarena report RUN... -o FILE`.

@@ -44,10 +44,8 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-    // The kinds' own blocks in a result's text, from the registry the report crate cannot see.
-    fsarena_report::set_text_blocks(
-        fsarena_kinds::WORKLOAD_KINDS.iter().filter_map(|k| Some((k.name, k.text?))).collect(),
-    );
+    // How each kind presents its results, from the registry the report crate cannot see.
+    fsarena_report::set_presenters(fsarena_kinds::WORKLOAD_KINDS.iter().map(|k| (k.name, k.present)).collect());
     let _ = ARGS.set(args.iter().map(|a| a.to_string_lossy().into_owned()).collect());
     // Every rank of an MPI job finds the same bad input: rank 0 alone says it, also in a
     // build without MPI and before MPI starts.

@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod fio;
+pub mod fio_text;
 pub mod histogram;
 pub mod measurement;
 pub mod option;

@@ -53,8 +53,55 @@ impl RunReport {
 
 /// A workload kind's own block in a result's text (the human output), after the lines every
 /// result has: registered with the kind (the workload registry's `text`), so that a kind with
-/// its own output adds a module and never edits the report crate.
+/// its own output adds a module and never edits the report crate. A headline line is written
+/// with [`bold_line`].
 pub type TextBlock = fn(out: &mut String, entry: &ResultEntry, m: &crate::Measurement);
+
+/// How the reports present a workload kind's results beyond what every result shows:
+/// registered with the kind in the workload registry and handed to the report crate by the
+/// binary, so that the report crate knows no kind by name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Presenter {
+    /// Its own block in a result's text (`text = MODULE::text` on its registry line).
+    pub text: Option<TextBlock>,
+    /// Set for a kind whose results are verdicts ([`crate::Verdict`], expected vs actual per
+    /// case) rather than figures (`verdicts = PATH`): the reports give them a section of
+    /// their own, a table of passed cases per family and target, and compare them case by
+    /// case, never by a mean ± CI.
+    pub verdicts: Option<&'static VerdictSection>,
+}
+
+/// The words of the section in which the reports show a kind's verdicts; the rest (families,
+/// pass counts, failures, the `security` row) comes from the verdicts themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerdictSection {
+    /// The section's heading and the name of links to it: `POSIX compliance`.
+    pub title: &'static str,
+    /// Why a filesystem may be unable to run a case, as examples for the HTML report's note:
+    /// `no ACLs, no immutable attribute`.
+    pub unsupported_examples: &'static str,
+    /// What the `security` row counts: `the access-control cases of every family`.
+    pub security: &'static str,
+}
+
+/// The mark around a headline line of a [`TextBlock`] (bold on a terminal).
+const BOLD: (&str, &str) = ("\x1b[1m", "\x1b[0m");
+
+/// Writes `line` and a newline as a headline of a [`TextBlock`] (fio's IOPS and bandwidth
+/// lines): marked bold; the terminal report keeps the mark only when it writes colour, and
+/// takes it out otherwise ([`without_bold`]).
+pub fn bold_line(out: &mut String, line: &str) {
+    out.push_str(BOLD.0);
+    out.push_str(line);
+    out.push_str(BOLD.1);
+    out.push('\n');
+}
+
+/// `text` without [`bold_line`]'s marks. User text in a report is made inert before it is
+/// written ([`crate::printable`]), so no mark comes from anywhere else.
+pub fn without_bold(text: &str) -> String {
+    text.replace(BOLD.0, "").replace(BOLD.1, "")
+}
 
 /// The results of one workload on one target.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -138,5 +185,18 @@ impl ResultEntry {
         } else {
             format!("{}:{}", self.workload_kind, params.join(","))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_headline_is_bold_until_the_marks_are_taken_out() {
+        let mut out = String::from("  a line\n");
+        bold_line(&mut out, "  read: IOPS=1");
+        assert_eq!(out, "  a line\n\x1b[1m  read: IOPS=1\x1b[0m\n");
+        assert_eq!(without_bold(&out), "  a line\n  read: IOPS=1\n");
     }
 }

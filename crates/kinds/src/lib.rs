@@ -16,10 +16,12 @@ use fsarena_posix::posix;
 pub use fsarena_workload::registry::{Parsed, WorkloadKind};
 
 /// Builds [`WORKLOAD_KINDS`]: one line per kind, `NAME => WORKLOAD_TYPE, OPTION_TABLE, SUMMARY;`,
-/// with `, text = PATH` before the `;` for a kind with its own block in a result's text.
+/// with `, text = PATH` before the `;` for a kind with its own block in a result's text, and
+/// `, verdicts = PATH` (a [`fsarena_core::run::VerdictSection`]) for a kind whose results are
+/// verdicts.
 /// The type needs `from_spec(&Spec) -> Result<Self, InputError>`.
 macro_rules! registry {
-    ($($name:literal => $ty:ty, $table:expr, $summary:literal $(, text = $text:path)?;)*) => {
+    ($($name:literal => $ty:ty, $table:expr, $summary:literal $(, text = $text:path)? $(, verdicts = $verdicts:path)?;)*) => {
         /// Every workload kind, in the order help lists them.
         pub static WORKLOAD_KINDS: &[WorkloadKind] = &[$(
             WorkloadKind {
@@ -27,16 +29,19 @@ macro_rules! registry {
                 summary: $summary,
                 options: || fsarena_workload::options::docs($table),
                 parse: |spec| Ok(Box::new(<$ty>::from_spec(spec)?)),
-                text: registry!(@text $($text)?),
+                present: fsarena_core::run::Presenter {
+                    text: registry!(@some $($text)?),
+                    verdicts: registry!(@some $(&$verdicts)?),
+                },
             },
         )*];
     };
-    (@text) => { None };
-    (@text $text:path) => { Some($text) };
+    (@some) => { None };
+    (@some $value:expr) => { Some($value) };
 }
 
 registry! {
-    "io" => io::IoWorkload, io::options::OPTIONS, "data I/O, fio-class: fio's option names, meanings and defaults; fio job files with --fio";
+    "io" => io::IoWorkload, io::options::OPTIONS, "data I/O, fio-class: fio's option names, meanings and defaults; fio job files with --fio", text = io::text::text;
     "meta" => meta::MetaWorkload, meta::options::OPTIONS, "metadata, mdtest-class: mdtest's tree, phases and rates; mdtest='...' takes mdtest's flags", text = meta::text::text;
     "tree" => tree::TreeWorkload, tree::options::OPTIONS, "deep trees of small files, fs_mark-class; fsmark='...' takes fs_mark's flags";
     "dd" => dd::DdWorkload, dd::OPTIONS, "sequential copies as dd makes them: bs, count, oflag (dsync, direct), conv=fsync; files=N in a row";
@@ -46,7 +51,7 @@ registry! {
     "dbench" => dbench::DbenchWorkload, dbench::OPTIONS, "N clients replaying a dbench load file (Debian's client.txt by default), dbench's fileio backend: MB/s and its per-operation table", text = dbench::text::text;
     "exec" => exec::ExecWorkload, exec::OPTIONS, "time a command in the target (cmd=, setup=, teardown=, assets=; {mnt} and {assets} substituted shell-quoted) or builtin=compress, unpack or build: seconds, CPU, memory and I/O of the child", text = exec::text::text;
     "kv" => kv::KvWorkload, kv::OPTIONS, "db_bench's benchmarks (fillseq, readrandom, ...), options and figures on RocksDB (--features rocksdb) or fjall: ops/sec, micros/op, MB/s per benchmark", text = kv::text::text;
-    "posix" => posix::PosixWorkload, posix::OPTIONS, "POSIX behaviour and security, pjdfstest-class: named cases per syscall family (chmod, rename, open, xattr, acl, ...), each expected vs actual; family= and case= choose";
+    "posix" => posix::PosixWorkload, posix::OPTIONS, "POSIX behaviour and security, pjdfstest-class: named cases per syscall family (chmod, rename, open, xattr, acl, ...), each expected vs actual; family= and case= choose", verdicts = posix::VERDICTS;
     "pgbench" => server::pgbench::PgbenchWorkload, server::pgbench::OPTIONS, "PostgreSQL (Debian's, as postgres, unix socket only) with its data in the target, driven by its own pgbench under pgbench's long option names (scale, client, jobs, time, builtin, file) and server settings (fsync, synchronous_commit, wal_sync_method, shared_buffers): tps, latency average and p99";
     "sysbench" => server::sysbench::SysbenchWorkload, server::sysbench::OPTIONS, "MariaDB (Debian's, as mysql, --skip-networking) with its data in the target, driven by Debian's sysbench OLTP scripts (test=oltp_read_write, oltp_read_only, oltp_write_only, oltp_insert, oltp_point_select, bulk_insert; tables, table_size, threads, time; innodb_* server settings): transactions/s, queries/s, latency p95";
     "http" => server::http::HttpWorkload, server::http::OPTIONS, "a static file served from the target by nginx (Debian's, as www-data, 127.0.0.1 and a free port, files and logs in the target) and loaded by ab as Phoronix does (concurrency, requests, keepalive, file_size): requests/s, transfer rate, latency p99";

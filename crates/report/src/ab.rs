@@ -4,7 +4,7 @@
 //! named, never silently skipped.
 
 use crate::model::{is_count, metrics, same_result, Model};
-use crate::posix_text::{diff, entry_verdicts, is_posix, PosixDiff};
+use crate::verdicts::{diff, is_verdict_kind, merged_verdicts, VerdictDiff};
 use crate::{ResultEntry, RunReport};
 use fsarena_core::Better;
 use fsarena_stats::{ratio, Reading, Untold};
@@ -95,33 +95,23 @@ pub struct AbComparison {
     pub only_in_a: Vec<String>,
     /// Results only side B has.
     pub only_in_b: Vec<String>,
-    /// The compliance results (`posix`), per target and family: pass counts and the cases
-    /// newly failing or newly passing. Their counts get no significance verdict: a case
-    /// passes or it does not.
-    pub posix: Vec<PosixDiff>,
+    /// The results of the verdict kinds (compliance: `posix`), per kind, target and family:
+    /// pass counts and the cases newly failing or newly passing. Their counts get no
+    /// significance verdict: a case passes or it does not.
+    pub verdicts: Vec<VerdictDiff>,
 }
 
-/// Every posix verdict of `target` in `run`, over its posix workloads and their families
-/// (matched by target only: two runs that chose different families or cases still compare
-/// the cases they share).
-fn posix_verdicts(run: &RunReport, target: &str) -> Vec<fsarena_core::Verdict> {
-    let mut out: Vec<fsarena_core::Verdict> = Vec::new();
-    for e in run.results.iter().filter(|e| is_posix(e) && e.target_label == target) {
-        for v in entry_verdicts(e) {
-            match out.iter_mut().find(|o| o.case == v.case) {
-                Some(o) if v.outcome.worse_than(o.outcome) => *o = v,
-                Some(_) => {}
-                None => out.push(v),
-            }
-        }
-    }
-    out
+/// Every verdict of kind `kind` of `target` in `run`, over its workloads of that kind and
+/// their families (matched by target only: two runs that chose different families or cases
+/// still compare the cases they share).
+fn kind_verdicts(run: &RunReport, kind: &str, target: &str) -> Vec<fsarena_core::Verdict> {
+    merged_verdicts(run.results.iter().filter(|e| e.workload_kind == kind && e.target_label == target))
 }
 
-/// The targets of `run` with posix results, in order.
-fn posix_targets(run: &RunReport) -> Vec<&str> {
+/// The targets of `run` with results of kind `kind`, in order.
+fn kind_targets<'r>(run: &'r RunReport, kind: &str) -> Vec<&'r str> {
     let mut out: Vec<&str> = Vec::new();
-    for e in run.results.iter().filter(|e| is_posix(e)) {
+    for e in run.results.iter().filter(|e| e.workload_kind == kind) {
         if !out.contains(&e.target_label.as_str()) {
             out.push(&e.target_label);
         }
@@ -139,18 +129,20 @@ pub fn compare_runs(a: &RunReport, b: &RunReport) -> AbComparison {
         rows: Vec::new(),
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
-        posix: Vec::new(),
+        verdicts: Vec::new(),
     };
-    let (ta, tb) = (posix_targets(a), posix_targets(b));
-    for t in &ta {
-        if tb.contains(t) {
-            out.posix.extend(diff(t, &posix_verdicts(a, t), &posix_verdicts(b, t)));
-        } else {
-            out.only_in_a.push(format!("{t} · posix"));
+    for (kind, _) in crate::verdict_kinds() {
+        let (ta, tb) = (kind_targets(a, kind), kind_targets(b, kind));
+        for t in &ta {
+            if tb.contains(t) {
+                out.verdicts.extend(diff(kind, t, &kind_verdicts(a, kind, t), &kind_verdicts(b, kind, t)));
+            } else {
+                out.only_in_a.push(format!("{t} · {kind}"));
+            }
         }
+        out.only_in_b.extend(tb.iter().filter(|t| !ta.contains(t)).map(|t| format!("{t} · {kind}")));
     }
-    out.only_in_b.extend(tb.iter().filter(|t| !ta.contains(t)).map(|t| format!("{t} · posix")));
-    for group in model.results.iter().filter(|g| g.kind != crate::posix_text::KIND) {
+    for group in model.results.iter().filter(|g| !is_verdict_kind(g.kind)) {
         let side = |run: usize| -> Vec<&ResultEntry> {
             group.entries.iter().filter(|(s, _)| model.series[*s].run == run).map(|(_, e)| *e).collect()
         };
@@ -182,17 +174,19 @@ pub fn compare_targets(run: &RunReport, baseline: &str) -> Option<AbComparison> 
         rows: Vec::new(),
         only_in_a: Vec::new(),
         only_in_b: Vec::new(),
-        posix: Vec::new(),
+        verdicts: Vec::new(),
     };
-    let base_posix = posix_verdicts(run, baseline);
-    for t in posix_targets(run).into_iter().filter(|t| *t != baseline) {
-        if base_posix.is_empty() {
-            out.only_in_b.push(format!("{t} · posix"));
-        } else {
-            out.posix.extend(diff(t, &base_posix, &posix_verdicts(run, t)));
+    for (kind, _) in crate::verdict_kinds() {
+        let base = kind_verdicts(run, kind, baseline);
+        for t in kind_targets(run, kind).into_iter().filter(|t| *t != baseline) {
+            if base.is_empty() {
+                out.only_in_b.push(format!("{t} · {kind}"));
+            } else {
+                out.verdicts.extend(diff(kind, t, &base, &kind_verdicts(run, kind, t)));
+            }
         }
     }
-    for group in model.results.iter().filter(|g| g.kind != crate::posix_text::KIND) {
+    for group in model.results.iter().filter(|g| !is_verdict_kind(g.kind)) {
         let base = group.entries.iter().map(|(_, e)| *e).find(|e| e.target_label == baseline);
         for (_, other) in group.entries.iter().filter(|(_, e)| e.target_label != baseline) {
             match base {
@@ -286,7 +280,7 @@ pub fn ab_table(rows: &[AbRow]) -> crate::table::Table {
                 .map_or_else(|| "–".to_string(), |(lo, hi)| format!("{} … {}", percent(lo), percent(hi)))
                 .into(),
             r.p_value.map_or_else(|| "–".to_string(), |p| format!("{p:.3}")).into(),
-            Cell { text: r.verdict.word().to_string(), mark },
+            Cell::marked(r.verdict.word().to_string(), mark),
         ]);
     }
     table
@@ -388,15 +382,15 @@ mod tests {
         let c = compare_runs(&a, &b);
         assert!(c.rows.is_empty(), "no welch rows for case counts: {:?}", c.rows);
         assert!(c.only_in_a.is_empty() && c.only_in_b.is_empty());
-        assert_eq!(c.posix.len(), 1);
-        assert_eq!(c.posix[0].newly_failing[0].case, "rmdir.a.removed");
-        assert_eq!(c.posix[0].newly_passing[0].case, "rmdir.b.EPERM");
+        assert_eq!(c.verdicts.len(), 1);
+        assert_eq!(c.verdicts[0].newly_failing[0].case, "rmdir.a.removed");
+        assert_eq!(c.verdicts[0].newly_passing[0].case, "rmdir.b.EPERM");
         let one = run(
             "one",
             vec![posix("tmpfs", &[], &[("rmdir.a.removed", Pass)]), posix("fuse", &[], &[("rmdir.a.removed", Fail)])],
         );
         let c = compare_targets(&one, "tmpfs").unwrap();
-        assert_eq!((c.posix[0].target.as_str(), c.posix[0].newly_failing.len()), ("fuse", 1));
+        assert_eq!((c.verdicts[0].target.as_str(), c.verdicts[0].newly_failing.len()), ("fuse", 1));
     }
 
     #[test]

@@ -244,8 +244,9 @@ fn ranked_metrics(named: &[String], entries: &[&ResultEntry]) -> Vec<String> {
 pub fn findings(run: &RunReport, experiment: &Experiment) -> Findings {
     let groups = groups(run, experiment);
     let mut metrics = Vec::new();
-    // Compliance checks have their own table of cases (posix): counts of one run, no ranking.
-    for g in groups.iter().filter(|g| !g.entries.iter().any(|e| crate::posix_text::is_posix(e))) {
+    // Compliance checks have their own table of cases (verdicts): counts of one run, no
+    // ranking.
+    for g in groups.iter().filter(|g| !g.entries.iter().any(|e| crate::verdicts::is_verdicts(e))) {
         let row = &experiment.rows[g.row];
         for metric in ranked_metrics(&row.metrics, &g.entries) {
             let Some((unit, better)) = g.entries.iter().find_map(|e| metric_info(e, &metric)) else { continue };

@@ -5,8 +5,8 @@
 
 use crate::ab::{compare_runs, AbComparison};
 use crate::charts::Chart;
-use crate::model::{better_text, Group, Mark, Model};
-use crate::{escape, humanize, ExportError, Exporter, RunReport};
+use crate::model::{Group, Model};
+use crate::{escape, ExportError, Exporter, RunReport};
 use std::fmt::Write as _;
 
 /// The HTML report as an [`Exporter`].
@@ -119,7 +119,7 @@ pub fn html_report(runs: &[RunReport]) -> String {
             ab_section(&mut out, &compare_runs(a, b), i);
         }
     }
-    out.push_str(&crate::posix_markup::posix_html(runs));
+    out.push_str(&crate::verdicts_markup::html(runs));
     for (i, m) in crate::matrix::matrices(runs).iter().enumerate() {
         let _ = writeln!(
             out,
@@ -146,14 +146,14 @@ pub fn html_report(runs: &[RunReport]) -> String {
     for (i, sweep) in model.sweeps.iter().enumerate().filter(|(i, _)| row_of_sweep[*i].is_none()) {
         sweep_section(&mut out, &model, sweep, i + 1);
     }
-    let common = crate::posix_text::common_without_posix(&model.common);
+    let common = crate::verdicts::common_without_verdicts(&model.common);
     if !common.is_empty() {
         out.push_str("<section id=\"common\"><h2>Results</h2><p class=\"common\">Every result shares ");
         let shared: Vec<String> = common.iter().map(|c| format!("<code>{}</code>", escape::html(c))).collect();
         let _ = writeln!(out, "{}; each result below is named by what differs.</p></section>", shared.join("; "));
     }
-    // Posix results are in their own section above: case counts have no mean ± CI to show.
-    let is_posix = |g: &Group<'_>| g.kind == crate::posix_text::KIND;
+    // Verdict results are in their own sections above: case counts have no mean ± CI to show.
+    let is_verdicts = |g: &Group<'_>| crate::verdicts::is_verdict_kind(g.kind);
     // A study's report: one heading per experiment row, its sweeps and results (tables and
     // charts) below it, folded when the study's figures lead the report; results of no row
     // follow.
@@ -162,8 +162,9 @@ pub fn html_report(runs: &[RunReport]) -> String {
         let of_row =
             |g: &Group<'_>| g.entries.first().is_some_and(|(_, e)| row.workloads.contains(&e.workload_title()));
         let mine: Vec<(usize, &Group<'_>)> =
-            model.results.iter().enumerate().filter(|(_, g)| !is_posix(g) && of_row(g)).collect();
-        let posix = model.results.iter().filter(|g| is_posix(g) && of_row(g)).count();
+            model.results.iter().enumerate().filter(|(_, g)| !is_verdicts(g) && of_row(g)).collect();
+        let verdicts: Vec<&str> =
+            model.results.iter().filter(|g| is_verdicts(g) && of_row(g)).map(|g| g.kind).collect();
         let skipped = experiment.iter().flat_map(|e| &e.skipped).find(|s| s.what == format!("row {}", row.id));
         let walls: Vec<u64> = runs
             .iter()
@@ -172,7 +173,7 @@ pub fn html_report(runs: &[RunReport]) -> String {
             .filter_map(|e| e.wall_ms)
             .collect();
         let wall = (!walls.is_empty()).then(|| walls.iter().sum::<u64>());
-        let counts = RowResults { results: mine.len(), posix };
+        let counts = RowResults { results: mine.len(), verdicts };
         row_heading(&mut out, row, counts, wall, skipped.map(|s| s.reason.as_str()));
         let sweeps: Vec<usize> =
             (0..model.sweeps.len()).filter(|i| row_of_sweep[*i] == Some(row.id.as_str())).collect();
@@ -198,19 +199,19 @@ pub fn html_report(runs: &[RunReport]) -> String {
             out.push_str("</details>\n");
         }
     }
-    for (i, group) in model.results.iter().enumerate().filter(|(i, g)| !shown[*i] && !is_posix(g)) {
+    for (i, group) in model.results.iter().enumerate().filter(|(i, g)| !shown[*i] && !is_verdicts(g)) {
         result_section(&mut out, &model, group, i + 1);
     }
     page_end(&mut out);
     out
 }
 
-/// How many results a row has: with a mean each, and of posix checks (whose verdicts are in
-/// the POSIX compliance section).
-#[derive(Debug, Clone, Copy)]
-struct RowResults {
+/// How many results a row has: with a mean each, and of verdict kinds (whose verdicts are in
+/// the kind's section), by their kinds.
+#[derive(Debug, Clone)]
+struct RowResults<'a> {
     results: usize,
-    posix: usize,
+    verdicts: Vec<&'a str>,
 }
 
 /// A sweep's section: its line charts, one per headline rate.
@@ -230,11 +231,11 @@ fn sweep_section(out: &mut String, model: &Model<'_>, sweep: &crate::sweep::Swee
 fn row_heading(
     out: &mut String,
     row: &crate::experiment::Row,
-    counts: RowResults,
+    counts: RowResults<'_>,
     wall_ms: Option<u64>,
     skipped: Option<&str>,
 ) {
-    let results = counts.results + counts.posix;
+    let results = counts.results + counts.verdicts.len();
     let _ = write!(
         out,
         "<section id=\"row-{}\"><h2>{}</h2><p class=\"note\">",
@@ -258,8 +259,9 @@ fn row_heading(
         None if results == 0 => out.push_str(" · no result (the run stopped before it)"),
         None => {}
     }
-    if counts.posix > 0 {
-        out.push_str(" · its verdicts are in <a href=\"#posix\">POSIX compliance</a>");
+    for (kind, words) in crate::verdict_kinds().filter(|(k, _)| counts.verdicts.contains(k)) {
+        let _ =
+            write!(out, " · its verdicts are in <a href=\"#{}\">{}</a>", escape::html(kind), escape::html(words.title));
     }
     out.push_str("</p></section>\n");
 }
@@ -330,10 +332,10 @@ fn contents(out: &mut String, model: &Model<'_>, figures: &[(&str, &str)]) {
     for (i, sweep) in model.sweeps.iter().enumerate() {
         let _ = writeln!(out, "<li><a href=\"#sweep-{}\">{}</a></li>", i + 1, escape::html(&sweep.title()));
     }
-    if model.results.iter().any(|g| g.kind == crate::posix_text::KIND) {
-        out.push_str("<li><a href=\"#posix\">POSIX compliance</a></li>\n");
+    for (kind, words) in crate::verdict_kinds().filter(|(k, _)| model.results.iter().any(|g| g.kind == *k)) {
+        let _ = writeln!(out, "<li><a href=\"#{}\">{}</a></li>", escape::html(kind), escape::html(words.title));
     }
-    for (i, g) in model.results.iter().enumerate().filter(|(_, g)| g.kind != crate::posix_text::KIND) {
+    for (i, g) in model.results.iter().enumerate().filter(|(_, g)| !crate::verdicts::is_verdict_kind(g.kind)) {
         let _ = writeln!(out, "<li><a href=\"#result-{}\">{}</a></li>", i + 1, escape::html(&g.label()));
     }
     out.push_str("</ol></nav></section>\n");
@@ -341,37 +343,13 @@ fn contents(out: &mut String, model: &Model<'_>, figures: &[(&str, &str)]) {
 
 /// The machine: one column per run, values that differ from the first run highlighted.
 fn environment_section(out: &mut String, runs: &[RunReport]) {
-    let keys = crate::model::environment_keys(runs);
-    if keys.is_empty() {
-        return;
-    }
-    out.push_str(
-        "<section id=\"environment\"><h2>Environment</h2><div class=\"table-wrap\"><table>\n<thead><tr><th></th>",
-    );
-    for run in runs {
-        let _ = write!(out, "<th>{}</th>", if runs.len() > 1 { escape::html(run.handle()) } else { "value".into() });
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for key in keys {
-        let first = runs.first().and_then(|r| env_value(r, key));
-        let _ = write!(out, "<tr><th>{}</th>", escape::html(key));
-        for run in runs {
-            let v = env_value(run, key);
-            let class = if v != first { " class=\"differs\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", escape::html(v.unwrap_or("–")));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>");
+    let Some(table) = crate::model::environment_table(runs) else { return };
+    out.push_str("<section id=\"environment\"><h2>Environment</h2>");
+    out.push_str(table.html("").trim_end_matches('\n'));
     if runs.len() > 1 {
         out.push_str("<p class=\"note\">Highlighted: differs from the first run.</p>");
     }
     out.push_str("</section>\n");
-}
-
-/// The value of environment fact `key` in `run`.
-fn env_value<'r>(run: &'r RunReport, key: &str) -> Option<&'r str> {
-    run.environment.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
 /// Per series: the target's kind, options and how it was made and mounted.
@@ -416,51 +394,8 @@ fn result_section(out: &mut String, model: &Model<'_>, group: &Group<'_>, number
     }
     let spec = group.entries.first().map(|(_, e)| e.workload_title()).unwrap_or_default();
     let _ = write!(out, "</h2>\n<p class=\"note\"><code>{}</code></p>", escape::html(&spec));
-    out.push_str("\n<div class=\"table-wrap\"><table class=\"compare\">\n<thead><tr><th>metric</th>");
-    for (s, _) in &group.entries {
-        let _ = write!(out, "<th class=\"num\">{}</th>", escape::html(model.label(*s)));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for row in group.rows() {
-        let arrow = if row.metric.better == fsarena_core::Better::Higher { "↑" } else { "↓" };
-        let _ = write!(
-            out,
-            "<tr><td class=\"metric\">{}<small title=\"{}\">{arrow}</small>",
-            escape::html(row.metric.name),
-            better_text(row.metric.better)
-        );
-        if !row.contrast.note().is_empty() {
-            let _ = write!(
-                out,
-                "<span class=\"ns\" title=\"{}\">{}</span>",
-                escape::html(row.contrast.explanation()),
-                row.contrast.note()
-            );
-        }
-        out.push_str("</td>");
-        for cell in &row.cells {
-            match cell {
-                None => out.push_str("<td class=\"num\">–</td>"),
-                Some(c) => {
-                    let class = match c.mark {
-                        Mark::Best => "num best",
-                        Mark::Worst => "num worst",
-                        Mark::None => "num",
-                    };
-                    let values: Vec<String> = c.values.iter().map(|v| humanize::value(*v, row.metric.unit)).collect();
-                    let _ = write!(
-                        out,
-                        "<td class=\"{class}\" title=\"n={}: {}\">{}</td>",
-                        c.values.len(),
-                        escape::html(&values.join(", ")),
-                        escape::html(&humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit))
-                    );
-                }
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n");
+    out.push('\n');
+    out.push_str(&group.table(model).html("compare"));
     let reps: Vec<usize> = group.entries.iter().map(|(_, e)| e.measurements.len()).collect();
     let (lo, hi) = (reps.iter().min().copied().unwrap_or(0), reps.iter().max().copied().unwrap_or(0));
     let reps = if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") };
@@ -480,13 +415,13 @@ fn result_section(out: &mut String, model: &Model<'_>, group: &Group<'_>, number
 /// result, and what only one run has.
 fn ab_section(out: &mut String, c: &AbComparison, number: usize) {
     let _ = writeln!(out, "<section id=\"ab-{number}\"><h2>A/B: {} → {}</h2>", escape::html(&c.a), escape::html(&c.b));
-    if c.rows.is_empty() && c.posix.is_empty() {
+    if c.rows.is_empty() && c.verdicts.is_empty() {
         out.push_str("<p>The runs share no result (same target, workload and part) to compare.</p>\n");
     } else if !c.rows.is_empty() {
         out.push_str(&crate::ab::ab_table(&c.rows).html("ab"));
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape::html(crate::ab::AB_NOTE));
     }
-    out.push_str(&crate::posix_markup::diff_html(&c.posix));
+    out.push_str(&crate::verdicts_markup::diff_html(&c.verdicts));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {
         if !names.is_empty() {
             let list: Vec<String> = names.iter().map(|n| format!("<li>{}</li>", escape::html(n))).collect();

@@ -7,8 +7,9 @@ use crate::model::{Mark, Model};
 use crate::significance::Contrast;
 use crate::{humanize, ExportError, Exporter, ResultEntry, RunReport};
 use comfy_table::{presets, Cell, CellAlignment, Color, Table};
+use fsarena_core::fio_text::{latency_line, latency_lines, num2str, percentile_lines};
 use fsarena_core::units::{format_count, format_iec, format_si};
-use fsarena_core::{JobResult, LatencySummary};
+use fsarena_core::JobResult;
 use std::fmt::Write as _;
 
 /// A fio-like terminal summary; `color` enables ANSI bold for the headline figures.
@@ -26,14 +27,14 @@ impl Exporter for Human {
         let mut out = String::new();
         environment_header(&mut out, report);
         for (i, entry) in report.results.iter().enumerate() {
-            let posix = crate::posix_text::is_posix(entry);
-            // A posix result is one line (its cases are in the table below); consecutive ones
-            // stay together.
-            if i > 0 && !(posix && crate::posix_text::is_posix(&report.results[i - 1])) {
+            let verdicts = crate::verdicts::is_verdicts(entry);
+            // A verdict result is one line (its cases are in the table below); consecutive
+            // ones stay together.
+            if i > 0 && !(verdicts && crate::verdicts::is_verdicts(&report.results[i - 1])) {
                 out.push('\n');
             }
-            if posix {
-                crate::posix_text::entry_line(&mut out, entry);
+            if verdicts {
+                crate::verdicts::entry_line(&mut out, entry);
             } else {
                 self.entry(&mut out, entry);
             }
@@ -43,7 +44,7 @@ impl Exporter for Human {
         // Compliance results have their own side-by-side table: a mean ± CI of case counts
         // would say nothing.
         let mut figures = report.clone();
-        figures.results.retain(|e| !crate::posix_text::is_posix(e));
+        figures.results.retain(|e| !crate::verdicts::is_verdicts(e));
         if figures.results.len() > 1 {
             out.push('\n');
             out.push_str(&comparison_table(&figures, self.color));
@@ -54,10 +55,9 @@ impl Exporter for Human {
             out.push('\n');
             out.push_str(&matrices);
         }
-        let posix = crate::posix_text::posix_text(std::slice::from_ref(report));
-        if !posix.is_empty() {
+        for table in crate::verdicts::tables(std::slice::from_ref(report)) {
             out.push('\n');
-            out.push_str(&posix);
+            out.push_str(&table.text());
         }
         // Findings come from the run as stored (its plan text holds the experiment), shown inert.
         if let Some((experiment, findings)) = crate::findings::of_run(original) {
@@ -96,56 +96,12 @@ impl Human {
         for job in m.jobs() {
             self.job(out, job, m.jobs());
         }
-        if entry.workload_kind == "io" {
-            self.all_clients(out, m);
+        // The kind's own block, registered with it (see [`crate::set_presenters`]).
+        if let Some(block) = crate::presenter(&entry.workload_kind).and_then(|p| p.text) {
+            let mut text = String::new();
+            block(&mut text, entry, m);
+            out.push_str(&if self.color { text } else { fsarena_core::run::without_bold(&text) });
         }
-        // The kind's own block, registered with it (see [`crate::set_text_blocks`]).
-        if let Some(block) = crate::text_block(&entry.workload_kind) {
-            block(out, entry, m);
-        }
-    }
-
-    /// fio client mode's "All clients" block, for a result of several clients (MPI ranks or
-    /// `clients=` mounts): every client's jobs together. Unlike fio's, whose bandwidth adds
-    /// the clients' own, its rates are the merged measurement's (all clients' bytes over the
-    /// common span) and its latencies come from the merged histogram.
-    fn all_clients(&self, out: &mut String, m: &fsarena_core::Measurement) {
-        let Some(fairness) = m.metric("client_fairness") else { return };
-        let clients = m.counters.keys().filter_map(|k| k.split_once('.')).filter(|(c, _)| c.starts_with("client"));
-        let mut names: Vec<&str> = clients.map(|(c, _)| c).collect();
-        names.dedup();
-        let _ = writeln!(out, "All clients: (clients={}, jobs={}): err= 0", names.len(), m.jobs().len());
-        for (name, d) in [("read", Direction::Read), ("write", Direction::Write)] {
-            let (Some(iops), Some(bw)) = (m.metric(&format!("{name}_iops")), m.metric(&format!("{name}_bw"))) else {
-                continue;
-            };
-            let bytes = m.counters.get(&format!("{name}_bytes")).copied().unwrap_or(0);
-            let span_ms = m.rates.get(&format!("{name}_bw")).map_or(0, |r| r.span_ns / 1_000_000);
-            let line = format!(
-                "  {}: IOPS={}, BW={}/s ({}/s)({}/{span_ms}msec)",
-                d.name(),
-                format_count(iops.value.floor()),
-                format_iec(bw.value),
-                format_si(bw.value),
-                format_iec(bytes as f64),
-            );
-            if self.color {
-                let _ = writeln!(out, "\x1b[1m{line}\x1b[0m");
-            } else {
-                let _ = writeln!(out, "{line}");
-            }
-            if let Some(h) = m.latency(name) {
-                latency_lines(out, "clat", &h.summary(&fsarena_core::FIO_PERCENTILES));
-            }
-        }
-        let value = |n: &str| m.metric(n).map_or(0.0, |x| x.value);
-        let _ = writeln!(
-            out,
-            "  per client   : bw min={}/s, max={}/s, fairness={:.2}",
-            format_iec(value("client_bw_min")),
-            format_iec(value("client_bw_max")),
-            fairness.value
-        );
     }
 
     /// fio's per-job block.
@@ -246,75 +202,6 @@ impl Human {
     }
 }
 
-/// fio's `display_lat` line and `show_clat_percentiles` block for one latency summary.
-fn latency_lines(out: &mut String, name: &str, l: &LatencySummary) {
-    latency_line(out, name, l);
-    percentile_lines(out, name, &l.percentiles);
-}
-
-/// fio's `display_lat` line (none for a summary of nothing, as fio's `calc_lat`).
-fn latency_line(out: &mut String, name: &str, l: &LatencySummary) {
-    if l.samples == 0 {
-        return;
-    }
-    // fio's nsec_to_msec / nsec_to_usec: scale down only when min, max and the spread are all
-    // large, so that small numbers keep their digits.
-    let (unit, div) = if l.min > 2_000_000 && l.max > 99_999_999 && l.stddev > 1_000_000.0 {
-        ("msec", 1_000_000)
-    } else if l.min > 2000 && l.max > 99_999 && l.stddev > 1000.0 {
-        ("usec", 1000)
-    } else {
-        ("nsec", 1)
-    };
-    let _ = writeln!(
-        out,
-        "    {name} ({unit}): min={}, max={}, avg={:5.2}, stdev={:5.2}",
-        num2str(l.min / div, 6),
-        num2str(l.max / div, 6),
-        l.mean / div as f64,
-        l.stddev / div as f64
-    );
-}
-
-/// fio's `show_clat_percentiles`: one unit for the whole list, chosen from its smallest and
-/// largest value, and as many entries per line as fit in 80 columns (4 for the defaults).
-fn percentile_lines(out: &mut String, name: &str, percentiles: &[(f64, u64)]) {
-    let mut list = percentiles.to_vec();
-    list.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (Some(minv), Some(maxv)) = (list.iter().map(|p| p.1).min(), list.iter().map(|p| p.1).max()) else {
-        return;
-    };
-    let (unit, steps, div) = if minv > 2_000_000 && maxv > 99_999_999 {
-        ("msec", 2, 1_000_000)
-    } else if minv > 2000 && maxv > 99_999 {
-        ("usec", 1, 1000)
-    } else {
-        ("nsec", 0, 1)
-    };
-    // fio's percentile_precision is that of the list; 2 covers the default 99.95 and 99.99.
-    let precision = list.iter().map(|p| decimals(p.0)).max().unwrap_or(2).max(2);
-    let time_width = digits(maxv / div).max(5);
-    let per_line = ((80 - 7) / (precision + 10 + time_width)).max(1);
-    let _ = write!(out, "    {name} percentiles ({unit}):\n     |");
-    for (j, &(p, value)) in list.iter().enumerate() {
-        if j != 0 && j % per_line == 0 {
-            out.push_str("     |");
-        }
-        // fio rounds up at each step down: (v + 999) / 1000.
-        let scaled = (0..steps).fold(value, |v, _| v.div_ceil(1000));
-        let last = j + 1 == list.len();
-        let _ = write!(
-            out,
-            " {p:w$.precision$}th=[{scaled:time_width$}]{}",
-            if last { '\n' } else { ',' },
-            w = precision + 3
-        );
-        if !last && j % per_line == per_line - 1 {
-            out.push('\n');
-        }
-    }
-}
-
 /// fio's `show_ss_normal`: `  steadystate  : attained=yes, bw=1704MiB/s (1745MB/s),
 /// iops=436k, iops mean dev=10.210%`.
 fn steadystate_line(out: &mut String, ss: &fsarena_core::fio::SteadyStateResult) {
@@ -337,37 +224,6 @@ fn steadystate_line(out: &mut String, ss: &fsarena_core::fio::SteadyStateResult)
         format_si(bw),
         num2str(ss.iops_mean, 4)
     );
-}
-
-/// Decimal places needed to print `p` exactly (up to 6, as fio's `%f`).
-fn decimals(p: f64) -> usize {
-    (0..6).find(|&d| (p * 10f64.powi(d as i32)).fract().abs() < 1e-9).unwrap_or(6)
-}
-
-/// Number of decimal digits of `n`.
-fn digits(n: u64) -> usize {
-    n.checked_ilog10().map_or(1, |l| l as usize + 1)
-}
-
-/// fio's `num2str(n, maxlen, 1, 0, N2S_NONE)`: `n` as is if it has at most `maxlen` digits,
-/// else divided by 1000 until it fits, with a k/M/G/... suffix and the decimals that still
-/// fit (`21700093` -> `21700k`, `1234567` -> `1234.6k`).
-fn num2str(n: u64, maxlen: usize) -> String {
-    const SUFFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
-    let mut whole = n;
-    let mut power = 0;
-    while digits(whole) > maxlen && power + 1 < SUFFIXES.len() {
-        whole /= 1000;
-        power += 1;
-    }
-    if power == 0 {
-        return n.to_string();
-    }
-    let value = n as f64 / 1000f64.powi(power as i32);
-    // The decimal point counts towards maxlen.
-    let room = maxlen.saturating_sub(digits(whole));
-    let places = if room <= 1 { 0 } else { (room - 1).min(3) };
-    format!("{value:.places$}{}", SUFFIXES[power])
 }
 
 /// The machine, then one line per target with how it was made and mounted.

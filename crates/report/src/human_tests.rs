@@ -1,7 +1,7 @@
 //! The fio-like text summary, line by line against fio's own.
 
 use super::*;
-use fsarena_core::{Better, DirectionResult, Measurement, Nanos, FIO_PERCENTILES};
+use fsarena_core::{Better, DirectionResult, LatencySummary, Measurement, Nanos, FIO_PERCENTILES};
 
 fn seqread() -> JobResult {
     JobResult {
@@ -163,19 +163,6 @@ fn other_workloads_list_their_metrics() {
     };
     let text = render(&RunReport { results: vec![e], ..Default::default() }, false);
     assert_eq!(text, "tmpfs · tree\n  last of 2 measured repetitions\n  file_creation : 12.3k ops/s\n");
-}
-
-#[test]
-fn number_formatting_follows_fio() {
-    assert_eq!(num2str(21_700_093, 6), "21700k");
-    assert_eq!(num2str(999_999, 6), "999999");
-    assert_eq!(num2str(1_234_567, 6), "1234.6k");
-    assert_eq!(num2str(12_345_678_901, 6), "12346M");
-    assert_eq!(decimals(99.99), 2);
-    assert_eq!(decimals(99.999), 3);
-    assert_eq!(decimals(50.0), 0);
-    assert_eq!(digits(0), 1);
-    assert_eq!(digits(99_999), 5);
 }
 
 /// fio's `show_ss_normal` line, after the issued I/Os (rates written as the read and write

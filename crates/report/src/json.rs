@@ -83,7 +83,7 @@ fn result_object(entry: &ResultEntry) -> Value {
     });
     // A compliance result (posix) names its cases: each once, with its worst outcome over
     // the repetitions.
-    let verdicts = crate::posix_text::entry_verdicts(entry);
+    let verdicts = crate::verdicts::entry_verdicts(entry);
     if let (false, Some(o)) = (verdicts.is_empty(), object.as_object_mut()) {
         o.insert("verdicts".into(), serde_json::to_value(verdicts).unwrap_or(Value::Array(Vec::new())));
     }

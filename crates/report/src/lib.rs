@@ -27,8 +27,8 @@ mod json;
 mod markdown;
 mod matrix;
 mod model;
-mod posix_markup;
-mod posix_text;
+#[cfg(test)]
+mod presenter_tests;
 mod significance;
 mod summary;
 mod sweep;
@@ -37,8 +37,10 @@ mod terminal;
 #[cfg(test)]
 mod tests;
 pub mod told;
+mod verdicts;
+mod verdicts_markup;
 
-pub use fsarena_core::run::{ResultEntry, RunReport};
+pub use fsarena_core::run::{Presenter, ResultEntry, RunReport, VerdictSection};
 
 pub use ab::{ab_table, compare_runs, compare_targets, AbComparison, AbRow, AbVerdict, AB_NOTE};
 pub use csv::Csv;
@@ -49,7 +51,7 @@ pub use human::Human;
 pub use humanize::value as format_value;
 pub use json::Json;
 pub use markdown::{markdown_report, Markdown};
-pub use posix_text::{diff_text as posix_diff_text, entry_verdicts, CaseChange, PosixDiff};
+pub use verdicts::{diff_text as verdict_diff_text, entry_verdicts, CaseChange, VerdictDiff};
 
 /// Why a report could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -101,18 +103,33 @@ pub fn utc_time(unix_secs: u64) -> String {
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", t / 3600, t / 60 % 60, t % 60)
 }
 
-/// Each workload kind's own block in a result's text, by kind name: set once per process by
-/// whoever knows the kinds (the binary, from the workload registry), read by the human output.
-/// The report crate knows no kind by name, so a kind with its own output never edits it.
-static TEXT_BLOCKS: std::sync::OnceLock<Vec<(&'static str, fsarena_core::run::TextBlock)>> = std::sync::OnceLock::new();
+/// How each workload kind presents its results, by kind name in the registry's order: set
+/// once per process by whoever knows the kinds (the binary, from the workload registry), read
+/// by every format. The report crate knows no kind by name, so a kind with its own
+/// presentation (a text block, verdicts) never edits it.
+static PRESENTERS: std::sync::OnceLock<Vec<(&'static str, Presenter)>> = std::sync::OnceLock::new();
 
-/// Registers the kinds' text blocks; the first call wins (every caller passes the same
+/// Registers the kinds' presenters; the first call wins (every caller passes the same
 /// registry).
-pub fn set_text_blocks(blocks: Vec<(&'static str, fsarena_core::run::TextBlock)>) {
-    let _ = TEXT_BLOCKS.set(blocks);
+pub fn set_presenters(presenters: Vec<(&'static str, Presenter)>) {
+    let _ = PRESENTERS.set(presenters);
 }
 
-/// The text block registered for kind `kind`.
-fn text_block(kind: &str) -> Option<fsarena_core::run::TextBlock> {
-    TEXT_BLOCKS.get()?.iter().find(|(k, _)| *k == kind).map(|(_, b)| *b)
+/// Every registered kind and its presenter, in the registry's order.
+fn presenters() -> &'static [(&'static str, Presenter)] {
+    // The unit tests register kinds of their own, whichever test runs first.
+    #[cfg(test)]
+    set_presenters(presenter_tests::presenters());
+    PRESENTERS.get().map_or(&[], Vec::as_slice)
+}
+
+/// The presenter registered for kind `kind`.
+fn presenter(kind: &str) -> Option<&'static Presenter> {
+    presenters().iter().find(|(k, _)| *k == kind).map(|(_, p)| p)
+}
+
+/// The kinds whose results are verdicts, with the words of their sections, in the registry's
+/// order.
+fn verdict_kinds() -> impl Iterator<Item = (&'static str, &'static VerdictSection)> {
+    presenters().iter().filter_map(|(k, p)| Some((*k, p.verdicts?)))
 }

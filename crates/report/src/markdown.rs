@@ -5,8 +5,8 @@
 use crate::ab::{compare_runs, AbComparison};
 use crate::charts::Chart;
 use crate::html::utc;
-use crate::model::{Group, Mark, Model};
-use crate::{escape, humanize, ExportError, Exporter, RunReport};
+use crate::model::{Group, Model};
+use crate::{escape, ExportError, Exporter, RunReport};
 use std::fmt::Write as _;
 
 /// The Markdown report as an [`Exporter`] of its text. With `charts`, the text links chart
@@ -71,7 +71,7 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             ab_section(&mut out, &compare_runs(a, b));
         }
     }
-    out.push_str(&crate::posix_markup::posix_markdown(runs));
+    out.push_str(&crate::verdicts_markup::markdown(runs));
     let matrices = crate::matrix::matrices(runs);
     if !matrices.is_empty() {
         out.push_str("\n## Clients × processes\n");
@@ -87,12 +87,12 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
             images(&mut out, &mut files, &sweep.charts(&model));
         }
     }
-    let common = crate::posix_text::common_without_posix(&model.common);
+    let common = crate::verdicts::common_without_verdicts(&model.common);
     if !common.is_empty() {
         let _ = writeln!(out, "\n## Results\n\nEvery result shares {}.", escape::markdown(&common.join("; ")));
     }
-    // Posix results are in their own section above: case counts have no mean ± CI to show.
-    for group in model.results.iter().filter(|g| g.kind != crate::posix_text::KIND) {
+    // Verdict results are in their own sections above: case counts have no mean ± CI to show.
+    for group in model.results.iter().filter(|g| !crate::verdicts::is_verdict_kind(g.kind)) {
         result_section(&mut out, charts.then_some(&mut files), &model, group);
     }
     (out, files)
@@ -100,24 +100,9 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
 
 /// The machine, one column per run.
 fn environment(out: &mut String, runs: &[RunReport]) {
-    let keys = crate::model::environment_keys(runs);
-    if keys.is_empty() {
-        return;
-    }
-    out.push_str("\n## Environment\n\n|  |");
-    for run in runs {
-        let _ = write!(out, " {} |", if runs.len() > 1 { escape::markdown(run.handle()) } else { "value".into() });
-    }
-    out.push_str("\n|---|");
-    out.push_str(&"---|".repeat(runs.len()));
-    out.push('\n');
-    for key in keys {
-        let _ = write!(out, "| {} |", escape::markdown(key));
-        for run in runs {
-            let v = run.environment.iter().find(|(k, _)| k == key).map_or("–", |(_, v)| v.as_str());
-            let _ = write!(out, " {} |", escape::markdown(v));
-        }
-        out.push('\n');
+    if let Some(table) = crate::model::environment_table(runs) {
+        out.push_str("\n## Environment\n\n");
+        out.push_str(&table.markdown());
     }
 }
 
@@ -155,39 +140,7 @@ fn result_section(out: &mut String, files: Option<&mut Vec<(String, String)>>, m
     if let Some((_, e)) = group.entries.first() {
         let _ = writeln!(out, "Workload: {}\n", escape::markdown(&e.workload_title()));
     }
-    out.push_str("| metric |");
-    for (s, _) in &group.entries {
-        let _ = write!(out, " {} |", escape::markdown(model.label(*s)));
-    }
-    out.push_str("\n|:---|");
-    out.push_str(&"---:|".repeat(group.entries.len()));
-    out.push('\n');
-    for row in group.rows() {
-        let arrow = if row.metric.better == fsarena_core::Better::Higher { "↑" } else { "↓" };
-        let note = row.contrast.note();
-        let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
-        let _ = write!(out, "| {} {arrow}{note} |", escape::markdown(row.metric.name));
-        for cell in &row.cells {
-            match cell {
-                None => out.push_str(" – |"),
-                Some(c) => {
-                    let text = escape::markdown(&humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit));
-                    match c.mark {
-                        Mark::Best => {
-                            let _ = write!(out, " **{text}** |");
-                        }
-                        Mark::Worst => {
-                            let _ = write!(out, " _{text}_ |");
-                        }
-                        Mark::None => {
-                            let _ = write!(out, " {text} |");
-                        }
-                    }
-                }
-            }
-        }
-        out.push('\n');
-    }
+    out.push_str(&group.table(model).markdown());
     out.push_str("\nMean ± half-width of the 95% confidence interval over the repetitions; **best** and _worst_ where the difference to every other target is significant (Welch's t-test, p < 0.05), (n.s.) where it is not; ↑ higher is better, ↓ lower is better.\n\n");
     if let Some(files) = files {
         images(out, files, &group.charts(model));
@@ -197,7 +150,7 @@ fn result_section(out: &mut String, files: Option<&mut Vec<(String, String)>>, m
 /// Run B against run A: one row per metric of each matching result, then what one run lacks.
 fn ab_section(out: &mut String, c: &AbComparison) {
     let _ = writeln!(out, "\n## A/B: {} → {}\n", escape::markdown(&c.a), escape::markdown(&c.b));
-    if c.rows.is_empty() && c.posix.is_empty() {
+    if c.rows.is_empty() && c.verdicts.is_empty() {
         out.push_str("The runs share no result (same target, workload and part) to compare.\n");
     } else if !c.rows.is_empty() {
         out.push_str(&crate::ab::ab_table(&c.rows).markdown());
@@ -205,7 +158,7 @@ fn ab_section(out: &mut String, c: &AbComparison) {
     if !c.rows.is_empty() {
         let _ = writeln!(out, "\n{}", escape::markdown(crate::ab::AB_NOTE));
     }
-    out.push_str(&crate::posix_markup::diff_markdown(&c.posix));
+    out.push_str(&crate::verdicts_markup::diff_markdown(&c.verdicts));
     for (side, names) in [(&c.a, &c.only_in_a), (&c.b, &c.only_in_b)] {
         if !names.is_empty() {
             let list: Vec<String> = names.iter().map(|n| escape::markdown(n)).collect();

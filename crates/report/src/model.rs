@@ -321,6 +321,44 @@ impl Group<'_> {
             .collect()
     }
 
+    /// The result's comparison table for every surface: a metric per row (its name, which
+    /// way is better, and the note of its contrast), a series per column (mean ± half-width of
+    /// the 95% interval, each repetition's value on hover), the significantly best and worst
+    /// marked.
+    pub(crate) fn table(&self, model: &Model<'_>) -> crate::table::Table {
+        use crate::table::{Cell, Column, Note, Role, Table};
+        let mut metric = Column::new("metric", false);
+        metric.role = Role::Name;
+        let mut columns = vec![metric];
+        columns.extend(self.entries.iter().map(|(s, _)| Column::new(model.label(*s), true)));
+        let mut table = Table::with(columns);
+        for row in self.rows() {
+            let arrow = if row.metric.better == Better::Higher { "↑" } else { "↓" };
+            let mut name = Cell::from(row.metric.name.to_string());
+            name.notes.push(Note { text: arrow.into(), meaning: better_text(row.metric.better).into(), aside: false });
+            if !row.contrast.note().is_empty() {
+                let (text, meaning) = (row.contrast.note().into(), row.contrast.explanation().into());
+                name.notes.push(Note { text, meaning, aside: true });
+            }
+            let mut cells = vec![name];
+            cells.extend(row.cells.iter().map(|cell| {
+                let Some(c) = cell else { return Cell::blank() };
+                let mark = match c.mark {
+                    Mark::Best => Some(crate::table::Mark::Best),
+                    Mark::Worst => Some(crate::table::Mark::Worst),
+                    Mark::None => None,
+                };
+                let text = crate::humanize::mean_ci(c.summary.mean, c.half_width(), row.metric.unit);
+                let values: Vec<String> =
+                    c.values.iter().map(|v| crate::humanize::value(*v, row.metric.unit)).collect();
+                let title = format!("n={}: {}", c.values.len(), values.join(", "));
+                Cell { title: Some(title), ..Cell::marked(text, mark) }
+            }));
+            table.push(cells);
+        }
+        table
+    }
+
     /// A bar chart per metric that varies between the series (counts and constants left
     /// out) when there are several series, then latency percentile curves and bandwidth per
     /// second for each direction that has them. A result shown by a sweep chart gets none.
@@ -467,7 +505,7 @@ pub(crate) fn varies(cells: &[Option<Cell>]) -> bool {
 }
 
 /// The environment keys of all runs, in first-seen order.
-pub(crate) fn environment_keys(runs: &[RunReport]) -> Vec<&str> {
+fn environment_keys(runs: &[RunReport]) -> Vec<&str> {
     let mut keys: Vec<&str> = Vec::new();
     for (k, _) in runs.iter().flat_map(|r| &r.environment) {
         if !keys.contains(&k.as_str()) {
@@ -475,4 +513,36 @@ pub(crate) fn environment_keys(runs: &[RunReport]) -> Vec<&str> {
         }
     }
     keys
+}
+
+/// The machine as one table for the reports: a row per environment fact, a column per run
+/// (`value` for a single run), each value that differs from the first run's marked; `None`
+/// when no run recorded one.
+pub(crate) fn environment_table(runs: &[RunReport]) -> Option<crate::table::Table> {
+    use crate::table::{Cell, Column, Mark, Role, Table};
+    let keys = environment_keys(runs);
+    if keys.is_empty() {
+        return None;
+    }
+    let column = |title: &str, role: Role| Column { title: title.to_string(), numeric: false, left: false, role };
+    let mut columns = vec![column("", Role::Heading)];
+    columns.extend(runs.iter().map(|r| column(if runs.len() > 1 { r.handle() } else { "value" }, Role::Value)));
+    let mut table = Table::with(columns);
+    let value = |run: &'_ RunReport, key: &str| -> Option<String> {
+        run.environment.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    };
+    for key in keys {
+        let first = runs.first().and_then(|r| value(r, key));
+        let mut row: Vec<Cell> = vec![key.to_string().into()];
+        row.extend(runs.iter().map(|run| match value(run, key) {
+            None if first.is_some() => Cell { mark: Some(Mark::Differs), ..Cell::blank() },
+            None => Cell::blank(),
+            Some(v) => {
+                let mark = (Some(&v) != first.as_ref()).then_some(Mark::Differs);
+                Cell::marked(v, mark)
+            }
+        }));
+        table.push(row);
+    }
+    Some(table)
 }

@@ -20,8 +20,10 @@ pub struct WorkloadKind {
     pub options: fn() -> Vec<&'static OptionDoc>,
     /// Parses and checks a spec of this kind, without side effects.
     pub parse: fn(&Spec) -> Result<Parsed, InputError>,
-    /// Its own block in a result's text, if it has one (`text = MODULE::text` on its line).
-    pub text: Option<fsarena_core::run::TextBlock>,
+    /// How the reports present its results beyond what every result shows: its own block in
+    /// a result's text (`text = MODULE::text` on its line), the words of its section when its
+    /// results are verdicts (`verdicts = PATH`).
+    pub present: fsarena_core::run::Presenter,
 }
 
 impl WorkloadKind {

@@ -22,6 +22,7 @@ mod queue;
 mod rate;
 mod shared;
 mod steady;
+pub mod text;
 pub mod verify;
 
 use files::CreatedFiles;

@@ -29,6 +29,13 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// How the reports name the kind's verdicts (registered with the kind in the registry).
+pub static VERDICTS: fsarena_core::run::VerdictSection = fsarena_core::run::VerdictSection {
+    title: "POSIX compliance",
+    unsupported_examples: "no ACLs, no immutable attribute",
+    security: "the access-control cases of every family",
+};
+
 /// The options of one `posix` run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PosixOptions {

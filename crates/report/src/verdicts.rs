@@ -1,34 +1,44 @@
-//! The results of the `posix` compliance workload, as every report shows them: one table with
-//! the syscall families as rows and the targets side by side as columns (`passed/all`, where
+//! The results of a kind whose results are verdicts (the `posix` compliance workload: its
+//! registry line says `verdicts = ...`), as every report shows them: per kind one table with
+//! the families of cases as rows and the targets side by side as columns (`passed/all`, where
 //! "all" counts the cases the target could express, `+N unsupported` for the rest), a total
 //! and a `security` row; then, per target, every failing case with what was expected and what
 //! happened, and the unsupported cases grouped by their reason.
 //!
-//! A posix workload gives one result part per family, each with the verdict of every case
-//! ([`Verdict`]). Nothing here depends on which families exist: rows are the families found.
-//! Where one target ran a case more than once (repetitions, two posix workloads), the worst
-//! outcome stands, as [`fsarena_core::Measurement::merge`] does across hosts.
+//! Such a workload gives one result part per family, each with the verdict of every case
+//! ([`Verdict`]). Nothing here depends on which kinds or families exist: rows are the families
+//! found, the section's words are the kind's ([`VerdictSection`]). Where one target ran a case
+//! more than once (repetitions, two workloads of the kind), the worst outcome stands, as
+//! [`fsarena_core::Measurement::merge`] does across hosts.
 //!
 //! This module builds the table and the comparison of cases and writes the terminal's text;
-//! [`crate::posix_markup`] writes the same for the HTML and Markdown reports.
+//! [`crate::verdicts_markup`] writes the same for the HTML and Markdown reports.
 
-use crate::{ResultEntry, RunReport};
+use crate::table::{Cell, Column as TableColumn, Mark, Role, Table};
+use crate::{ResultEntry, RunReport, VerdictSection};
 use fsarena_core::{printable, Outcome, Verdict};
 use std::fmt::Write as _;
 
-/// The workload kind whose results are verdicts, not figures.
-pub(crate) const KIND: &str = "posix";
-
-/// Whether `entry` is a result of the posix workload.
-pub(crate) fn is_posix(entry: &ResultEntry) -> bool {
-    entry.workload_kind == KIND
+/// The words of kind `kind`'s section when its results are verdicts.
+pub(crate) fn section(kind: &str) -> Option<&'static VerdictSection> {
+    crate::verdict_kinds().find(|(k, _)| *k == kind).map(|(_, s)| s)
 }
 
-/// The parameters shared per kind ([`crate::model::Model::common`]) less the posix kind's:
-/// its results are in the posix section, not among the results those words introduce.
-pub(crate) fn common_without_posix(common: &[String]) -> Vec<String> {
-    let prefix = format!("{KIND}: ");
-    common.iter().filter(|c| !c.starts_with(&prefix)).cloned().collect()
+/// Whether results of kind `kind` are verdicts.
+pub(crate) fn is_verdict_kind(kind: &str) -> bool {
+    section(kind).is_some()
+}
+
+/// Whether `entry` is a result of a kind whose results are verdicts.
+pub(crate) fn is_verdicts(entry: &ResultEntry) -> bool {
+    is_verdict_kind(&entry.workload_kind)
+}
+
+/// The parameters shared per kind ([`crate::model::Model::common`], `kind: ...`) less those of
+/// the verdict kinds: their results are in their own sections, not among the results those
+/// words introduce.
+pub(crate) fn common_without_verdicts(common: &[String]) -> Vec<String> {
+    common.iter().filter(|c| !c.split_once(": ").is_some_and(|(kind, _)| is_verdict_kind(kind))).cloned().collect()
 }
 
 /// Pass, fail and unsupported counts of a set of cases.
@@ -86,6 +96,16 @@ pub fn entry_verdicts(entry: &ResultEntry) -> Vec<Verdict> {
     out
 }
 
+/// The verdicts of several results (a target's workloads of one kind, their families): each
+/// case once, in first-run order, with its worst outcome.
+pub(crate) fn merged_verdicts<'e>(entries: impl IntoIterator<Item = &'e ResultEntry>) -> Vec<Verdict> {
+    let mut out: Vec<Verdict> = Vec::new();
+    for v in entries.into_iter().flat_map(entry_verdicts) {
+        merge_one(&mut out, &v);
+    }
+    out
+}
+
 /// Adds `v` to `list`, or replaces the case's verdict there when `v` is worse.
 fn merge_one(list: &mut Vec<Verdict>, v: &Verdict) {
     match list.iter_mut().find(|o| o.case == v.case) {
@@ -128,9 +148,13 @@ impl Column {
     }
 }
 
-/// The families side by side for every target of the runs.
+/// The families of one verdict kind side by side for every target of the runs.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct PosixTable {
+pub(crate) struct VerdictTable {
+    /// The kind.
+    pub kind: &'static str,
+    /// The words of its section.
+    pub section: &'static VerdictSection,
     /// The families, in the order they first ran.
     pub families: Vec<String>,
     /// The targets (of each run), by target then run, as the other tables of a report.
@@ -145,19 +169,24 @@ pub(crate) struct TableRow {
     pub cells: Vec<Option<Tally>>,
 }
 
-impl PosixTable {
-    /// The table of the posix results of `runs`; `None` when there are none.
-    pub(crate) fn new(runs: &[RunReport]) -> Option<Self> {
-        let posix = || {
+/// The table of every verdict kind that `runs` have results of, in the registry's order.
+pub(crate) fn tables(runs: &[RunReport]) -> Vec<VerdictTable> {
+    crate::verdict_kinds().filter_map(|(kind, section)| VerdictTable::new(runs, kind, section)).collect()
+}
+
+impl VerdictTable {
+    /// The table of the results of kind `kind` in `runs`; `None` when there are none.
+    pub(crate) fn new(runs: &[RunReport], kind: &'static str, section: &'static VerdictSection) -> Option<Self> {
+        let of_kind = || {
             runs.iter()
                 .enumerate()
                 .flat_map(|(r, run)| run.results.iter().map(move |e| (r, e)))
-                .filter(|(_, e)| is_posix(e))
+                .filter(|(_, e)| e.workload_kind == kind)
         };
-        posix().next()?;
+        of_kind().next()?;
         let mut families: Vec<String> = Vec::new();
         let mut targets: Vec<&str> = Vec::new();
-        for (_, e) in posix() {
+        for (_, e) in of_kind() {
             for v in e.measurements.iter().flat_map(|m| &m.verdicts) {
                 if !families.iter().any(|f| f == v.family()) {
                     families.push(v.family().to_string());
@@ -171,21 +200,18 @@ impl PosixTable {
         for target in targets {
             for (r, run) in runs.iter().enumerate() {
                 let entries: Vec<&ResultEntry> =
-                    run.results.iter().filter(|e| is_posix(e) && e.target_label == target).collect();
+                    run.results.iter().filter(|e| e.workload_kind == kind && e.target_label == target).collect();
                 if entries.is_empty() {
                     continue;
                 }
-                let mut all: Vec<Verdict> = Vec::new();
-                for v in entries.iter().flat_map(|e| entry_verdicts(e)) {
-                    merge_one(&mut all, &v);
-                }
+                let all = merged_verdicts(entries);
                 let by_family =
                     families.iter().map(|f| all.iter().filter(|v| v.family() == f).cloned().collect()).collect();
                 let label = if runs.len() > 1 { format!("{} {target}", runs[r].handle()) } else { target.to_string() };
                 columns.push(Column { label, families: by_family });
             }
         }
-        Some(Self { families, columns })
+        Some(Self { kind, section, families, columns })
     }
 
     /// The rows: one per family, then `total` and `security` (the security-tagged cases of
@@ -214,9 +240,75 @@ impl PosixTable {
         });
         rows
     }
+
+    /// The family table for every surface: a family per row, a target per column, the cells
+    /// where a case failed marked worst.
+    pub(crate) fn table(&self) -> Table {
+        let mut family = TableColumn::new("family", false);
+        family.role = Role::Name;
+        let mut columns = vec![family];
+        columns.extend(self.columns.iter().map(|c| TableColumn::new(&c.label, true)));
+        let mut table = Table::with(columns);
+        for row in self.rows() {
+            let mut cells: Vec<Cell> = vec![row.label.into()];
+            cells.extend(row.cells.iter().map(|cell| match cell {
+                None => Cell::blank(),
+                Some(t) => Cell::marked(t.text(), (t.failed > 0).then_some(Mark::Worst)),
+            }));
+            table.push(cells);
+        }
+        table
+    }
+
+    /// The kind's section of the terminal report: the side-by-side table, then per target its
+    /// failures (case, expected, actual, aligned) and its unsupported cases by reason. Case
+    /// texts are made inert here: they are not in the [`crate::terminal`] copy's reach.
+    pub(crate) fn text(&self) -> String {
+        let mut out = String::new();
+        let mut table = self.table();
+        // No section heading above it in a terminal: the table's own names the kind.
+        table.columns[0].title = format!("{} family", self.kind);
+        out.push_str(&table.text());
+        if self.columns.iter().any(|c| c.verdicts().any(|v| v.outcome == Outcome::Unsupported)) {
+            out.push_str("passed/all: \"all\" counts the cases the target could express; unsupported ones are apart\n");
+        }
+        for c in &self.columns {
+            let label = printable(&c.label);
+            let failures = c.failures();
+            if !failures.is_empty() {
+                let _ = writeln!(out, "\n{label}: {} failed", failures.len());
+                let rows: Vec<[String; 3]> = failures
+                    .iter()
+                    .map(|v| {
+                        let mark = if v.security { " [security]" } else { "" };
+                        [
+                            format!("{}{mark}", printable(&v.case)),
+                            printable(&v.expected).into_owned(),
+                            printable(&v.actual).into_owned(),
+                        ]
+                    })
+                    .collect();
+                let w0 = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
+                let w1 = rows.iter().map(|r| r[1].chars().count()).max().unwrap_or(0);
+                for [case, expected, actual] in rows {
+                    let _ = writeln!(out, "  {case:w0$}  expected {expected:w1$}  actual {actual}");
+                }
+            }
+            let unsupported = c.unsupported();
+            if !unsupported.is_empty() {
+                let n: usize = unsupported.iter().map(|(_, cs)| cs.len()).sum();
+                let _ = writeln!(out, "\n{label}: {n} unsupported");
+                for (why, cases) in unsupported {
+                    let names: Vec<String> = cases.iter().map(|c| printable(c).into_owned()).collect();
+                    let _ = writeln!(out, "  {}: {}", printable(why), names.join(", "));
+                }
+            }
+        }
+        out
+    }
 }
 
-/// The one line of a posix result in the terminal report: its title and counts, and the
+/// The one line of a verdict result in the terminal report: its title and counts, and the
 /// time of its last repetition (`tmpfs · posix · chmod: 35 cases, 35 passed, 0 failed, 0
 /// unsupported in 0.08 s`).
 pub(crate) fn entry_line(out: &mut String, entry: &ResultEntry) {
@@ -234,67 +326,6 @@ pub(crate) fn entry_line(out: &mut String, entry: &ResultEntry) {
         t.unsupported,
         if complete { "" } else { " (INCOMPLETE: stopped early)" }
     );
-}
-
-/// The posix section of the terminal report: the side-by-side table, then per target its
-/// failures (case, expected, actual, aligned) and its unsupported cases by reason. Empty when
-/// the runs have no posix result. Case texts are made inert here: they are not in the
-/// [`crate::terminal`] copy's reach.
-pub(crate) fn posix_text(runs: &[RunReport]) -> String {
-    let Some(table) = PosixTable::new(runs) else { return String::new() };
-    let mut out = String::new();
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
-    let mut header = vec!["posix family".to_string()];
-    header.extend(table.columns.iter().map(|c| printable(&c.label).into_owned()));
-    t.set_header(header);
-    for row in table.rows() {
-        let mut cells = vec![printable(&row.label).into_owned()];
-        cells.extend(row.cells.iter().map(|c| c.map_or_else(|| "-".to_string(), |t| t.text())));
-        t.add_row(cells);
-    }
-    for i in 1..=table.columns.len() {
-        if let Some(col) = t.column_mut(i) {
-            col.set_cell_alignment(comfy_table::CellAlignment::Right);
-        }
-    }
-    let _ = writeln!(out, "{t}");
-    if table.columns.iter().any(|c| c.verdicts().any(|v| v.outcome == Outcome::Unsupported)) {
-        out.push_str("passed/all: \"all\" counts the cases the target could express; unsupported ones are apart\n");
-    }
-    for c in &table.columns {
-        let label = printable(&c.label);
-        let failures = c.failures();
-        if !failures.is_empty() {
-            let _ = writeln!(out, "\n{label}: {} failed", failures.len());
-            let rows: Vec<[String; 3]> = failures
-                .iter()
-                .map(|v| {
-                    let mark = if v.security { " [security]" } else { "" };
-                    [
-                        format!("{}{mark}", printable(&v.case)),
-                        printable(&v.expected).into_owned(),
-                        printable(&v.actual).into_owned(),
-                    ]
-                })
-                .collect();
-            let w0 = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
-            let w1 = rows.iter().map(|r| r[1].chars().count()).max().unwrap_or(0);
-            for [case, expected, actual] in rows {
-                let _ = writeln!(out, "  {case:w0$}  expected {expected:w1$}  actual {actual}");
-            }
-        }
-        let unsupported = c.unsupported();
-        if !unsupported.is_empty() {
-            let n: usize = unsupported.iter().map(|(_, cs)| cs.len()).sum();
-            let _ = writeln!(out, "\n{label}: {n} unsupported");
-            for (why, cases) in unsupported {
-                let names: Vec<String> = cases.iter().map(|c| printable(c).into_owned()).collect();
-                let _ = writeln!(out, "  {}: {}", printable(why), names.join(", "));
-            }
-        }
-    }
-    out
 }
 
 /// How one case changed between two sides of a comparison.
@@ -316,9 +347,12 @@ pub struct CaseChange {
     pub actual: String,
 }
 
-/// The posix side of a comparison for one target and family.
+/// The verdict side of a comparison for one kind, target and family.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct PosixDiff {
+pub struct VerdictDiff {
+    /// The kind (said by where a surface puts the diff: a JSON key, a section).
+    #[serde(skip)]
+    pub kind: &'static str,
     /// The target (side B's in a baseline comparison).
     pub target: String,
     /// The family.
@@ -341,7 +375,7 @@ pub struct PosixDiff {
     pub newly_passing: Vec<CaseChange>,
 }
 
-impl PosixDiff {
+impl VerdictDiff {
     /// Side A's counts as the family table shows them: `40/42 +3 unsupported`.
     pub fn text_a(&self) -> String {
         tally(self.passed_a, self.cases_a, self.unsupported_a).text()
@@ -358,9 +392,9 @@ fn tally(passed: usize, cases: usize, unsupported: usize) -> Tally {
     Tally { passed, unsupported, failed: cases.saturating_sub(passed + unsupported) }
 }
 
-/// The per-family differences of two results of the posix workload: `a` and `b` the verdicts
+/// The per-family differences of two results of verdict kind `kind`: `a` and `b` the verdicts
 /// of one target each (or of two targets in a baseline comparison).
-pub(crate) fn diff(target: &str, a: &[Verdict], b: &[Verdict]) -> Vec<PosixDiff> {
+pub(crate) fn diff(kind: &'static str, target: &str, a: &[Verdict], b: &[Verdict]) -> Vec<VerdictDiff> {
     let mut families: Vec<&str> = Vec::new();
     for v in a.iter().chain(b) {
         if !families.contains(&v.family()) {
@@ -372,7 +406,8 @@ pub(crate) fn diff(target: &str, a: &[Verdict], b: &[Verdict]) -> Vec<PosixDiff>
         .map(|f| {
             let of = |s: &'_ [Verdict]| -> Vec<Verdict> { s.iter().filter(|v| v.family() == f).cloned().collect() };
             let (fa, fb) = (of(a), of(b));
-            let mut d = PosixDiff {
+            let mut d = VerdictDiff {
+                kind,
                 target: target.to_string(),
                 family: f.to_string(),
                 passed_a: Tally::of(&fa).passed,
@@ -405,44 +440,64 @@ pub(crate) fn diff(target: &str, a: &[Verdict], b: &[Verdict]) -> Vec<PosixDiff>
         .collect()
 }
 
-/// The posix differences as text: one line per target and family with the pass counts, then
-/// the cases newly failing (with expected and actual) and newly passing.
-pub fn diff_text(diffs: &[PosixDiff], baseline: Option<&str>) -> String {
+/// The kinds of `diffs` in the order they first come, each with its diffs.
+pub(crate) fn by_kind(diffs: &[VerdictDiff]) -> Vec<(&'static str, Vec<&VerdictDiff>)> {
+    let mut out: Vec<(&'static str, Vec<&VerdictDiff>)> = Vec::new();
+    for d in diffs {
+        match out.iter_mut().find(|(k, _)| *k == d.kind) {
+            Some((_, list)) => list.push(d),
+            None => out.push((d.kind, vec![d])),
+        }
+    }
+    out
+}
+
+/// The verdict differences as text, per kind: one line per target and family with the pass
+/// counts, then the cases newly failing (with expected and actual) and newly passing.
+pub fn diff_text(diffs: &[VerdictDiff], baseline: Option<&str>) -> String {
     let mut out = String::new();
-    if diffs.is_empty() {
-        return out;
-    }
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::ASCII_MARKDOWN).force_no_tty();
-    t.set_header(["target", "posix family", "A", "B", "newly failing", "newly passing"]);
-    for d in diffs {
-        t.add_row([
-            printable(&d.target).into_owned(),
-            printable(&d.family).into_owned(),
-            d.text_a(),
-            d.text_b(),
-            d.newly_failing.len().to_string(),
-            d.newly_passing.len().to_string(),
+    for (kind, diffs) in by_kind(diffs) {
+        let family = format!("{kind} family");
+        let mut t = Table::new(&[
+            ("target", false),
+            (&family, false),
+            ("A", false),
+            ("B", false),
+            ("newly failing", false),
+            ("newly passing", false),
         ]);
-    }
-    let _ = writeln!(out, "{t}");
-    for d in diffs {
-        for c in d.newly_failing.iter().chain(&d.newly_passing) {
-            let target = printable(&d.target);
-            let case = printable(&c.case);
-            let security = if c.security { " [security]" } else { "" };
-            // Two runs: what changed between builds; a baseline: how two targets differ.
-            let head = match (baseline, c.b) {
-                (None, Outcome::Fail) => format!("newly failing on {target}: {case}{security} (was {})", c.a.name()),
-                (None, _) => format!("newly passing on {target}: {case}{security} (was {})", c.a.name()),
-                (Some(b), _) => {
-                    format!("{target}: {case}{security} {}, {} on {}", c.b.name(), c.a.name(), printable(b))
+        for d in &diffs {
+            t.push(vec![
+                d.target.clone().into(),
+                d.family.clone().into(),
+                d.text_a().into(),
+                d.text_b().into(),
+                d.newly_failing.len().to_string().into(),
+                d.newly_passing.len().to_string().into(),
+            ]);
+        }
+        out.push_str(&t.text());
+        for d in &diffs {
+            for c in d.newly_failing.iter().chain(&d.newly_passing) {
+                let target = printable(&d.target);
+                let case = printable(&c.case);
+                let security = if c.security { " [security]" } else { "" };
+                // Two runs: what changed between builds; a baseline: how two targets differ.
+                let head = match (baseline, c.b) {
+                    (None, Outcome::Fail) => {
+                        format!("newly failing on {target}: {case}{security} (was {})", c.a.name())
+                    }
+                    (None, _) => format!("newly passing on {target}: {case}{security} (was {})", c.a.name()),
+                    (Some(b), _) => {
+                        format!("{target}: {case}{security} {}, {} on {}", c.b.name(), c.a.name(), printable(b))
+                    }
+                };
+                if c.b == Outcome::Fail {
+                    let _ =
+                        writeln!(out, "{head}: expected {}, actual {}", printable(&c.expected), printable(&c.actual));
+                } else {
+                    let _ = writeln!(out, "{head}");
                 }
-            };
-            if c.b == Outcome::Fail {
-                let _ = writeln!(out, "{head}: expected {}, actual {}", printable(&c.expected), printable(&c.actual));
-            } else {
-                let _ = writeln!(out, "{head}");
             }
         }
     }
@@ -451,5 +506,5 @@ pub fn diff_text(diffs: &[PosixDiff], baseline: Option<&str>) -> String {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-#[path = "posix_text_tests.rs"]
+#[path = "verdicts_tests.rs"]
 mod tests;

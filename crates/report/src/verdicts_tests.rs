@@ -1,7 +1,18 @@
-//! Tests of the posix table, its text, HTML and Markdown, and the comparison of cases.
+//! Tests of the verdict tables (of `posix`, a verdict kind in the tests' registry), their
+//! text, HTML and Markdown, and the comparison of cases.
 
 use super::*;
 use fsarena_core::Measurement;
+
+/// The posix table of `runs`.
+fn posix_table(runs: &[RunReport]) -> Option<VerdictTable> {
+    tables(runs).into_iter().find(|t| t.kind == "posix")
+}
+
+/// The posix section of the terminal report of `runs`.
+fn posix_text(runs: &[RunReport]) -> String {
+    posix_table(runs).map(|t| t.text()).unwrap_or_default()
+}
 
 fn v(case: &str, outcome: Outcome, security: bool, why: &str) -> Verdict {
     let (expected, actual) = match outcome {
@@ -42,7 +53,7 @@ fn run() -> RunReport {
 
 #[test]
 fn the_table_puts_families_in_rows_and_targets_in_columns() {
-    let t = PosixTable::new(&[run()]).unwrap();
+    let t = posix_table(&[run()]).unwrap();
     assert_eq!(t.families, ["rmdir", "chmod"]);
     let labels: Vec<&str> = t.columns.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(labels, ["tmpfs", "fuse"]);
@@ -122,7 +133,7 @@ fn diff_lists_newly_failing_and_newly_passing() {
         v("rmdir.c.z", Unsupported, false, "r"),
     ];
     let b = vec![v("rmdir.a.x", Fail, false, "E2"), v("rmdir.b.y", Pass, false, ""), v("rmdir.c.z", Fail, false, "E3")];
-    let d = diff("ext4", &a, &b);
+    let d = diff("posix", "ext4", &a, &b);
     assert_eq!(d.len(), 1);
     let names = |l: &[CaseChange]| l.iter().map(|c| c.case.clone()).collect::<Vec<_>>();
     assert_eq!(names(&d[0].newly_failing), ["rmdir.a.x", "rmdir.c.z"]);
