@@ -14,6 +14,7 @@ mod fuse;
 mod gluster;
 mod kinds;
 pub mod memory;
+pub mod passthrough;
 pub mod recorder;
 pub mod requirements;
 pub mod safefs;

@@ -15,7 +15,8 @@
 //! as the block recorder's: nothing here waits on a loop device, and every FUSE wait is
 //! killable, so a SIGKILLed fsarena always exits and its end closes the connection.
 //! Hand-written because the point is the log: no passthrough crate logs its operations. The
-//! passthrough itself, and why it never follows a link the daemon made: [`super::passthrough`].
+//! passthrough itself, and why it never follows a link the daemon made: [`crate::passthrough`];
+//! what the recorder adds to it: [`super::recording`].
 
 use crate::TargetError;
 use std::ffi::OsStr;
@@ -215,7 +216,7 @@ impl FileRecorder {
         let log: Shared = Arc::new(Mutex::new(FileLog { max: max_log, ..FileLog::default() }));
         let root = crate::beneath::HeldDir::open(backing)
             .map_err(|e| TargetError(format!("cannot open the file recorder's directory: {e}")))?;
-        let fs = super::passthrough::Passthrough::new(root, log.clone());
+        let fs = crate::passthrough::Passthrough::new(root, super::recording::Recording { log: log.clone() });
         let options = [
             fuser::MountOption::FSName("fsarena-file-recorder".into()),
             fuser::MountOption::RW,

@@ -18,8 +18,8 @@
 
 pub mod files;
 pub mod log;
-mod passthrough;
 mod process;
+mod recording;
 mod server;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -1,30 +1,85 @@
-//! The FUSE operations of the logging passthrough, each acting as [`super`] says: beneath the
-//! backing directory's descriptor, no link followed, nothing blocking.
+//! The FUSE operations of the passthrough, each acting as [`super`] says (beneath the backing
+//! directory's descriptor, no link followed, nothing blocking) and calling its hooks.
 
-use super::{errno, raw, Passthrough, XattrAt, TTL, XATTR_MAX};
-use crate::recorder::files::{lock, FileOp, PIECE};
+use super::backing::XattrAt;
+use super::{raw, Feature, Hooks, Inode, Passthrough, TTL, XATTR_MAX};
+use crate::recorder::files::FileOp;
 use fuser::{
-    FileType, Filesystem, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen,
-    ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow,
+    FileAttr, FileType, Filesystem, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
+    ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow,
 };
-use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, OFlags};
 use std::ffi::{OsStr, OsString};
-use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-impl Filesystem for Passthrough {
+impl<H: Hooks> Passthrough<H> {
+    /// The attributes answered for `rel`, as the hooks have them (`made`: see [`Hooks::attr`]);
+    /// ENOENT for what they do not serve (by what the backing directory holds, not by the
+    /// type they answer).
+    fn answer(&mut self, rel: &Path, made: bool) -> Result<FileAttr, i32> {
+        let a = self.backing.attr(rel)?;
+        if !self.hooks.serves(a.kind) {
+            return Err(libc::ENOENT);
+        }
+        Ok(self.hooks.attr(Inode { ino: a.ino, path: rel }, a, made))
+    }
+
+    fn entry(&mut self, rel: &Path, made: bool, reply: ReplyEntry) {
+        match self.answer(rel, made) {
+            Ok(a) => reply.entry(&TTL, &a, 0),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    /// unlink, or rmdir when `dir`: done, then reported.
+    fn remove(&mut self, parent: u64, name: &OsStr, dir: bool) -> Result<(), i32> {
+        let rel = self.backing.child(parent, name)?;
+        self.backing.remove(&rel, dir)?;
+        self.hooks.done(if dir { FileOp::Rmdir { path: rel.clone() } } else { FileOp::Unlink { path: rel.clone() } });
+        self.backing.forget_path(&rel);
+        Ok(())
+    }
+
+    /// Creates the regular file `rel` with `mode`, reported; open for reading and writing.
+    fn make_file(&mut self, rel: &Path, mode: u32) -> Result<std::fs::File, i32> {
+        let f = self.backing.make_file(rel, mode)?;
+        self.hooks.done(FileOp::Create { path: rel.to_path_buf(), mode: mode & 0o7777 });
+        Ok(f)
+    }
+
+    /// ENOSYS unless the hooks serve `feature`.
+    fn supported(&self, feature: Feature) -> Result<(), i32> {
+        if !self.hooks.supports(feature) {
+            return Err(libc::ENOSYS);
+        }
+        Ok(())
+    }
+
+    /// The path of `ino`, if the hooks serve `feature` (ENOSYS if not).
+    fn path_for(&self, ino: u64, feature: Feature) -> Result<PathBuf, i32> {
+        self.supported(feature)?;
+        self.backing.path_of(ino)
+    }
+}
+
+impl<H: Hooks> Filesystem for Passthrough<H> {
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
-        match self.child(parent, name) {
-            Ok(rel) => self.entry(&rel, reply),
+        if let Some(a) = self.hooks.lookup(parent, name) {
+            return reply.entry(&TTL, &a, 0);
+        }
+        match self.backing.child(parent, name) {
+            Ok(rel) => self.entry(&rel, false, reply),
             Err(e) => reply.error(e),
         }
     }
 
     fn getattr(&mut self, _req: &Request<'_>, ino: u64, _fh: Option<u64>, reply: ReplyAttr) {
-        match self.rel(ino).and_then(|rel| self.attr(&rel)) {
+        if let Some(a) = self.hooks.getattr(ino) {
+            return reply.attr(&TTL, &a);
+        }
+        match self.backing.path_of(ino).and_then(|rel| self.answer(&rel, false)) {
             Ok(a) => reply.attr(&TTL, &a),
             Err(e) => reply.error(e),
         }
@@ -49,27 +104,25 @@ impl Filesystem for Passthrough {
         reply: ReplyAttr,
     ) {
         let r = (|| {
-            let rel = self.rel(ino)?;
+            let rel = self.backing.path_of(ino)?;
             if let Some(m) = mode {
-                self.chmod(&rel, m & 0o7777)?;
+                self.backing.chmod(&rel, m & 0o7777)?;
+                self.hooks.done(FileOp::Chmod { path: rel.clone(), mode: m & 0o7777 });
             }
             if uid.is_some() || gid.is_some() {
                 // Owners are not part of what a daemon's crash state is checked for: done,
-                // not logged (the state is rebuilt as root).
-                self.chown(&rel, uid, gid)?;
+                // not reported (the state is rebuilt as root).
+                self.backing.chown(&rel, uid, gid)?;
             }
             if let Some(s) = size {
-                match fh.and_then(|h| self.files.get(&h)) {
-                    Some(f) => f.set_len(s).map_err(|e| errno(&e))?,
-                    None => self.open_regular(&rel, OFlags::WRONLY)?.set_len(s).map_err(|e| errno(&e))?,
-                }
-                self.log(FileOp::Truncate { id: ino, path: rel.clone(), size: s });
+                self.hooks.truncate(&self.backing, Inode { ino, path: &rel }, fh, s)?;
+                self.hooks.done(FileOp::Truncate { id: ino, path: rel.clone(), size: s });
             }
             if atime.is_some() || mtime.is_some() {
-                // Timestamps are never compared: set, not logged.
-                self.set_times(&rel, atime, mtime)?;
+                // Timestamps are never compared: set, not reported.
+                self.backing.set_times(&rel, atime, mtime)?;
             }
-            self.attr(&rel)
+            self.answer(&rel, false)
         })();
         match r {
             Ok(a) => reply.attr(&TTL, &a),
@@ -78,8 +131,11 @@ impl Filesystem for Passthrough {
     }
 
     fn readlink(&mut self, _req: &Request<'_>, ino: u64, reply: ReplyData) {
-        let r = self.rel(ino).and_then(|rel| {
-            let (dir, name) = self.parent(&rel)?;
+        if let Some(target) = self.hooks.readlink(&self.backing, ino) {
+            return reply.data(&target);
+        }
+        let r = self.backing.path_of(ino).and_then(|rel| {
+            let (dir, name) = self.backing.parent(&rel)?;
             rfs::readlinkat(&dir, &name, Vec::new()).map_err(raw)
         });
         match r {
@@ -98,30 +154,28 @@ impl Filesystem for Passthrough {
         _rdev: u32,
         reply: ReplyEntry,
     ) {
+        if let Err(e) = self.supported(Feature::Mknod) {
+            return reply.error(e);
+        }
         // Regular files only: a daemon keeps data, not devices or FIFOs.
         if mode & libc::S_IFMT != libc::S_IFREG {
             return reply.error(libc::EPERM);
         }
-        let r = self.child(parent, name).and_then(|rel| self.make_file(&rel, mode).map(|_| rel));
+        let r = self.backing.child(parent, name).and_then(|rel| self.make_file(&rel, mode).map(|_| rel));
         match r {
-            Ok(rel) => self.entry(&rel, reply),
+            Ok(rel) => self.entry(&rel, true, reply),
             Err(e) => reply.error(e),
         }
     }
 
     fn mkdir(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, mode: u32, _umask: u32, reply: ReplyEntry) {
-        let r = self.child(parent, name).and_then(|rel| {
-            let (dir, last) = self.parent(&rel)?;
-            rfs::mkdirat(&dir, &last, Mode::from_raw_mode(0o700)).map_err(raw)?;
-            self.log(FileOp::Mkdir { path: rel.clone(), mode: mode & 0o7777 });
-            let made = rfs::openat(&dir, &last, OFlags::DIRECTORY | OFlags::RDONLY | OFlags::NOFOLLOW, Mode::empty());
-            if let Ok(fd) = made {
-                let _ = rfs::fchmod(&fd, Mode::from_raw_mode(mode & 0o7777));
-            }
+        let r = self.backing.child(parent, name).and_then(|rel| {
+            self.backing.make_dir(&rel, mode)?;
+            self.hooks.done(FileOp::Mkdir { path: rel.clone(), mode: mode & 0o7777 });
             Ok(rel)
         });
         match r {
-            Ok(rel) => self.entry(&rel, reply),
+            Ok(rel) => self.entry(&rel, true, reply),
             Err(e) => reply.error(e),
         }
     }
@@ -141,14 +195,15 @@ impl Filesystem for Passthrough {
     }
 
     fn symlink(&mut self, _req: &Request<'_>, parent: u64, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
-        let r = self.child(parent, link_name).and_then(|rel| {
-            let (dir, name) = self.parent(&rel)?;
+        let r = self.supported(Feature::Symlinks).and_then(|()| {
+            let rel = self.backing.child(parent, link_name)?;
+            let (dir, name) = self.backing.parent(&rel)?;
             rfs::symlinkat(target, &dir, &name).map_err(raw)?;
-            self.log(FileOp::Symlink { path: rel.clone(), target: target.to_path_buf() });
+            self.hooks.done(FileOp::Symlink { path: rel.clone(), target: target.to_path_buf() });
             Ok(rel)
         });
         match r {
-            Ok(rel) => self.entry(&rel, reply),
+            Ok(rel) => self.entry(&rel, true, reply),
             Err(e) => reply.error(e),
         }
     }
@@ -167,23 +222,11 @@ impl Filesystem for Passthrough {
         if flags != 0 {
             return reply.error(libc::EINVAL);
         }
-        let r = self.child(parent, name).and_then(|from| {
-            let to = self.child(newparent, newname)?;
-            let (from_dir, from_name) = self.parent(&from)?;
-            let (to_dir, to_name) = self.parent(&to)?;
-            rfs::renameat(&from_dir, &from_name, &to_dir, &to_name).map_err(raw)?;
-            self.log(FileOp::Rename { from: from.clone(), to: to.clone() });
-            self.forget_path(&to);
-            // Every known path at or below `from` moves below `to`.
-            let moved: Vec<(PathBuf, u64)> =
-                self.inos.iter().filter(|(p, _)| p.starts_with(&from)).map(|(p, i)| (p.clone(), *i)).collect();
-            for (p, i) in moved {
-                let Ok(rest) = p.strip_prefix(&from) else { continue };
-                let new = if rest.as_os_str().is_empty() { to.clone() } else { to.join(rest) };
-                self.inos.remove(&p);
-                self.inos.insert(new.clone(), i);
-                self.paths.insert(i, new);
-            }
+        let r = self.backing.child(parent, name).and_then(|from| {
+            let to = self.backing.child(newparent, newname)?;
+            self.hooks.rename(&self.backing, &from, &to)?;
+            self.hooks.done(FileOp::Rename { from: from.clone(), to: to.clone() });
+            self.backing.moved(&from, &to);
             Ok(())
         });
         match r {
@@ -193,17 +236,17 @@ impl Filesystem for Passthrough {
     }
 
     fn link(&mut self, _req: &Request<'_>, ino: u64, newparent: u64, newname: &OsStr, reply: ReplyEntry) {
-        let r = self.rel(ino).and_then(|from| {
-            let to = self.child(newparent, newname)?;
-            let (from_dir, from_name) = self.parent(&from)?;
-            let (to_dir, to_name) = self.parent(&to)?;
+        let r = self.path_for(ino, Feature::HardLinks).and_then(|from| {
+            let to = self.backing.child(newparent, newname)?;
+            let (from_dir, from_name) = self.backing.parent(&from)?;
+            let (to_dir, to_name) = self.backing.parent(&to)?;
             // Without AT_SYMLINK_FOLLOW: a link is linked as itself.
             rfs::linkat(&from_dir, &from_name, &to_dir, &to_name, AtFlags::empty()).map_err(raw)?;
-            self.log(FileOp::Link { from: from.clone(), to: to.clone() });
+            self.hooks.done(FileOp::Link { from: from.clone(), to: to.clone() });
             Ok(from)
         });
         // The new name answers with the inode the kernel asked about.
-        match r.and_then(|from| self.attr(&from)) {
+        match r.and_then(|from| self.answer(&from, false)) {
             Ok(a) => reply.entry(&TTL, &a, 0),
             Err(e) => reply.error(e),
         }
@@ -215,9 +258,11 @@ impl Filesystem for Passthrough {
             libc::O_RDWR => OFlags::RDWR,
             _ => OFlags::RDONLY,
         };
-        match self.rel(ino).and_then(|rel| self.open_regular(&rel, access)) {
-            Ok(f) => {
-                let fh = self.handle(f);
+        let r = self.backing.path_of(ino).and_then(|rel| Ok((self.backing.open_regular(&rel, access)?, rel)));
+        match r {
+            Ok((f, rel)) => {
+                let fh = self.backing.handle(f);
+                self.hooks.opened(&self.backing, Inode { ino, path: &rel }, false);
                 reply.opened(fh, 0);
             }
             Err(e) => reply.error(e),
@@ -234,10 +279,11 @@ impl Filesystem for Passthrough {
         _flags: i32,
         reply: ReplyCreate,
     ) {
-        let r = self.child(parent, name).and_then(|rel| self.make_file(&rel, mode).map(|f| (rel, f)));
-        match r.and_then(|(rel, f)| Ok((self.attr(&rel)?, f))) {
-            Ok((a, f)) => {
-                let fh = self.handle(f);
+        let r = self.backing.child(parent, name).and_then(|rel| self.make_file(&rel, mode).map(|f| (rel, f)));
+        match r.and_then(|(rel, f)| Ok((self.answer(&rel, true)?, f, rel))) {
+            Ok((a, f, rel)) => {
+                let fh = self.backing.handle(f);
+                self.hooks.opened(&self.backing, Inode { ino: a.ino, path: &rel }, true);
                 reply.created(&TTL, &a, 0, fh, 0);
             }
             Err(e) => reply.error(e),
@@ -247,7 +293,7 @@ impl Filesystem for Passthrough {
     fn read(
         &mut self,
         _req: &Request<'_>,
-        _ino: u64,
+        ino: u64,
         fh: u64,
         offset: i64,
         size: u32,
@@ -255,17 +301,10 @@ impl Filesystem for Passthrough {
         _lock_owner: Option<u64>,
         reply: ReplyData,
     ) {
-        let Some(f) = self.files.get(&fh) else { return reply.error(libc::EBADF) };
-        let mut buf = vec![0u8; size as usize];
-        let mut done = 0;
-        while done < buf.len() {
-            match f.read_at(&mut buf[done..], offset.max(0) as u64 + done as u64) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(e) => return reply.error(errno(&e)),
-            }
+        match self.hooks.read(&self.backing, ino, fh, offset.max(0) as u64, size) {
+            Ok(data) => reply.data(&data),
+            Err(e) => reply.error(e),
         }
-        reply.data(&buf[..done]);
     }
 
     fn write(
@@ -281,46 +320,45 @@ impl Filesystem for Passthrough {
         reply: ReplyWrite,
     ) {
         let offset = offset.max(0) as u64;
-        let r = self.rel(ino).and_then(|rel| {
-            lock(&self.log).room(data.len() as u64)?;
-            let f = self.files.get(&fh).ok_or(libc::EBADF)?;
-            f.write_all_at(data, offset).map_err(|e| errno(&e))?;
-            lock(&self.log).log_write(ino, &rel, offset, data)
-        });
+        let r = self
+            .backing
+            .path_of(ino)
+            .and_then(|rel| self.hooks.write(&self.backing, Inode { ino, path: &rel }, fh, offset, data));
         match r {
             Ok(()) => reply.written(data.len() as u32),
             Err(e) => reply.error(e),
         }
     }
 
-    fn flush(&mut self, _req: &Request<'_>, _ino: u64, _fh: u64, _lock_owner: u64, reply: ReplyEmpty) {
-        reply.ok();
+    fn flush(&mut self, _req: &Request<'_>, ino: u64, _fh: u64, _lock_owner: u64, reply: ReplyEmpty) {
+        match self.hooks.flush(&self.backing, ino) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
     }
 
     fn release(
         &mut self,
         _req: &Request<'_>,
-        _ino: u64,
+        ino: u64,
         fh: u64,
         _flags: i32,
         _lock_owner: Option<u64>,
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        self.files.remove(&fh);
-        reply.ok();
+        let r = self.hooks.release(&self.backing, ino, fh);
+        self.backing.close(fh);
+        match r {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
     }
 
-    fn fsync(&mut self, _req: &Request<'_>, ino: u64, fh: u64, _datasync: bool, reply: ReplyEmpty) {
-        let r = self.rel(ino).and_then(|rel| {
-            // Logged, not done: crash states are rebuilt from this log, never from the backing
-            // files, so their durability plays no part; a real fsync here waited on the host's
-            // disk with every other writer on it (seconds per case on a busy machine). The file
-            // is still checked to be one this server serves.
-            if !self.files.contains_key(&fh) {
-                drop(self.open_data(&rel, OFlags::RDONLY, libc::EINVAL)?);
-            }
-            self.log(FileOp::Fsync { id: ino, path: rel });
+    fn fsync(&mut self, _req: &Request<'_>, ino: u64, fh: u64, datasync: bool, reply: ReplyEmpty) {
+        let r = self.backing.path_of(ino).and_then(|rel| {
+            self.hooks.fsync(&self.backing, Inode { ino, path: &rel }, fh, datasync)?;
+            self.hooks.done(FileOp::Fsync { id: ino, path: rel });
             Ok(())
         });
         match r {
@@ -334,24 +372,21 @@ impl Filesystem for Passthrough {
     }
 
     fn readdir(&mut self, _req: &Request<'_>, ino: u64, _fh: u64, offset: i64, mut reply: ReplyDirectory) {
-        let rel = match self.rel(ino) {
+        let rel = match self.backing.path_of(ino) {
             Ok(r) => r,
             Err(e) => return reply.error(e),
         };
-        let listed = self
-            .open_node(&rel, OFlags::DIRECTORY | OFlags::RDONLY)
-            .and_then(|fd| rfs::Dir::new(fd).map_err(raw))
-            .and_then(|dir| {
-                let mut names = Vec::new();
-                for e in dir {
-                    let e = e.map_err(raw)?;
-                    let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
-                    if name != "." && name != ".." {
-                        names.push((name, e.file_type()));
-                    }
+        let listed = self.backing.open_dir(&rel).and_then(|fd| rfs::Dir::new(fd).map_err(raw)).and_then(|dir| {
+            let mut names = Vec::new();
+            for e in dir {
+                let e = e.map_err(raw)?;
+                let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
+                if name != "." && name != ".." {
+                    names.push((name, e.file_type()));
                 }
-                Ok(names)
-            });
+            }
+            Ok(names)
+        });
         let mut names = match listed {
             Ok(n) => n,
             Err(e) => return reply.error(e),
@@ -360,12 +395,15 @@ impl Filesystem for Passthrough {
         let mut entries: Vec<(u64, FileType, OsString)> =
             vec![(ino, FileType::Directory, ".".into()), (fuser::FUSE_ROOT_ID, FileType::Directory, "..".into())];
         for (name, t) in names {
+            if t != rfs::FileType::Unknown && !self.hooks.serves(super::kind(t.as_raw_mode())) {
+                continue;
+            }
             let kind = match t {
                 rfs::FileType::Directory => FileType::Directory,
                 rfs::FileType::Symlink => FileType::Symlink,
                 _ => FileType::RegularFile,
             };
-            let child = self.ino_of(&rel.join(&name));
+            let child = self.backing.ino_of(&rel.join(&name));
             entries.push((child, kind, name));
         }
         for (i, (child, kind, name)) in entries.into_iter().enumerate().skip(offset.max(0) as usize) {
@@ -381,10 +419,9 @@ impl Filesystem for Passthrough {
     }
 
     fn fsyncdir(&mut self, _req: &Request<'_>, ino: u64, _fh: u64, _datasync: bool, reply: ReplyEmpty) {
-        let r = self.rel(ino).and_then(|rel| {
-            // Logged, not done, as fsync above.
-            drop(self.open_node(&rel, OFlags::DIRECTORY | OFlags::RDONLY)?);
-            self.log(FileOp::FsyncDir { path: rel });
+        let r = self.backing.path_of(ino).and_then(|rel| {
+            self.hooks.fsyncdir(&self.backing, Inode { ino, path: &rel })?;
+            self.hooks.done(FileOp::FsyncDir { path: rel });
             Ok(())
         });
         match r {
@@ -394,7 +431,7 @@ impl Filesystem for Passthrough {
     }
 
     fn statfs(&mut self, _req: &Request<'_>, _ino: u64, reply: ReplyStatfs) {
-        match rfs::fstatvfs(self.root.fd()) {
+        match self.backing.statvfs() {
             Ok(s) => reply.statfs(
                 s.f_blocks,
                 s.f_bfree,
@@ -405,7 +442,7 @@ impl Filesystem for Passthrough {
                 255,
                 s.f_frsize as u32,
             ),
-            Err(e) => reply.error(raw(e)),
+            Err(e) => reply.error(e),
         }
     }
 
@@ -419,14 +456,14 @@ impl Filesystem for Passthrough {
         _position: u32,
         reply: ReplyEmpty,
     ) {
-        let r = self.rel(ino).and_then(|rel| {
+        let r = self.path_for(ino, Feature::Xattrs).and_then(|rel| {
             let flags = rfs::XattrFlags::from_bits_truncate(flags as u32);
-            match self.xattr_at(&rel)? {
+            match self.backing.xattr_at(&rel)? {
                 XattrAt::Fd(fd) => rfs::fsetxattr(fd, name, value, flags),
                 XattrAt::Path(p, _dir) => rfs::lsetxattr(&p, name, value, flags),
             }
             .map_err(raw)?;
-            self.log(FileOp::Xattr { path: rel, name: name.as_bytes().to_vec(), value: Some(value.to_vec()) });
+            self.hooks.done(FileOp::Xattr { path: rel, name: name.as_bytes().to_vec(), value: Some(value.to_vec()) });
             Ok(())
         });
         match r {
@@ -436,9 +473,9 @@ impl Filesystem for Passthrough {
     }
 
     fn getxattr(&mut self, _req: &Request<'_>, ino: u64, name: &OsStr, size: u32, reply: ReplyXattr) {
-        let r = self.rel(ino).and_then(|rel| {
+        let r = self.path_for(ino, Feature::Xattrs).and_then(|rel| {
             let mut buf = vec![0u8; XATTR_MAX];
-            let n = match self.xattr_at(&rel)? {
+            let n = match self.backing.xattr_at(&rel)? {
                 XattrAt::Fd(fd) => rfs::fgetxattr(fd, name, &mut buf[..]),
                 XattrAt::Path(p, _dir) => rfs::lgetxattr(&p, name, &mut buf[..]),
             }
@@ -450,9 +487,9 @@ impl Filesystem for Passthrough {
     }
 
     fn listxattr(&mut self, _req: &Request<'_>, ino: u64, size: u32, reply: ReplyXattr) {
-        let r = self.rel(ino).and_then(|rel| {
+        let r = self.path_for(ino, Feature::Xattrs).and_then(|rel| {
             let mut buf = vec![0u8; XATTR_MAX];
-            let n = match self.xattr_at(&rel)? {
+            let n = match self.backing.xattr_at(&rel)? {
                 XattrAt::Fd(fd) => rfs::flistxattr(fd, &mut buf[..]),
                 XattrAt::Path(p, _dir) => rfs::llistxattr(&p, &mut buf[..]),
             }
@@ -464,13 +501,13 @@ impl Filesystem for Passthrough {
     }
 
     fn removexattr(&mut self, _req: &Request<'_>, ino: u64, name: &OsStr, reply: ReplyEmpty) {
-        let r = self.rel(ino).and_then(|rel| {
-            match self.xattr_at(&rel)? {
+        let r = self.path_for(ino, Feature::Xattrs).and_then(|rel| {
+            match self.backing.xattr_at(&rel)? {
                 XattrAt::Fd(fd) => rfs::fremovexattr(fd, name),
                 XattrAt::Path(p, _dir) => rfs::lremovexattr(&p, name),
             }
             .map_err(raw)?;
-            self.log(FileOp::Xattr { path: rel, name: name.as_bytes().to_vec(), value: None });
+            self.hooks.done(FileOp::Xattr { path: rel, name: name.as_bytes().to_vec(), value: None });
             Ok(())
         });
         match r {
@@ -494,36 +531,10 @@ impl Filesystem for Passthrough {
         reply: ReplyEmpty,
     ) {
         let (off, len) = (offset.max(0) as u64, length.max(0) as u64);
-        let r = self.rel(ino).and_then(|rel| {
-            let f = self.files.get(&fh).ok_or(libc::EBADF)?;
-            let before = f.metadata().map_err(|e| errno(&e))?.len();
-            // An allocation kept past the end is replayed into every crash state: it counts
-            // against max_log like written data (a daemon allocating terabytes gets ENOSPC).
-            let allocates = mode & libc::FALLOC_FL_KEEP_SIZE != 0 && mode & libc::FALLOC_FL_PUNCH_HOLE == 0;
-            if allocates {
-                lock(&self.log).room(len)?;
-            }
-            let flags = rfs::FallocateFlags::from_bits_truncate(mode as u32);
-            rfs::fallocate(f.as_fd(), flags, off, len).map_err(raw)?;
-            let after = f.metadata().map_err(|e| errno(&e))?.len();
-            if mode & (libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE) != 0 {
-                // Zeroed bytes are data, logged as writes of zeros (within the file).
-                let end = (off + len).min(after);
-                let mut at = off;
-                while at < end {
-                    let n = (PIECE - at % PIECE).min(end - at);
-                    lock(&self.log).log_write(ino, &rel, at, &vec![0u8; n as usize])?;
-                    at += n;
-                }
-            }
-            if after != before {
-                self.log(FileOp::Truncate { id: ino, path: rel.clone(), size: after });
-            }
-            if allocates {
-                lock(&self.log).log_allocate(ino, &rel, off, len);
-            }
-            Ok(())
-        });
+        let r = self
+            .backing
+            .path_of(ino)
+            .and_then(|rel| self.hooks.fallocate(&self.backing, Inode { ino, path: &rel }, fh, off..off + len, mode));
         match r {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e),
