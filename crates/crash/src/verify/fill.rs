@@ -222,7 +222,7 @@ impl Filler<'_> {
                     // The header's bytes 16..24 are the seed (see fsarena_io::io::verify).
                     let outcome = match piece {
                         None => Err("the file is shorter than what was written".to_string()),
-                        Some(p) => check(p, off).and_then(|()| {
+                        Some(p) => check(p, off).map_err(|e| e.to_string()).and_then(|()| {
                             let stored = u64::from_le_bytes(p[16..24].try_into().unwrap_or_default());
                             if stored == w.seed {
                                 Ok(())

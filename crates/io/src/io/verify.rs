@@ -146,23 +146,71 @@ pub fn stamp_with(method: &VerifyMethod, buf: &mut [u8], offset: u64, unit: u64,
     }
 }
 
-/// Checks a unit of any method but crc32c (its header says which); the error says what.
-fn check_other(piece: &[u8]) -> Result<(), String> {
-    let method = VerifyMethod::from_tag(piece[3]).ok_or("unknown verify header")?;
+/// Why a unit read back fails its check: the one error the data family's verify blocks give
+/// another crate (crash's `verify` reads them back too). Displayed as the reports say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mismatch {
+    /// No verify header: the block was never written, or something else overwrote it.
+    NoHeader,
+    /// A header of a method fsarena does not know.
+    UnknownHeader,
+    /// Shorter than its method's header.
+    Short,
+    /// crc32c's stored and computed checksums.
+    Crc {
+        /// In the header.
+        stored: u32,
+        /// Of the data read.
+        computed: u32,
+    },
+    /// The data is not `verify_pattern` repeated.
+    Pattern,
+    /// A digest (md5, sha256, ...) differs: the method's fio name.
+    Digest(&'static str),
+    /// The header says the block belongs at another offset.
+    Misplaced {
+        /// The offset in the header.
+        at: u64,
+    },
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoHeader => {
+                f.write_str("no verify header (the block was never written, or was overwritten by something else)")
+            }
+            Self::UnknownHeader => f.write_str("unknown verify header"),
+            Self::Short => f.write_str("unit shorter than its verify header"),
+            Self::Crc { stored, computed } => {
+                write!(f, "crc32c mismatch: stored {stored:08x}, computed {computed:08x}")
+            }
+            Self::Pattern => f.write_str("pattern mismatch: the data is not the verify_pattern repeated"),
+            Self::Digest(name) => write!(f, "{name} mismatch"),
+            Self::Misplaced { at } => write!(f, "block belongs at offset {at}: misplaced data"),
+        }
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// Checks a unit of any method but crc32c (its header says which).
+fn check_other(piece: &[u8]) -> Result<(), Mismatch> {
+    let method = VerifyMethod::from_tag(piece[3]).ok_or(Mismatch::UnknownHeader)?;
     if piece.len() < method.header_len() {
-        return Err("unit shorter than its verify header".into());
+        return Err(Mismatch::Short);
     }
     if let VerifyMethod::Pattern(_) = method {
         let len = u32::from_le_bytes([piece[4], piece[5], piece[6], piece[7]]) as usize;
         let body = &piece[24..];
         if len == 0 || len > body.len() || body.iter().enumerate().any(|(i, b)| *b != body[i % len]) {
-            return Err("pattern mismatch: the data is not the verify_pattern repeated".into());
+            return Err(Mismatch::Pattern);
         }
         return Ok(());
     }
     let stored = &piece[24..24 + method.digest_len()];
     if method.digest(piece) != stored {
-        return Err(format!("{} mismatch", method.fio_name()));
+        return Err(Mismatch::Digest(method.fio_name()));
     }
     Ok(())
 }
@@ -190,24 +238,24 @@ pub fn mark(written: &mut [u64], offset: u64, n: u64, unit: u64) {
     }
 }
 
-/// Checks one unit read back from `offset`; the error says what is wrong.
-pub fn check(piece: &[u8], offset: u64) -> Result<(), String> {
+/// Checks one unit read back from `offset`.
+pub fn check(piece: &[u8], offset: u64) -> Result<(), Mismatch> {
     if piece.len() >= 24 && piece[0..3] == MAGIC[..3] && piece[3] != MAGIC[3] {
         check_other(piece)?;
     } else if &piece[0..4] != MAGIC {
-        return Err("no verify header (the block was never written, or was overwritten by something else)".into());
+        return Err(Mismatch::NoHeader);
     } else {
         let stored = u32::from_le_bytes([piece[4], piece[5], piece[6], piece[7]]);
-        let crc = crc32c::crc32c(&piece[8..]);
-        if stored != crc {
-            return Err(format!("crc32c mismatch: stored {stored:08x}, computed {crc:08x}"));
+        let computed = crc32c::crc32c(&piece[8..]);
+        if stored != computed {
+            return Err(Mismatch::Crc { stored, computed });
         }
     }
     let mut at = [0u8; 8];
     at.copy_from_slice(&piece[8..16]);
     let at = u64::from_le_bytes(at);
     if at != offset {
-        return Err(format!("block belongs at offset {at}: misplaced data"));
+        return Err(Mismatch::Misplaced { at });
     }
     Ok(())
 }
@@ -285,7 +333,7 @@ pub fn check_file(
                 |p| {
                     p.chunks(interval as usize).enumerate().try_for_each(|(k, sub)| {
                         let at = off + k as u64 * interval;
-                        check(sub, at).map_err(|why| (why, at))
+                        check(sub, at).map_err(|why| (why.to_string(), at))
                     })
                 },
             );
@@ -359,10 +407,10 @@ mod tests {
         stamp(&mut b, 40960, 4096, 9);
         assert!(check(&b[..4096], 40960).is_ok());
         assert!(check(&b[4096..], 45056).is_ok());
-        assert!(check(&b[4096..], 40960).unwrap_err().contains("misplaced"));
+        assert!(check(&b[4096..], 40960).unwrap_err().to_string().contains("misplaced"));
         b[100] ^= 1;
-        assert!(check(&b[..4096], 40960).unwrap_err().contains("crc32c mismatch"));
-        assert!(check(&[0u8; 64], 0).unwrap_err().contains("no verify header"));
+        assert!(check(&b[..4096], 40960).unwrap_err().to_string().contains("crc32c mismatch"));
+        assert!(check(&[0u8; 64], 0).unwrap_err().to_string().contains("no verify header"));
     }
 
     #[test]
@@ -432,10 +480,10 @@ mod tests {
             stamp_with(&method, &mut b, 4096, 4096, 5);
             assert!(check(&b[..4096], 4096).is_ok(), "{method:?}");
             assert!(check(&b[4096..], 8192).is_ok(), "{method:?}");
-            assert!(check(&b[4096..], 4096).unwrap_err().contains("misplaced"), "{method:?}");
+            assert!(check(&b[4096..], 4096).unwrap_err().to_string().contains("misplaced"), "{method:?}");
             if method != VerifyMethod::Meta {
                 b[1000] ^= 1;
-                let e = check(&b[..4096], 4096).unwrap_err();
+                let e = check(&b[..4096], 4096).unwrap_err().to_string();
                 assert!(e.contains("mismatch") && e.contains(method.fio_name()), "{method:?}: {e}");
             }
         }
