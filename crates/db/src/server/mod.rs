@@ -29,10 +29,12 @@ pub mod dirs;
 pub mod http;
 pub mod pgbench;
 pub mod process;
+pub mod round;
 pub mod sysbench;
 
 pub use dirs::{DataDir, RoundDirs, ServerLog};
 pub use process::{run_as, run_client, ClientOutput, Running};
+pub use round::{Measured, Round, Server};
 
 pub use fsarena_workload::host::{Failed, Host, Tenant};
 

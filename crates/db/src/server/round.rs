@@ -1,0 +1,214 @@
+//! The round every server workload runs ([`run`]), and what a workload fills in ([`Server`]).
+//!
+//! [`run`] owns the lifetime described in [`super`]: the data directory named after the
+//! server keys, checked to be reachable by the account, opened (reused when an earlier round
+//! loaded it) and loaded once, untimed; the round's run directories around it; the server's
+//! log kept with whatever the round gave; the server started and waited for; the caches
+//! dropped; the client's figures judged (a client stopped by Ctrl-C keeps what it measured
+//! without failing the run; one that failed or printed no figure fails it, with what it
+//! measured); and the server stopped cleanly, a failed stop failing the round too. Every step
+//! records what it makes with the runner's [`Host`] before anything waits on it.
+
+use super::process::ServerStart;
+use super::{check_reachable, key_hash, Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
+use fsarena_core::Measurement;
+use fsarena_workload::{Finish, RunEnv, WorkloadError};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// What a server workload fills in of [`run`]'s round: its names, its server's command line
+/// and readiness, its untimed load and its client. Every hook but [`Server::measure`] says
+/// why it failed in words, which [`run`] prefixes with the workload's kind.
+pub trait Server {
+    /// The workload's kind (`pgbench`): the prefix of its messages and directories.
+    const KIND: &'static str;
+    /// The name of the account the server runs as (`postgres`), which its package creates.
+    const ACCOUNT: &'static str;
+    /// The server's unix socket in its run directory, whose path must fit the limit.
+    const SOCKET: Option<&'static str> = None;
+    /// The name the server's log is kept under with the result; by default also its name in
+    /// the server's run directory ([`Server::log`]).
+    const LOG: &'static str;
+    /// The figure without which a client that ran to its end measured nothing (`tps`).
+    const FIGURE: &'static str;
+
+    /// What a client needs to reach the started server besides its run directory (http's
+    /// port; `()` for a unix socket there).
+    type Address;
+
+    /// The account the server runs as.
+    fn account(&self) -> Account;
+
+    /// The keys that decide what the data directory holds and how the server runs.
+    fn server_keys(&self) -> Vec<(&'static str, String)>;
+
+    /// The data directory's mode and owner (root when None): the account's, 0700.
+    fn data_dir_mode(&self) -> (u32, Option<Account>) {
+        (0o700, Some(self.account()))
+    }
+
+    /// Fills a fresh data directory before the round's log is opened, without a server
+    /// (http's site, whose log directory is in it); true when that loaded it completely.
+    fn fill(&self, _env: &RunEnv<'_>, _data: &DataDir) -> Result<bool, String> {
+        Ok(false)
+    }
+
+    /// The server's log: [`Server::LOG`] in its run directory, the account's.
+    fn log(&self, dirs: &RoundDirs, _data: &DataDir) -> Result<ServerLog, String> {
+        ServerLog::new(&dirs.server.held, Self::LOG, self.account())
+    }
+
+    /// Loads a fresh data directory, untimed (initdb, then pgbench -i with the server up).
+    fn load(&self, _round: &Round<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Starts the server on the data directory and waits until it accepts clients
+    /// ([`Round::start`]).
+    fn start<'r>(&self, round: &Round<'r>) -> Result<(Running<'r>, Self::Address), String>;
+
+    /// What a round does, untimed, with the server up before the caches are dropped.
+    fn before_caches(&self, _round: &Round<'_>, _at: &Self::Address) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Runs the client against the server and reads its figures; an error when it could not
+    /// run at all (nothing measured).
+    fn measure<'m>(
+        &'m self,
+        round: &'m Round<'_>,
+        server: &'m Running<'_>,
+        at: &Self::Address,
+    ) -> Result<Measured<'m>, String>;
+}
+
+/// A round's directories, its server's log and its context, as the hooks see them.
+#[derive(Clone, Copy)]
+pub struct Round<'r> {
+    /// The run's environment.
+    pub env: &'r RunEnv<'r>,
+    /// The runner's host, which records everything the round makes.
+    pub host: &'r dyn Host,
+    /// The round's run directories: the server's and fsarena's own.
+    pub dirs: &'r RoundDirs,
+    /// The data directory's path.
+    pub data: &'r Path,
+    /// The server's log.
+    pub log: &'r ServerLog,
+}
+
+impl std::fmt::Debug for Round<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Round").field("dirs", self.dirs).field("data", &self.data).finish_non_exhaustive()
+    }
+}
+
+impl<'r> Round<'r> {
+    /// The server's run directory (its socket, PID file and log).
+    pub fn run_dir(&self) -> &'r Path {
+        self.dirs.server.path()
+    }
+
+    /// Spawns the server `command` as `how` says, its output to the round's log, and waits
+    /// until `ready` says it accepts clients, for at most `timeout`.
+    pub fn start(
+        &self,
+        how: ServerStart,
+        command: Command,
+        timeout: Duration,
+        ready: impl Fn() -> bool,
+    ) -> Result<Running<'r>, String> {
+        let mut server = Running::spawn(self.host, how, command, self.log.try_clone()?)?;
+        server.wait_ready(timeout, self.env.stop, ready)?;
+        Ok(server)
+    }
+}
+
+/// What a round's client gave.
+pub struct Measured<'m> {
+    /// Its figures.
+    pub figures: Measurement,
+    /// It exited 0 (every one of them, where several ran).
+    pub success: bool,
+    /// It was stopped by Ctrl-C: what it measured is kept, incomplete, and fails nothing.
+    pub stopped: bool,
+    /// Why the round failed, in words: true when the client failed, false when it ran to its
+    /// end but printed no [`Server::FIGURE`]. Only called on a failure (it may read the
+    /// server's log).
+    pub why: Box<dyn FnOnce(bool) -> String + 'm>,
+}
+
+impl std::fmt::Debug for Measured<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Self { figures, success, stopped, .. } = self;
+        f.debug_struct("Measured")
+            .field("figures", figures)
+            .field("success", success)
+            .field("stopped", stopped)
+            .finish()
+    }
+}
+
+/// The body of a server workload's `Workload::run`: one round, its failure prefixed with the
+/// kind and carrying what it measured.
+pub fn run<S: Server>(server: &S, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+    let fail = |message: String, m: Measurement| m.finish(Some(format!("{}: {message}", S::KIND)), true);
+    let Some(host) = env.host else {
+        return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
+    };
+    match round(server, env, host) {
+        Ok(m) => Ok(vec![m]),
+        Err(failed) => fail(failed.0, failed.1),
+    }
+}
+
+/// A failure with nothing measured.
+fn bare(e: String) -> Failed {
+    Box::new((e, Measurement::default()))
+}
+
+/// One round: the data directory (made and loaded once), the run directories, the log kept
+/// with what the round gave.
+fn round<S: Server>(server: &S, env: &RunEnv<'_>, host: &dyn Host) -> Result<Measurement, Failed> {
+    let name = format!("{}-{}", S::KIND, key_hash(&server.server_keys()));
+    check_reachable(S::KIND, &env.root.join(&name), S::ACCOUNT).map_err(bare)?;
+    // The run directories (socket, log, the clients' logs) go after every round.
+    RoundDirs::around(host, S::KIND, server.account(), S::SOCKET, |dirs| {
+        let (mode, owner) = server.data_dir_mode();
+        let mut data = DataDir::open(host, env.root, &name, mode, owner).map_err(bare)?;
+        if !data.loaded && server.fill(env, &data).map_err(bare)? {
+            data.mark_loaded(host);
+        }
+        let log = server.log(dirs, &data).map_err(bare)?;
+        log.keeping(S::LOG, |log| {
+            let path = data.made.path().to_path_buf();
+            let round = Round { env, host, dirs, data: &path, log };
+            if !data.loaded {
+                server.load(&round).map_err(bare)?;
+                data.mark_loaded(host);
+            }
+            serve(server, &round)
+        })
+    })
+}
+
+/// The measured part of a round: start the server, drop the caches, measure, stop it.
+fn serve<S: Server>(server: &S, round: &Round<'_>) -> Result<Measurement, Failed> {
+    let (running, at) = server.start(round).map_err(bare)?;
+    server.before_caches(round, &at).map_err(bare)?;
+    if let Some(drop) = round.env.drop_caches {
+        drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
+    }
+    let Measured { mut figures, success, stopped, why } = server.measure(round, &running, &at).map_err(bare)?;
+    figures.complete = success && !stopped;
+    if !stopped && (!success || figures.metric(S::FIGURE).is_none()) {
+        // The server stops when it is dropped, after its log's end is in the message.
+        return Err(Box::new((why(!success), figures)));
+    }
+    drop(why);
+    match running.stop() {
+        Ok(()) => Ok(figures),
+        Err(e) => Err(Box::new((e, figures))),
+    }
+}
