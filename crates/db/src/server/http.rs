@@ -237,11 +237,17 @@ impl Server for HttpWorkload {
     /// nginx's error log, in the target ([`Server::log`]).
     const LOG: &'static str = "nginx-error.log";
     const FIGURE: &'static str = "requests_per_s";
+    /// nginx logs to its error log (`-e`): what it prints goes to a file of its own.
+    const OUTPUT: Option<&'static str> = Some("nginx.out");
     /// The port nginx listens on, on 127.0.0.1.
     type Address = u16;
 
-    fn account(&self) -> Account {
-        self.account
+    fn server_start(&self) -> ServerStart {
+        ServerStart { name: "nginx", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true }
+    }
+
+    fn start_timeout(&self) -> Duration {
+        Duration::from_secs(self.options.start_timeout)
     }
 
     fn server_keys(&self) -> Vec<(&'static str, String)> {
@@ -275,7 +281,7 @@ impl Server for HttpWorkload {
         ServerLog::new(&logs, "error.log", self.account)
     }
 
-    fn start<'r>(&self, round: &Round<'r>) -> Result<(Running<'r>, u16), String> {
+    fn command(&self, round: &Round<'_>) -> Result<(Command, u16), String> {
         let (dirs, run) = (round.dirs, round.run_dir());
         // A free port on loopback: the kernel picks one, nginx takes it over.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -288,15 +294,12 @@ impl Server for HttpWorkload {
         let mut cmd = Command::new(&self.nginx);
         cmd.arg("-c").arg(dirs.own.path().join(conf)).arg("-p").arg(run).arg("-e").arg(round.log.path());
         cmd.current_dir("/");
-        let start = ServerStart { name: "nginx", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true };
-        let out = ServerLog::new(&dirs.server.held, "nginx.out", self.account)?;
-        let mut server = Running::spawn(round.host, start, cmd, out)?;
-        server.log = round.log.try_clone()?;
-        let ready = || {
-            dirs.server.held.exists(Path::new("nginx.pid")) && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        };
-        server.wait_ready(Duration::from_secs(self.options.start_timeout), round.env.stop, ready)?;
-        Ok((server, port))
+        Ok((cmd, port))
+    }
+
+    fn ready(&self, round: &Round<'_>, port: &u16) -> bool {
+        round.dirs.server.held.exists(Path::new("nginx.pid"))
+            && std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok()
     }
 
     fn measure<'m>(

@@ -24,6 +24,10 @@
 //! when the target is torn down; so every repetition and every sweep point with the same
 //! server keys (client keys: `client`, `threads`, `time`, ...) reuses it. Each round starts the
 //! server afresh on it, drops the caches, measures, and shuts the server down cleanly.
+//!
+//! That lifetime is written once, in [`round::run`]; each workload fills in what is its own
+//! through [`round::Server`]: its names, server keys, load, command line, readiness, client
+//! and figures.
 
 pub mod dirs;
 pub mod http;

@@ -349,13 +349,6 @@ impl Workload for PgbenchWorkload {
     }
 }
 
-impl PgbenchWorkload {
-    /// How PostgreSQL is started: in an IPC namespace of its own, SIGINT its fast shutdown.
-    fn how(&self) -> ServerStart {
-        ServerStart { name: "PostgreSQL", account: self.account, stop_signal: libc::SIGINT, own_ipc: true }
-    }
-}
-
 impl Server for PgbenchWorkload {
     const KIND: &'static str = "pgbench";
     const ACCOUNT: &'static str = "postgres";
@@ -364,8 +357,13 @@ impl Server for PgbenchWorkload {
     const FIGURE: &'static str = "tps";
     type Address = ();
 
-    fn account(&self) -> Account {
-        self.account
+    /// In an IPC namespace of its own; SIGINT is its fast shutdown.
+    fn server_start(&self) -> ServerStart {
+        ServerStart { name: "PostgreSQL", account: self.account, stop_signal: libc::SIGINT, own_ipc: true }
+    }
+
+    fn start_timeout(&self) -> Duration {
+        Duration::from_secs(self.options.start_timeout)
     }
 
     fn server_keys(&self) -> Vec<(&'static str, String)> {
@@ -389,7 +387,7 @@ impl Server for PgbenchWorkload {
             .arg(round.data)
             .args(["--auth=trust", "--username=postgres", "--encoding=UTF8", "--locale=C", "--no-instructions"])
             .current_dir("/");
-        super::run_as(round.host, ServerStart { name: "initdb", ..self.how() }, initdb, round.log, env.stop)?;
+        super::run_as(round.host, ServerStart { name: "initdb", ..self.server_start() }, initdb, round.log, env.stop)?;
         let (server, ()) = self.start(round)?;
         let mut init = self.pgbench(round.run_dir());
         init.arg("--initialize").arg("--quiet").arg(format!("--scale={}", self.options.scale)).arg("postgres");
@@ -400,21 +398,19 @@ impl Server for PgbenchWorkload {
         server.stop()
     }
 
-    fn start<'r>(&self, round: &Round<'r>) -> Result<(Running<'r>, ()), String> {
-        let run = round.run_dir();
-        let ready = || {
-            Command::new(self.bin.join("pg_isready"))
-                .arg("-q")
-                .arg(format!("--host={}", run.display()))
-                .arg("--username=postgres")
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        let command = self.server_command(round.data, run);
-        let timeout = Duration::from_secs(self.options.start_timeout);
-        Ok((round.start(self.how(), command, timeout, ready)?, ()))
+    fn command(&self, round: &Round<'_>) -> Result<(Command, ()), String> {
+        Ok((self.server_command(round.data, round.run_dir()), ()))
+    }
+
+    fn ready(&self, round: &Round<'_>, _: &()) -> bool {
+        Command::new(self.bin.join("pg_isready"))
+            .arg("-q")
+            .arg(format!("--host={}", round.run_dir().display()))
+            .arg("--username=postgres")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
     }
 
     fn measure<'m>(&'m self, round: &'m Round<'_>, server: &'m Running<'_>, _: &()) -> Result<Measured<'m>, String> {

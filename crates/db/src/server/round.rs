@@ -18,8 +18,8 @@ use std::process::Command;
 use std::time::Duration;
 
 /// What a server workload fills in of [`run`]'s round: its names, its server's command line
-/// and readiness, its untimed load and its client. Every hook but [`Server::measure`] says
-/// why it failed in words, which [`run`] prefixes with the workload's kind.
+/// and readiness, its untimed load, its client and its figures. A hook says why it failed in
+/// words, which [`run`] prefixes with the workload's kind; nothing was measured then.
 pub trait Server {
     /// The workload's kind (`pgbench`): the prefix of its messages and directories.
     const KIND: &'static str;
@@ -32,13 +32,24 @@ pub trait Server {
     const LOG: &'static str;
     /// The figure without which a client that ran to its end measured nothing (`tps`).
     const FIGURE: &'static str;
+    /// Where the server's standard output and error go when its log is a file of its own
+    /// ([`Server::log`], given on its command line): a file of this name in its run directory.
+    const OUTPUT: Option<&'static str> = None;
 
     /// What a client needs to reach the started server besides its run directory (http's
     /// port; `()` for a unix socket there).
     type Address;
 
+    /// How the server is started: its name in messages, its account, its stop signal.
+    fn server_start(&self) -> ServerStart;
+
     /// The account the server runs as.
-    fn account(&self) -> Account;
+    fn account(&self) -> Account {
+        self.server_start().account
+    }
+
+    /// How long the server may take to accept clients (`start_timeout=`).
+    fn start_timeout(&self) -> Duration;
 
     /// The keys that decide what the data directory holds and how the server runs.
     fn server_keys(&self) -> Vec<(&'static str, String)>;
@@ -64,9 +75,29 @@ pub trait Server {
         Ok(())
     }
 
-    /// Starts the server on the data directory and waits until it accepts clients
-    /// ([`Round::start`]).
-    fn start<'r>(&self, round: &Round<'r>) -> Result<(Running<'r>, Self::Address), String>;
+    /// The server's command line on the round's data and run directories, and where it will
+    /// listen.
+    fn command(&self, round: &Round<'_>) -> Result<(Command, Self::Address), String>;
+
+    /// True once the server accepts clients.
+    fn ready(&self, round: &Round<'_>, at: &Self::Address) -> bool;
+
+    /// Starts the server on the data directory, recorded with the host before it is waited
+    /// on, and waits until it accepts clients, for at most [`Server::start_timeout`]; its
+    /// output goes to its log (or to [`Server::OUTPUT`]), which messages end with.
+    fn start<'r>(&self, round: &Round<'r>) -> Result<(Running<'r>, Self::Address), String> {
+        let (command, at) = self.command(round)?;
+        let output = match Self::OUTPUT {
+            Some(name) => ServerLog::new(&round.dirs.server.held, name, self.account())?,
+            None => round.log.try_clone()?,
+        };
+        let mut server = Running::spawn(round.host, self.server_start(), command, output)?;
+        if Self::OUTPUT.is_some() {
+            server.log = round.log.try_clone()?;
+        }
+        server.wait_ready(self.start_timeout(), round.env.stop, || self.ready(round, &at))?;
+        Ok((server, at))
+    }
 
     /// What a round does, untimed, with the server up before the caches are dropped.
     fn before_caches(&self, _round: &Round<'_>, _at: &Self::Address) -> Result<(), String> {
@@ -108,20 +139,6 @@ impl<'r> Round<'r> {
     /// The server's run directory (its socket, PID file and log).
     pub fn run_dir(&self) -> &'r Path {
         self.dirs.server.path()
-    }
-
-    /// Spawns the server `command` as `how` says, its output to the round's log, and waits
-    /// until `ready` says it accepts clients, for at most `timeout`.
-    pub fn start(
-        &self,
-        how: ServerStart,
-        command: Command,
-        timeout: Duration,
-        ready: impl Fn() -> bool,
-    ) -> Result<Running<'r>, String> {
-        let mut server = Running::spawn(self.host, how, command, self.log.try_clone()?)?;
-        server.wait_ready(timeout, self.env.stop, ready)?;
-        Ok(server)
     }
 }
 

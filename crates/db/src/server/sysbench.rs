@@ -254,11 +254,6 @@ impl Workload for SysbenchWorkload {
 }
 
 impl SysbenchWorkload {
-    /// How MariaDB is started: SIGTERM its fast shutdown.
-    fn how(&self) -> ServerStart {
-        ServerStart { name: "MariaDB", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true }
-    }
-
     /// Runs sysbench's untimed `step` (prepare, cleanup) against the round's server: whether
     /// it succeeded, and its output's end.
     fn step(&self, round: &Round<'_>, step: &str) -> Result<(bool, String), String> {
@@ -277,8 +272,13 @@ impl Server for SysbenchWorkload {
     const FIGURE: &'static str = "queries_per_s";
     type Address = ();
 
-    fn account(&self) -> Account {
-        self.account
+    /// SIGTERM is its fast shutdown.
+    fn server_start(&self) -> ServerStart {
+        ServerStart { name: "MariaDB", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true }
+    }
+
+    fn start_timeout(&self) -> Duration {
+        Duration::from_secs(self.options.start_timeout)
     }
 
     /// The test too for bulk_insert, whose tables are not the OLTP tests' tables.
@@ -305,7 +305,7 @@ impl Server for SysbenchWorkload {
             .args(["--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"])
             .current_dir("/");
         let install_log = ServerLog::new(&round.dirs.server.held, "install.log", self.account)?;
-        let how = ServerStart { name: "mariadb-install-db", ..self.how() };
+        let how = ServerStart { name: "mariadb-install-db", ..self.server_start() };
         super::run_as(round.host, how, install, &install_log, env.stop)?;
         let (server, ()) = self.start(round)?;
         let mut create = Command::new(&self.client);
@@ -323,12 +323,12 @@ impl Server for SysbenchWorkload {
         }
     }
 
-    fn start<'r>(&self, round: &Round<'r>) -> Result<(Running<'r>, ()), String> {
-        let socket = round.run_dir().join("mysqld.sock");
-        let ready = || std::os::unix::net::UnixStream::connect(&socket).is_ok();
-        let command = self.server_command(round.data, round.run_dir());
-        let timeout = Duration::from_secs(self.options.start_timeout);
-        Ok((round.start(self.how(), command, timeout, ready)?, ()))
+    fn command(&self, round: &Round<'_>) -> Result<(Command, ()), String> {
+        Ok((self.server_command(round.data, round.run_dir()), ()))
+    }
+
+    fn ready(&self, round: &Round<'_>, _: &()) -> bool {
+        std::os::unix::net::UnixStream::connect(round.run_dir().join("mysqld.sock")).is_ok()
     }
 
     /// bulk_insert's run fills its tables from id 1: a second round into the first one's rows
