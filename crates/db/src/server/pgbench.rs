@@ -377,8 +377,7 @@ impl Server for PgbenchWorkload {
         ]
     }
 
-    /// initdb, then pgbench --initialize with the server up.
-    fn load(&self, round: &Round<'_>) -> Result<(), String> {
+    fn initialise(&self, round: &Round<'_>) -> Result<(), String> {
         let env = round.env;
         (env.progress)(&format!("pgbench: initdb and loading scale {} (untimed)", self.options.scale));
         let mut initdb = Command::new(self.bin.join("initdb"));
@@ -387,15 +386,17 @@ impl Server for PgbenchWorkload {
             .arg(round.data)
             .args(["--auth=trust", "--username=postgres", "--encoding=UTF8", "--locale=C", "--no-instructions"])
             .current_dir("/");
-        super::run_as(round.host, ServerStart { name: "initdb", ..self.server_start() }, initdb, round.log, env.stop)?;
-        let (server, ()) = self.start(round)?;
+        super::run_as(round.host, ServerStart { name: "initdb", ..self.server_start() }, initdb, round.log, env.stop)
+    }
+
+    fn populate(&self, round: &Round<'_>, _: &()) -> Result<(), String> {
         let mut init = self.pgbench(round.run_dir());
         init.arg("--initialize").arg("--quiet").arg(format!("--scale={}", self.options.scale)).arg("postgres");
-        let out = super::run_client(round.host, init, env.stop)?;
-        if !out.success {
-            return Err(format!("pgbench --initialize failed; its stderr ends: {}", out.stderr_tail));
+        let out = super::run_client(round.host, init, round.env.stop)?;
+        match out.success {
+            true => Ok(()),
+            false => Err(format!("pgbench --initialize failed; its stderr ends: {}", out.stderr_tail)),
         }
-        server.stop()
     }
 
     fn command(&self, round: &Round<'_>) -> Result<(Command, ()), String> {

@@ -60,7 +60,8 @@ pub trait Server {
     }
 
     /// Fills a fresh data directory before the round's log is opened, without a server
-    /// (http's site, whose log directory is in it); true when that loaded it completely.
+    /// (http's site, whose log directory is in it); true when that loaded it completely, and
+    /// no server is started to load it.
     fn fill(&self, _env: &RunEnv<'_>, _data: &DataDir) -> Result<bool, String> {
         Ok(false)
     }
@@ -70,8 +71,15 @@ pub trait Server {
         ServerLog::new(&dirs.server.held, Self::LOG, self.account())
     }
 
-    /// Loads a fresh data directory, untimed (initdb, then pgbench -i with the server up).
-    fn load(&self, _round: &Round<'_>) -> Result<(), String> {
+    /// Makes a fresh data directory the server's, untimed, without it running (initdb, with
+    /// [`super::run_as`]): the first step of the load, which then starts the server.
+    fn initialise(&self, _round: &Round<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Loads the data with the server up, untimed (pgbench --initialize): the last step of the
+    /// load, which then stops the server cleanly and marks the data directory loaded.
+    fn populate(&self, _round: &Round<'_>, _at: &Self::Address) -> Result<(), String> {
         Ok(())
     }
 
@@ -202,12 +210,21 @@ fn round<S: Server>(server: &S, env: &RunEnv<'_>, host: &dyn Host) -> Result<Mea
             let path = data.made.path().to_path_buf();
             let round = Round { env, host, dirs, data: &path, log };
             if !data.loaded {
-                server.load(&round).map_err(bare)?;
+                load(server, &round).map_err(bare)?;
                 data.mark_loaded(host);
             }
             serve(server, &round)
         })
     })
+}
+
+/// Loads a fresh data directory the fill left unfinished, untimed: initialises it, starts the
+/// server on it, populates it, and stops the server cleanly.
+fn load<S: Server>(server: &S, round: &Round<'_>) -> Result<(), String> {
+    server.initialise(round)?;
+    let (running, at) = server.start(round)?;
+    server.populate(round, &at)?;
+    running.stop()
 }
 
 /// The measured part of a round: start the server, drop the caches, measure, stop it.

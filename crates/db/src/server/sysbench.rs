@@ -294,10 +294,9 @@ impl Server for SysbenchWorkload {
         ]
     }
 
-    /// mariadb-install-db, then the sbtest database and sysbench prepare with the server up.
-    fn load(&self, round: &Round<'_>) -> Result<(), String> {
-        let (o, env) = (&self.options, round.env);
-        (env.progress)(&format!("sysbench: mariadb-install-db and {} prepare (untimed)", o.test));
+    fn initialise(&self, round: &Round<'_>) -> Result<(), String> {
+        let env = round.env;
+        (env.progress)(&format!("sysbench: mariadb-install-db and {} prepare (untimed)", self.options.test));
         let mut install = Command::new(&self.install_db);
         install
             .arg("--no-defaults")
@@ -306,20 +305,23 @@ impl Server for SysbenchWorkload {
             .current_dir("/");
         let install_log = ServerLog::new(&round.dirs.server.held, "install.log", self.account)?;
         let how = ServerStart { name: "mariadb-install-db", ..self.server_start() };
-        super::run_as(round.host, how, install, &install_log, env.stop)?;
-        let (server, ()) = self.start(round)?;
+        super::run_as(round.host, how, install, &install_log, env.stop)
+    }
+
+    /// The sbtest database, and sysbench prepare.
+    fn populate(&self, round: &Round<'_>, _: &()) -> Result<(), String> {
         let mut create = Command::new(&self.client);
         create
             .arg("--no-defaults")
             .arg(format!("--socket={}", round.run_dir().join("mysqld.sock").display()))
             .args(["--user=root", "--execute=CREATE DATABASE sbtest"]);
-        let out = super::run_client(round.host, create, env.stop)?;
+        let out = super::run_client(round.host, create, round.env.stop)?;
         if !out.success {
             return Err(format!("creating the sbtest database failed: {}", out.stderr_tail));
         }
         match self.step(round, "prepare")? {
-            (true, _) => server.stop(),
-            (false, tail) => Err(format!("sysbench {} prepare failed; its output ends: {tail}", o.test)),
+            (true, _) => Ok(()),
+            (false, tail) => Err(format!("sysbench {} prepare failed; its output ends: {tail}", self.options.test)),
         }
     }
 
