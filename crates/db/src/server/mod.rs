@@ -38,7 +38,7 @@ pub mod sysbench;
 
 pub use dirs::{DataDir, RoundDirs, ServerLog};
 pub use process::{run_as, run_client, ClientOutput, Running};
-pub use round::{Measured, Round, Server};
+pub use round::{Initialise, Measured, Round, Server};
 
 pub use fsarena_workload::host::{Failed, Host, Tenant};
 

@@ -18,7 +18,7 @@
 //! pgbench or the server say about it.
 
 use super::process::ServerStart;
-use super::{Account, Measured, Round, Running, Server};
+use super::{Account, Initialise, Measured, Round, Running, Server};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text, Time};
 use fsarena_core::units::parse_time;
@@ -377,16 +377,18 @@ impl Server for PgbenchWorkload {
         ]
     }
 
-    fn initialise(&self, round: &Round<'_>) -> Result<(), String> {
-        let env = round.env;
-        (env.progress)(&format!("pgbench: initdb and loading scale {} (untimed)", self.options.scale));
-        let mut initdb = Command::new(self.bin.join("initdb"));
-        initdb
+    fn loading(&self) -> String {
+        format!("initdb and loading scale {} (untimed)", self.options.scale)
+    }
+
+    fn initialise(&self, round: &Round<'_>) -> Option<Initialise> {
+        let mut command = Command::new(self.bin.join("initdb"));
+        command
             .arg("-D")
             .arg(round.data)
             .args(["--auth=trust", "--username=postgres", "--encoding=UTF8", "--locale=C", "--no-instructions"])
             .current_dir("/");
-        super::run_as(round.host, ServerStart { name: "initdb", ..self.server_start() }, initdb, round.log, env.stop)
+        Some(Initialise { name: "initdb", command, log: None })
     }
 
     fn populate(&self, round: &Round<'_>, _: &()) -> Result<(), String> {

@@ -10,7 +10,7 @@
 //! records what it makes with the runner's [`Host`] before anything waits on it.
 
 use super::process::ServerStart;
-use super::{check_reachable, key_hash, Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
+use super::{check_reachable, key_hash, run_as, Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
 use fsarena_core::Measurement;
 use fsarena_workload::{Finish, RunEnv, WorkloadError};
 use std::path::Path;
@@ -71,10 +71,16 @@ pub trait Server {
         ServerLog::new(&dirs.server.held, Self::LOG, self.account())
     }
 
-    /// Makes a fresh data directory the server's, untimed, without it running (initdb, with
-    /// [`super::run_as`]): the first step of the load, which then starts the server.
-    fn initialise(&self, _round: &Round<'_>) -> Result<(), String> {
-        Ok(())
+    /// What fsarena says as it loads a fresh data directory (`initdb and loading scale 1
+    /// (untimed)`), after the kind.
+    fn loading(&self) -> String {
+        "loading (untimed)".into()
+    }
+
+    /// The untimed step that makes a fresh data directory the server's (initdb), run to its
+    /// end as the account before the server first starts on it; none by default.
+    fn initialise(&self, _round: &Round<'_>) -> Option<Initialise> {
+        None
     }
 
     /// Loads the data with the server up, untimed (pgbench --initialize): the last step of the
@@ -150,6 +156,17 @@ impl<'r> Round<'r> {
     }
 }
 
+/// The step that makes a fresh data directory a server's ([`Server::initialise`]).
+#[derive(Debug)]
+pub struct Initialise {
+    /// Its name in messages (`initdb`).
+    pub name: &'static str,
+    /// Its command line.
+    pub command: Command,
+    /// The log in the server's run directory its output goes to; the server's own when None.
+    pub log: Option<&'static str>,
+}
+
 /// What a round's client gave.
 pub struct Measured<'m> {
     /// Its figures.
@@ -221,7 +238,15 @@ fn round<S: Server>(server: &S, env: &RunEnv<'_>, host: &dyn Host) -> Result<Mea
 /// Loads a fresh data directory the fill left unfinished, untimed: initialises it, starts the
 /// server on it, populates it, and stops the server cleanly.
 fn load<S: Server>(server: &S, round: &Round<'_>) -> Result<(), String> {
-    server.initialise(round)?;
+    (round.env.progress)(&format!("{}: {}", S::KIND, server.loading()));
+    if let Some(step) = server.initialise(round) {
+        let log = match step.log {
+            Some(name) => ServerLog::new(&round.dirs.server.held, name, server.account())?,
+            None => round.log.try_clone()?,
+        };
+        let how = ServerStart { name: step.name, ..server.server_start() };
+        run_as(round.host, how, step.command, &log, round.env.stop)?;
+    }
     let (running, at) = server.start(round)?;
     server.populate(round, &at)?;
     running.stop()

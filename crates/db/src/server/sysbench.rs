@@ -11,7 +11,7 @@
 
 use super::pgbench::{choice, whole_seconds};
 use super::process::ServerStart;
-use super::{Account, Measured, Round, Running, Server, ServerLog};
+use super::{Account, Initialise, Measured, Round, Running, Server};
 use fsarena_core::option::DefaultValue::Is;
 use fsarena_core::option::ValueKind::{Choice, Count, Size, Time};
 use fsarena_core::{Better, InputError, Measurement, Spec};
@@ -294,18 +294,18 @@ impl Server for SysbenchWorkload {
         ]
     }
 
-    fn initialise(&self, round: &Round<'_>) -> Result<(), String> {
-        let env = round.env;
-        (env.progress)(&format!("sysbench: mariadb-install-db and {} prepare (untimed)", self.options.test));
-        let mut install = Command::new(&self.install_db);
-        install
+    fn loading(&self) -> String {
+        format!("mariadb-install-db and {} prepare (untimed)", self.options.test)
+    }
+
+    fn initialise(&self, round: &Round<'_>) -> Option<Initialise> {
+        let mut command = Command::new(&self.install_db);
+        command
             .arg("--no-defaults")
             .arg(format!("--datadir={}", round.data.display()))
             .args(["--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"])
             .current_dir("/");
-        let install_log = ServerLog::new(&round.dirs.server.held, "install.log", self.account)?;
-        let how = ServerStart { name: "mariadb-install-db", ..self.server_start() };
-        super::run_as(round.host, how, install, &install_log, env.stop)
+        Some(Initialise { name: "mariadb-install-db", command, log: Some("install.log") })
     }
 
     /// The sbtest database, and sysbench prepare.
