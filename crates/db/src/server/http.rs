@@ -264,7 +264,7 @@ impl Server for HttpWorkload {
     }
 
     /// The site and its pages, and the account's log directory: all of the load.
-    fn fill(&self, _: &RunEnv<'_>, data: &DataDir) -> Result<bool, String> {
+    fn fill(&self, data: &DataDir) -> Result<bool, String> {
         let o = &self.options;
         let site = data.made.held.create_dir("site", 0o755, None).map_err(|e| format!("cannot create {e}"))?;
         for i in 0..o.files {

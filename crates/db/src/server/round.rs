@@ -62,7 +62,7 @@ pub trait Server {
     /// Fills a fresh data directory before the round's log is opened, without a server
     /// (http's site, whose log directory is in it); true when that loaded it completely, and
     /// no server is started to load it.
-    fn fill(&self, _env: &RunEnv<'_>, _data: &DataDir) -> Result<bool, String> {
+    fn fill(&self, _data: &DataDir) -> Result<bool, String> {
         Ok(false)
     }
 
@@ -93,25 +93,9 @@ pub trait Server {
     /// listen.
     fn command(&self, round: &Round<'_>) -> Result<(Command, Self::Address), String>;
 
-    /// True once the server accepts clients.
+    /// True once the server accepts clients (the round waits for it, the workload's
+    /// `start_timeout=` at most).
     fn ready(&self, round: &Round<'_>, at: &Self::Address) -> bool;
-
-    /// Starts the server on the data directory, recorded with the host before it is waited
-    /// on, and waits until it accepts clients, for at most [`Server::start_timeout`]; its
-    /// output goes to its log (or to [`Server::OUTPUT`]), which messages end with.
-    fn start<'r>(&self, round: &Round<'r>) -> Result<(Running<'r>, Self::Address), String> {
-        let (command, at) = self.command(round)?;
-        let output = match Self::OUTPUT {
-            Some(name) => ServerLog::new(&round.dirs.server.held, name, self.account())?,
-            None => round.log.try_clone()?,
-        };
-        let mut server = Running::spawn(round.host, self.server_start(), command, output)?;
-        if Self::OUTPUT.is_some() {
-            server.log = round.log.try_clone()?;
-        }
-        server.wait_ready(self.start_timeout(), round.env.stop, || self.ready(round, &at))?;
-        Ok((server, at))
-    }
 
     /// What a round does, untimed, with the server up before the caches are dropped.
     fn before_caches(&self, _round: &Round<'_>, _at: &Self::Address) -> Result<(), String> {
@@ -219,7 +203,7 @@ fn round<S: Server>(server: &S, env: &RunEnv<'_>, host: &dyn Host) -> Result<Mea
     RoundDirs::around(host, S::KIND, server.account(), S::SOCKET, |dirs| {
         let (mode, owner) = server.data_dir_mode();
         let mut data = DataDir::open(host, env.root, &name, mode, owner).map_err(bare)?;
-        if !data.loaded && server.fill(env, &data).map_err(bare)? {
+        if !data.loaded && server.fill(&data).map_err(bare)? {
             data.mark_loaded(host);
         }
         let log = server.log(dirs, &data).map_err(bare)?;
@@ -247,14 +231,31 @@ fn load<S: Server>(server: &S, round: &Round<'_>) -> Result<(), String> {
         let how = ServerStart { name: step.name, ..server.server_start() };
         run_as(round.host, how, step.command, &log, round.env.stop)?;
     }
-    let (running, at) = server.start(round)?;
+    let (running, at) = start(server, round)?;
     server.populate(round, &at)?;
     running.stop()
 }
 
+/// Starts the server on the data directory, recorded with the host before it is waited on,
+/// and waits until it accepts clients, for at most [`Server::start_timeout`]; its output goes
+/// to its log (or to [`Server::OUTPUT`]), which messages end with.
+fn start<'r, S: Server>(server: &S, round: &Round<'r>) -> Result<(Running<'r>, S::Address), String> {
+    let (command, at) = server.command(round)?;
+    let output = match S::OUTPUT {
+        Some(name) => ServerLog::new(&round.dirs.server.held, name, server.account())?,
+        None => round.log.try_clone()?,
+    };
+    let mut running = Running::spawn(round.host, server.server_start(), command, output)?;
+    if S::OUTPUT.is_some() {
+        running.log = round.log.try_clone()?;
+    }
+    running.wait_ready(server.start_timeout(), round.env.stop, || server.ready(round, &at))?;
+    Ok((running, at))
+}
+
 /// The measured part of a round: start the server, drop the caches, measure, stop it.
 fn serve<S: Server>(server: &S, round: &Round<'_>) -> Result<Measurement, Failed> {
-    let (running, at) = server.start(round).map_err(bare)?;
+    let (running, at) = start(server, round).map_err(bare)?;
     server.before_caches(round, &at).map_err(bare)?;
     if let Some(drop) = round.env.drop_caches {
         drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
