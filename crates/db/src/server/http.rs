@@ -19,13 +19,13 @@
 
 use super::pgbench::whole_seconds;
 use super::process::ServerStart;
-use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
+use super::{Account, DataDir, Measured, Round, RoundDirs, Running, Server, ServerLog};
 use fsarena_core::option::DefaultValue::Is;
 use fsarena_core::option::ValueKind::{Bool, Count, Size, Time};
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_target::beneath::{HeldDir, OpenHow};
 use fsarena_workload::options::{boolean, nonzero_size, opt, positive, OptionDef};
-use fsarena_workload::{Finish, Footprint, RunEnv, Workload, WorkloadError};
+use fsarena_workload::{Footprint, RunEnv, Workload, WorkloadError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -163,7 +163,7 @@ impl HttpWorkload {
 
 impl Workload for HttpWorkload {
     fn kind(&self) -> &'static str {
-        "http"
+        Self::KIND
     }
 
     fn params(&self) -> Vec<(String, String)> {
@@ -209,27 +209,7 @@ impl Workload for HttpWorkload {
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
-        let fail = |message: String, m: Measurement| m.finish(Some(format!("http: {message}")), true);
-        let Some(host) = env.host else {
-            return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
-        };
-        let bare = |e: String| Box::new((e, Measurement::default()));
-        let mut keys = vec![("file_size", self.options.file_size.to_string())];
-        if self.options.files > 1 {
-            keys.push(("files", self.options.files.to_string()));
-        }
-        let name = format!("http-{}", super::key_hash(&keys));
-        let reachable = super::check_reachable("http", &env.root.join(&name), "www-data").map_err(bare);
-        let result = reachable.and_then(|()| {
-            RoundDirs::around(host, "http", self.account, None, |dirs| {
-                let (data, log) = self.site(env, host, &name).map_err(bare)?;
-                log.keeping("nginx-error.log", |log| self.round(env, host, &data, dirs, log))
-            })
-        });
-        match result {
-            Ok(m) => Ok(vec![m]),
-            Err(failed) => fail(failed.0, failed.1),
-        }
+        super::round::run(self, env)
     }
 }
 
@@ -251,60 +231,85 @@ fn write_page(dir: &HeldDir, name: &str, size: u64) -> Result<(), String> {
     Ok(())
 }
 
-impl HttpWorkload {
-    /// The site's data directory (made and filled once) and nginx's error log in it.
-    fn site(&self, env: &RunEnv<'_>, host: &dyn Host, name: &str) -> Result<(DataDir, ServerLog), String> {
-        let o = &self.options;
-        // Root's, as the site and its pages: www-data reads them and writes its logs only.
-        let mut data = DataDir::open(host, env.root, name, 0o711, None)?;
-        if !data.loaded {
-            let site = data.made.held.create_dir("site", 0o755, None).map_err(|e| format!("cannot create {e}"))?;
-            for i in 0..o.files {
-                write_page(&site, &file_name(i, o.files), o.file_size)?;
-            }
-            let owner = Some((self.account.uid, self.account.gid));
-            data.made.held.create_dir("logs", 0o700, owner).map_err(|e| format!("cannot create {e}"))?;
-            data.mark_loaded(host);
-        }
-        let logs = data.made.held.dir(Path::new("logs")).map_err(|e| format!("cannot open {e}"))?;
-        let log = ServerLog::new(&logs, "error.log", self.account)?;
-        Ok((data, log))
+impl Server for HttpWorkload {
+    const KIND: &'static str = "http";
+    const ACCOUNT: &'static str = "www-data";
+    /// nginx's error log, in the target ([`Server::log`]).
+    const LOG: &'static str = "nginx-error.log";
+    const FIGURE: &'static str = "requests_per_s";
+    /// nginx logs to its error log (`-e`): what it prints goes to a file of its own.
+    const OUTPUT: Option<&'static str> = Some("nginx.out");
+    /// The port nginx listens on, on 127.0.0.1.
+    type Address = u16;
+
+    fn server_start(&self) -> ServerStart {
+        ServerStart { name: "nginx", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true }
     }
 
-    fn round(
-        &self,
-        env: &RunEnv<'_>,
-        host: &dyn Host,
-        data: &DataDir,
-        dirs: &RoundDirs,
-        error_log: &ServerLog,
-    ) -> Result<Measurement, Failed> {
-        let bare = |e: String| Box::new((e, Measurement::default()));
+    fn start_timeout(&self) -> Duration {
+        Duration::from_secs(self.options.start_timeout)
+    }
+
+    fn server_keys(&self) -> Vec<(&'static str, String)> {
+        let mut keys = vec![("file_size", self.options.file_size.to_string())];
+        if self.options.files > 1 {
+            keys.push(("files", self.options.files.to_string()));
+        }
+        keys
+    }
+
+    /// Root's, as the site and its pages: www-data reads them and writes its logs only.
+    fn data_dir_mode(&self) -> (u32, Option<Account>) {
+        (0o711, None)
+    }
+
+    /// The site and its pages, and the account's log directory: all of the load.
+    fn fill(&self, data: &DataDir) -> Result<bool, String> {
         let o = &self.options;
-        let names: Vec<String> = (0..o.files).map(|i| file_name(i, o.files)).collect();
-        let run = dirs.server.path();
+        let site = data.made.held.create_dir("site", 0o755, None).map_err(|e| format!("cannot create {e}"))?;
+        for i in 0..o.files {
+            write_page(&site, &file_name(i, o.files), o.file_size)?;
+        }
+        let owner = Some((self.account.uid, self.account.gid));
+        data.made.held.create_dir("logs", 0o700, owner).map_err(|e| format!("cannot create {e}"))?;
+        Ok(true)
+    }
+
+    /// nginx's error log in the site's data directory.
+    fn log(&self, _: &RoundDirs, data: &DataDir) -> Result<ServerLog, String> {
+        let logs = data.made.held.dir(Path::new("logs")).map_err(|e| format!("cannot open {e}"))?;
+        ServerLog::new(&logs, "error.log", self.account)
+    }
+
+    fn command(&self, round: &Round<'_>) -> Result<(Command, u16), String> {
+        let (dirs, run) = (round.dirs, round.run_dir());
         // A free port on loopback: the kernel picks one, nginx takes it over.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
-            .map_err(|e| bare(format!("cannot find a free port on 127.0.0.1: {e}")))?
+            .map_err(|e| format!("cannot find a free port on 127.0.0.1: {e}"))?
             .port();
         let conf = Path::new("nginx.conf");
-        let text = self.config(data.made.path(), run, port);
-        dirs.own.held.write_new(conf, text.as_bytes(), 0o644).map_err(|e| bare(format!("cannot write {e}")))?;
+        let text = self.config(round.data, run, port);
+        dirs.own.held.write_new(conf, text.as_bytes(), 0o644).map_err(|e| format!("cannot write {e}"))?;
         let mut cmd = Command::new(&self.nginx);
-        cmd.arg("-c").arg(dirs.own.path().join(conf)).arg("-p").arg(run).arg("-e").arg(error_log.path());
+        cmd.arg("-c").arg(dirs.own.path().join(conf)).arg("-p").arg(run).arg("-e").arg(round.log.path());
         cmd.current_dir("/");
-        let start = ServerStart { name: "nginx", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true };
-        let out = ServerLog::new(&dirs.server.held, "nginx.out", self.account).map_err(bare)?;
-        let mut server = Running::spawn(host, start, cmd, out).map_err(bare)?;
-        server.log = error_log.try_clone().map_err(bare)?;
-        let ready = || {
-            dirs.server.held.exists(Path::new("nginx.pid")) && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        };
-        server.wait_ready(Duration::from_secs(o.start_timeout), env.stop, ready).map_err(bare)?;
-        if let Some(drop) = env.drop_caches {
-            drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
-        }
+        Ok((cmd, port))
+    }
+
+    fn ready(&self, round: &Round<'_>, port: &u16) -> bool {
+        round.dirs.server.held.exists(Path::new("nginx.pid"))
+            && std::net::TcpStream::connect(("127.0.0.1", *port)).is_ok()
+    }
+
+    fn measure<'m>(
+        &'m self,
+        round: &'m Round<'_>,
+        server: &'m Running<'_>,
+        port: &u16,
+    ) -> Result<Measured<'m>, String> {
+        let (o, env, host, dirs) = (&self.options, round.env, round.host, round.dirs);
+        let names: Vec<String> = (0..o.files).map(|i| file_name(i, o.files)).collect();
         let (n, c) = (o.requests / o.files, o.concurrency / o.files);
         (env.progress)(&format!(
             "http: {}ab -n {n} -c {c}",
@@ -332,20 +337,16 @@ impl HttpWorkload {
                 .collect();
             runs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("ab's thread panicked".into()))).collect()
         });
-        let outs: Vec<(super::ClientOutput, String)> = outs.into_iter().collect::<Result<_, _>>().map_err(bare)?;
-        let mut m = aggregate(&outs.iter().map(|(o, csv)| (o.stdout.as_str(), csv.as_str())).collect::<Vec<_>>());
+        let outs: Vec<(super::ClientOutput, String)> = outs.into_iter().collect::<Result<_, _>>()?;
+        let figures = aggregate(&outs.iter().map(|(o, csv)| (o.stdout.as_str(), csv.as_str())).collect::<Vec<_>>());
         let stopped = outs.iter().any(|(o, _)| o.stopped);
-        let failed = outs.iter().find(|(o, _)| !o.success);
-        m.complete = failed.is_none() && !stopped;
-        if !stopped && (failed.is_some() || m.metric("requests_per_s").is_none()) {
-            let tail = failed.map(|(o, _)| o.stderr_tail.clone()).unwrap_or_default();
-            let why = format!("ab failed: {tail}; nginx's error log ends: {}", server.tail());
-            return Err(Box::new((why, m)));
-        }
-        if let Err(e) = server.stop() {
-            return Err(Box::new((e, m)));
-        }
-        Ok(m)
+        let failed = outs.into_iter().find(|(o, _)| !o.success);
+        let success = failed.is_none();
+        let why = move |_| {
+            let tail = failed.map(|(o, _)| o.stderr_tail).unwrap_or_default();
+            format!("ab failed: {tail}; nginx's error log ends: {}", server.tail())
+        };
+        Ok(Measured { figures, success, stopped, why: Box::new(why) })
     }
 }
 

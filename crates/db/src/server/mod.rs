@@ -24,15 +24,21 @@
 //! when the target is torn down; so every repetition and every sweep point with the same
 //! server keys (client keys: `client`, `threads`, `time`, ...) reuses it. Each round starts the
 //! server afresh on it, drops the caches, measures, and shuts the server down cleanly.
+//!
+//! That lifetime is written once, in [`round::run`]; each workload fills in what is its own
+//! through [`round::Server`]: its names, server keys, load, command line, readiness, client
+//! and figures.
 
 pub mod dirs;
 pub mod http;
 pub mod pgbench;
 pub mod process;
+pub mod round;
 pub mod sysbench;
 
 pub use dirs::{DataDir, RoundDirs, ServerLog};
 pub use process::{run_as, run_client, ClientOutput, Running};
+pub use round::{Initialise, Measured, Round, Server};
 
 pub use fsarena_workload::host::{Failed, Host, Tenant};
 

@@ -18,7 +18,7 @@
 //! pgbench or the server say about it.
 
 use super::process::ServerStart;
-use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
+use super::{Account, Initialise, Measured, Round, Running, Server};
 use fsarena_core::option::DefaultValue::{Derived, Is, Unset};
 use fsarena_core::option::ValueKind::{Bool, Choice, Count, Size, Text, Time};
 use fsarena_core::units::parse_time;
@@ -26,7 +26,7 @@ use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_stats::LatencyHistogram;
 use fsarena_target::beneath::read_input_text;
 use fsarena_workload::options::{boolean, opt, positive, OptionDef};
-use fsarena_workload::{Finish, Footprint, RunEnv, Workload, WorkloadError};
+use fsarena_workload::{Footprint, RunEnv, Workload, WorkloadError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -251,18 +251,6 @@ impl PgbenchWorkload {
         Ok(Self { options: o, bin, account, script, given: spec.params.clone() })
     }
 
-    /// The keys that decide what the data directory holds and how the server runs.
-    fn server_keys(&self) -> Vec<(&'static str, String)> {
-        let o = &self.options;
-        vec![
-            ("scale", o.scale.to_string()),
-            ("shared_buffers", o.shared_buffers.to_string()),
-            ("fsync", o.fsync.to_string()),
-            ("synchronous_commit", o.synchronous_commit.into()),
-            ("wal_sync_method", o.wal_sync_method.into()),
-        ]
-    }
-
     /// `postgres -D data -k rundir ...`.
     fn server_command(&self, data: &Path, run: &Path) -> Command {
         let o = &self.options;
@@ -302,7 +290,7 @@ impl PgbenchWorkload {
 
 impl Workload for PgbenchWorkload {
     fn kind(&self) -> &'static str {
-        "pgbench"
+        Self::KIND
     }
 
     fn params(&self) -> Vec<(String, String)> {
@@ -357,83 +345,81 @@ impl Workload for PgbenchWorkload {
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
-        let fail = |message: String, m: Measurement| m.finish(Some(format!("pgbench: {message}")), true);
-        let Some(host) = env.host else {
-            return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
-        };
-        match self.round(env, host) {
-            Ok(m) => Ok(vec![m]),
-            Err(failed) => fail(failed.0, failed.1),
-        }
+        super::round::run(self, env)
     }
 }
 
-impl PgbenchWorkload {
-    /// One round: make (once) and start the server, measure, stop it.
-    fn round(&self, env: &RunEnv<'_>, host: &dyn Host) -> Result<Measurement, Failed> {
-        let bare = |e: String| Box::new((e, Measurement::default()));
-        let name = format!("pgbench-{}", super::key_hash(&self.server_keys()));
-        super::check_reachable("pgbench", &env.root.join(&name), "postgres").map_err(bare)?;
-        // The run directories (socket, log, pgbench's logs) go after every round.
-        RoundDirs::around(host, "pgbench", self.account, Some(".s.PGSQL.5432.lock"), |dirs| {
-            let log = ServerLog::new(&dirs.server.held, "postgres.log", self.account).map_err(bare)?;
-            log.keeping("postgres.log", |log| self.round_in(env, host, &name, dirs, log))
-        })
+impl Server for PgbenchWorkload {
+    const KIND: &'static str = "pgbench";
+    const ACCOUNT: &'static str = "postgres";
+    const SOCKET: Option<&'static str> = Some(".s.PGSQL.5432.lock");
+    const LOG: &'static str = "postgres.log";
+    const FIGURE: &'static str = "tps";
+    type Address = ();
+
+    /// In an IPC namespace of its own; SIGINT is its fast shutdown.
+    fn server_start(&self) -> ServerStart {
+        ServerStart { name: "PostgreSQL", account: self.account, stop_signal: libc::SIGINT, own_ipc: true }
     }
 
-    fn round_in(
-        &self,
-        env: &RunEnv<'_>,
-        host: &dyn Host,
-        name: &str,
-        dirs: &RoundDirs,
-        log: &ServerLog,
-    ) -> Result<Measurement, Failed> {
-        let bare = |e: String| Box::new((e, Measurement::default()));
+    fn start_timeout(&self) -> Duration {
+        Duration::from_secs(self.options.start_timeout)
+    }
+
+    fn server_keys(&self) -> Vec<(&'static str, String)> {
         let o = &self.options;
-        let run = dirs.server.path();
-        let timeout = Duration::from_secs(o.start_timeout);
-        let ready = || {
-            Command::new(self.bin.join("pg_isready"))
-                .arg("-q")
-                .arg(format!("--host={}", run.display()))
-                .arg("--username=postgres")
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        let start = ServerStart { name: "PostgreSQL", account: self.account, stop_signal: libc::SIGINT, own_ipc: true };
-        let mut data = DataDir::open(host, env.root, name, 0o700, Some(self.account)).map_err(bare)?;
-        if !data.loaded {
-            (env.progress)(&format!("pgbench: initdb and loading scale {} (untimed)", o.scale));
-            let mut initdb = Command::new(self.bin.join("initdb"));
-            initdb
-                .arg("-D")
-                .arg(data.made.path())
-                .args(["--auth=trust", "--username=postgres", "--encoding=UTF8", "--locale=C", "--no-instructions"])
-                .current_dir("/");
-            super::run_as(host, ServerStart { name: "initdb", ..start }, initdb, log, env.stop).map_err(bare)?;
-            let command = self.server_command(data.made.path(), run);
-            let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
-            server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
-            let mut init = self.pgbench(run);
-            init.arg("--initialize").arg("--quiet").arg(format!("--scale={}", o.scale)).arg("postgres");
-            let out = super::run_client(host, init, env.stop).map_err(bare)?;
-            if !out.success {
-                return Err(bare(format!("pgbench --initialize failed; its stderr ends: {}", out.stderr_tail)));
-            }
-            server.stop().map_err(bare)?;
-            data.mark_loaded(host);
+        vec![
+            ("scale", o.scale.to_string()),
+            ("shared_buffers", o.shared_buffers.to_string()),
+            ("fsync", o.fsync.to_string()),
+            ("synchronous_commit", o.synchronous_commit.into()),
+            ("wal_sync_method", o.wal_sync_method.into()),
+        ]
+    }
+
+    fn loading(&self) -> String {
+        format!("initdb and loading scale {} (untimed)", self.options.scale)
+    }
+
+    fn initialise(&self, round: &Round<'_>) -> Option<Initialise> {
+        let mut command = Command::new(self.bin.join("initdb"));
+        command
+            .arg("-D")
+            .arg(round.data)
+            .args(["--auth=trust", "--username=postgres", "--encoding=UTF8", "--locale=C", "--no-instructions"])
+            .current_dir("/");
+        Some(Initialise { name: "initdb", command, log: None })
+    }
+
+    fn populate(&self, round: &Round<'_>, _: &()) -> Result<(), String> {
+        let mut init = self.pgbench(round.run_dir());
+        init.arg("--initialize").arg("--quiet").arg(format!("--scale={}", self.options.scale)).arg("postgres");
+        let out = super::run_client(round.host, init, round.env.stop)?;
+        match out.success {
+            true => Ok(()),
+            false => Err(format!("pgbench --initialize failed; its stderr ends: {}", out.stderr_tail)),
         }
-        let command = self.server_command(data.made.path(), run);
-        let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
-        server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
-        if let Some(drop) = env.drop_caches {
-            drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
-        }
-        (env.progress)(&format!("pgbench: --client={} --jobs={}", o.client, o.jobs));
-        let mut cmd = self.pgbench(run);
+    }
+
+    fn command(&self, round: &Round<'_>) -> Result<(Command, ()), String> {
+        Ok((self.server_command(round.data, round.run_dir()), ()))
+    }
+
+    fn ready(&self, round: &Round<'_>, _: &()) -> bool {
+        Command::new(self.bin.join("pg_isready"))
+            .arg("-q")
+            .arg(format!("--host={}", round.run_dir().display()))
+            .arg("--username=postgres")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn measure<'m>(&'m self, round: &'m Round<'_>, server: &'m Running<'_>, _: &()) -> Result<Measured<'m>, String> {
+        let (o, dirs) = (&self.options, round.dirs);
+        (round.env.progress)(&format!("pgbench: --client={} --jobs={}", o.client, o.jobs));
+        let mut cmd = self.pgbench(round.run_dir());
         cmd.arg(format!("--client={}", o.client)).arg(format!("--jobs={}", o.jobs));
         match (o.seconds(), o.transactions) {
             (Some(t), _) => cmd.arg(format!("--time={t}")),
@@ -446,42 +432,37 @@ impl PgbenchWorkload {
                 dirs.own
                     .held
                     .write_new(copy, text.as_bytes(), 0o600)
-                    .map_err(|e| bare(format!("cannot copy the script: {e}")))?;
+                    .map_err(|e| format!("cannot copy the script: {e}"))?;
                 cmd.arg(format!("--file={}", dirs.own.path().join(copy).display()))
             }
             None => cmd.arg(format!("--builtin={}", o.builtin)),
         };
         let prefix = dirs.own.path().join("pgbench_log");
         cmd.arg("--log").arg(format!("--log-prefix={}", prefix.display())).arg("postgres");
-        let out = super::run_client(host, cmd, env.stop).map_err(bare)?;
-        let mut m = figures(&out.stdout);
+        let out = super::run_client(round.host, cmd, round.env.stop)?;
+        let mut figures = figures(&out.stdout);
         let hist = transaction_log(dirs.own.path(), "pgbench_log");
-        latency_figures(&mut m, &hist);
-        m.complete = out.success && !out.stopped;
-        let failed = !out.success && !out.stopped;
-        if failed || (m.metric("tps").is_none() && !out.stopped) {
-            let why = match (&o.file, failed) {
-                // pgbench quotes the line of the script it rejects, the server the statement
-                // that failed: neither is shown.
-                (Some(f), _) => format!(
-                    "pgbench {} with the script file={} ({}); its output is not shown, since it may quote the file",
-                    if failed { "failed" } else { "printed no tps" },
-                    f.display(),
-                    out.status
-                ),
-                (None, true) => format!(
+        latency_figures(&mut figures, &hist);
+        let (success, stopped) = (out.success, out.stopped);
+        let why = move |failed: bool| match (&o.file, failed) {
+            // pgbench quotes the line of the script it rejects, the server the statement
+            // that failed: neither is shown.
+            (Some(f), _) => format!(
+                "pgbench {} with the script file={} ({}); its output is not shown, since it may quote the file",
+                if failed { "failed" } else { "printed no tps" },
+                f.display(),
+                out.status
+            ),
+            (None, true) => {
+                format!(
                     "pgbench failed; its stderr ends: {}; the server's log ends: {}",
                     out.stderr_tail,
                     server.tail()
-                ),
-                (None, false) => format!("pgbench printed no tps; its output ends: {}", out.stdout_tail()),
-            };
-            return Err(Box::new((why, m)));
-        }
-        if let Err(e) = server.stop() {
-            return Err(Box::new((e, m)));
-        }
-        Ok(m)
+                )
+            }
+            (None, false) => format!("pgbench printed no tps; its output ends: {}", out.stdout_tail()),
+        };
+        Ok(Measured { figures, success, stopped, why: Box::new(why) })
     }
 }
 

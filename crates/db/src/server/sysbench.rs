@@ -11,12 +11,12 @@
 
 use super::pgbench::{choice, whole_seconds};
 use super::process::ServerStart;
-use super::{Account, DataDir, Failed, Host, RoundDirs, Running, ServerLog};
+use super::{Account, Initialise, Measured, Round, Running, Server};
 use fsarena_core::option::DefaultValue::Is;
 use fsarena_core::option::ValueKind::{Choice, Count, Size, Time};
 use fsarena_core::{Better, InputError, Measurement, Spec};
 use fsarena_workload::options::{opt, positive, OptionDef};
-use fsarena_workload::{Finish, Footprint, RunEnv, Workload, WorkloadError};
+use fsarena_workload::{Footprint, RunEnv, Workload, WorkloadError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -158,20 +158,6 @@ impl SysbenchWorkload {
         Ok(Self { options: o, mariadbd, install_db, client, sysbench, account, given: spec.params.clone() })
     }
 
-    /// The keys that decide what the data directory holds and how the server runs; the test
-    /// too for bulk_insert, whose tables are not the OLTP tests' tables.
-    fn server_keys(&self) -> Vec<(&'static str, String)> {
-        let o = &self.options;
-        vec![
-            ("tables", o.tables.to_string()),
-            ("table_size", o.table_size.to_string()),
-            ("innodb_flush_log_at_trx_commit", o.innodb_flush_log_at_trx_commit.into()),
-            ("innodb_flush_method", o.innodb_flush_method.into()),
-            ("innodb_buffer_pool_size", o.innodb_buffer_pool_size.to_string()),
-            ("schema", if o.test == "bulk_insert" { "bulk" } else { "oltp" }.into()),
-        ]
-    }
-
     fn server_command(&self, data: &Path, run: &Path) -> Command {
         let o = &self.options;
         let mut c = Command::new(&self.mariadbd);
@@ -213,7 +199,7 @@ impl SysbenchWorkload {
 
 impl Workload for SysbenchWorkload {
     fn kind(&self) -> &'static str {
-        "sysbench"
+        Self::KIND
     }
 
     fn params(&self) -> Vec<(String, String)> {
@@ -263,116 +249,119 @@ impl Workload for SysbenchWorkload {
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
-        let fail = |message: String, m: Measurement| m.finish(Some(format!("sysbench: {message}")), true);
-        let Some(host) = env.host else {
-            return fail("needs the runner's host for its server (not available here)".into(), Measurement::default());
-        };
-        let bare = |e: String| Box::new((e, Measurement::default()));
-        let name = format!("sysbench-{}", super::key_hash(&self.server_keys()));
-        let reachable = super::check_reachable("sysbench", &env.root.join(&name), "mysql").map_err(bare);
-        let result = reachable.and_then(|()| {
-            RoundDirs::around(host, "sysbench", self.account, Some("mysqld.sock"), |dirs| {
-                let log = ServerLog::new(&dirs.server.held, "mariadb.log", self.account).map_err(bare)?;
-                log.keeping("mariadb.log", |log| self.round(env, host, &name, dirs, log))
-            })
-        });
-        match result {
-            Ok(m) => Ok(vec![m]),
-            Err(failed) => fail(failed.0, failed.1),
-        }
+        super::round::run(self, env)
     }
 }
 
 impl SysbenchWorkload {
-    fn round(
-        &self,
-        env: &RunEnv<'_>,
-        host: &dyn Host,
-        name: &str,
-        dirs: &RoundDirs,
-        log: &ServerLog,
-    ) -> Result<Measurement, Failed> {
-        let bare = |e: String| Box::new((e, Measurement::default()));
+    /// Runs sysbench's untimed `step` (prepare, cleanup) against the round's server: whether
+    /// it succeeded, and its output's end.
+    fn step(&self, round: &Round<'_>, step: &str) -> Result<(bool, String), String> {
+        // prepare loads the tables in parallel, as many threads as tables (up to 8).
+        let command = self.sysbench(round.run_dir(), step, self.options.tables.min(8));
+        let out = super::run_client(round.host, command, round.env.stop)?;
+        Ok((out.success, format!("{} {}", out.stdout_tail(), out.stderr_tail)))
+    }
+}
+
+impl Server for SysbenchWorkload {
+    const KIND: &'static str = "sysbench";
+    const ACCOUNT: &'static str = "mysql";
+    const SOCKET: Option<&'static str> = Some("mysqld.sock");
+    const LOG: &'static str = "mariadb.log";
+    const FIGURE: &'static str = "queries_per_s";
+    type Address = ();
+
+    /// SIGTERM is its fast shutdown.
+    fn server_start(&self) -> ServerStart {
+        ServerStart { name: "MariaDB", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true }
+    }
+
+    fn start_timeout(&self) -> Duration {
+        Duration::from_secs(self.options.start_timeout)
+    }
+
+    /// The test too for bulk_insert, whose tables are not the OLTP tests' tables.
+    fn server_keys(&self) -> Vec<(&'static str, String)> {
         let o = &self.options;
-        let run = dirs.server.path();
-        let timeout = Duration::from_secs(o.start_timeout);
-        let socket = run.join("mysqld.sock");
-        let ready = || std::os::unix::net::UnixStream::connect(&socket).is_ok();
-        let start = ServerStart { name: "MariaDB", account: self.account, stop_signal: libc::SIGTERM, own_ipc: true };
-        let mut data = DataDir::open(host, env.root, name, 0o700, Some(self.account)).map_err(bare)?;
-        if !data.loaded {
-            (env.progress)(&format!("sysbench: mariadb-install-db and {} prepare (untimed)", o.test));
-            let mut install = Command::new(&self.install_db);
-            install
-                .arg("--no-defaults")
-                .arg(format!("--datadir={}", data.made.path().display()))
-                .args(["--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"])
-                .current_dir("/");
-            let install_log = ServerLog::new(&dirs.server.held, "install.log", self.account).map_err(bare)?;
-            let how = ServerStart { name: "mariadb-install-db", ..start };
-            super::run_as(host, how, install, &install_log, env.stop).map_err(bare)?;
-            let command = self.server_command(data.made.path(), run);
-            let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
-            server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
-            let mut create = Command::new(&self.client);
-            create
-                .arg("--no-defaults")
-                .arg(format!("--socket={}", socket.display()))
-                .args(["--user=root", "--execute=CREATE DATABASE sbtest"]);
-            let out = super::run_client(host, create, env.stop).map_err(bare)?;
-            if !out.success {
-                return Err(bare(format!("creating the sbtest database failed: {}", out.stderr_tail)));
-            }
-            // prepare loads the tables in parallel, as many threads as tables (up to 8).
-            let out =
-                super::run_client(host, self.sysbench(run, "prepare", o.tables.min(8)), env.stop).map_err(bare)?;
-            if !out.success {
-                return Err(bare(format!(
-                    "sysbench {} prepare failed; its output ends: {} {}",
-                    o.test,
-                    out.stdout_tail(),
-                    out.stderr_tail
-                )));
-            }
-            server.stop().map_err(bare)?;
-            data.mark_loaded(host);
+        vec![
+            ("tables", o.tables.to_string()),
+            ("table_size", o.table_size.to_string()),
+            ("innodb_flush_log_at_trx_commit", o.innodb_flush_log_at_trx_commit.into()),
+            ("innodb_flush_method", o.innodb_flush_method.into()),
+            ("innodb_buffer_pool_size", o.innodb_buffer_pool_size.to_string()),
+            ("schema", if o.test == "bulk_insert" { "bulk" } else { "oltp" }.into()),
+        ]
+    }
+
+    fn loading(&self) -> String {
+        format!("mariadb-install-db and {} prepare (untimed)", self.options.test)
+    }
+
+    fn initialise(&self, round: &Round<'_>) -> Option<Initialise> {
+        let mut command = Command::new(&self.install_db);
+        command
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", round.data.display()))
+            .args(["--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"])
+            .current_dir("/");
+        Some(Initialise { name: "mariadb-install-db", command, log: Some("install.log") })
+    }
+
+    /// The sbtest database, and sysbench prepare.
+    fn populate(&self, round: &Round<'_>, _: &()) -> Result<(), String> {
+        let mut create = Command::new(&self.client);
+        create
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", round.run_dir().join("mysqld.sock").display()))
+            .args(["--user=root", "--execute=CREATE DATABASE sbtest"]);
+        let out = super::run_client(round.host, create, round.env.stop)?;
+        if !out.success {
+            return Err(format!("creating the sbtest database failed: {}", out.stderr_tail));
         }
-        let command = self.server_command(data.made.path(), run);
-        let mut server = Running::spawn(host, start, command, log.try_clone().map_err(bare)?).map_err(bare)?;
-        server.wait_ready(timeout, env.stop, ready).map_err(bare)?;
-        if o.test == "bulk_insert" {
-            // bulk_insert's run fills its tables from id 1: a second round into the first
-            // one's rows would only hit duplicate keys. Every round starts from empty tables,
-            // as `sysbench bulk_insert cleanup; prepare; run` by hand (untimed).
+        match self.step(round, "prepare")? {
+            (true, _) => Ok(()),
+            (false, tail) => Err(format!("sysbench {} prepare failed; its output ends: {tail}", self.options.test)),
+        }
+    }
+
+    fn command(&self, round: &Round<'_>) -> Result<(Command, ()), String> {
+        Ok((self.server_command(round.data, round.run_dir()), ()))
+    }
+
+    fn ready(&self, round: &Round<'_>, _: &()) -> bool {
+        std::os::unix::net::UnixStream::connect(round.run_dir().join("mysqld.sock")).is_ok()
+    }
+
+    /// bulk_insert's run fills its tables from id 1: a second round into the first one's rows
+    /// would only hit duplicate keys. Every round starts from empty tables, as `sysbench
+    /// bulk_insert cleanup; prepare; run` by hand (untimed).
+    fn before_caches(&self, round: &Round<'_>, _: &()) -> Result<(), String> {
+        if self.options.test == "bulk_insert" {
             for step in ["cleanup", "prepare"] {
-                let out = super::run_client(host, self.sysbench(run, step, o.tables.min(8)), env.stop).map_err(bare)?;
-                if !out.success {
-                    let why = format!("sysbench bulk_insert {step} failed: {} {}", out.stdout_tail(), out.stderr_tail);
-                    return Err(bare(why));
+                if let (false, tail) = self.step(round, step)? {
+                    return Err(format!("sysbench bulk_insert {step} failed: {tail}"));
                 }
             }
         }
-        if let Some(drop) = env.drop_caches {
-            drop().map_err(|e| bare(format!("dropping the caches: {e}")))?;
-        }
-        (env.progress)(&format!("sysbench: {} --threads={}", o.test, o.threads));
-        let out = super::run_client(host, self.sysbench(run, "run", o.threads), env.stop).map_err(bare)?;
-        let mut m = figures(&out.stdout);
-        m.complete = out.success && !out.stopped;
-        if !out.stopped && (!out.success || m.metric("queries_per_s").is_none()) {
-            let why = format!(
+        Ok(())
+    }
+
+    fn measure<'m>(&'m self, round: &'m Round<'_>, server: &'m Running<'_>, _: &()) -> Result<Measured<'m>, String> {
+        let o = &self.options;
+        (round.env.progress)(&format!("sysbench: {} --threads={}", o.test, o.threads));
+        let out = super::run_client(round.host, self.sysbench(round.run_dir(), "run", o.threads), round.env.stop)?;
+        let (figures, success, stopped) = (figures(&out.stdout), out.success, out.stopped);
+        let why = move |_| {
+            format!(
                 "sysbench {} run failed; its output ends: {} {}; the server's log ends: {}",
                 o.test,
                 out.stdout_tail(),
                 out.stderr_tail,
                 server.tail()
-            );
-            return Err(Box::new((why, m)));
-        }
-        if let Err(e) = server.stop() {
-            return Err(Box::new((e, m)));
-        }
-        Ok(m)
+            )
+        };
+        Ok(Measured { figures, success, stopped, why: Box::new(why) })
     }
 }
 
