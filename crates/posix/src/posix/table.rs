@@ -32,7 +32,8 @@
 //! - setup, a failure of which is the case's, with the errno: `mkdir P MODE`, `touch P
 //!   MODE`, `write P TEXT` (a file holding TEXT, the rest of the line), `chmod P MODE`,
 //!   `chown P UID:GID` (not following a last symlink), `symlink TARGET P`, `flag P
-//!   immutable|append`, `utime P ATIME MTIME` (utimensat, not following a last symlink);
+//!   immutable|append`, `utime P ATIME MTIME` (utimensat, not following a last symlink),
+//!   `fill P BYTES` (a file holding BYTES, see below);
 //! - `need flags|acl|xattr NAME`: unsupported, with the reason, where the filesystem lacks it;
 //! - `umask MODE`: the case's umask from then on (022 at its start);
 //! - `tick`: wait until a change made now gives later timestamps ([`Ctx::tick`]);
@@ -42,12 +43,16 @@
 //!   that take one (`fchmod $NAME MODE`, ...) until the case ends;
 //! - `expect RESULT [as USER] CALL ARGS`: RESULT is `0` (success) or an errno, or several
 //!   separated by commas where the standard allows either; CALL one of [`Call`]'s;
-//!   `expect 0 open P FLAGS [MODE] -> NAME` keeps the descriptor as `$NAME`, as `fd` does;
+//!   `expect 0 [as USER] open P FLAGS [MODE] -> NAME` keeps the descriptor as `$NAME`, as
+//!   `fd` does (opened as USER: the descriptor carries the access USER was granted);
 //! - `is FIELD SUBJECT VALUE`: a field of a stat (`perm`, `type`, `kind`, `size`, `nlink`,
 //!   `uid`, `gid`, `owner`, `ino`, `atime`, `mtime`, `ctime`) must equal VALUE; SUBJECT is a
 //!   path (stat now) or `$NAME`; VALUE a literal, `$NAME` (the same field of a saved stat) or
 //!   `@P` (of P now);
 //! - `xattr P NAME VALUE`: getxattr must succeed with VALUE;
+//! - `data P BYTES`: the whole content of P (a path, or `$NAME` an open descriptor, read
+//!   from offset 0 without moving its offset) must be BYTES: pieces joined by `+`, each
+//!   `TEXT` or `TEXT*COUNT` (TEXT repeated), `\0` the zero byte (`abc+\0*9997`);
 //! - `acl P access|default ENTRIES`: setxattr of the ACL, written as setfacl writes it
 //!   (`user::rw-,user:65534:r--,group::---,mask::r--,other::---`), must succeed (`expect
 //!   RESULT setacl P access|default ENTRIES` where it may fail);
@@ -95,6 +100,7 @@ enum Do {
     Symlink(String, String),
     Flag(String, IFlags),
     Utime(String, [Time; 2]),
+    Fill(String, Vec<u8>),
     Need(Need),
     Umask(u32),
     Tick,
@@ -105,8 +111,17 @@ enum Do {
     Is { field: Field, subject: Subject, value: Value },
     Moved { before: Subject, after: Subject, marks: [Mark; 3] },
     Xattr { path: String, name: String, value: String },
+    Data { subject: Source, want: Vec<u8> },
     Acl { path: String, default: bool, acl: Acl },
     Subdirs { before: Subject, after: Subject, delta: i128 },
+}
+
+/// What a `data` step reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Source {
+    Path(String),
+    /// An open descriptor, `$NAME`.
+    Fd(String),
 }
 
 /// A probe a case needs first.
@@ -179,8 +194,8 @@ pub enum Call {
     Fchmod(String, u32),
     /// `fchown $FD UID:GID`
     Fchown(String, Option<u32>, Option<u32>),
-    /// `ftruncate $FD LEN`
-    Ftruncate(String, u64),
+    /// `ftruncate $FD LEN` (LEN may be negative)
+    Ftruncate(String, i64),
     /// `fstat $FD`
     Fstat(String),
     /// `futimens $FD ATIME MTIME`
@@ -317,6 +332,9 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
         } if !opened.contains(fd.as_str()) => {
             return Err(format!("${fd} is not opened before (`fd NAME P FLAGS`)"));
         }
+        Do::Data { subject: Source::Fd(fd), .. } if !opened.contains(fd.as_str()) => {
+            return Err(format!("${fd} is not opened before (`fd NAME P FLAGS`)"));
+        }
         _ => {}
     }
     Ok(())
@@ -343,6 +361,18 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
         ["flag", p, "immutable"] => Do::Flag(path(p), IFlags::IMMUTABLE),
         ["flag", p, "append"] => Do::Flag(path(p), IFlags::APPEND),
         ["utime", p, a, m] => Do::Utime(path(p), [time(a)?, time(m)?]),
+        ["fill", p, b] => Do::Fill(path(p), bytes(b)?),
+        ["data", p, b] => {
+            let subject = match p.strip_prefix('$') {
+                Some(fd) => Source::Fd(fd.into()),
+                None => Source::Path(path(p)),
+            };
+            return Ok(Step {
+                line,
+                label: default(&format!("data of {p}")),
+                what: Do::Data { subject, want: bytes(b)? },
+            });
+        }
         ["need", "flags"] => Do::Need(Need::Flags),
         ["need", "acl"] => Do::Need(Need::Acl),
         ["need", "xattr", name] => Do::Need(Need::Xattr((*name).into())),
@@ -358,9 +388,7 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
                 _ => (None, rest),
             };
             let (call_words, keep) = match call_words {
-                [w @ .., "->", name] if want.is_empty() && user.is_none() && w.first() == Some(&"open") => {
-                    (w, Some((*name).to_string()))
-                }
+                [w @ .., "->", name] if want.is_empty() && w.first() == Some(&"open") => (w, Some((*name).to_string())),
                 _ => (call_words, None),
             };
             let written = match call_words {
@@ -571,6 +599,21 @@ fn descriptor(fd: &str) -> Result<String, String> {
     fd.strip_prefix('$').map(str::to_string).ok_or_else(|| format!("not a descriptor: {fd} ($NAME of an `fd` step)"))
 }
 
+/// Bytes as `fill` and `data` write them: pieces joined by `+`, each `TEXT` or `TEXT*COUNT`,
+/// `\0` in TEXT the zero byte.
+fn bytes(s: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    for piece in s.split('+') {
+        let (text, count) = match piece.rsplit_once('*') {
+            Some((t, n)) => (t, n.parse::<usize>().map_err(|_| format!("not a count: {n} in {piece}"))?),
+            None => (piece, 1),
+        };
+        let text = text.replace("\\0", "\0");
+        out.extend(text.as_bytes().repeat(count));
+    }
+    Ok(out)
+}
+
 /// The text of `line` after its first `n` words.
 fn rest(line: &str, n: usize) -> String {
     let mut s = line.trim_start();
@@ -756,6 +799,7 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                 rustix::fs::utimensat(CWD, &p, &timestamps(t), rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
                     .map_err(|e| broken(&format!("utimensat {p} (setup)"), e))?;
             }
+            Do::Fill(p, data) => cases::write_file(&expand(c, p), data)?,
             Do::Need(Need::Flags) => c.need_flags()?,
             Do::Need(Need::Acl) => c.need_acl()?,
             Do::Need(Need::Xattr(name)) => c.need_xattr(name)?,
@@ -775,10 +819,14 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                     .map_err(|e| broken(&format!("open {p}"), e))?;
                 fds.insert(name, fd);
             }
-            Do::Expect { call: Call::Open(p, flags, m), keep: Some(name), user: None, .. } => {
+            Do::Expect { call: Call::Open(p, flags, m), keep: Some(name), user, .. } => {
                 let p = expand(c, p);
-                let fd = ok(&s.label, rustix::fs::openat(CWD, &p, *flags | OFlags::CLOEXEC, Mode::from_raw_mode(*m)))?;
-                fds.insert(name, fd);
+                let open = || rustix::fs::openat(CWD, &p, *flags | OFlags::CLOEXEC, Mode::from_raw_mode(*m));
+                let fd = match user {
+                    Some(u) => c.as_user(*u, open),
+                    None => open(),
+                };
+                fds.insert(name, ok(&s.label, fd)?);
             }
             Do::Expect { want, user, call, .. } => {
                 let r = match user {
@@ -822,6 +870,18 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                 let p = expand(c, path);
                 let got = ok(&format!("getxattr {p} {name}"), getxattr(&p, name, true))?;
                 eq(&s.label, got, value.as_bytes().to_vec())?;
+            }
+            Do::Data { subject, want } => {
+                let got = match subject {
+                    Source::Fd(fd) => cases::read_all(open(&fds, fd).map_err(|e| broken(&format!("${fd}"), e))?)?,
+                    Source::Path(p) => {
+                        let p = expand(c, p);
+                        let fd = rustix::fs::open(&p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                            .map_err(|e| broken(&format!("open {p}"), e))?;
+                        cases::read_all(&fd)?
+                    }
+                };
+                same_data(&s.label, &got, want)?;
             }
             Do::Moved { before, after, marks } => {
                 let b = of(c, &saved, before, s.line)?;
@@ -941,11 +1001,32 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
             let (u, g) = ids(u, g);
             fs::fchown(open(fds, fd)?, u, g)
         }
-        Call::Ftruncate(fd, n) => fs::ftruncate(open(fds, fd)?, *n),
+        Call::Ftruncate(fd, n) => {
+            use std::os::fd::AsRawFd;
+            let fd = open(fds, fd)?.as_raw_fd();
+            // SAFETY: ftruncate on a descriptor the case holds open; no memory is passed.
+            // Through libc, since rustix takes no negative length.
+            cases::sys_int(unsafe { libc::ftruncate(fd, *n) })
+        }
         Call::Fstat(fd) => fs::fstat(open(fds, fd)?).map(drop),
         Call::Futimens(fd, t) => fs::futimens(open(fds, fd)?, &timestamps(t)),
         Call::Open(a, f, m) => fs::openat(CWD, p(a), *f | OFlags::CLOEXEC, Mode::from_raw_mode(*m)).map(drop),
     }
+}
+
+/// The content read must be `want` (compared by length and first differing byte, not printed
+/// whole).
+fn same_data(what: &str, got: &[u8], want: &[u8]) -> Check {
+    let first_diff = got.iter().zip(want).position(|(a, b)| a != b);
+    check::ensure(
+        what,
+        got.len() == want.len() && first_diff.is_none(),
+        &format!("{} bytes as the table gives them", want.len()),
+        || match first_diff {
+            Some(i) => format!("byte {i} is {:#04x}, not {:#04x}", got[i], want[i]),
+            None => format!("{} bytes", got.len()),
+        },
+    )
 }
 
 /// Whether the directory `d` counts its subdirectories in its link count (each one's `..`):

@@ -14,7 +14,8 @@ use super::table::Step;
 use rustix::fs::{Mode, OFlags, CWD};
 use std::sync::OnceLock;
 
-pub(crate) use sys::{set_flag, truncate_raw};
+pub(crate) use rename::read_all;
+pub(crate) use sys::{set_flag, sys_int, truncate_raw};
 
 mod acl;
 mod chmod;

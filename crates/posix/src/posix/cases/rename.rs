@@ -157,7 +157,7 @@ fn dir_link_counts(_: &Ctx<'_>) -> Check {
 }
 
 /// Everything `fd` reads from offset 0 (pread: the descriptor's offset is not moved).
-pub(super) fn read_all(fd: &OwnedFd) -> Result<Vec<u8>, Miss> {
+pub(crate) fn read_all(fd: &OwnedFd) -> Result<Vec<u8>, Miss> {
     let mut out = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
