@@ -147,8 +147,19 @@ pub fn stat(path: impl AsRef<Path>) -> Result<Stat, Miss> {
     let path = path.as_ref();
     let what = format!("stat {}", path.display());
     let x = ok(&what, rustix::fs::statx(CWD, path, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BASIC_STATS))?;
+    Ok(of_statx(&x))
+}
+
+/// statx of the open descriptor `fd` (fstat); `what` names it in a failure.
+pub fn fstat(fd: &std::os::fd::OwnedFd, what: &str) -> Result<Stat, Miss> {
+    let x = ok(what, rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS))?;
+    Ok(of_statx(&x))
+}
+
+/// The fields of `x` a case reads.
+fn of_statx(x: &rustix::fs::Statx) -> Stat {
     let ns = |t: rustix::fs::StatxTimestamp| i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
-    Ok(Stat {
+    Stat {
         mode: u32::from(x.stx_mode),
         uid: x.stx_uid,
         gid: x.stx_gid,
@@ -159,7 +170,7 @@ pub fn stat(path: impl AsRef<Path>) -> Result<Stat, Miss> {
         dev: (x.stx_dev_major, x.stx_dev_minor),
         rdev: (x.stx_rdev_major, x.stx_rdev_minor),
         times: Times { atime: ns(x.stx_atime), mtime: ns(x.stx_mtime), ctime: ns(x.stx_ctime) },
-    })
+    }
 }
 
 /// The timestamps of `path`.

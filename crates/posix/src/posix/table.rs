@@ -33,12 +33,12 @@
 //!   MODE`, `write P TEXT` (a file holding TEXT, the rest of the line), `chmod P MODE`,
 //!   `chown P UID:GID` (not following a last symlink), `symlink TARGET P`, `flag P
 //!   immutable|append`, `utime P ATIME MTIME` (utimensat, not following a last symlink),
-//!   `fill P BYTES` (a file holding BYTES, see below);
+//!   `fill P BYTES` (a file holding BYTES, the rest of the line, see `data`);
 //! - `need flags|acl|xattr NAME`: unsupported, with the reason, where the filesystem lacks it;
 //! - `umask MODE`: the case's umask from then on (022 at its start);
 //! - `tick`: wait until a change made now gives later timestamps ([`Ctx::tick`]);
-//! - `save NAME P`: stat P (not following a last symlink) now, as `$NAME`; `exists P`: only
-//!   that the stat succeeds;
+//! - `save NAME P`: stat P (not following a last symlink) now, as `$NAME` (`save NAME $FD`:
+//!   fstat of a descriptor kept by `fd`); `exists P`: only that the stat succeeds;
 //! - `fd NAME P FLAGS`: open P (setup) and keep the descriptor as `$NAME` for the calls
 //!   that take one (`fchmod $NAME MODE`, ...) until the case ends;
 //! - `expect RESULT [as USER] CALL ARGS`: RESULT is `0` (success) or an errno, or several
@@ -51,8 +51,9 @@
 //!   `@P` (of P now);
 //! - `xattr P NAME VALUE`: getxattr must succeed with VALUE;
 //! - `data P BYTES`: the whole content of P (a path, or `$NAME` an open descriptor, read
-//!   from offset 0 without moving its offset) must be BYTES: pieces joined by `+`, each
-//!   `TEXT` or `TEXT*COUNT` (TEXT repeated), `\0` the zero byte (`abc+\0*9997`);
+//!   from offset 0 without moving its offset) must be BYTES, the rest of the line: pieces
+//!   joined by `+`, each `TEXT` or `TEXT*COUNT` (TEXT repeated), `\0` the zero byte
+//!   (`abc+\0*9997`);
 //! - `acl P access|default ENTRIES`: setxattr of the ACL, written as setfacl writes it
 //!   (`user::rw-,user:65534:r--,group::---,mask::r--,other::---`), must succeed (`expect
 //!   RESULT setacl P access|default ENTRIES` where it may fail);
@@ -105,6 +106,7 @@ enum Do {
     Umask(u32),
     Tick,
     Save(String, String),
+    SaveFd(String, String),
     Exists(String),
     Fd(String, String, OFlags),
     Expect { want: Vec<Errno>, user: Option<User>, call: Call, keep: Option<String> },
@@ -198,6 +200,8 @@ pub enum Call {
     Ftruncate(String, i64),
     /// `fstat $FD`
     Fstat(String),
+    /// `write $FD BYTES` (as `data` writes them; all of them must be written)
+    Write(String, Vec<u8>),
     /// `futimens $FD ATIME MTIME`
     Futimens(String, [Time; 2]),
 }
@@ -300,7 +304,7 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
     let saved: BTreeSet<&str> = before
         .iter()
         .filter_map(|b| match &b.what {
-            Do::Save(n, _) => Some(n.as_str()),
+            Do::Save(n, _) | Do::SaveFd(n, _) => Some(n.as_str()),
             _ => None,
         })
         .collect();
@@ -327,12 +331,13 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
             subject(after)?;
         }
         Do::Expect {
-            call: Call::Fchmod(fd, _) | Call::Fchown(fd, ..) | Call::Ftruncate(fd, _) | Call::Fstat(fd),
+            call:
+                Call::Fchmod(fd, _) | Call::Fchown(fd, ..) | Call::Ftruncate(fd, _) | Call::Fstat(fd) | Call::Write(fd, _),
             ..
         } if !opened.contains(fd.as_str()) => {
             return Err(format!("${fd} is not opened before (`fd NAME P FLAGS`)"));
         }
-        Do::Data { subject: Source::Fd(fd), .. } if !opened.contains(fd.as_str()) => {
+        Do::Data { subject: Source::Fd(fd), .. } | Do::SaveFd(_, fd) if !opened.contains(fd.as_str()) => {
             return Err(format!("${fd} is not opened before (`fd NAME P FLAGS`)"));
         }
         _ => {}
@@ -361,8 +366,8 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
         ["flag", p, "immutable"] => Do::Flag(path(p), IFlags::IMMUTABLE),
         ["flag", p, "append"] => Do::Flag(path(p), IFlags::APPEND),
         ["utime", p, a, m] => Do::Utime(path(p), [time(a)?, time(m)?]),
-        ["fill", p, b] => Do::Fill(path(p), bytes(b)?),
-        ["data", p, b] => {
+        ["fill", p, _, ..] => Do::Fill(path(p), bytes(&rest(text, 2))?),
+        ["data", p, _, ..] => {
             let subject = match p.strip_prefix('$') {
                 Some(fd) => Source::Fd(fd.into()),
                 None => Source::Path(path(p)),
@@ -370,7 +375,7 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
             return Ok(Step {
                 line,
                 label: default(&format!("data of {p}")),
-                what: Do::Data { subject, want: bytes(b)? },
+                what: Do::Data { subject, want: bytes(&rest(text, 2))? },
             });
         }
         ["need", "flags"] => Do::Need(Need::Flags),
@@ -378,7 +383,10 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
         ["need", "xattr", name] => Do::Need(Need::Xattr((*name).into())),
         ["tick"] => Do::Tick,
         ["umask", m] => Do::Umask(octal(m)?),
-        ["save", name, p] => Do::Save((*name).into(), path(p)),
+        ["save", name, p] => match p.strip_prefix('$') {
+            Some(fd) => Do::SaveFd((*name).into(), fd.into()),
+            None => Do::Save((*name).into(), path(p)),
+        },
         ["exists", p] => Do::Exists(path(p)),
         ["fd", name, p, flags] => Do::Fd((*name).into(), path(p), oflags(flags)?),
         ["expect", want, rest @ ..] => {
@@ -466,6 +474,7 @@ fn call(words: &[&str]) -> Result<Call, String> {
         }
         ["ftruncate", fd, n] => Call::Ftruncate(descriptor(fd)?, n.parse().map_err(|_| format!("not a length: {n}"))?),
         ["fstat", fd] => Call::Fstat(descriptor(fd)?),
+        ["write", fd, data @ ..] if !data.is_empty() => Call::Write(descriptor(fd)?, bytes(&data.join(" "))?),
         ["futimens", fd, a, m] => Call::Futimens(descriptor(fd)?, [time(a)?, time(m)?]),
         [chown @ ("chown" | "lchown"), p, ids] => {
             let (u, g) = ids.split_once(':').ok_or_else(|| format!("not UID:GID: {ids}"))?;
@@ -810,6 +819,10 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
             Do::Save(name, p) => {
                 saved.insert(name, stat(expand(c, p))?);
             }
+            Do::SaveFd(name, fd) => {
+                let f = open(&fds, fd).map_err(|e| broken(&format!("${fd}"), e))?;
+                saved.insert(name, check::fstat(f, &format!("fstat ${fd}"))?);
+            }
             Do::Exists(p) => {
                 stat(expand(c, p))?;
             }
@@ -1009,6 +1022,10 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
             cases::sys_int(unsafe { libc::ftruncate(fd, *n) })
         }
         Call::Fstat(fd) => fs::fstat(open(fds, fd)?).map(drop),
+        Call::Write(fd, data) => match rustix::io::write(open(fds, fd)?, data)? {
+            n if n == data.len() => Ok(()),
+            _ => Err(Errno::IO),
+        },
         Call::Futimens(fd, t) => fs::futimens(open(fds, fd)?, &timestamps(t)),
         Call::Open(a, f, m) => fs::openat(CWD, p(a), *f | OFlags::CLOEXEC, Mode::from_raw_mode(*m)).map(drop),
     }
