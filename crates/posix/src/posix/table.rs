@@ -43,6 +43,9 @@
 //!   that take one (`fchmod $NAME MODE`, ...) until the case ends;
 //! - `expect RESULT [as USER] CALL ARGS`: RESULT is `0` (success) or an errno, or several
 //!   separated by commas where the standard allows either; CALL one of [`Call`]'s;
+//!   the *at calls (`unlinkat`, `linkat`, `renameat2`, `fchownat`, `fchmodat`, `symlink`'s
+//!   new name) take a path relative to a kept descriptor as `$NAME:PATH` (`$d:f`, `$f:""`,
+//!   `$f:{dir}/a`), else relative to the working directory;
 //!   `expect 0 [as USER] open P FLAGS [MODE] -> NAME` keeps the descriptor as `$NAME`, as
 //!   `fd` does (opened as USER: the descriptor carries the access USER was granted);
 //! - `is FIELD SUBJECT VALUE`: a field of a stat (`perm`, `type`, `kind`, `size`, `nlink`,
@@ -78,7 +81,7 @@ use super::ctx::{broken, Ctx, User, U1, U2};
 use rustix::fs::{FileType, Gid, IFlags, Mode, OFlags, RenameFlags, Uid, XattrFlags, CWD};
 use rustix::io::Errno;
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 /// One step of a table case.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,7 +142,7 @@ enum Need {
 pub enum Call {
     /// `rmdir P`
     Rmdir(String),
-    /// `unlinkat P [AT_REMOVEDIR]` (relative to the working directory)
+    /// `unlinkat P [AT_REMOVEDIR]` (P may be `$FD:PATH`, as for every *at call)
     Unlinkat(String, rustix::fs::AtFlags),
     /// `unlink P`
     Unlink(String),
@@ -200,6 +203,8 @@ pub enum Call {
     Ftruncate(String, i64),
     /// `fstat $FD`
     Fstat(String),
+    /// `fchmodat P MODE` (no flag: rustix answers AT_SYMLINK_NOFOLLOW itself)
+    Fchmodat(String, u32),
     /// `write $FD BYTES` (as `data` writes them; all of them must be written)
     Write(String, Vec<u8>),
     /// `futimens $FD ATIME MTIME`
@@ -319,6 +324,16 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
         Subject::Saved(n) if !saved.contains(n.as_str()) => Err(format!("${n} is not saved before")),
         _ => Ok(()),
     };
+    if let Do::Expect { call, .. } = &s.what {
+        let paths: Vec<&String> = match call {
+            Call::Unlinkat(a, _) | Call::Fchmodat(a, _) | Call::Fchownat(a, ..) | Call::Symlink(_, a) => vec![a],
+            Call::Linkat(a, b, _) | Call::Renameat2(a, b, ..) => vec![a, b],
+            _ => vec![],
+        };
+        if let Some((fd, _)) = paths.into_iter().filter_map(|p| dirfd(p)).find(|(fd, _)| !opened.contains(fd)) {
+            return Err(format!("${fd} is not opened before (`fd NAME P FLAGS`)"));
+        }
+    }
     match &s.what {
         Do::Is { subject: a, value, .. } => {
             subject(a)?;
@@ -474,6 +489,7 @@ fn call(words: &[&str]) -> Result<Call, String> {
         }
         ["ftruncate", fd, n] => Call::Ftruncate(descriptor(fd)?, n.parse().map_err(|_| format!("not a length: {n}"))?),
         ["fstat", fd] => Call::Fstat(descriptor(fd)?),
+        ["fchmodat", p, m] => Call::Fchmodat(path(p), octal(m)?),
         ["write", fd, data @ ..] if !data.is_empty() => Call::Write(descriptor(fd)?, bytes(&data.join(" "))?),
         ["futimens", fd, a, m] => Call::Futimens(descriptor(fd)?, [time(a)?, time(m)?]),
         [chown @ ("chown" | "lchown"), p, ids] => {
@@ -961,7 +977,14 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
     match call {
         Call::Rmdir(a) => fs::rmdir(p(a)),
         Call::Unlink(a) => fs::unlink(p(a)),
-        Call::Unlinkat(a, flags) => fs::unlinkat(CWD, p(a), *flags),
+        Call::Unlinkat(a, flags) => {
+            let (d, a) = at(c, fds, a)?;
+            fs::unlinkat(d, a, *flags)
+        }
+        Call::Fchmodat(a, m) => {
+            let (d, a) = at(c, fds, a)?;
+            fs::chmodat(d, a, Mode::from_raw_mode(*m), fs::AtFlags::empty())
+        }
         Call::Mkdir(a, m) => fs::mkdir(p(a), Mode::from_raw_mode(*m)),
         Call::Mkfifo(a, m) => fs::mkfifoat(CWD, p(a), Mode::from_raw_mode(*m)),
         Call::Chmod(a, m) => fs::chmod(p(a), Mode::from_raw_mode(*m)),
@@ -975,13 +998,23 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
         }
         Call::Rename(a, b) => fs::rename(p(a), p(b)),
         Call::Link(a, b) => fs::link(p(a), p(b)),
-        Call::Renameat2(a, b, flags, _) => fs::renameat_with(CWD, p(a), CWD, p(b), *flags),
-        Call::Linkat(a, b, flags) => fs::linkat(CWD, p(a), CWD, p(b), *flags),
+        Call::Renameat2(a, b, flags, _) => {
+            let ((da, a), (db, b)) = (at(c, fds, a)?, at(c, fds, b)?);
+            fs::renameat_with(da, a, db, b, *flags)
+        }
+        Call::Linkat(a, b, flags) => {
+            let ((da, a), (db, b)) = (at(c, fds, a)?, at(c, fds, b)?);
+            fs::linkat(da, a, db, b, *flags)
+        }
         Call::Fchownat(a, u, g, flags) => {
             let (u, g) = ids(u, g);
-            fs::chownat(CWD, p(a), u, g, *flags)
+            let (d, a) = at(c, fds, a)?;
+            fs::chownat(d, a, u, g, *flags)
         }
-        Call::Symlink(t, a) => fs::symlinkat(p(t), CWD, p(a)),
+        Call::Symlink(t, a) => {
+            let (d, a) = at(c, fds, a)?;
+            fs::symlinkat(p(t), d, a)
+        }
         Call::Stat(a) => fs::stat(p(a)).map(drop),
         Call::Lstat(a) => fs::lstat(p(a)).map(drop),
         Call::Readlink(a) => fs::readlinkat(CWD, p(a), Vec::new()).map(drop),
@@ -1044,6 +1077,20 @@ fn same_data(what: &str, got: &[u8], want: &[u8]) -> Check {
             None => format!("{} bytes", got.len()),
         },
     )
+}
+
+/// The directory descriptor and path of an *at call's `$FD:PATH` (the descriptor kept as
+/// `$FD`), or the working directory and the path.
+fn at<'a>(c: &Ctx<'_>, fds: &'a BTreeMap<&str, OwnedFd>, p: &str) -> rustix::io::Result<(BorrowedFd<'a>, String)> {
+    match dirfd(p) {
+        Some((fd, rest)) => Ok((open(fds, fd)?.as_fd(), expand(c, &path(rest)))),
+        None => Ok((CWD, expand(c, p))),
+    }
+}
+
+/// `$FD:PATH` split into FD and PATH.
+fn dirfd(p: &str) -> Option<(&str, &str)> {
+    p.strip_prefix('$')?.split_once(':')
 }
 
 /// Whether the directory `d` counts its subdirectories in its link count (each one's `..`):
