@@ -5,9 +5,9 @@
 //! `chmod` follows a last symlink, and a symlink's own mode cannot be changed (EOPNOTSUPP).
 
 use super::sys::{cstr, open, sys, BAD_FD};
-use super::{mkdir, symlink, touch, RustCase};
+use super::{symlink, touch, RustCase};
 use crate::posix::check::{eq, err, ok, stat, Miss, Octal};
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::OFlags;
 use rustix::io::Errno;
 use std::os::fd::AsRawFd;
 
@@ -28,69 +28,14 @@ fn need_fchmodat2(r: rustix::io::Result<()>) -> Result<rustix::io::Result<()>, M
     }
 }
 
-/// `chmod p mode`, as the case calls it.
-fn chmod(p: &str, mode: u32) -> rustix::io::Result<()> {
-    rustix::fs::chmod(p, Mode::from_raw_mode(mode))
-}
-
 /// The chmod family.
 pub static CASES: &[RustCase] = &[
-    RustCase {
-        name: "chmod.follows_symlink.updated",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            let link = stat("l")?;
-            ok("chmod l 0600 (l -> f)", chmod("l", 0o600))?;
-            eq("mode of the target f", stat("f")?.perm(), Octal(0o600))?;
-            eq("mode of the symlink l", stat("l")?.mode, link.mode)
-        },
-    },
-    RustCase {
-        name: "chmod.fchmod_unlinked_file.updated",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = open("f", OFlags::RDWR)?;
-            ok("unlink f", rustix::fs::unlink("f"))?;
-            ok("fchmod (f, unlinked) 0600", rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o600)))?;
-            let st = ok("fstat (f, unlinked)", rustix::fs::fstat(&fd))?;
-            eq("mode of the unlinked f", Octal(st.st_mode & 0o7777), Octal(0o600))
-        },
-    },
     RustCase {
         name: "chmod.fchmod_bad_fd.EBADF",
         security: false,
         run: |_| {
             // SAFETY: fchmod takes a plain number; -1 is no descriptor.
             err("fchmod -1", sys(unsafe { libc::fchmod(BAD_FD, 0o644) }.into()), Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "chmod.fchmodat_dirfd.updated",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o644)?;
-            let dfd = open("d", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            ok("fchmodat (d) f 0600", rustix::fs::chmodat(&dfd, "f", Mode::from_raw_mode(0o600), AtFlags::empty()))?;
-            eq("mode of d/f", stat("d/f")?.perm(), Octal(0o600))
-        },
-    },
-    RustCase {
-        name: "chmod.fchmodat_absolute_path.updated",
-        security: false,
-        run: |c| {
-            touch("f", 0o644)?;
-            // An absolute path ignores dirfd, even one that is no directory.
-            let fd = open("f", OFlags::RDONLY)?;
-            let abs = c.path("f");
-            ok(
-                "fchmodat (a file) /abs/f 0600",
-                rustix::fs::chmodat(&fd, &abs, Mode::from_raw_mode(0o600), AtFlags::empty()),
-            )?;
-            eq("mode of f", stat("f")?.perm(), Octal(0o600))
         },
     },
     RustCase {
@@ -102,19 +47,6 @@ pub static CASES: &[RustCase] = &[
             // SAFETY: `p` is NUL-terminated and alive across the call.
             let r = sys(unsafe { libc::syscall(libc::SYS_fchmodat, BAD_FD, p.as_ptr(), 0o600, 0) });
             err("fchmodat (-1) f", r, Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "chmod.fchmodat_file_dirfd.ENOTDIR",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            err(
-                "fchmodat (a file) x",
-                rustix::fs::chmodat(&fd, "x", Mode::from_raw_mode(0o600), AtFlags::empty()),
-                Errno::NOTDIR,
-            )
         },
     },
     RustCase {
@@ -164,17 +96,6 @@ pub static CASES: &[RustCase] = &[
             let r = need_fchmodat2(fchmodat2(fd.as_raw_fd(), "", 0o600, libc::AT_EMPTY_PATH))?;
             ok("fchmodat2 (f, O_PATH) \"\" 0600 AT_EMPTY_PATH", r)?;
             eq("mode of f", stat("f")?.perm(), Octal(0o600))
-        },
-    },
-    RustCase {
-        name: "chmod.fchmodat_empty_path_no_flag.ENOENT",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            // Without AT_EMPTY_PATH an empty path names nothing, whatever dirfd is.
-            let r = rustix::fs::chmodat(&fd, "", Mode::from_raw_mode(0o600), AtFlags::empty());
-            err("fchmodat (f) \"\" 0600", r, Errno::NOENT)
         },
     },
     RustCase {
