@@ -7,10 +7,10 @@
 //! and write (EPERM).
 
 use super::sys::{cstr, open, sys, BAD_FD};
-use super::{chmod, chown, mkdir, symlink, touch, write_file, RustCase};
-use crate::posix::check::{eq, err, moved, ok, stat, unsupported, Mark};
+use super::{chmod, chown, mkdir, touch, RustCase};
+use crate::posix::check::{eq, err, ok, stat, unsupported};
 use crate::posix::ctx::{U1, U2};
-use rustix::fs::{AtFlags, OFlags, CWD};
+use rustix::fs::OFlags;
 use rustix::io::Errno;
 use std::os::fd::AsRawFd;
 
@@ -35,53 +35,6 @@ fn protected_hardlinks() -> Option<bool> {
 
 /// The link family.
 pub static CASES: &[RustCase] = &[
-    RustCase {
-        name: "link.regular_file.created",
-        security: false,
-        run: |c| {
-            write_file("f", b"data")?;
-            let (file, dir) = (stat("f")?, stat(".")?);
-            c.tick();
-            ok("link f n", link("f", "n"))?;
-            let (f, n) = (stat("f")?, stat("n")?);
-            eq("inode of n", n.ino, file.ino)?;
-            eq("link count of f", f.nlink, file.nlink + 1)?;
-            eq("size of n", n.size, 4)?;
-            // POSIX link(): "shall mark for update the last file status change timestamp of the
-            // file ... and the last data modification and last file status change timestamps of
-            // the directory that contains the new entry".
-            moved("f", file.times, f.times, Mark::Any, Mark::Same, Mark::Changed)?;
-            moved("the parent", dir.times, stat(".")?.times, Mark::Any, Mark::Changed, Mark::Changed)
-        },
-    },
-    RustCase {
-        name: "link.symlink_itself.created",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            symlink("f", "l")?;
-            // link(2): "POSIX.1-2001 says that link() should dereference oldpath if it is a
-            // symbolic link. However, since kernel 2.0, Linux does not do so": Linux's choice.
-            ok("link l n (l -> f)", link("l", "n"))?;
-            let (l, n, f) = (stat("l")?, stat("n")?, stat("f")?);
-            eq("inode of n", n.ino, l.ino)?;
-            eq("link count of the symlink l", l.nlink, 2)?;
-            eq("link count of the target f", f.nlink, 1)
-        },
-    },
-    RustCase {
-        name: "link.linkat_dirfds.created",
-        security: false,
-        run: |_| {
-            mkdir("a", 0o755)?;
-            mkdir("b", 0o755)?;
-            touch("a/f", 0o644)?;
-            let (da, db) =
-                (open("a", OFlags::RDONLY | OFlags::DIRECTORY)?, open("b", OFlags::RDONLY | OFlags::DIRECTORY)?);
-            ok("linkat (a) f (b) n 0", rustix::fs::linkat(&da, "f", &db, "n", AtFlags::empty()))?;
-            eq("inode of b/n", stat("b/n")?.ino, stat("a/f")?.ino)
-        },
-    },
     RustCase {
         name: "link.linkat_empty_path.created",
         security: false,
@@ -125,29 +78,11 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "link.linkat_bad_flag.EINVAL",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            err("linkat f n AT_REMOVEDIR", linkat_raw(libc::AT_FDCWD, "f", "n", libc::AT_REMOVEDIR), Errno::INVAL)?;
-            err("stat n", rustix::fs::stat("n"), Errno::NOENT)
-        },
-    },
-    RustCase {
         name: "link.linkat_bad_dirfd.EBADF",
         security: false,
         run: |_| {
             touch("f", 0o644)?;
             err("linkat (-1) f n", linkat_raw(BAD_FD, "f", "n", 0), Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "link.linkat_file_dirfd.ENOTDIR",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            err("linkat (a file) x n", rustix::fs::linkat(&fd, "x", CWD, "n", AtFlags::empty()), Errno::NOTDIR)
         },
     },
     RustCase {
@@ -192,34 +127,6 @@ pub static CASES: &[RustCase] = &[
                 None => return Err(unsupported("/proc/sys/fs/protected_hardlinks cannot be read")),
             }
             c.as_user(U1, || err("link f w/n as uid 65534 (f of uid 65533, 04666)", link("f", "w/n"), Errno::PERM))
-        },
-    },
-    RustCase {
-        name: "link.linkat_opath_dirfd.created",
-        security: false,
-        run: |_| {
-            mkdir("a", 0o755)?;
-            touch("a/f", 0o644)?;
-            // An O_PATH descriptor of a directory serves as dirfd.
-            let da = open("a", OFlags::PATH | OFlags::DIRECTORY)?;
-            ok("linkat (a, O_PATH) f . n 0", rustix::fs::linkat(&da, "f", CWD, "n", AtFlags::empty()))?;
-            eq("inode of n", stat("n")?.ino, stat("a/f")?.ino)
-        },
-    },
-    RustCase {
-        name: "link.as_user.created",
-        security: false,
-        run: |c| {
-            mkdir("w", 0o777)?;
-            touch("w/f", 0o644)?;
-            chown("w/f", U1.uid, U1.gid)?;
-            let before = stat("w/f")?;
-            c.tick();
-            c.as_user(U1, || ok("link w/f w/n as uid 65534", link("w/f", "w/n")))?;
-            let after = stat("w/n")?;
-            // The new name is the same file: owner, group and mode are its own, not the caller's.
-            eq("owner, group and mode of w/n", (after.uid, after.gid, after.perm()), (U1.uid, U1.gid, before.perm()))?;
-            moved("w/f", before.times, after.times, Mark::Any, Mark::Same, Mark::Changed)
         },
     },
     RustCase {
