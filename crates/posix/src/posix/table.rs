@@ -53,6 +53,8 @@
 //!   path (stat now) or `$NAME`; VALUE a literal, `$NAME` (the same field of a saved stat) or
 //!   `@P` (of P now);
 //! - `xattr P NAME VALUE`: getxattr must succeed with VALUE;
+//! - `target P TEXT`: readlink of P (readlinkat of `$FD:PATH`) must succeed with TEXT, the
+//!   rest of the line;
 //! - `data P BYTES`: the whole content of P (a path, or `$NAME` an open descriptor, read
 //!   from offset 0 without moving its offset) must be BYTES, the rest of the line: pieces
 //!   joined by `+`, each `TEXT` or `TEXT*COUNT` (TEXT repeated), `\0` the zero byte
@@ -117,6 +119,7 @@ enum Do {
     Moved { before: Subject, after: Subject, marks: [Mark; 3] },
     Xattr { path: String, name: String, value: String },
     Data { subject: Source, want: Vec<u8> },
+    Target { path: String, want: String },
     Acl { path: String, default: bool, acl: Acl },
     Subdirs { before: Subject, after: Subject, delta: i128 },
 }
@@ -324,6 +327,11 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
         Subject::Saved(n) if !saved.contains(n.as_str()) => Err(format!("${n} is not saved before")),
         _ => Ok(()),
     };
+    if let Do::Target { path, .. } = &s.what {
+        if let Some((fd, _)) = dirfd(path).filter(|(fd, _)| !opened.contains(fd)) {
+            return Err(format!("${fd} is not opened before (`fd NAME P FLAGS`)"));
+        }
+    }
     if let Do::Expect { call, .. } = &s.what {
         let paths: Vec<&String> = match call {
             Call::Unlinkat(a, _) | Call::Fchmodat(a, _) | Call::Fchownat(a, ..) | Call::Symlink(_, a) => vec![a],
@@ -460,6 +468,10 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
                 label: default(&format!("setxattr {path} {attr}")),
                 what: Do::Acl { path, default: of_dir, acl: acl(entries)? },
             });
+        }
+        ["target", p, _, ..] => {
+            let label = default(&format!("readlink {p}"));
+            return Ok(Step { line, label, what: Do::Target { path: path(p), want: rest(text, 2) } });
         }
         ["xattr", p, n, v] => Do::Xattr { path: path(p), name: (*n).into(), value: path(v) },
         ["moved", b, a, am, mm, cm] => {
@@ -911,6 +923,13 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                     }
                 };
                 same_data(&s.label, &got, want)?;
+            }
+            Do::Target { path, want } => {
+                let (d, p) = at(c, &fds, path).map_err(|e| broken(path, e))?;
+                let got = ok(&s.label, rustix::fs::readlinkat(d, &p, Vec::new()))?.into_bytes();
+                if got != want.as_bytes() {
+                    return Err(fail(&s.label, format!("{want:?}"), format!("{:?}", String::from_utf8_lossy(&got))));
+                }
             }
             Do::Moved { before, after, marks } => {
                 let b = of(c, &saved, before, s.line)?;
