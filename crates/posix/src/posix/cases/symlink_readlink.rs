@@ -3,11 +3,10 @@
 //! truncated to the buffer; a buffer of size 0 and a path that is not a symlink are EINVAL;
 //! every component before the last is followed, the last never; and the path errors.
 
-use super::symlink::readlink;
 use super::sys::{cstr, sys, BAD_FD};
-use super::{mkdir, symlink, RustCase};
+use super::{symlink, RustCase};
 use crate::posix::check::{eq, err, ok};
-use rustix::fs::{OFlags, CWD};
+use rustix::fs::CWD;
 use rustix::io::Errno;
 
 /// The symlink family: readlink and readlinkat.
@@ -46,41 +45,6 @@ pub static CASES: &[RustCase] = &[
             symlink("abcdef", "l")?;
             let mut buf = [0u8; 0];
             err("readlink l (0-byte buffer)", rustix::fs::readlinkat_raw(CWD, "l", &mut buf[..]), Errno::INVAL)
-        },
-    },
-    RustCase {
-        name: "symlink.readlink_through_symlink.kept",
-        security: false,
-        run: |_| {
-            // Only the last component is read, not followed; those before it are followed.
-            mkdir("d", 0o755)?;
-            symlink("d", "dl")?;
-            symlink("abc", "d/l")?;
-            let got = ok("readlink dl/l", readlink("dl/l"))?;
-            eq("readlink dl/l", got.as_slice(), b"abc".as_slice())
-        },
-    },
-    RustCase {
-        name: "symlink.readlinkat_dirfd.kept",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            symlink("abc", "d/l")?;
-            let dir = super::sys::open("d", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            let got = ok("readlinkat (d) l", rustix::fs::readlinkat(&dir, "l", Vec::new()))?;
-            eq("readlinkat (d) l", got.as_bytes(), b"abc".as_slice())
-        },
-    },
-    RustCase {
-        name: "symlink.readlinkat_empty_path.kept",
-        security: false,
-        run: |_| {
-            // readlink(2): an empty path with a descriptor of the link itself (O_PATH |
-            // O_NOFOLLOW) reads that link (Linux 2.6.39).
-            symlink("abc", "l")?;
-            let fd = super::sys::open("l", OFlags::PATH | OFlags::NOFOLLOW)?;
-            let got = ok("readlinkat (l, O_PATH) \"\"", rustix::fs::readlinkat(&fd, "", Vec::new()))?;
-            eq("readlinkat (l, O_PATH) \"\"", got.as_bytes(), b"abc".as_slice())
         },
     },
     RustCase {
