@@ -43,9 +43,10 @@
 //!   that take one (`fchmod $NAME MODE`, ...) until the case ends;
 //! - `expect RESULT [as USER] CALL ARGS`: RESULT is `0` (success) or an errno, or several
 //!   separated by commas where the standard allows either; CALL one of [`Call`]'s;
-//!   the *at calls (`unlinkat`, `linkat`, `renameat2`, `fchownat`, `fchmodat`, `symlink`'s
-//!   new name) take a path relative to a kept descriptor as `$NAME:PATH` (`$d:f`, `$f:""`,
-//!   `$f:{dir}/a`), else relative to the working directory;
+//!   the calls made as *at calls (`unlinkat`, `linkat`, `renameat2`, `fchownat`, `fchmodat`,
+//!   `mkdir`, `mkfifo`, `mknod`, `open`, `symlink`'s new name) take a path relative to a
+//!   kept descriptor as `$NAME:PATH` (`$d:f`, `$f:""`, `$f:{dir}/a`), else relative to the
+//!   working directory;
 //!   `expect 0 [as USER] open P FLAGS [MODE] -> NAME` keeps the descriptor as `$NAME`, as
 //!   `fd` does (opened as USER: the descriptor carries the access USER was granted);
 //! - `is FIELD SUBJECT VALUE`: a field of a stat (`perm`, `type`, `kind`, `size`, `nlink`,
@@ -334,7 +335,14 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
     }
     if let Do::Expect { call, .. } = &s.what {
         let paths: Vec<&String> = match call {
-            Call::Unlinkat(a, _) | Call::Fchmodat(a, _) | Call::Fchownat(a, ..) | Call::Symlink(_, a) => vec![a],
+            Call::Unlinkat(a, _)
+            | Call::Fchmodat(a, _)
+            | Call::Fchownat(a, ..)
+            | Call::Symlink(_, a)
+            | Call::Mkdir(a, _)
+            | Call::Mkfifo(a, _)
+            | Call::Mknod(a, ..)
+            | Call::Open(a, ..) => vec![a],
             Call::Linkat(a, b, _) | Call::Renameat2(a, b, ..) => vec![a, b],
             _ => vec![],
         };
@@ -861,11 +869,13 @@ pub fn run(c: &Ctx<'_>, steps: &[Step]) -> Check {
                 fds.insert(name, fd);
             }
             Do::Expect { call: Call::Open(p, flags, m), keep: Some(name), user, .. } => {
-                let p = expand(c, p);
-                let open = || rustix::fs::openat(CWD, &p, *flags | OFlags::CLOEXEC, Mode::from_raw_mode(*m));
-                let fd = match user {
-                    Some(u) => c.as_user(*u, open),
-                    None => open(),
+                let fd = {
+                    let (d, p) = at(c, &fds, p).map_err(|e| broken(p, e))?;
+                    let open = || rustix::fs::openat(d, &p, *flags | OFlags::CLOEXEC, Mode::from_raw_mode(*m));
+                    match user {
+                        Some(u) => c.as_user(*u, open),
+                        None => open(),
+                    }
                 };
                 fds.insert(name, ok(&s.label, fd)?);
             }
@@ -1004,8 +1014,14 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
             let (d, a) = at(c, fds, a)?;
             fs::chmodat(d, a, Mode::from_raw_mode(*m), fs::AtFlags::empty())
         }
-        Call::Mkdir(a, m) => fs::mkdir(p(a), Mode::from_raw_mode(*m)),
-        Call::Mkfifo(a, m) => fs::mkfifoat(CWD, p(a), Mode::from_raw_mode(*m)),
+        Call::Mkdir(a, m) => {
+            let (d, a) = at(c, fds, a)?;
+            fs::mkdirat(d, a, Mode::from_raw_mode(*m))
+        }
+        Call::Mkfifo(a, m) => {
+            let (d, a) = at(c, fds, a)?;
+            fs::mkfifoat(d, a, Mode::from_raw_mode(*m))
+        }
         Call::Chmod(a, m) => fs::chmod(p(a), Mode::from_raw_mode(*m)),
         Call::Chown(a, u, g) => {
             let (u, g) = ids(u, g);
@@ -1043,7 +1059,8 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
             fs::utimensat(CWD, p(a), &timestamps(t), flags)
         }
         Call::Mknod(a, t, m, (major, minor)) => {
-            fs::mknodat(CWD, p(a), *t, Mode::from_raw_mode(*m), fs::makedev(*major, *minor))
+            let (d, a) = at(c, fds, a)?;
+            fs::mknodat(d, a, *t, Mode::from_raw_mode(*m), fs::makedev(*major, *minor))
         }
         Call::Setxattr(a, n, v, flags, follow) => {
             if *follow {
@@ -1079,7 +1096,10 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
             _ => Err(Errno::IO),
         },
         Call::Futimens(fd, t) => fs::futimens(open(fds, fd)?, &timestamps(t)),
-        Call::Open(a, f, m) => fs::openat(CWD, p(a), *f | OFlags::CLOEXEC, Mode::from_raw_mode(*m)).map(drop),
+        Call::Open(a, f, m) => {
+            let (d, a) = at(c, fds, a)?;
+            fs::openat(d, a, *f | OFlags::CLOEXEC, Mode::from_raw_mode(*m)).map(drop)
+        }
     }
 }
 

@@ -5,11 +5,10 @@
 //! parent's mtime and ctime are marked for update and the parent gains a link (the new `..`).
 //! Nothing that exists, a dangling symlink included, is replaced (EEXIST).
 
-use super::sys::{cstr, open, sys, BAD_FD};
-use super::{chmod, mkdir as setup_dir, touch, RustCase};
+use super::sys::{cstr, sys, BAD_FD};
+use super::RustCase;
 use crate::posix::check::{eq, err, moved, ok, stat, unsupported, Mark, Times};
-use crate::posix::ctx::U1;
-use rustix::fs::{Mode, OFlags};
+use rustix::fs::Mode;
 use rustix::io::Errno;
 
 /// `mkdir p mode`, the umask applying.
@@ -67,29 +66,6 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "mkdir.mkdirat_dirfd.created",
-        security: false,
-        run: |_| {
-            setup_dir("w", 0o755)?;
-            let dfd = open("w", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            ok("mkdirat (w) d 0755", rustix::fs::mkdirat(&dfd, "d", Mode::from_raw_mode(0o755)))?;
-            eq("file type of w/d", stat("w/d")?.kind(), S_IFDIR)?;
-            err("stat d (not in the working directory)", rustix::fs::stat("d"), Errno::NOENT)
-        },
-    },
-    RustCase {
-        name: "mkdir.mkdirat_absolute_path.created",
-        security: false,
-        run: |c| {
-            touch("f", 0o644)?;
-            // An absolute path ignores dirfd, even one that is no directory.
-            let fd = open("f", OFlags::RDONLY)?;
-            let abs = c.path("d");
-            ok("mkdirat (a file) /abs/d 0755", rustix::fs::mkdirat(&fd, &abs, Mode::from_raw_mode(0o755)))?;
-            eq("file type of d", stat("d")?.kind(), S_IFDIR)
-        },
-    },
-    RustCase {
         name: "mkdir.mkdirat_bad_dirfd.EBADF",
         security: false,
         run: |_| {
@@ -100,61 +76,12 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "mkdir.mkdirat_file_dirfd.ENOTDIR",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            err("mkdirat (a file) d", rustix::fs::mkdirat(&fd, "d", Mode::from_raw_mode(0o755)), Errno::NOTDIR)
-        },
-    },
-    RustCase {
-        name: "mkdir.mkdirat_removed_dirfd.ENOENT",
-        security: false,
-        run: |_| {
-            setup_dir("w", 0o755)?;
-            let dfd = open("w", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            ok("rmdir w", rustix::fs::rmdir("w"))?;
-            // No entry can be added to a removed directory: ENOENT, as linkat(2) words it for
-            // its dirfds ("a relative pathname and newdirfd refers to a directory that has been
-            // deleted").
-            err("mkdirat (w, removed) d", rustix::fs::mkdirat(&dfd, "d", Mode::from_raw_mode(0o755)), Errno::NOENT)
-        },
-    },
-    RustCase {
         name: "mkdir.name_max.created",
         security: false,
         run: |c| {
             let name = "x".repeat(c.name_max());
             ok("mkdir NAME_MAX", mkdir(name.as_str(), 0o755))?;
             eq("file type of the NAME_MAX directory", stat(name.as_str())?.kind(), S_IFDIR)
-        },
-    },
-    RustCase {
-        name: "mkdir.mkdirat_opath_dirfd.created",
-        security: false,
-        run: |_| {
-            setup_dir("w", 0o755)?;
-            // An O_PATH descriptor of a directory serves as dirfd.
-            let dfd = open("w", OFlags::PATH | OFlags::DIRECTORY)?;
-            ok("mkdirat (w, O_PATH) d 0755", rustix::fs::mkdirat(&dfd, "d", Mode::from_raw_mode(0o755)))?;
-            eq("file type of w/d", stat("w/d")?.kind(), S_IFDIR)
-        },
-    },
-    RustCase {
-        name: "mkdir.mkdirat_dirfd_search_checked.EACCES",
-        security: true,
-        run: |c| {
-            setup_dir("w", 0o777)?;
-            setup_dir("w/x", 0o777)?;
-            let dfd = open("w", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            chmod("w", 0o700)?;
-            // An open descriptor is no key: search permission on its directory is checked when
-            // a path is looked up from it, with the caller's credentials of now.
-            c.as_user(U1, || {
-                let r = rustix::fs::mkdirat(&dfd, "x/d", Mode::from_raw_mode(0o755));
-                err("mkdirat (w, opened by root; now 0700) x/d as uid 65534", r, Errno::ACCESS)
-            })
         },
     },
 ];
