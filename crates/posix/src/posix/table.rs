@@ -50,7 +50,8 @@
 //!   `expect 0 [as USER] open P FLAGS [MODE] -> NAME` keeps the descriptor as `$NAME`, as
 //!   `fd` does (opened as USER: the descriptor carries the access USER was granted);
 //! - `is FIELD SUBJECT VALUE`: a field of a stat (`perm`, `type`, `kind`, `size`, `nlink`,
-//!   `uid`, `gid`, `owner`, `ino`, `atime`, `mtime`, `ctime`) must equal VALUE; SUBJECT is a
+//!   `uid`, `gid`, `owner`, `ino`, `atime`, `mtime`, `ctime`, `rdev` as `MAJOR:MINOR`) must
+//!   equal VALUE; SUBJECT is a
 //!   path (stat now) or `$NAME`; VALUE a literal, `$NAME` (the same field of a saved stat) or
 //!   `@P` (of P now);
 //! - `xattr P NAME VALUE`: getxattr must succeed with VALUE;
@@ -235,6 +236,8 @@ enum Field {
     Gid,
     /// `(uid, gid)`.
     Owner,
+    /// The device number of a device file, `(major, minor)`.
+    Rdev,
     Ino,
     /// The timestamps, in nanoseconds since the epoch.
     Atime,
@@ -451,6 +454,7 @@ fn step(text: &str, line: u32) -> Result<Step, String> {
                 Field::Size => "size",
                 Field::Nlink => "link count",
                 Field::Uid | Field::Owner => "owner",
+                Field::Rdev => "device number",
                 Field::Gid => "group",
                 Field::Ino => "inode",
                 Field::Atime => "atime",
@@ -784,6 +788,7 @@ fn field(f: &str) -> Result<Field, String> {
         "uid" => Field::Uid,
         "gid" => Field::Gid,
         "owner" => Field::Owner,
+        "rdev" => Field::Rdev,
         "ino" => Field::Ino,
         "atime" => Field::Atime,
         "mtime" => Field::Mtime,
@@ -809,8 +814,8 @@ fn literal(field: Field, v: &str) -> Result<Value, String> {
     let n = |s: &str| s.parse::<i128>().map_err(|_| format!("not a number: {v}"));
     Ok(match field {
         Field::Perm | Field::Type => Value::Literal(i128::from(octal(v)?), 0),
-        Field::Owner => {
-            let (u, g) = v.split_once(':').ok_or_else(|| format!("not UID:GID: {v}"))?;
+        Field::Owner | Field::Rdev => {
+            let (u, g) = v.split_once(':').ok_or_else(|| format!("not UID:GID or MAJOR:MINOR: {v}"))?;
             Value::Literal(n(u)?, n(g)?)
         }
         _ => Value::Literal(n(v)?, 0),
@@ -972,6 +977,7 @@ fn get(field: Field, s: &Stat) -> (i128, i128) {
         Field::Uid => (i128::from(s.uid), 0),
         Field::Gid => (i128::from(s.gid), 0),
         Field::Owner => (i128::from(s.uid), i128::from(s.gid)),
+        Field::Rdev => (i128::from(s.rdev.0), i128::from(s.rdev.1)),
         Field::Ino => (i128::from(s.ino), 0),
         Field::Atime => (s.times.atime, 0),
         Field::Mtime => (s.times.mtime, 0),
@@ -983,7 +989,7 @@ fn get(field: Field, s: &Stat) -> (i128, i128) {
 fn compare(what: &str, field: Field, got: (i128, i128), want: (i128, i128)) -> Check {
     match field {
         Field::Perm | Field::Type => eq(what, Octal(got.0 as u32), Octal(want.0 as u32)),
-        Field::Owner => eq(what, got, want),
+        Field::Owner | Field::Rdev => eq(what, got, want),
         _ => eq(what, got.0, want.0),
     }
 }
