@@ -8,13 +8,11 @@
 //! Also the helpers the families mkfifo, mknod, open and symlink share.
 
 use super::sys::{cstr, sys, BAD_FD};
-use super::{mkdir, touch, RustCase};
-use crate::posix::check::{eq, err, ok, stat, times, Check, Octal, Times};
-use rustix::fs::{Mode, OFlags, CWD};
+use super::RustCase;
+use crate::posix::check::{err, ok, times, Check, Times};
+use rustix::fs::{Mode, CWD};
 use rustix::io::Errno;
 
-/// The file type bits of a FIFO (`S_IFIFO`).
-pub(super) const S_IFIFO: u32 = 0o010_000;
 /// The file type bits of a regular file (`S_IFREG`).
 pub(super) const S_IFREG: u32 = 0o100_000;
 /// The file type bits of a symbolic link (`S_IFLNK`).
@@ -61,17 +59,6 @@ fn mkfifoat_bad_fd(p: &str) -> rustix::io::Result<()> {
 /// The mkfifo family.
 pub static CASES: &[RustCase] = &[
     RustCase {
-        name: "mkfifo.other_umask.masked",
-        security: false,
-        run: |_| {
-            let old = rustix::process::umask(Mode::from_raw_mode(0o077));
-            let r = mkfifo("p", 0o666);
-            rustix::process::umask(old);
-            ok("mkfifo p 0666 under umask 077", r)?;
-            eq("mode of p (umask 077)", stat("p")?.perm(), Octal(0o600))
-        },
-    },
-    RustCase {
         name: "mkfifo.new_fifo_times.updated",
         security: false,
         run: |c| {
@@ -80,41 +67,6 @@ pub static CASES: &[RustCase] = &[
             let now = clock_before();
             ok("mkfifo p", mkfifo("p", 0o644))?;
             born("new fifo p", before, now, times("p")?)
-        },
-    },
-    RustCase {
-        name: "mkfifo.mkfifoat_dirfd.created",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            let dir = super::sys::open("d", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            ok("mkfifoat (d) p", rustix::fs::mkfifoat(&dir, "p", Mode::from_raw_mode(0o644)))?;
-            eq("file type of d/p", Octal(stat("d/p")?.kind()), Octal(S_IFIFO))
-        },
-    },
-    RustCase {
-        name: "mkfifo.mkfifoat_absolute_path.created",
-        security: false,
-        run: |c| {
-            // An absolute path ignores the descriptor (openat(2), "If pathname is absolute").
-            touch("f", 0o644)?;
-            let file = super::sys::open("f", OFlags::RDONLY)?;
-            let p = c.path("p");
-            ok("mkfifoat (a file fd) /abs/p", rustix::fs::mkfifoat(&file, &p, Mode::from_raw_mode(0o644)))?;
-            eq("file type of p", Octal(stat("p")?.kind()), Octal(S_IFIFO))
-        },
-    },
-    RustCase {
-        name: "mkfifo.mkfifoat_file_fd.ENOTDIR",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let file = super::sys::open("f", OFlags::RDONLY)?;
-            err(
-                "mkfifoat (fd of regular file f) p",
-                rustix::fs::mkfifoat(&file, "p", Mode::from_raw_mode(0o644)),
-                Errno::NOTDIR,
-            )
         },
     },
     RustCase {
