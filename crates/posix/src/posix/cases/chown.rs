@@ -8,10 +8,10 @@
 //! a last symlink, `lchown` and AT_SYMLINK_NOFOLLOW do not.
 
 use super::sys::{cstr, open, sys, BAD_FD};
-use super::{chown as setown, mkdir, touch, RustCase};
-use crate::posix::check::{eq, err, ok, stat, Octal};
+use super::{chown as setown, touch, RustCase};
+use crate::posix::check::{eq, err, ok, stat};
 use crate::posix::ctx::{U1, U2};
-use rustix::fs::{AtFlags, Gid, OFlags, Uid};
+use rustix::fs::{Gid, OFlags, Uid};
 use rustix::io::Errno;
 use std::os::fd::AsRawFd;
 
@@ -30,19 +30,6 @@ fn fchownat_raw(dirfd: libc::c_int, p: &str, uid: u32, gid: u32, flags: libc::c_
 
 /// The chown family.
 pub static CASES: &[RustCase] = &[
-    RustCase {
-        name: "chown.fchownat_dirfd.updated",
-        security: false,
-        run: |_| {
-            mkdir("d", 0o755)?;
-            touch("d/f", 0o644)?;
-            let dfd = open("d", OFlags::RDONLY | OFlags::DIRECTORY)?;
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U1.gid)));
-            ok("fchownat (d) f 65534:65534", rustix::fs::chownat(&dfd, "f", u, g, AtFlags::empty()))?;
-            let st = stat("d/f")?;
-            eq("owner of d/f", (st.uid, st.gid), (U1.uid, U1.gid))
-        },
-    },
     RustCase {
         name: "chown.fchownat_empty_path.updated",
         security: false,
@@ -75,71 +62,11 @@ pub static CASES: &[RustCase] = &[
         run: |_| err("fchownat (-1) f", fchownat_raw(BAD_FD, "f", U1.uid, U1.gid, 0), Errno::BADF),
     },
     RustCase {
-        name: "chown.fchownat_file_dirfd.ENOTDIR",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U1.gid)));
-            err("fchownat (a file) x", rustix::fs::chownat(&fd, "x", u, g, AtFlags::empty()), Errno::NOTDIR)
-        },
-    },
-    RustCase {
         name: "chown.fchown_bad_fd.EBADF",
         security: false,
         run: |_| {
             // SAFETY: fchown takes a plain number; -1 is no descriptor.
             err("fchown -1", sys(unsafe { libc::fchown(BAD_FD, U1.uid, U1.gid) }.into()), Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "chown.fchown_by_non_root.EPERM",
-        security: true,
-        run: |c| {
-            touch("f", 0o644)?;
-            setown("f", U1.uid, U1.gid)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            let u = Some(Uid::from_raw(U2.uid));
-            c.as_user(U1, || {
-                err("fchown (f) 65533:-1 as its owner uid 65534", rustix::fs::fchown(&fd, u, None), Errno::PERM)
-            })
-        },
-    },
-    RustCase {
-        name: "chown.setid_exec_fchown_by_owner.cleared",
-        security: true,
-        run: |c| {
-            touch("f", 0o644)?;
-            setown("f", U1.uid, U1.gid)?;
-            super::chmod("f", 0o6755)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            let g = Some(Gid::from_raw(U2.gid));
-            let u = U1.with_groups(&[65533]);
-            c.as_user(u, || ok("fchown (f) -1:65533 as its owner", rustix::fs::fchown(&fd, None, g)))?;
-            eq("mode of f", stat("f")?.perm(), Octal(0o755))
-        },
-    },
-    RustCase {
-        name: "chown.fchownat_empty_path_no_flag.ENOENT",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            let fd = open("f", OFlags::RDONLY)?;
-            let (u, g) = (Some(Uid::from_raw(U1.uid)), Some(Gid::from_raw(U1.gid)));
-            // Without AT_EMPTY_PATH an empty path names nothing, whatever dirfd is.
-            err("fchownat (f) \"\" 0", rustix::fs::chownat(&fd, "", u, g, AtFlags::empty()), Errno::NOENT)
-        },
-    },
-    RustCase {
-        name: "chown.large_ids.updated",
-        security: false,
-        run: |_| {
-            touch("f", 0o644)?;
-            // uid_t and gid_t are 32 bits on Linux: any id but -1 may be given by root.
-            let (u, g) = (3_000_000_000, 4_000_000_000);
-            ok("chown f 3000000000:4000000000", chown("f", Some(u), Some(g)))?;
-            let st = stat("f")?;
-            eq("owner and group of f", (st.uid, st.gid), (u, g))
         },
     },
     RustCase {
