@@ -44,7 +44,7 @@
 //! - `expect RESULT [as USER] CALL ARGS`: RESULT is `0` (success) or an errno, or several
 //!   separated by commas where the standard allows either; CALL one of [`Call`]'s;
 //!   the calls made as *at calls (`unlinkat`, `linkat`, `renameat2`, `fchownat`, `fchmodat`,
-//!   `mkdir`, `mkfifo`, `mknod`, `open`, `symlink`'s new name) take a path relative to a
+//!   `mkdir`, `mkfifo`, `mknod`, `open`, `utimensat`, `symlink`'s new name) take a path relative to a
 //!   kept descriptor as `$NAME:PATH` (`$d:f`, `$f:""`, `$f:{dir}/a`), else relative to the
 //!   working directory;
 //!   `expect 0 [as USER] open P FLAGS [MODE] -> NAME` keeps the descriptor as `$NAME`, as
@@ -345,7 +345,8 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
             | Call::Mkdir(a, _)
             | Call::Mkfifo(a, _)
             | Call::Mknod(a, ..)
-            | Call::Open(a, ..) => vec![a],
+            | Call::Open(a, ..)
+            | Call::Utimensat(a, ..) => vec![a],
             Call::Linkat(a, b, _) | Call::Renameat2(a, b, ..) => vec![a, b],
             _ => vec![],
         };
@@ -1062,7 +1063,8 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
         Call::Truncate(a, n) => cases::truncate_raw(&p(a), *n),
         Call::Utimensat(a, t, nofollow) => {
             let flags = if *nofollow { fs::AtFlags::SYMLINK_NOFOLLOW } else { fs::AtFlags::empty() };
-            fs::utimensat(CWD, p(a), &timestamps(t), flags)
+            let (d, a) = at(c, fds, a)?;
+            fs::utimensat(d, a, &timestamps(t), flags)
         }
         Call::Mknod(a, t, m, (major, minor)) => {
             let (d, a) = at(c, fds, a)?;
