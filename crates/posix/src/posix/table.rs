@@ -59,8 +59,8 @@
 //!   rest of the line;
 //! - `data P BYTES`: the whole content of P (a path, or `$NAME` an open descriptor, read
 //!   from offset 0 without moving its offset) must be BYTES, the rest of the line: pieces
-//!   joined by `+`, each `TEXT` or `TEXT*COUNT` (TEXT repeated), `\0` the zero byte
-//!   (`abc+\0*9997`);
+//!   joined by `+`, each `TEXT` or `TEXT*COUNT` (TEXT repeated), `\0` the zero byte, `\+`
+//!   and `\*` the characters (`abc+\0*9997`);
 //! - `acl P access|default ENTRIES`: setxattr of the ACL, written as setfacl writes it
 //!   (`user::rw-,user:65534:r--,group::---,mask::r--,other::---`), must succeed (`expect
 //!   RESULT setacl P access|default ENTRIES` where it may fail);
@@ -212,6 +212,8 @@ pub enum Call {
     Fchmodat(String, u32),
     /// `write $FD BYTES` (as `data` writes them; all of them must be written)
     Write(String, Vec<u8>),
+    /// `read $FD`: read(2) of up to 4 bytes (what it reads is not looked at)
+    Read(String),
     /// `futimens $FD ATIME MTIME`
     Futimens(String, [Time; 2]),
 }
@@ -367,7 +369,12 @@ fn names(before: &[Step], s: &Step) -> Result<(), String> {
         }
         Do::Expect {
             call:
-                Call::Fchmod(fd, _) | Call::Fchown(fd, ..) | Call::Ftruncate(fd, _) | Call::Fstat(fd) | Call::Write(fd, _),
+                Call::Fchmod(fd, _)
+                | Call::Fchown(fd, ..)
+                | Call::Ftruncate(fd, _)
+                | Call::Fstat(fd)
+                | Call::Write(fd, _)
+                | Call::Read(fd),
             ..
         } if !opened.contains(fd.as_str()) => {
             return Err(format!("${fd} is not opened before (`fd NAME P FLAGS`)"));
@@ -515,6 +522,7 @@ fn call(words: &[&str]) -> Result<Call, String> {
         ["ftruncate", fd, n] => Call::Ftruncate(descriptor(fd)?, n.parse().map_err(|_| format!("not a length: {n}"))?),
         ["fstat", fd] => Call::Fstat(descriptor(fd)?),
         ["fchmodat", p, m] => Call::Fchmodat(path(p), octal(m)?),
+        ["read", fd] => Call::Read(descriptor(fd)?),
         ["write", fd, data @ ..] if !data.is_empty() => Call::Write(descriptor(fd)?, bytes(&data.join(" "))?),
         ["futimens", fd, a, m] => Call::Futimens(descriptor(fd)?, [time(a)?, time(m)?]),
         [chown @ ("chown" | "lchown"), p, ids] => {
@@ -649,16 +657,18 @@ fn descriptor(fd: &str) -> Result<String, String> {
     fd.strip_prefix('$').map(str::to_string).ok_or_else(|| format!("not a descriptor: {fd} ($NAME of an `fd` step)"))
 }
 
-/// Bytes as `fill` and `data` write them: pieces joined by `+`, each `TEXT` or `TEXT*COUNT`,
-/// `\0` in TEXT the zero byte.
+/// Bytes as `fill` and `data` write them: pieces joined by `+`, each `TEXT` or `TEXT*COUNT`;
+/// in TEXT `\0` is the zero byte, `\+` and `\*` the characters themselves.
 fn bytes(s: &str) -> Result<Vec<u8>, String> {
+    // The escaped characters stand aside as control characters no table writes.
+    let s = s.replace("\\+", "\u{1}").replace("\\*", "\u{2}");
     let mut out = Vec::new();
     for piece in s.split('+') {
         let (text, count) = match piece.rsplit_once('*') {
             Some((t, n)) => (t, n.parse::<usize>().map_err(|_| format!("not a count: {n} in {piece}"))?),
             None => (piece, 1),
         };
-        let text = text.replace("\\0", "\0");
+        let text = text.replace("\\0", "\0").replace('\u{1}', "+").replace('\u{2}', "*");
         out.extend(text.as_bytes().repeat(count));
     }
     Ok(out)
@@ -1099,6 +1109,7 @@ fn perform(c: &Ctx<'_>, fds: &BTreeMap<&str, OwnedFd>, call: &Call) -> rustix::i
             cases::sys_int(unsafe { libc::ftruncate(fd, *n) })
         }
         Call::Fstat(fd) => fs::fstat(open(fds, fd)?).map(drop),
+        Call::Read(fd) => rustix::io::read(open(fds, fd)?, &mut [0u8; 4]).map(drop),
         Call::Write(fd, data) => match rustix::io::write(open(fds, fd)?, data)? {
             n if n == data.len() => Ok(()),
             _ => Err(Errno::IO),
@@ -1189,4 +1200,19 @@ pub fn build(file: &str, text: &str, coded: &'static [RustCase]) -> Result<Vec<C
         return Err(format!("{file}: the Rust case {} is in no table", coded[i].name));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes;
+
+    #[test]
+    fn bytes_are_pieces_repeated_with_escapes() {
+        assert_eq!(bytes("abc+\\0*3").unwrap(), b"abc\0\0\0".to_vec());
+        assert_eq!(bytes("x*4").unwrap(), b"xxxx".to_vec());
+        assert_eq!(bytes("still here").unwrap(), b"still here".to_vec());
+        assert_eq!(bytes("data\\+").unwrap(), b"data+".to_vec());
+        assert_eq!(bytes("\\+\\**2").unwrap(), b"+*+*".to_vec());
+        assert!(bytes("x*many").is_err());
+    }
 }

@@ -8,11 +8,10 @@
 
 use super::open::{open, write_all};
 use super::sys::read_file;
-use super::sys::set_flag;
 use super::{chown, write_file, RustCase};
 use crate::posix::check::{eq, err, ok, stat, Check, Octal};
 use crate::posix::ctx::{Ctx, User, U1};
-use rustix::fs::{IFlags, OFlags};
+use rustix::fs::OFlags;
 use rustix::io::Errno;
 
 /// The flags of `open` as C spells them (`O_RDONLY|O_TRUNC`), for failure messages.
@@ -100,61 +99,6 @@ pub static CASES: &[RustCase] = &[
         },
     },
     RustCase {
-        name: "open.read_only_fd_write.EBADF",
-        security: false,
-        run: |_| {
-            // POSIX write(): EBADF "not a valid file descriptor open for writing".
-            write_file("f", b"data")?;
-            let fd = ok("open f O_RDONLY", open("f", OFlags::RDONLY, 0))?;
-            err("write (f, O_RDONLY)", rustix::io::write(&fd, b"x"), Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "open.write_only_fd_read.EBADF",
-        security: false,
-        run: |_| {
-            write_file("f", b"data")?;
-            let fd = ok("open f O_WRONLY", open("f", OFlags::WRONLY, 0))?;
-            let mut buf = [0u8; 4];
-            err("read (f, O_WRONLY)", rustix::io::read(&fd, &mut buf[..]), Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "open.path_fd_read.EBADF",
-        security: false,
-        run: |_| {
-            // open(2), O_PATH: "read(2), write(2) ... fail with the error EBADF".
-            write_file("f", b"data")?;
-            let fd = ok("open f O_PATH", open("f", OFlags::PATH, 0))?;
-            let mut buf = [0u8; 4];
-            err("read (f, O_PATH)", rustix::io::read(&fd, &mut buf[..]), Errno::BADF)
-        },
-    },
-    RustCase {
-        name: "open.append_only_with_append.opened",
-        security: false,
-        run: |c| {
-            c.need_flags()?;
-            write_file("f", b"data")?;
-            set_flag("f", IFlags::APPEND)?;
-            let fd = ok("open f O_WRONLY|O_APPEND (append-only)", open("f", OFlags::WRONLY | OFlags::APPEND, 0))?;
-            write_all("write f", &fd, b"+")?;
-            eq("contents of f", read_file("f")?, b"data+".to_vec())
-        },
-    },
-    RustCase {
-        name: "open.append_only_trunc.EPERM",
-        security: true,
-        run: |c| {
-            c.need_flags()?;
-            write_file("f", b"data")?;
-            set_flag("f", IFlags::APPEND)?;
-            let r = open("f", OFlags::WRONLY | OFlags::APPEND | OFlags::TRUNC, 0);
-            err("open f O_WRONLY|O_APPEND|O_TRUNC (append-only)", r, Errno::PERM)?;
-            eq("contents of f", read_file("f")?, b"data".to_vec())
-        },
-    },
-    RustCase {
         name: "open.setuid_write_by_other.cleared",
         security: true,
         run: |c| {
@@ -172,16 +116,6 @@ pub static CASES: &[RustCase] = &[
             // Being the owner does not keep the bits: only CAP_FSETID does.
             owned_file(U1.uid, U1.gid, 0o6755)?;
             write_then_mode(c, U1, 0o755)
-        },
-    },
-    RustCase {
-        name: "open.setuid_write_by_root.kept",
-        security: false,
-        run: |_| {
-            owned_file(U1.uid, U1.gid, 0o6755)?;
-            let fd = ok("open f O_WRONLY as root", open("f", OFlags::WRONLY, 0))?;
-            write_all("write f", &fd, b"x")?;
-            eq("mode of f after root's write", stat("f")?.perm(), Octal(0o6755))
         },
     },
 ];
