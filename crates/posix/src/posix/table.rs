@@ -72,11 +72,11 @@
 //! A check's failure names what it looked at: the text after ` -- `, else the step as
 //! written (`rmdir d/e`), `is`'s default being `FIELD-WORD of SUBJECT` (`mode of f`).
 //!
-//! What stays Rust: descriptors in the *at calls and read, write or seek through them, raw
-//! syscalls through libc (bad descriptors, fchmodat2, renameat2 flags), computed data
-//! (large or binary values, long targets, loops), conditions on what the filesystem or the
-//! kernel does (protected_hardlinks, EINVAL for a flag it lacks), ACLs read back, fallocate
-//! and statx.
+//! What stays Rust (each family's table says which of its cases and why): seeks and offsets,
+//! raw syscalls through libc (descriptor -1, fchmodat2, AT_EMPTY_PATH and flags rustix does
+//! not pass on), computed data (values of a computed length, long targets, loops), times
+//! against a clock reading, conditions on what the filesystem or the kernel does
+//! (protected_hardlinks, a second mount), ACLs read back, fallocate and statx.
 
 use super::acl::{Acl, Tag};
 use super::cases::{self, Case, RustCase};
