@@ -14,6 +14,10 @@
 //! client mounts are made in fsarena's namespace, where the workloads see them.
 //! Only one glusterd can run on a host (port 24007), so a glusterd fsarena did not start is
 //! refused, never touched.
+//!
+//! With `servers=` and `volume=` the volume is someone else's, served from other hosts:
+//! fsarena starts no glusterd and makes no brick, and only mounts the volume `clients=` times
+//! (each mount its own client process), on every host that runs ranks of an MPI job.
 
 use crate::common::{CommonOptions, ProvisionCtx, Provisioned};
 use crate::kinds::{check_minimum, create_image, make_filesystem, mount, workdir_facts};
@@ -59,13 +63,66 @@ enum Layout {
     Disperse(u32, u32),
 }
 
-/// `glusterfs[:bricks=,replica=|disperse=,redundancy=,size=,clients=,label=]`.
+/// `glusterfs[:bricks=,replica=|disperse=,redundancy=,size=,clients=,label=]`, or
+/// `glusterfs:servers=HOST[,HOST...],volume=NAME[,clients=,label=]`.
 #[derive(Debug, Clone)]
 pub struct GlusterTarget {
     common: CommonOptions,
     bricks: u32,
     layout: Layout,
     clients: u32,
+    /// A volume served from other hosts (`servers=`, `volume=`): mounted only.
+    remote: Option<Remote>,
+}
+
+/// A volume fsarena does not serve: the hosts whose glusterd gives its volume file (the first
+/// answering), and its name.
+#[derive(Debug, Clone)]
+struct Remote {
+    servers: Vec<String>,
+    volume: String,
+}
+
+impl Remote {
+    /// From `servers=` and `volume=` (None when neither is given); refuses the keys of a volume
+    /// fsarena makes, and names that are no host or volume name, before anything is created.
+    fn from_spec(spec: &Spec) -> Result<Option<Self>, InputError> {
+        let err = |m: String| Err(InputError::new(format!("glusterfs: {m}")));
+        let (servers, volume) = match (spec.get("servers"), spec.get("volume")) {
+            (None, None) => return Ok(None),
+            (Some(_), None) => return err("servers= needs volume=: the name of the volume they serve".into()),
+            (None, Some(_)) => return err("volume= needs servers=: the hosts that serve it".into()),
+            (Some(s), Some(v)) => (s, v),
+        };
+        if let Some(key) =
+            ["bricks", "replica", "disperse", "redundancy", "size"].iter().find(|k| spec.get(k).is_some())
+        {
+            return err(format!(
+                "{key}= describes a volume fsarena makes; with servers= the volume is the servers' own: give servers=, volume=, clients= and label= only"
+            ));
+        }
+        let host = |h: &str| {
+            !h.is_empty()
+                && h.len() <= 253
+                && h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+                && !h.starts_with(['-', '.'])
+        };
+        let servers: Vec<String> = servers.split(',').map(|h| h.trim().to_string()).collect();
+        if let Some(bad) = servers.iter().find(|h| !host(h)) {
+            return err(format!(
+                "servers={}: '{bad}' is not a host name or IPv4 address (letters, digits, '.' and '-'); several are quoted: servers='srv1,srv2'",
+                servers.join(",")
+            ));
+        }
+        let named = !volume.is_empty()
+            && volume.len() <= 64
+            && volume.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            && !volume.starts_with('-');
+        if !named {
+            return err(format!("volume={volume}: expected a GlusterFS volume name (letters, digits, '_' and '-')"));
+        }
+        Ok(Some(Self { servers, volume: volume.to_string() }))
+    }
 }
 
 fn count(spec: &Spec, key: &str) -> Result<Option<u32>, InputError> {
@@ -80,13 +137,16 @@ fn count(spec: &Spec, key: &str) -> Result<Option<u32>, InputError> {
 impl GlusterTarget {
     /// From the spec; refuses layouts Gluster would refuse, before anything is created.
     pub fn from_spec(spec: &Spec, text: &str) -> Result<Self, InputError> {
-        let keys = ["bricks", "replica", "disperse", "redundancy", "size", "clients"];
+        let keys = ["bricks", "replica", "disperse", "redundancy", "size", "clients", "servers", "volume"];
         let mut common = CommonOptions::parse(spec, text, &keys)?;
+        let remote = Remote::from_spec(spec)?;
         if spec.get("size").is_none() {
             common.size = DEFAULT_BRICK_SIZE;
         }
         let xfs = filesystem("xfs").ok_or_else(|| InputError::new("xfs is not in the filesystem table"))?;
-        check_minimum("glusterfs", xfs, common.size, "size= (per brick) ")?;
+        if remote.is_none() {
+            check_minimum("glusterfs", xfs, common.size, "size= (per brick) ")?;
+        }
         let replica = count(spec, "replica")?;
         let disperse = count(spec, "disperse")?;
         let redundancy = count(spec, "redundancy")?;
@@ -122,7 +182,10 @@ impl GlusterTarget {
         if clients == 0 || clients > 64 {
             return err(format!("clients={clients}: expected 1 to 64"));
         }
-        Ok(Self { common, bricks, layout, clients })
+        if remote.is_some() {
+            common.size = 0;
+        }
+        Ok(Self { common, bricks, layout, clients, remote })
     }
 
     /// The `volume create` words between the name and the bricks.
@@ -146,15 +209,28 @@ impl Target for GlusterTarget {
         self.common.params.clone()
     }
     fn requirements(&self) -> Vec<Requirement> {
-        Needs::Gluster.requirements()
+        match self.remote {
+            Some(_) => Needs::GlusterClient.requirements(),
+            None => Needs::Gluster.requirements(),
+        }
     }
     fn clients(&self) -> Option<u32> {
         Some(self.clients)
     }
     fn image_bytes(&self) -> u64 {
-        self.common.size * u64::from(self.bricks)
+        match self.remote {
+            Some(_) => 0,
+            None => self.common.size * u64::from(self.bricks),
+        }
+    }
+    fn mounts_on_every_host(&self) -> bool {
+        self.remote.is_some()
     }
     fn capacity_bytes(&self) -> Option<u64> {
+        if self.remote.is_some() {
+            // The servers' bricks: only the mounted volume knows.
+            return None;
+        }
         let b = u64::from(self.bricks);
         let data_bricks = match self.layout {
             Layout::Distribute => b,
@@ -164,9 +240,11 @@ impl Target for GlusterTarget {
         Some(self.common.size * data_bricks)
     }
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError> {
-        refuse_foreign_glusterd()?;
         let mut p = Provisioned::new(ctx);
-        let built = self.build(&mut p, ctx);
+        let built = match &self.remote {
+            Some(remote) => self.mount_remote(&mut p, ctx, remote),
+            None => refuse_foreign_glusterd().and_then(|()| self.build(&mut p, ctx)),
+        };
         p.finish(built)
     }
 }
@@ -463,18 +541,42 @@ impl GlusterTarget {
         }
         p.fact("volume_options", options.join(","));
         p.fact("host_ip", ip.clone());
+        self.mount_clients(p, ctx, std::slice::from_ref(&ip), &name)?;
+        record_daemons(p, &dir.join("run"), &mut daemons)?;
+        Ok(())
+    }
+
+    /// Mounts a volume served from other hosts `clients=` times; nothing else is made.
+    fn mount_remote(&self, p: &mut Provisioned, ctx: &ProvisionCtx<'_>, remote: &Remote) -> Result<(), TargetError> {
+        p.fact("kind", "glusterfs");
+        p.fact("glusterfs_version", sys::tool_version("glusterfs", "--version"));
+        p.fact("servers", remote.servers.join(","));
+        p.fact("volume", remote.volume.clone());
+        p.fact("host", rustix::system::uname().nodename().to_string_lossy().into_owned());
+        self.mount_clients(p, ctx, &remote.servers, &remote.volume)
+    }
+
+    /// Mounts volume `name` `clients=` times, each mount its own `glusterfs` client process
+    /// (in the foreground, as mount.glusterfs would start it in the background), which asks
+    /// the `servers` in turn for the volume file; the first mount is the root.
+    fn mount_clients(
+        &self,
+        p: &mut Provisioned,
+        ctx: &ProvisionCtx<'_>,
+        servers: &[String],
+        name: &str,
+    ) -> Result<(), TargetError> {
+        let n = ctx.index;
         for k in 1..=self.clients {
             let mnt = p.make_dir(ctx.path(&format!("gluster-{n}-client{k}")), false)?;
             let (out, clog) = p.make_file(ctx.path(&format!("gluster-{n}-client{k}.log")))?;
-            // The client in the foreground, as mount.glusterfs would start it in the background.
-            let args = [
-                "-N".to_string(),
-                "--process-name=fuse".to_string(),
-                format!("--volfile-server={ip}"),
+            let mut args = vec!["-N".to_string(), "--process-name=fuse".to_string()];
+            args.extend(servers.iter().map(|s| format!("--volfile-server={s}")));
+            args.extend([
                 format!("--volfile-id=/{name}"),
                 format!("--log-file={}", clog.display()),
                 mnt.to_string_lossy().into_owned(),
-            ];
+            ]);
             crate::fuse::spawn_daemon(
                 p,
                 &mnt,
@@ -487,7 +589,6 @@ impl GlusterTarget {
             p.clients.push(mnt);
         }
         p.fact("clients", self.clients.to_string());
-        record_daemons(p, &dir.join("run"), &mut daemons)?;
         p.root = p.clients.first().cloned().unwrap_or_default();
         Ok(())
     }

@@ -77,6 +77,11 @@ pub trait Target: std::fmt::Debug + Send + Sync {
     fn clients(&self) -> Option<u32> {
         Some(1)
     }
+    /// Whether every host that runs ranks of an MPI job mounts it itself (a volume served from
+    /// other hosts: `glusterfs:servers=`), rather than rank 0 alone making it on its host.
+    fn mounts_on_every_host(&self) -> bool {
+        false
+    }
     /// Makes it ready: creates, formats, mounts; on failure undoes what it did.
     fn provision(&self, ctx: &ProvisionCtx<'_>) -> Result<Box<dyn Mounted>, TargetError>;
 }

@@ -126,6 +126,8 @@ pub enum Needs {
     Device,
     /// A GlusterFS volume: loop-backed xfs bricks, glusterd, the CLI, FUSE clients.
     Gluster,
+    /// A GlusterFS volume served from other hosts: FUSE clients only.
+    GlusterClient,
 }
 
 impl Needs {
@@ -156,6 +158,11 @@ impl Needs {
                     MOUNT_GLUSTERFS,
                     HOSTNAME,
                 ]);
+                r
+            }
+            Needs::GlusterClient => {
+                let mut r = fuse.to_vec();
+                r.push(MOUNT_GLUSTERFS);
                 r
             }
         }
@@ -243,6 +250,15 @@ const CLIENTS: OptionDoc = OptionDoc::new(
     Is("1"),
     "FUSE mounts of the volume, each its own glusterfs client process with its own caches; workloads run on the first",
 );
+
+const SERVERS: OptionDoc = OptionDoc::new(
+    "servers",
+    Text,
+    Unset,
+    "hosts serving a volume fsarena does not make (with volume=): no glusterd, no brick, only clients= mounts on each host that runs ranks; several quoted, servers='srv1,srv2', asked in turn",
+);
+const VOLUME: OptionDoc =
+    OptionDoc::new("volume", Text, Unset, "with servers=: the name of the volume they serve, mounted as is");
 
 const RECORD: OptionDoc = OptionDoc::new(
     "record",
@@ -345,9 +361,9 @@ pub const TARGET_KINDS: [Kind; 13] = [
     Kind {
         name: "glusterfs",
         summary:
-            "a GlusterFS volume on loop-backed xfs bricks, with fsarena's own glusterd and one FUSE mount per client",
+            "a GlusterFS volume on loop-backed xfs bricks with fsarena's own glusterd, or served from other hosts (servers=, volume=); one FUSE mount per client",
         needs: Needs::Gluster,
-        keys: &[BRICKS, REPLICA, DISPERSE, REDUNDANCY, BRICK_SIZE, CLIENTS, LABEL],
+        keys: &[BRICKS, REPLICA, DISPERSE, REDUNDANCY, BRICK_SIZE, CLIENTS, SERVERS, VOLUME, LABEL],
         parse: parse_gluster,
     },
 ];
