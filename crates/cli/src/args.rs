@@ -416,6 +416,16 @@ pub struct PlanArgs {
     /// the measurements, prints and stores. Needs a build with `--features mpi`.
     #[arg(long)]
     pub mpi: bool,
+    /// With --mpi, outside mpirun: fsarena starts the MPI job itself on the hosts of this
+    /// Open MPI hostfile (`HOST slots=N` lines), `--ranks-per-host` ranks on each, and
+    /// watches it: a host that goes down mid-run is named, the other hosts' figures are
+    /// stored as incomplete, and the exit status is 1.
+    #[arg(long, value_name = "FILE", requires = "mpi")]
+    pub hostfile: Option<PathBuf>,
+    /// With --hostfile: ranks on each host [default: each host's slots= for `run`, 1 for
+    /// `suite run`, whose clients are hosts and processes numjobs=].
+    #[arg(long, value_name = "N", requires = "hostfile", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub ranks_per_host: Option<u32>,
     /// How progress shows on stderr (-q, --log).
     #[command(flatten)]
     pub progress: ProgressArgs,

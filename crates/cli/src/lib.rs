@@ -6,6 +6,7 @@
 //! `null` engine or small real jobs.
 
 mod args;
+mod channel;
 mod cluster;
 mod commands;
 mod demo;
@@ -14,6 +15,7 @@ mod failure;
 mod fault;
 mod help;
 mod hold;
+mod launch;
 mod man;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -70,7 +72,7 @@ where
         args::Command::Man(m) => man::man(&m),
         args::Command::Help(h) => help::help(&h),
     };
-    match outcome {
+    let code = match outcome {
         Ok(code) => code,
         Err(failure::Failure::BadInput(_)) if silent => ExitCode::from(2),
         Err(failure::Failure::BadInput(e)) => {
@@ -82,7 +84,10 @@ where
             say!("fsarena: {}", fsarena_core::printable(&format!("{e:#}")));
             ExitCode::from(1)
         }
-    }
+    };
+    // A rank of a job fsarena launched tells the launcher how it ended.
+    channel::done(&code);
+    code
 }
 
 /// Bad input, on stderr: a job file's problems come one per line, each said as fsarena's.
@@ -95,6 +100,9 @@ fn say_bad_input(e: &impl std::fmt::Display) {
 /// `fsarena run`: validate, then run, on this process alone or, with `--mpi`, on every rank
 /// of the MPI job (which ends when the ranks are dropped, after the run).
 fn run_plan(run: &args::RunArgs) -> Result<ExitCode, failure::Failure> {
+    if run.plan.hostfile.is_some() {
+        return launch::launch(&run.plan, None, || plan::Plan::from_run_args(run));
+    }
     let ranks = cluster::open(run.plan.mpi)?;
     match plan::Plan::from_run_args(run) {
         Ok(plan) => runner::execute(&plan, run.plan.progress.mode(), ranks.as_ref()),

@@ -207,10 +207,19 @@ impl Plan {
         let (name, tags) = names(args, file.as_ref(), &origin)?;
         let workdir = check_machine(&targets, &args.workdir.path)?;
         // Under MPI every rank puts its own share on the one target.
-        let sharing = if args.mpi { crate::ranks::launcher_size().unwrap_or(1) } else { 1 };
+        let sharing = match args.mpi {
+            true => crate::ranks::launcher_size().or_else(crate::ranks::ranks_of_job).unwrap_or(1),
+            false => 1,
+        };
+        // Under fsarena's own launcher (`--hostfile`) the hosts are known here; under a
+        // launcher of the user's only at run time, where the runner checks.
+        let hosts = match args.mpi {
+            true => crate::ranks::hosts_of_job(),
+            false => Some(1),
+        };
         // A workload that runs on some kinds only (crash): in a suite (or with
         // --skip-unavailable) the pairs it cannot run are skipped and listed, else refused.
-        let excluded = check_footprints(&targets, &draft.steps, sharing, skip_unavailable)?;
+        let excluded = check_footprints(&targets, &draft.steps, (sharing, hosts), skip_unavailable)?;
         check_workdir_room(&targets, &draft.steps, &excluded, &workdir)?;
         for (t, s, reason) in &excluded {
             let what = format!("{} on target {}", draft.steps[*s].workload.kind(), targets[*t].label());
@@ -624,7 +633,7 @@ fn directory_spec(directory: &str, job_file: &std::path::Path) -> Result<String,
 fn check_footprints(
     targets: &[Box<dyn Target>],
     steps: &[Step],
-    sharing: u64,
+    (sharing, hosts): (u64, Option<u64>),
     lenient: bool,
 ) -> Result<Vec<(usize, usize, String)>, InputError> {
     let mut excluded = Vec::new();
@@ -664,9 +673,17 @@ fn check_footprints(
                 continue;
             }
             // More clients than the target mounts: known here for every kind (the runner
-            // checks again against the mounted target).
-            match target.clients() {
-                Some(have) if clients > have => {
+            // checks again against the mounted target). Under MPI on several hosts the clients
+            // are hosts: more than the job has is refused here when they are known.
+            match (hosts, target.clients()) {
+                (Some(h), _) if h > 1 && u64::from(clients) > h => {
+                    return Err(InputError::new(format!(
+                        "clients={clients}: the job runs on {h} hosts, and under MPI on several hosts each client is a host:                          at most clients={h}, or a hostfile of more hosts"
+                    )))
+                }
+                (Some(h), _) if h > 1 => {}
+                (None, _) => {}
+                (_, Some(have)) if clients > have => {
                     return Err(InputError::new(format!(
                         "target {}: clients={clients} but it has {have} client mount(s); a shared filesystem \
                          mounted once per client runs more (glusterfs:clients={clients})",

@@ -84,16 +84,21 @@ impl Position {
         if self.points > 1 {
             let _ = write!(out, " · point {}/{}", self.point, self.points);
         }
-        if self.round < self.warmup {
-            let _ = write!(out, " · warm-up {}/{}", self.round + 1, self.warmup);
-        } else {
-            let _ = write!(out, " · repetition {}/{}", self.round - self.warmup + 1, self.repeat);
-        }
+        let _ = write!(out, " · {}", self.round_label());
         let _ = write!(out, ": {} · {}", self.label, self.kind);
         if self.points > 1 {
             let _ = write!(out, " {}", self.values);
         }
         out
+    }
+
+    /// `repetition 2/3`, or `warm-up 1/1` for a warm-up.
+    pub fn round_label(&self) -> String {
+        if self.round < self.warmup {
+            format!("warm-up {}/{}", self.round + 1, self.warmup)
+        } else {
+            format!("repetition {}/{}", self.round - self.warmup + 1, self.repeat)
+        }
     }
 
     /// Whether this round is measured (not a warm-up).

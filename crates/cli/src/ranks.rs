@@ -146,6 +146,30 @@ pub fn launcher_size() -> Option<u64> {
         .find_map(|name| std::env::var(name).ok()?.trim().parse().ok())
 }
 
+/// How many hosts the job runs on, in the environment fsarena's launcher gives its ranks
+/// (`run --mpi --hostfile`, see crates/cli/src/launch.rs), for the plan's checks.
+pub const HOSTS: &str = "FSARENA_MPI_HOSTS";
+
+/// (ranks, hosts) of the job this process launches, known before MPI starts.
+static SHAPE: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+
+/// The launcher's job: `ranks` on `hosts` hosts, from its hostfile.
+pub fn set_job_shape(ranks: u64, hosts: u64) {
+    let _ = SHAPE.set((ranks, hosts));
+}
+
+/// How many hosts the job runs on, where fsarena launched it: in the launcher from the
+/// hostfile, in its ranks from the environment it gave them. None under a launcher of the
+/// user's own (only the run knows then).
+pub fn hosts_of_job() -> Option<u64> {
+    SHAPE.get().map(|s| s.1).or_else(|| std::env::var(HOSTS).ok()?.trim().parse().ok())
+}
+
+/// How many ranks the job this process launches has (in the launcher, before mpirun starts).
+pub fn ranks_of_job() -> Option<u64> {
+    SHAPE.get().map(|s| s.0)
+}
+
 /// What one rank says about itself at the start: its host and its machine's facts.
 #[derive(Debug, Serialize, Deserialize)]
 struct Hello {
@@ -244,6 +268,8 @@ pub fn merge_round(
     let mut merged: Vec<Measurement> = Vec::new();
     // Per part, each rank's share as one client.
     let mut per_rank: Vec<Vec<Option<ClientShare>>> = Vec::new();
+    // Per part, each host's ranks merged, hosts in the order of their first rank.
+    let mut per_host: Vec<Vec<(String, usize, Measurement)>> = Vec::new();
     let mut first_error = None;
     for (rank, bytes) in all.iter().enumerate() {
         let round: Round = decode(ranks, rank, bytes, |r: &Round| r.wire);
@@ -259,14 +285,91 @@ pub fn merge_round(
             }
             if per_rank.len() <= part {
                 per_rank.resize_with(part + 1, Vec::new);
+                per_host.resize_with(part + 1, Vec::new);
             }
             per_rank[part].push(client_share(&m));
+            let host = hosts.get(rank).cloned().unwrap_or_else(|| "?".into());
+            match per_host[part].iter_mut().find(|(h, _, _)| *h == host) {
+                Some((_, ranks, ours)) => {
+                    *ranks += 1;
+                    ours.merge(&m);
+                }
+                None => per_host[part].push((host, 1, m)),
+            }
         }
     }
-    for (m, shares) in merged.iter_mut().zip(&per_rank) {
+    for ((m, shares), hosts) in merged.iter_mut().zip(&per_rank).zip(&per_host) {
         add_client_figures(m, shares);
+        add_host_figures(m, hosts);
     }
     Some((merged, first_error))
+}
+
+/// The directions io reports, in its order.
+const DIRECTIONS: [&str; 2] = ["read", "write"];
+
+/// When the ranks ran on more than one host: each host's row as counters, its ranks'
+/// measurements merged exactly (counters added, histograms merged, the rate over the host's
+/// ranks' common window): `host.NAME.ranks`, and per direction that moved data
+/// `host.NAME.DIR_bytes`, `_ios`, `_bw` (bytes/s), `_iops`, `_lat_mean_ns`, `_lat_p99_ns`;
+/// and fairness between the hosts as between clients: `host_bw_min`, `host_bw_max`,
+/// `host_fairness` (min / max of the hosts' bandwidths, each over its own window).
+fn add_host_figures(m: &mut Measurement, hosts: &[(String, usize, Measurement)]) {
+    if hosts.len() < 2 {
+        return;
+    }
+    let mut bandwidths = Vec::new();
+    for (host, ranks, h) in hosts {
+        m.count(&format!("host.{host}.ranks"), *ranks as u64);
+        let mut bw = 0.0;
+        let mut moved = false;
+        for dir in DIRECTIONS {
+            let ios = h.counters.get(&format!("{dir}_ios")).copied().unwrap_or(0);
+            if ios == 0 {
+                continue;
+            }
+            moved = true;
+            let bytes = h.counters.get(&format!("{dir}_bytes")).copied().unwrap_or(0);
+            m.count(&format!("host.{host}.{dir}_bytes"), bytes);
+            m.count(&format!("host.{host}.{dir}_ios"), ios);
+            let rate = |name: &str| h.metric(name).map_or(0.0, |r| r.value);
+            let dir_bw = rate(&format!("{dir}_bw"));
+            bw += dir_bw;
+            m.count(&format!("host.{host}.{dir}_bw"), dir_bw.round() as u64);
+            m.count(&format!("host.{host}.{dir}_iops"), rate(&format!("{dir}_iops")).round() as u64);
+            if let Some(lat) = h.latency(dir).filter(|l| !l.is_empty()) {
+                m.count(&format!("host.{host}.{dir}_lat_mean_ns"), lat.mean().round() as u64);
+                m.count(&format!("host.{host}.{dir}_lat_p99_ns"), lat.percentile(99.0));
+            }
+        }
+        if moved {
+            bandwidths.push(bw);
+        }
+    }
+    if bandwidths.len() < 2 {
+        return;
+    }
+    let min = bandwidths.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = bandwidths.iter().copied().fold(0.0, f64::max);
+    m.push("host_bw_min", "bytes/s", Better::Higher, min);
+    m.push("host_bw_max", "bytes/s", Better::Higher, max);
+    m.push("host_fairness", "ratio", Better::Higher, if max > 0.0 { min / max } else { 0.0 });
+}
+
+/// The `clock_offsets` fact of a run on several hosts: each other host's clock ahead of rank
+/// 0's, as measured at the start ([`clock_offsets`]); None on one host.
+pub fn offsets_fact(hosts: &[String], offsets: &[i64]) -> Option<String> {
+    let home = hosts.first()?;
+    let mut said: Vec<String> = Vec::new();
+    let mut seen: Vec<&String> = vec![home];
+    for (host, offset) in hosts.iter().zip(offsets) {
+        if seen.contains(&host) {
+            continue;
+        }
+        seen.push(host);
+        said.push(format!("{host} {:+.1} us", *offset as f64 / 1e3));
+    }
+    (!said.is_empty()).then(|| format!("{} (each host's clock ahead of {home}'s, rank 0's)", said.join(", ")))
 }
 
 /// One rank's share of an io result, as one client: bytes and I/Os per direction, and its
@@ -281,7 +384,7 @@ struct ClientShare {
 fn client_share(m: &Measurement) -> Option<ClientShare> {
     let mut share = ClientShare::default();
     let mut any = false;
-    for (d, dir) in ["read", "write"].iter().enumerate() {
+    for (d, dir) in DIRECTIONS.iter().enumerate() {
         if let Some(basis) = m.rates.get(&format!("{dir}_bw")) {
             any = true;
             share.span_ns = share.span_ns.max(basis.span_ns);
@@ -305,7 +408,7 @@ fn add_client_figures(m: &mut Measurement, shares: &[Option<ClientShare>]) {
     let mut bw = Vec::new();
     let mut iops = Vec::new();
     for (k, c) in shares.iter().enumerate() {
-        for (d, dir) in ["read", "write"].iter().enumerate() {
+        for (d, dir) in DIRECTIONS.iter().enumerate() {
             if c.ios[d] > 0 {
                 m.count(&format!("client{}.{dir}_ios", k + 1), c.ios[d]);
                 m.count(&format!("client{}.{dir}_bytes", k + 1), c.bytes[d]);

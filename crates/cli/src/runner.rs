@@ -33,6 +33,8 @@ pub fn execute(plan: &Plan, mode: Mode, ranks: &dyn Ranks) -> Result<ExitCode, F
     // Labels, job names and paths are user text: Progress shows them inert, never as terminal
     // controls.
     let progress = Progress::new(mode, schedule);
+    // A rank of a job fsarena launched reports to the launcher (a no-op otherwise).
+    crate::channel::join(ranks.rank(), progress.clone());
     let size = crate::progress::plan_line(plan.steps.len(), plan.targets.len(), plan.warmup, plan.repeat, total);
     let outcome = run(plan, &progress, &size, ranks);
     // On every way out, the failures included: no live line left drawing over the error
@@ -116,6 +118,9 @@ struct Run<'a> {
     signal: Arc<AtomicUsize>,
     /// Rank 0's work directory; None on the other ranks.
     workdir: Option<Workdir>,
+    /// Under MPI on several hosts, the work directory of the first rank of each host but rank
+    /// 0's, where it mounts a target every host mounts itself (`glusterfs:servers=`).
+    host_workdir: Option<Workdir>,
     /// The run's directory under /run/fsarena and what made it, when a server is hosted.
     run_dir: Option<(std::path::PathBuf, Vec<fsarena_target::Resource>)>,
 }
@@ -160,7 +165,7 @@ impl<'a> Run<'a> {
         // Under mpirun a signal means the job is ending (a rank failed or was killed, or the
         // job was stopped): mpirun follows its SIGTERM with SIGKILL a second later, and the
         // ranks can no longer meet at a barrier, so the first signal already tears down at once.
-        watch_signals(&stop, &signal, &emergency, progress, ranks.size() > 1)?;
+        watch_signals(&stop, &signal, &emergency, progress, ranks)?;
         crate::fault::watch(&emergency, progress).map_err(|e| Failure::Run(e.into()))?;
         // A closed stdout or stderr interrupts the run as a signal would (SIGPIPE): until the
         // results are stored, after which nothing is left to stop.
@@ -183,18 +188,41 @@ impl<'a> Run<'a> {
             failure: None,
         };
         let leader = cluster.leader();
+        if leader {
+            crate::channel::head(&report);
+        }
         // Rank 0 stores and provisions; the other ranks only run workloads on what it made.
+        // Each other host that mounts a target itself has a work directory of its own, under
+        // an id of its own (another host may share this one's cgroup tree or /run).
+        let mounts_here = !leader
+            && cluster.host_leader()
+            && cluster.spread()
+            && plan.targets.iter().any(|t| t.mounts_on_every_host());
         let opened = crate::record::Recorder::open(plan, &report, leader).and_then(|store| {
             let workdir = match leader {
                 true => Some(Workdir::open(&plan.workdir, &run_id).map_err(|e| Failure::Run(e.into()))?),
                 false => None,
             };
-            Ok((store, workdir))
+            let host_workdir = match mounts_here {
+                true => {
+                    let id = fsarena_target::RunId::generate().map_err(|e| Failure::Run(e.into()))?;
+                    Some(Workdir::open(&plan.workdir, &id).map_err(|e| Failure::Run(e.into()))?)
+                }
+                false => None,
+            };
+            Ok((store, workdir, host_workdir))
         });
-        if cluster.any(opened.is_err()) && opened.is_ok() {
+        if let Err(Failure::Run(e)) = &opened {
+            if !leader {
+                // Rank 0 speaks for the run; another host's failure to open its work directory
+                // is said here, where it happened.
+                say!("fsarena: rank {} on {}: {e:#}", ranks.rank(), crate::ranks::host_name());
+            }
+        }
+        if cluster.any(opened.is_err()) && (opened.is_ok() || !leader) {
             return Ok(None);
         }
-        let (store, workdir) = opened?;
+        let (store, workdir, host_workdir) = opened?;
         // A server workload's account must reach the target: targets are then mounted in the
         // run's directory under /run/fsarena (0711) instead of the 0700 work directory.
         let servers = plan.steps.iter().any(|s| s.workload.hosts_server());
@@ -202,7 +230,7 @@ impl<'a> Run<'a> {
             (Some(w), true) => Some(w.open_run_dir().map_err(|e| Failure::Run(e.into()))?),
             _ => None,
         };
-        if let Some(workdir) = &workdir {
+        if let Some(workdir) = workdir.as_ref().or(host_workdir.as_ref()) {
             let _ = emergency.set(workdir.emergency());
         }
         progress.event(size);
@@ -210,7 +238,7 @@ impl<'a> Run<'a> {
             progress.event(&format!("skipping {s}"));
         }
         let cache = CacheControl { enabled: plan.drop_caches, warned: false };
-        let run = Self { plan, progress, cluster, stop, signal, workdir, run_dir };
+        let run = Self { plan, progress, cluster, stop, signal, workdir, host_workdir, run_dir };
         Ok(Some((run, Outcome { report, store, failure: None, cache, output_watch })))
     }
 
@@ -227,12 +255,17 @@ impl<'a> Run<'a> {
         if use_ != TargetUse::Own {
             self.progress.event(&format!("provisioning {}", target.label()));
         }
+        // A target every host mounts itself: the first rank of each host mounts it there.
+        let per_host = self.cluster.spread() && target.mounts_on_every_host() && use_ != TargetUse::Own;
+        if per_host {
+            return self.provision_per_host(index, target, use_, out);
+        }
         let mounted = match &self.workdir {
             Some(_) if use_ == TargetUse::Own => None,
             // Rank 0 provisions on its own host: ranks elsewhere would not see that mount.
             Some(_) if self.cluster.spread() && target.kind() != "dir" => {
                 out.failure = Some(format!(
-                    "{}: the ranks run on several hosts ({}), and a target fsarena provisions is made on rank 0's host only: use dir:path=... with the shared filesystem mounted at that path on every host",
+                    "{}: the ranks run on several hosts ({}), and a target fsarena provisions is made on rank 0's host only: use dir:path=... with the shared filesystem mounted at that path on every host, or glusterfs:servers=HOST,volume=NAME, which every host mounts",
                     target.label(),
                     self.cluster.hosts().join(", ")
                 ));
@@ -283,6 +316,32 @@ impl<'a> Run<'a> {
         Site { index, target, use_, mounted, roots, host }
     }
 
+    /// [`Run::provision`] of a target every host mounts itself (`glusterfs:servers=`): the
+    /// first rank of each host mounts it in its own work directory; every rank gets its host's
+    /// mounts. A host whose mount failed fails the run on every rank, named.
+    fn provision_per_host<'r>(
+        &'r self,
+        index: usize,
+        target: &'r dyn fsarena_target::Target,
+        use_: TargetUse,
+        out: &mut Outcome,
+    ) -> Site<'r> {
+        let workdir = self.workdir.as_ref().or(self.host_workdir.as_ref());
+        let mounted = workdir.map(|workdir| {
+            target.provision(&ProvisionCtx { workdir, index, mount_base: None }).map_err(|e| e.to_string())
+        });
+        let offered = mounted.as_ref().map(|m| m.as_ref().map(|m| m.client_roots()).map_err(Clone::clone));
+        let roots = match self.cluster.roots_per_host(offered) {
+            Ok(roots) => roots,
+            Err(e) => {
+                out.failure.get_or_insert(format!("{}: {e}", target.label()));
+                crate::cluster::Roots::default()
+            }
+        };
+        let mounted = mounted.and_then(Result::ok).map(std::sync::Mutex::new);
+        Site { index, target, use_, mounted, roots, host: None }
+    }
+
     /// Runs `step` on `site`: its warm-ups and measured repetitions, each stored as it ends;
     /// its results join the report, with what the step cost.
     fn run_step(&self, site: &Site<'_>, step: &crate::plan::Step, out: &mut Outcome) {
@@ -294,6 +353,17 @@ impl<'a> Run<'a> {
                 out.failure.get_or_insert(format!("{}: {e}", site.target.label()));
                 return;
             }
+        }
+        let clients = step.workload.clients();
+        let hosts = self.cluster.distinct_hosts();
+        if self.cluster.client_host(clients_given(step)).is_some() && clients as usize > hosts.len() {
+            out.failure.get_or_insert(format!(
+                "{}: clients={clients}, and under MPI on several hosts each client is a host: the ranks run on {} ({})",
+                site.target.label(),
+                hosts.len(),
+                hosts.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")
+            ));
+            return;
         }
         let mut entries = site.entries(step);
         let first_position = out.report.results.len();
@@ -307,6 +377,14 @@ impl<'a> Run<'a> {
             }
             position.round = round;
             let measured = position.measured();
+            crate::channel::round(
+                format!("{} of {} on {}", position.round_label(), step.workload.kind(), site.target.label()),
+                measured,
+                first_position,
+                entries.first(),
+                entries.first().map_or(0, |e| e.measurements.len()),
+                self.progress.live(),
+            );
             let merged = self.run_round(site, step, &position, round + 1 < rounds, &mut out.cache);
             let failed = self.cluster.any(merged.as_ref().is_some_and(|(_, e)| e.is_some()));
             // Rank 0 gets every rank's measurements merged, one per part; the others only
@@ -398,6 +476,8 @@ impl<'a> Run<'a> {
         };
         let remounts = site.mounted.as_ref().is_some_and(|m| lock(m).remounts());
         let root = &site.roots.root;
+        // On several hosts a step of more than one client runs on the first `clients=` hosts.
+        let client_host = self.cluster.client_host(clients_given(step));
         let env = RunEnv {
             root,
             // Under MPI each rank is one client, working in its own directory; on one host
@@ -410,7 +490,7 @@ impl<'a> Run<'a> {
             remount: if remounts { Some(&remount_now) } else { None },
             live: self.progress.live(),
             rendezvous: None,
-            team: self.cluster.team(&site.roots.shared),
+            team: self.cluster.team(&site.roots.shared, client_host.is_some()),
             host: site.host.as_ref().map(|h| h as &dyn fsarena_workload::host::Host),
             target: self.workdir.as_ref().map(|workdir| fsarena_workload::TargetAccess {
                 workdir,
@@ -432,6 +512,8 @@ impl<'a> Run<'a> {
                 message: format!("{}: {e}", root.display()),
                 partial: Vec::new(),
             }),
+            // A rank of a host past the step's clients: it meets the others, and measures nothing.
+            _ if client_host == Some(false) => self.cluster.run_in_step(|_| Ok(Vec::new())),
             _ => self.cluster.run_in_step(|rendezvous| step.workload.run(&RunEnv { rendezvous, ..env })),
         };
         self.cluster.barrier();
@@ -476,7 +558,17 @@ impl<'a> Run<'a> {
             // Not rank 0: rank 0 reports the run, names the rank that failed and gives the job
             // its exit status. This rank exits 0 whatever happened: mpirun ends the whole job
             // (SIGTERM to rank 0, still tearing down, storing and printing) as soon as one rank
-            // exits non-zero, and its own exit status is then that rank's, not rank 0's.
+            // exits non-zero, and its own exit status is then that rank's, not rank 0's. The
+            // first rank of another host closes its work directory, and says what it kept.
+            if let Some(state) = self.host_workdir.and_then(Workdir::close) {
+                say!(
+                    "fsarena: rank {} on {}: kept {}: run `fsarena cleanup` on {} once nothing holds the mount",
+                    self.cluster.rank(),
+                    crate::ranks::host_name(),
+                    state.display(),
+                    crate::ranks::host_name()
+                );
+            }
             return Ok(ExitCode::SUCCESS);
         };
         let (plan, progress) = (self.plan, self.progress);
@@ -558,6 +650,11 @@ impl Site<'_> {
             parts.iter().map(|p| ResultEntry { part: Some(p.clone()), ..base.clone() }).collect()
         }
     }
+}
+
+/// The clients a step's workload was given (`clients=`), None when it was not.
+fn clients_given(step: &crate::plan::Step) -> Option<u32> {
+    step.workload.params().iter().any(|(k, _)| k == "clients").then(|| step.workload.clients())
 }
 
 /// Writes the HTML report `-o` asked for (checked before the run): one that still cannot be
@@ -719,8 +816,9 @@ fn watch_signals(
     signal: &Arc<AtomicUsize>,
     emergency: &Arc<OnceLock<fsarena_target::Emergency>>,
     progress: &Progress,
-    urgent: bool,
+    ranks: &dyn Ranks,
 ) -> Result<(), Failure> {
+    let (urgent, rank) = (ranks.size() > 1, ranks.rank());
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| Failure::Run(e.into()))?;
     let (stop, signal, emergency) = (Arc::clone(stop), Arc::clone(signal), Arc::clone(emergency));
@@ -739,11 +837,13 @@ fn watch_signals(
                 }
                 // This thread's lines would be drawn over by the live line's tick: remove it.
                 progress.finish();
+                crate::channel::bye(format!("signal {sig}"));
                 if urgent {
-                    // Rank 0 alone has something to tear down; the others just go.
+                    // Rank 0 and the first rank of a host that mounted a target itself have
+                    // something to tear down; the others just go.
                     if emergency.get().is_some() {
                         say!(
-                            "fsarena: rank 0 on {}: signal {sig}: the MPI job is ending (a rank failed or was stopped): tearing down now",
+                            "fsarena: rank {rank} on {}: signal {sig}: the MPI job is ending (a rank failed or was stopped): tearing down now",
                             crate::ranks::host_name()
                         );
                     }

@@ -68,6 +68,10 @@ pub fn command(command: &SuiteCommand) -> Result<ExitCode, Failure> {
 /// `suite run`: as `run` (under MPI on every rank), the plan from the suite.
 fn run(args: &SuiteRunArgs) -> Result<ExitCode, Failure> {
     let suite = find(&args.suite)?;
+    // The study's clients are hosts, its processes numjobs=: one rank a host unless said.
+    if args.plan.hostfile.is_some() {
+        return crate::launch::launch(&args.plan, Some(1), || plan(args, suite));
+    }
     let ranks = crate::cluster::open(args.plan.mpi)?;
     match plan(args, suite) {
         Ok(plan) => crate::runner::execute(&plan, args.plan.progress.mode(), ranks.as_ref()),

@@ -123,10 +123,11 @@ pub fn html_report(runs: &[RunReport]) -> String {
     for (i, m) in crate::matrix::matrices(runs).iter().enumerate() {
         let _ = writeln!(
             out,
-            "<section id=\"matrix-{}\"><h2>Clients × processes · {}</h2><p class=\"note\">{}.</p>",
+            "<section id=\"matrix-{}\"><h2>{} · {}</h2><p class=\"note\">{}.</p>",
             i + 1,
+            m.heading(),
             escape::html(&m.title),
-            crate::matrix::NOTE
+            m.note()
         );
         out.push_str(&m.html());
         out.push_str("</section>\n");

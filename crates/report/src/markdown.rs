@@ -76,7 +76,7 @@ fn render(runs: &[RunReport], charts: bool) -> (String, Vec<(String, String)>) {
     if !matrices.is_empty() {
         out.push_str("\n## Clients × processes\n");
         for m in &matrices {
-            let _ = writeln!(out, "\n### {}\n\n{}.\n", escape::markdown(&m.title), crate::matrix::NOTE);
+            let _ = writeln!(out, "\n### {}\n\n{}.\n", escape::markdown(&m.title), m.note());
             out.push_str(&m.markdown(escape::markdown));
         }
     }

@@ -22,6 +22,9 @@ pub(crate) struct Matrix {
     pub columns: Vec<(f64, String)>,
     /// `cells[row][column]`: the cell's text, None where no result ran.
     pub cells: Vec<Vec<Option<String>>>,
+    /// The clients were hosts (MPI ranks on several hosts, `host.NAME.*` figures): the rows
+    /// count hosts, and the fairness is between hosts.
+    pub hosts: bool,
 }
 
 /// The mean over the measurements of `f`, None without measurements.
@@ -51,7 +54,9 @@ fn cell(entry: &ResultEntry) -> Option<String> {
     if let Some(lat) = latency {
         let _ = write!(text, " · {}", humanize::value(lat, "ns"));
     }
-    if let Some(fair) = mean(ms, |m| m.metric("client_fairness").map(|x| x.value)) {
+    // Between hosts where the clients were hosts (a host's ranks are one client of the study).
+    let fairness = |m: &Measurement| m.metric("host_fairness").or_else(|| m.metric("client_fairness")).map(|x| x.value);
+    if let Some(fair) = mean(ms, fairness) {
         let _ = write!(text, " · fairness {fair:.2}");
     }
     Some(text)
@@ -101,12 +106,19 @@ pub(crate) fn matrices(runs: &[RunReport]) -> Vec<Matrix> {
         let f = match families.iter().position(|(t, _, _)| *t == title) {
             Some(f) => f,
             None => {
-                let m = Matrix { title: title.clone(), rows: Vec::new(), columns: Vec::new(), cells: Vec::new() };
+                let m = Matrix {
+                    title: title.clone(),
+                    rows: Vec::new(),
+                    columns: Vec::new(),
+                    cells: Vec::new(),
+                    hosts: false,
+                };
                 families.push((title, Vec::new(), m));
                 families.len() - 1
             }
         };
         let (_, entries, m) = &mut families[f];
+        m.hosts |= entry.measurements.iter().any(|x| x.counters.keys().any(|k| k.starts_with("host.")));
         if !m.rows.iter().any(|(n, _)| *n == row.0) {
             m.rows.push(row.clone());
         }
@@ -139,6 +151,24 @@ pub(crate) fn matrices(runs: &[RunReport]) -> Vec<Matrix> {
 }
 
 impl Matrix {
+    /// What the table lays out, for its heading.
+    pub(crate) fn heading(&self) -> &'static str {
+        if self.hosts {
+            "Client hosts × processes"
+        } else {
+            "Clients × processes"
+        }
+    }
+
+    /// What a cell says, for the line above the table.
+    pub(crate) fn note(&self) -> &'static str {
+        if self.hosts {
+            NOTE_HOSTS
+        } else {
+            NOTE
+        }
+    }
+
     /// The header's corner cell, naming both axes.
     fn corner() -> String {
         format!("{ROWS} \u{2193} {COLUMNS} \u{2192}")
@@ -184,13 +214,18 @@ pub(crate) const NOTE: &str = "aggregate bandwidth · IOPS over every client's p
                                mean completion latency, means over the repetitions; fairness: the slowest client's \
                                bandwidth over the fastest's";
 
+/// [`NOTE`] when each client is a host (its ranks together).
+pub(crate) const NOTE_HOSTS: &str = "aggregate bandwidth · IOPS over every client host's processes (read and write \
+                                     together) · mean completion latency, means over the repetitions; fairness: the \
+                                     slowest host's bandwidth over the fastest's";
+
 /// The terminal's tables, each under its title: Markdown with aligned columns, as the
 /// comparison table.
 pub(crate) fn text(runs: &[RunReport]) -> String {
     use comfy_table::{presets, CellAlignment, Table};
     let mut out = String::new();
     for m in matrices(runs) {
-        let _ = writeln!(out, "clients × processes · {}\n{NOTE}", m.title);
+        let _ = writeln!(out, "{} · {}\n{}", m.heading().to_lowercase(), m.title, m.note());
         let mut table = Table::new();
         table.load_preset(presets::ASCII_MARKDOWN).force_no_tty();
         let mut header = vec![Matrix::corner()];

@@ -88,6 +88,11 @@ pub struct Team<'a> {
     /// The directory this rank's client reaches the target by, shared by every rank (each
     /// rank's own `root` is a directory in it).
     pub shared_root: &'a Path,
+    /// When the ranks run on several hosts and the step's `clients=` are hosts: the client
+    /// this rank's host is (0 for the first host). The rank then runs one client's share of
+    /// the workload (io: `numjobs` clones, not `clients × numjobs`); the ranks of the hosts
+    /// past `clients=` do not run it. None otherwise.
+    pub client: Option<usize>,
 }
 
 /// What a workload that makes its own copy of the target gets: the target's spec and the

@@ -365,6 +365,15 @@ impl Workload for IoWorkload {
     }
 
     fn run(&self, env: &RunEnv<'_>) -> Result<Vec<Measurement>, WorkloadError> {
+        // Under MPI on several hosts whose clients are the hosts: this rank runs one client's
+        // share (its jobs' numjobs clones), the other hosts' ranks the others'.
+        if env.team.is_some_and(|t| t.client.is_some()) && self.clients() > 1 {
+            let mut one = self.clone();
+            for job in &mut one.jobs {
+                job.options.clients = 1;
+            }
+            return one.run(env);
+        }
         let fail = |message| WorkloadError { message, partial: Vec::new() };
         // One root per client the jobs use: the target's root first, then the other
         // clients' mounts of the same filesystem.

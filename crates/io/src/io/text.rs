@@ -2,6 +2,7 @@
 //! several clients (MPI ranks or `clients=` mounts): every client's jobs together. Unlike
 //! fio's, whose bandwidth adds the clients' own, its rates are the merged measurement's (all
 //! clients' bytes over the common span) and its latencies come from the merged histogram.
+//! Under MPI on several hosts, a "Hosts" block follows: one row per host, its ranks merged.
 
 use fsarena_core::fio_text::latency_lines;
 use fsarena_core::run::{bold_line, ResultEntry};
@@ -12,6 +13,58 @@ use std::fmt::Write as _;
 /// The kind's block in a result's text (registered as its `text` in the workload registry).
 pub fn text(out: &mut String, _entry: &ResultEntry, m: &Measurement) {
     all_clients(out, m);
+    hosts(out, m);
+}
+
+/// The "Hosts" block of a run on several hosts: each host's row from its `host.NAME.*`
+/// counters (its ranks' measurements merged exactly on rank 0), then the fairness between the
+/// hosts. Nothing for a run on one host.
+fn hosts(out: &mut String, m: &Measurement) {
+    let mut names: Vec<&str> = Vec::new();
+    for key in m.counters.keys() {
+        if let Some(name) = key.strip_prefix("host.").and_then(|k| k.strip_suffix(".ranks")) {
+            names.push(name);
+        }
+    }
+    if names.len() < 2 && !m.counters.keys().any(|k| k.starts_with("host.") && k.ends_with(".ops")) {
+        return;
+    }
+    let ranks: u64 = names.iter().filter_map(|h| m.counters.get(&format!("host.{h}.ranks"))).sum();
+    let _ = writeln!(out, "Hosts: (hosts={}, ranks={ranks})", names.len());
+    let counter = |h: &str, k: &str| m.counters.get(&format!("host.{h}.{k}")).copied();
+    for h in &names {
+        let mut line = format!("  {h:<13}: ranks={}", counter(h, "ranks").unwrap_or(0));
+        for dir in ["read", "write"] {
+            let Some(iops) = counter(h, &format!("{dir}_iops")) else { continue };
+            let bw = counter(h, &format!("{dir}_bw")).unwrap_or(0) as f64;
+            let _ = write!(line, ", {dir}: IOPS={}, BW={}/s", format_count(iops as f64), format_iec(bw));
+            if let (Some(mean), Some(p99)) =
+                (counter(h, &format!("{dir}_lat_mean_ns")), counter(h, &format!("{dir}_lat_p99_ns")))
+            {
+                let _ = write!(line, ", clat avg={:.1}us p99={:.1}us", mean as f64 / 1e3, p99 as f64 / 1e3);
+            }
+        }
+        // A repetition a host's loss cut short: what the host had done when the run stopped.
+        if let (Some(ops), Some(bytes)) = (counter(h, "ops"), counter(h, "bytes")) {
+            let _ = write!(
+                line,
+                ", done before the run stopped: {} ops, {}",
+                format_count(ops as f64),
+                format_iec(bytes as f64)
+            );
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(fairness) = m.metric("host_fairness") {
+        let value = |n: &str| m.metric(n).map_or(0.0, |x| x.value);
+        let _ = writeln!(
+            out,
+            "  per host     : bw min={}/s, max={}/s, fairness={:.2}",
+            format_iec(value("host_bw_min")),
+            format_iec(value("host_bw_max")),
+            fairness.value
+        );
+    }
 }
 
 /// The "All clients" block; nothing for a result of one client (no `client_fairness`).
@@ -72,6 +125,36 @@ mod tests {
         }
         m.add_latency("read", &h);
         m
+    }
+
+    #[test]
+    fn several_hosts_get_a_row_each_and_their_fairness() {
+        let mut m = Measurement { complete: true, ..Default::default() };
+        for (h, ranks, bw, iops) in [("c1", 2, 175_000_000, 2676), ("c2", 2, 150_000_000, 2341)] {
+            m.count(&format!("host.{h}.ranks"), ranks);
+            m.count(&format!("host.{h}.write_bw"), bw);
+            m.count(&format!("host.{h}.write_iops"), iops);
+            m.count(&format!("host.{h}.write_lat_mean_ns"), 970_400);
+            m.count(&format!("host.{h}.write_lat_p99_ns"), 4_104_192);
+        }
+        m.push("host_fairness", "ratio", Better::Higher, 150.0 / 175.0);
+        m.push("host_bw_min", "bytes/s", Better::Higher, 150e6);
+        m.push("host_bw_max", "bytes/s", Better::Higher, 175e6);
+        let mut out = String::new();
+        text(&mut out, &ResultEntry::default(), &m);
+        assert_eq!(
+            out,
+            "Hosts: (hosts=2, ranks=4)\n  \
+             c1           : ranks=2, write: IOPS=2676, BW=167MiB/s, clat avg=970.4us p99=4104.2us\n  \
+             c2           : ranks=2, write: IOPS=2341, BW=143MiB/s, clat avg=970.4us p99=4104.2us\n  \
+             per host     : bw min=143MiB/s, max=167MiB/s, fairness=0.86\n"
+        );
+        // One host: no block.
+        let mut one = Measurement::default();
+        one.count("host.c1.ranks", 2);
+        let mut out = String::new();
+        text(&mut out, &ResultEntry::default(), &one);
+        assert_eq!(out, "");
     }
 
     /// The block as the terminal report wrote it when it was the report's own (before the

@@ -420,7 +420,7 @@ fn only_rank_0_reports_the_tree_rows() {
     let run_as = |rank: usize| {
         let env = RunEnv {
             rendezvous: Some(&meet),
-            team: Some(fsarena_workload::Team { rank, size: 2, shared_root: &dir.0 }),
+            team: Some(fsarena_workload::Team { rank, size: 2, shared_root: &dir.0, client: None }),
             ..RunEnv::quiet(&dir.0, &stop)
         };
         fsarena_workload::one(workload("meta:mdtest='-n 6 -u',tasks=2").run(&env).unwrap())
