@@ -25,6 +25,8 @@ mod glusterfs;
 mod help;
 mod hold;
 mod hostile;
+#[cfg(feature = "mpi")]
+mod hosts;
 mod io_runs;
 mod kv;
 mod latency;
