@@ -105,7 +105,8 @@ fn counter(result: &serde_json::Value, name: &str) -> Vec<u64> {
 /// 4 hosts (a GlusterFS server and 3 clients), 2 ranks on each client host writing 8 MiB each
 /// on the remote volume: the totals are the ranks' sum, with one row per host. Then one client
 /// host goes down in the middle of a run: exit 1, the host named, the other hosts' figures
-/// stored as incomplete, and nothing left on any host.
+/// stored as incomplete, and nothing left on any host. Last, a host's ranks killed with the
+/// host up: named too, and its mount left for `fsarena cleanup` there, which removes it.
 #[test]
 fn a_volume_served_from_another_host_runs_on_three_client_hosts_and_a_lost_host_is_named() {
     // GlusterFS's daemons one test at a time, as the glusterfs tests' (a loaded machine slows
@@ -176,7 +177,7 @@ fn a_volume_served_from_another_host_runs_on_three_client_hosts_and_a_lost_host_
     eprintln!("a lost host ended the run in {:.1} s", lost_at.elapsed().as_secs_f64());
     let said = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(said.contains("fsarena: host c2 (ranks 2, 3) went down during repetition 1/1 of io"), "{said}");
+    assert!(said.contains("fsarena: host c2 (ranks 2, 3) stopped answering during repetition 1/1 of io"), "{said}");
     assert!(said.contains("the other hosts' figures of that repetition are stored as incomplete"), "{said}");
     let shown = json(
         &cluster
@@ -186,7 +187,7 @@ fn a_volume_served_from_another_host_runs_on_three_client_hosts_and_a_lost_host_
     );
     let run = &shown["run"];
     assert_eq!(run["complete"], false, "{run}");
-    assert!(run["failure"].as_str().is_some_and(|f| f.contains("host c2 (ranks 2, 3) went down")), "{run}");
+    assert!(run["failure"].as_str().is_some_and(|f| f.contains("host c2 (ranks 2, 3) stopped answering")), "{run}");
     let result = &run["results"][0];
     assert_eq!(result["complete"], false, "{result}");
     for host in ["c1", "c3"] {
@@ -213,6 +214,34 @@ fn a_volume_served_from_another_host_runs_on_three_client_hosts_and_a_lost_host_
         .filter(|l| !l.contains("glusterd") && !l.contains("glusterfsd"))
         .collect();
     assert!(server.is_empty(), "srv1: {server:?}");
+
+    // c3's ranks killed, c3 still up: the launcher names them; what c3's first rank mounted
+    // stays there, recorded, until `fsarena cleanup` on c3 removes it.
+    let hostfile = cluster.hostfile(2, &["c1", "c3"]);
+    let mut args = vec!["run", "--mpi", "--hostfile", &hostfile, "--target", target, "--no-store", "--repeat", "1"];
+    args.extend(["--warmup", "0"]);
+    args.extend(["--workload", "io:rw=write,bs=64k,size=8m,time_based=1,runtime=30s"]);
+    let child = cluster.fsarena("c1", &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(6));
+    let ranks: Vec<String> = stdout(&cluster.script(&["ps", &cluster.name, "c3"]))
+        .lines()
+        .filter(|l| l.contains(&cluster.fsarena) && l.contains(" run "))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    assert!(!ranks.is_empty(), "no rank runs on c3");
+    let killed = Command::new("kill").arg("-KILL").args(&ranks).status().unwrap();
+    assert!(killed.success());
+    let out = wait_within(child, Duration::from_secs(120));
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("fsarena: host c3 (ranks 2, 3) stopped answering during repetition 1/1 of io"), "{said}");
+    assert!(cluster.leftovers("c1").is_empty(), "c1: {:?}", cluster.leftovers("c1"));
+    let left = cluster.leftovers("c3");
+    assert!(left.iter().any(|l| l.contains("fuse.glusterfs")), "c3's mount is left for cleanup: {left:?}");
+    let cleanup = cluster.fsarena("c3", &["cleanup"]).bounded_output().unwrap();
+    assert!(cleanup.status.success(), "{}", stderr(&cleanup));
+    assert!(stderr(&cleanup).contains("unmounted"), "{}", stderr(&cleanup));
+    assert!(cluster.leftovers("c3").is_empty(), "c3 after cleanup: {:?}", cluster.leftovers("c3"));
 }
 
 /// The client-scaling study across hosts at its smoke scale: one rank a client host, the

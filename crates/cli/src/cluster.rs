@@ -56,8 +56,8 @@ impl<'a> Cluster<'a> {
     /// offsets; every rank calls it.
     pub fn gather(ranks: &'a dyn Ranks) -> (Self, Vec<(String, String)>) {
         let (mut environment, hosts) = crate::ranks::environments(ranks);
-        let clock_offsets = crate::ranks::clock_offsets(ranks, &hosts);
-        if let Some(offsets) = crate::ranks::offsets_fact(&hosts, &clock_offsets) {
+        let (clock_offsets, errors) = crate::ranks::clock_offsets(ranks, &hosts);
+        if let Some(offsets) = crate::ranks::offsets_fact(&hosts, &clock_offsets, &errors) {
             environment.push(("clock_offsets".into(), offsets));
         }
         // Every rank learns every rank's host: which rank mounts a target on each host, and

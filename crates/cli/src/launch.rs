@@ -9,8 +9,9 @@
 //! second the operations and bytes its workload completed ([`fsarena_workload::Live`]). A
 //! rank that ends cleanly says so (`done`), and one that mpirun stops says why (`bye`, from
 //! its signal handler, before it tears down); a rank whose host went down says nothing. When
-//! the job ends without rank 0's `done`, the launcher names the hosts whose ranks went
-//! silent, stores the other hosts' figures of that repetition as incomplete, and exits 1.
+//! the job ends without rank 0's `done`, the launcher names the hosts whose ranks went silent
+//! (or the ranks, where others of their host spoke), stores the other hosts' figures of that
+//! repetition as incomplete, and exits 1.
 //! mpirun is given 3 s between its SIGTERM and its SIGKILL (`odls_base_sigkill_timeout`,
 //! 1 s by default), in which each host's first rank tears its mounts down (a GlusterFS
 //! client's in 40 ms here); what a SIGKILL cuts short stays recorded for `fsarena cleanup` on
@@ -19,6 +20,7 @@
 use crate::args::PlanArgs;
 use crate::channel::{Event, COLLECTOR, TOKEN};
 use crate::failure::Failure;
+use crate::output::say;
 use fsarena_core::run::{ResultEntry, RunReport};
 use fsarena_core::{InputError, Measurement};
 use std::io::{BufRead, BufReader};
@@ -187,11 +189,12 @@ pub fn launch(
         .arg(exe)
         .args(rank_args());
     let watch = Arc::new(Mutex::new(Watch::default()));
-    let readers = accept(listener, token, Arc::clone(&watch));
+    let readers =
+        accept(listener, token, Arc::clone(&watch), usize::try_from(ranks).unwrap_or(usize::MAX).saturating_add(16));
     let mut child = mpirun
         .spawn()
         .map_err(|e| Failure::Run(anyhow::anyhow!("cannot start mpirun (apt-get install openmpi-bin): {e}")))?;
-    forward_signals(child.id());
+    let interrupted = forward_signals(child.id());
     let status = child.wait().map_err(|e| Failure::Run(e.into()))?;
     // Every rank has ended: its connection is closed, or (a host that lost power) never will
     // be; what came is read within a moment.
@@ -200,6 +203,12 @@ pub fn launch(
         std::thread::sleep(Duration::from_millis(20));
     }
     let watch = watch.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Stopped by the user (Ctrl-C, SIGTERM) before rank 0 finished: as a run on one host.
+    let signal = interrupted.load(std::sync::atomic::Ordering::SeqCst);
+    if signal != 0 && watch.ranks.get(&0).and_then(|r| r.done).is_none() {
+        say!("fsarena: interrupted (signal {signal}); the ranks tore down, and what was stored is marked incomplete");
+        return Ok(ExitCode::from(128 + signal as u8));
+    }
     conclude(&plan, &watch, ranks, status)
 }
 
@@ -236,20 +245,26 @@ fn conclude(
             None => lost_hosts.push((host, vec![r])),
         }
     }
+    // A host all of whose ranks went silent stopped answering (down, cut off, or its ranks
+    // killed); a rank silent beside ranks of its host that said why was killed or crashed.
+    let all_of = |h: &str, rs: &[usize]| watch.ranks.values().filter(|s| s.host == h).count() == rs.len();
     let named: Vec<String> = lost_hosts
         .iter()
         .map(|(h, rs)| {
-            let rs: Vec<String> = rs.iter().map(ToString::to_string).collect();
-            format!("host {h} (rank{} {})", if rs.len() == 1 { "" } else { "s" }, rs.join(", "))
+            let list: Vec<String> = rs.iter().map(ToString::to_string).collect();
+            let ranks = format!("rank{} {}", if rs.len() == 1 { "" } else { "s" }, list.join(", "));
+            match all_of(h, rs) {
+                true => format!("host {h} ({ranks}) stopped answering"),
+                false => format!("{ranks} on {h} ended"),
+            }
         })
         .collect();
     let during = watch.round.as_ref().map_or(String::new(), |(label, ..)| format!(" during {label}"));
     let mut message = format!(
-        "{} went down{during}: its ranks ended without a word (the host stopped, or lost the network)",
+        "{}{during}, without a word: the host went down or lost the network, or the ranks were killed",
         named.join(" and ")
     );
-    let lost: Vec<&String> = lost_hosts.iter().map(|(h, _)| h).collect();
-    match store_partial(plan, watch, &lost, &message) {
+    match store_partial(plan, watch, &silent, &message) {
         Ok(Some(id)) => message
             .push_str(&format!("; the other hosts' figures of that repetition are stored as incomplete in run {id}")),
         Ok(None) => message.push_str("; nothing was stored"),
@@ -258,21 +273,21 @@ fn conclude(
     Err(Failure::Run(anyhow::anyhow!(message)))
 }
 
-/// Stores what the hosts not `lost` did in the repetition under way (when measured), as an
+/// Stores what the ranks not `silent` did in the repetition under way (when measured), as an
 /// incomplete measurement, and marks the run stopped with `failure`: the run's id, or None
 /// when there is no store or no run yet.
 fn store_partial(
     plan: &crate::plan::Plan,
     watch: &Watch,
-    lost: &[&String],
+    silent: &[usize],
     failure: &str,
 ) -> Result<Option<String>, String> {
     let (Some(db), Some(head)) = (&plan.db, &watch.head) else { return Ok(None) };
     let mut store = fsarena_store::Store::open(db).map_err(|e| e.to_string())?;
     if let Some((_, true, position, Some(entry), repetition, started)) = &watch.round {
-        // Over the repetition as far as the other hosts' latest readings go.
-        let last = watch.ranks.values().filter(|s| !lost.contains(&&s.host)).filter_map(|s| s.latest_at).max();
-        let m = partial(watch, lost, last.map_or(Duration::ZERO, |at| at.saturating_duration_since(*started)));
+        // Over the repetition as far as the other ranks' latest readings go.
+        let last = watch.ranks.iter().filter(|(r, _)| !silent.contains(r)).filter_map(|(_, s)| s.latest_at).max();
+        let m = partial(watch, silent, last.map_or(Duration::ZERO, |at| at.saturating_duration_since(*started)));
         store
             .add_repetition(head, *position, entry, u32::try_from(*repetition).unwrap_or(u32::MAX), &m)
             .map_err(|e| e.to_string())?;
@@ -284,13 +299,13 @@ fn store_partial(
     Ok(stored.then(|| head.id.clone()))
 }
 
-/// The incomplete measurement of the hosts not `lost`: the operations and bytes their ranks
+/// The incomplete measurement of the ranks not `silent`: the operations and bytes they
 /// completed in the repetition under way (`ops`, `bytes`, and per host `host.NAME.ops`,
 /// `.bytes`, `.ranks`), over `elapsed` (`elapsed_ns`).
-fn partial(watch: &Watch, lost: &[&String], elapsed: Duration) -> Measurement {
+fn partial(watch: &Watch, silent: &[usize], elapsed: Duration) -> Measurement {
     let mut m = Measurement { complete: false, ..Measurement::default() };
     let mut hosts: Vec<(&String, u64, u64, u64)> = Vec::new();
-    for state in watch.ranks.values().filter(|s| !lost.contains(&&s.host)) {
+    for (_, state) in watch.ranks.iter().filter(|(r, _)| !silent.contains(r)) {
         let ops = state.latest.0.saturating_sub(state.baseline.0);
         let bytes = state.latest.1.saturating_sub(state.baseline.1);
         match hosts.iter_mut().find(|(h, ..)| *h == &state.host) {
@@ -315,13 +330,18 @@ fn partial(watch: &Watch, lost: &[&String], elapsed: Duration) -> Measurement {
 
 /// Accepts the ranks' connections, each read on a thread of its own into `watch`; the
 /// returned count is the readers still reading.
-fn accept(listener: TcpListener, token: String, watch: Arc<Mutex<Watch>>) -> Arc<Mutex<usize>> {
+fn accept(listener: TcpListener, token: String, watch: Arc<Mutex<Watch>>, limit: usize) -> Arc<Mutex<usize>> {
     let readers = Arc::new(Mutex::new(0usize));
     let counted = Arc::clone(&readers);
     let _ = std::thread::Builder::new().name("ranks".into()).spawn(move || {
         for stream in listener.incoming().flatten() {
             let (token, watch, counted) = (token.clone(), Arc::clone(&watch), Arc::clone(&counted));
             if let Ok(mut n) = counted.lock() {
+                // One reader a rank, and a few for strays: a flood of connections that are no
+                // ranks' is dropped, not given a thread each.
+                if *n >= limit {
+                    continue;
+                }
                 *n += 1;
             }
             let _ = std::thread::Builder::new().name("rank".into()).spawn(move || {
@@ -360,19 +380,23 @@ fn read_rank(stream: TcpStream, token: &str, watch: &Mutex<Watch>) {
 }
 
 /// Passes SIGINT and SIGTERM on to mpirun (PID `child`, which fsarena started), which passes
-/// them to the ranks: the run stops as a run on one host does.
-fn forward_signals(child: u32) {
+/// them to the ranks: the run stops as a run on one host does. The signal received, 0 if none.
+fn forward_signals(child: u32) -> Arc<std::sync::atomic::AtomicI32> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else { return };
-    let Ok(pid) = i32::try_from(child) else { return };
+    let received = Arc::new(std::sync::atomic::AtomicI32::new(0));
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else { return received };
+    let Ok(pid) = i32::try_from(child) else { return received };
+    let seen = Arc::clone(&received);
     let _ = std::thread::Builder::new().name("signals".into()).spawn(move || {
         for sig in signals.forever() {
+            seen.store(sig, std::sync::atomic::Ordering::SeqCst);
             // SAFETY: kill(2) on the PID of the child this process started and has not reaped.
             unsafe {
                 libc::kill(pid, sig);
             }
         }
     });
+    received
 }
 
 /// This process's arguments for its ranks: all but the program's name, --hostfile and
@@ -435,8 +459,7 @@ mod tests {
         watch.ranks.insert(1, rank("c1", (0, 0), (50, 4000), None, true));
         watch.ranks.insert(2, rank("c2", (0, 0), (70, 7000), None, false));
         watch.ranks.insert(3, rank("c3", (5, 500), (25, 2500), None, true));
-        let c2 = "c2".to_string();
-        let m = partial(&watch, &[&c2], Duration::from_secs(2));
+        let m = partial(&watch, &[2], Duration::from_secs(2));
         assert!(!m.complete);
         assert_eq!(m.counters["ops"], 100 + 50 + 20);
         assert_eq!(m.counters["bytes"], 8000 + 4000 + 2000);

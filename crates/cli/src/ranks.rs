@@ -214,37 +214,66 @@ pub fn environments(ranks: &dyn Ranks) -> (Vec<(String, String)>, Vec<String>) {
     (environment, hosts)
 }
 
-/// How far each rank's CLOCK_MONOTONIC is ahead of rank 0's, in nanoseconds, in rank order
-/// on rank 0 (empty on the others); every rank calls it. Ranks on rank 0's host share its
-/// clock: 0. Another host's offset is the median over a few rounds of the ranks' readings
-/// taken as they leave one barrier, good to the barrier's exit skew (microseconds on one
-/// network; a phase lasts milliseconds at least).
-pub fn clock_offsets(ranks: &dyn Ranks, hosts: &[String]) -> Vec<i64> {
+/// How far each rank's CLOCK_MONOTONIC is ahead of rank 0's, in nanoseconds, and how far off
+/// that may be, in rank order on rank 0 (empty on the others); every rank calls it. Ranks on
+/// rank 0's host share its clock: 0, exactly.
+///
+/// Another host's offset is bounded in each of a few rounds: rank 0 reads its clock before
+/// a barrier (`before`) and again once it has every rank's reading taken on leaving it
+/// (`after`). A rank leaves the barrier only after rank 0 entered it, and its reading reaches
+/// rank 0 before `after`: its reading was taken between `before` and `after` on rank 0's
+/// clock, so its clock's lead lies in `[reading - after, reading - before]`. The rounds'
+/// bounds intersected give the offset (the middle) and its error (half the width: the
+/// quickest round's barrier and gather, microseconds on an idle network). Where they do not
+/// intersect (a clock stepped meanwhile) the median of the readings' differences stands, its
+/// error their half-range.
+pub fn clock_offsets(ranks: &dyn Ranks, hosts: &[String]) -> (Vec<i64>, Vec<u64>) {
     if ranks.size() == 1 {
-        return vec![0];
+        return (vec![0], vec![0]);
     }
     const ROUNDS: usize = 7;
-    let mut rounds: Vec<Vec<u64>> = Vec::new();
+    // Per round: rank 0's clock before the barrier and after the gather, every rank's reading.
+    let mut rounds: Vec<(u64, u64, Vec<u64>)> = Vec::new();
     for _ in 0..ROUNDS {
+        let before = fsarena_workload::phase::monotonic_ns();
         ranks.barrier();
         let now = fsarena_workload::phase::monotonic_ns();
         if let Some(all) = ranks.gather(&now.to_le_bytes()) {
+            let after = fsarena_workload::phase::monotonic_ns();
             let read = |b: &Vec<u8>| b.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes);
-            rounds.push(all.iter().map(read).collect());
+            rounds.push((before, after, all.iter().map(read).collect()));
         }
     }
-    let Some(home) = hosts.first() else { return Vec::new() };
+    let Some(home) = hosts.first() else { return (Vec::new(), Vec::new()) };
+    let diff = |a: u64, b: u64| a.wrapping_sub(b) as i64;
     (0..ranks.size())
         .map(|rank| {
             if hosts.get(rank) == Some(home) {
-                return 0;
+                return (0, 0);
             }
-            let mut ahead: Vec<i64> =
-                rounds.iter().filter_map(|r| Some(r.get(rank)?.wrapping_sub(*r.first()?) as i64)).collect();
+            let readings = rounds
+                .iter()
+                .filter_map(|(before, after, all)| Some((*before, *after, *all.get(rank)?, *all.first()?)));
+            let (mut lo, mut hi) = (i64::MIN, i64::MAX);
+            let mut ahead = Vec::new();
+            for (before, after, theirs, ours) in readings {
+                lo = lo.max(diff(theirs, after));
+                hi = hi.min(diff(theirs, before));
+                ahead.push(diff(theirs, ours));
+            }
+            if lo <= hi && !ahead.is_empty() {
+                let half = (hi - lo) / 2;
+                return (lo + half, half.unsigned_abs());
+            }
             ahead.sort_unstable();
-            ahead.get(ahead.len() / 2).copied().unwrap_or(0)
+            let median = ahead.get(ahead.len() / 2).copied().unwrap_or(0);
+            let spread = match (ahead.first(), ahead.last()) {
+                (Some(a), Some(b)) => (b - a).unsigned_abs() / 2,
+                _ => 0,
+            };
+            (median, spread)
         })
-        .collect()
+        .unzip()
 }
 
 /// One repetition's measurements of every rank, merged exactly on rank 0 (histograms and
@@ -357,17 +386,18 @@ fn add_host_figures(m: &mut Measurement, hosts: &[(String, usize, Measurement)])
 }
 
 /// The `clock_offsets` fact of a run on several hosts: each other host's clock ahead of rank
-/// 0's, as measured at the start ([`clock_offsets`]); None on one host.
-pub fn offsets_fact(hosts: &[String], offsets: &[i64]) -> Option<String> {
+/// 0's and the error of that figure, as measured at the start ([`clock_offsets`]); None on one
+/// host.
+pub fn offsets_fact(hosts: &[String], offsets: &[i64], errors: &[u64]) -> Option<String> {
     let home = hosts.first()?;
     let mut said: Vec<String> = Vec::new();
     let mut seen: Vec<&String> = vec![home];
-    for (host, offset) in hosts.iter().zip(offsets) {
+    for ((host, offset), error) in hosts.iter().zip(offsets).zip(errors) {
         if seen.contains(&host) {
             continue;
         }
         seen.push(host);
-        said.push(format!("{host} {:+.1} us", *offset as f64 / 1e3));
+        said.push(format!("{host} {:+.1} ± {:.1} us", *offset as f64 / 1e3, *error as f64 / 1e3));
     }
     (!said.is_empty()).then(|| format!("{} (each host's clock ahead of {home}'s, rank 0's)", said.join(", ")))
 }
@@ -556,11 +586,14 @@ mod tests {
     }
 
     /// Rank 0 of ranks whose clocks read `ahead[r]` ns ahead of its own, plus `jitter[k]` in
-    /// the k-th reading (how late the rank left the barrier).
+    /// the k-th reading (how late the rank left the barrier), each reading taken `early` ns
+    /// before rank 0's own, after a barrier that takes `barrier`.
     struct Skewed {
         ahead: Vec<i64>,
         jitter: Vec<i64>,
         round: std::cell::Cell<usize>,
+        early: u64,
+        barrier: std::time::Duration,
     }
 
     impl Ranks for Skewed {
@@ -570,11 +603,16 @@ mod tests {
         fn size(&self) -> usize {
             self.ahead.len()
         }
-        fn barrier(&self) {}
+        fn barrier(&self) {
+            std::thread::sleep(self.barrier);
+        }
         fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
             let now = u64::from_le_bytes(bytes.try_into().ok()?);
             let k = self.round.replace(self.round.get() + 1);
-            let read = |r: usize| now.wrapping_add_signed(self.ahead[r] + if r == 0 { 0 } else { self.jitter[k] });
+            let read = |r: usize| match r {
+                0 => now,
+                _ => (now - self.early).wrapping_add_signed(self.ahead[r] + self.jitter[k]),
+            };
             Some((0..self.ahead.len()).map(|r| read(r).to_le_bytes().to_vec()).collect())
         }
         fn broadcast(&self, bytes: Vec<u8>) -> Vec<u8> {
@@ -594,9 +632,11 @@ mod tests {
             ahead: vec![0, 100_000_000_000, -3_000_000_000, 42],
             jitter: vec![2_000, 1_000, 5_000_000_000, 3_000, 1_500, 2_500, 1_200],
             round: std::cell::Cell::new(0),
+            early: 0,
+            barrier: std::time::Duration::ZERO,
         };
         let hosts: Vec<String> = ["a", "b", "c", "a"].map(String::from).to_vec();
-        let offsets = clock_offsets(&ranks, &hosts);
+        let (offsets, _) = clock_offsets(&ranks, &hosts);
         assert_eq!(ranks.round.get(), 7, "seven rounds");
         // The sorted jitters' middle is 2,000 ns.
         assert_eq!(offsets, vec![0, 100_000_002_000, -2_999_998_000, 0]);
@@ -604,6 +644,37 @@ mod tests {
         // [100 s + 5 s, 100 s + 6 s] on its clock is [5 s, 6 s] on rank 0's, to the jitter.
         let on_rank_0 = |rank: usize, t: i64| t - offsets[rank];
         assert!((on_rank_0(1, 105_000_000_000) - 5_000_000_000).abs() <= 2_000);
+    }
+
+    #[test]
+    fn another_hosts_offset_lies_within_its_stated_error_taken_from_rank_0s_clock_around_each_round() {
+        // Rank 1 is 7 ms ahead, rank 2 2.5 s behind, each reading 0.4 ms before rank 0's own
+        // (after the barrier rank 0 entered): the true lead is within the stated error, and
+        // that error is no wider than a round (the 1 ms barrier and the gather).
+        let ranks = Skewed {
+            ahead: vec![0, 7_000_000, -2_500_000_000],
+            jitter: vec![0; 7],
+            round: std::cell::Cell::new(0),
+            early: 400_000,
+            barrier: std::time::Duration::from_millis(1),
+        };
+        let hosts: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let (offsets, errors) = clock_offsets(&ranks, &hosts);
+        assert_eq!((offsets[0], errors[0]), (0, 0));
+        for r in 1..3 {
+            let off = (offsets[r] - ranks.ahead[r]).unsigned_abs();
+            assert!(off <= errors[r], "rank {r}: {} ± {} against {}", offsets[r], errors[r], ranks.ahead[r]);
+            assert!(errors[r] < 5_000_000, "rank {r}: error {} ns", errors[r]);
+        }
+        let fact = offsets_fact(&hosts, &offsets, &errors).unwrap_or_default();
+        // "b +7148.1 ± 553.3 us, c -2499851.9 ± 553.3 us (each host's clock ahead of a's, ...)"
+        let figure = |host: &str| -> f64 {
+            let at = fact.find(&format!("{host} ")).map_or(0, |i| i + host.len() + 1);
+            fact[at..].split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(f64::NAN)
+        };
+        assert!((figure("b") - offsets[1] as f64 / 1e3).abs() < 0.1, "{fact}");
+        assert!((figure("c") - offsets[2] as f64 / 1e3).abs() < 0.1, "{fact}");
+        assert!(fact.contains(" ± ") && fact.ends_with("(each host's clock ahead of a's, rank 0's)"), "{fact}");
     }
 
     #[test]
