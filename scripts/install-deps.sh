@@ -3,12 +3,12 @@
 # (rustup, when cargo is missing), the mkfs tools and FUSE programs of the targets, and the
 # reference tools the tests and benchmarks run beside fsarena (fio, postmark, dbench, db_bench,
 # sqlite3), Debian's RocksDB library the `kv` workload links to, GlusterFS for the glusterfs
-# target, OpenMPI for `run --mpi`, and the servers and load generators of the `pgbench`,
+# target, OpenMPI for `run --mpi` (and iproute2 for scripts/nscluster's hosts), and the servers and load generators of the `pgbench`,
 # `sysbench` and `http` workloads (postgresql, mariadb-server, sysbench, nginx, apache2-utils).
 # Installs only what is missing.
 set -euo pipefail
 
-packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname openmpi-bin libopenmpi-dev pbzip2 openssl postgresql mariadb-server sysbench nginx apache2-utils strace bindfs)
+packages=(build-essential pkg-config ca-certificates curl fio gnuplot-nox python3 chromium e2fsprogs xfsprogs btrfs-progs f2fs-tools nilfs-tools fuse2fs fuse3 mount util-linux iproute2 postmark dbench zstd sqlite3 librocksdb-dev libclang-dev rocksdb-tools glusterfs-server hostname openmpi-bin libopenmpi-dev pbzip2 openssl postgresql mariadb-server sysbench nginx apache2-utils strace bindfs)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
