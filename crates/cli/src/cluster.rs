@@ -124,11 +124,6 @@ impl<'a> Cluster<'a> {
         self.hosts.iter().any(|h| Some(h) != self.hosts.first())
     }
 
-    /// The ranks' hosts, for messages.
-    pub fn hosts(&self) -> &[String] {
-        &self.hosts
-    }
-
     /// True on every rank when `flag` is true on any: every decision that ends a loop is
     /// taken together, so that the ranks stay in step.
     pub fn any(&self, flag: bool) -> bool {

@@ -267,7 +267,7 @@ impl<'a> Run<'a> {
                 out.failure = Some(format!(
                     "{}: the ranks run on several hosts ({}), and a target fsarena provisions is made on rank 0's host only: use dir:path=... with the shared filesystem mounted at that path on every host, or glusterfs:servers=HOST,volume=NAME, which every host mounts",
                     target.label(),
-                    self.cluster.hosts().join(", ")
+                    self.cluster.distinct_hosts().iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")
                 ));
                 None
             }
