@@ -553,7 +553,12 @@ impl GlusterTarget {
         p.fact("servers", remote.servers.join(","));
         p.fact("volume", remote.volume.clone());
         p.fact("host", rustix::system::uname().nodename().to_string_lossy().into_owned());
-        self.mount_clients(p, ctx, &remote.servers, &remote.volume)
+        self.mount_clients(p, ctx, &remote.servers, &remote.volume)?;
+        // Other hosts serve and change its content (a link planted where a rank's directory
+        // goes): a tenant's mount, whose links the kernel follows only for a workload that
+        // means to (Mounted::follow_links).
+        p.tenant_mounts.extend(p.clients.iter().cloned());
+        Ok(())
     }
 
     /// Mounts volume `name` `clients=` times, each mount its own `glusterfs` client process
