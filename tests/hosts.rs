@@ -235,7 +235,7 @@ fn a_volume_served_from_another_host_runs_on_three_client_hosts_and_a_lost_host_
     let said = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("fsarena: host c3 (ranks 2, 3) stopped answering during repetition 1/1 of io"), "{said}");
-    assert!(cluster.leftovers("c1").is_empty(), "c1: {:?}", cluster.leftovers("c1"));
+    assert!(cluster.leftovers("c1").is_empty(), "c1: {:?}\n{said}", cluster.leftovers("c1"));
     let left = cluster.leftovers("c3");
     assert!(left.iter().any(|l| l.contains("fuse.glusterfs")), "c3's mount is left for cleanup: {left:?}");
     let cleanup = cluster.fsarena("c3", &["cleanup"]).bounded_output().unwrap();

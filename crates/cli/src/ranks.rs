@@ -170,6 +170,14 @@ pub fn ranks_of_job() -> Option<u64> {
     SHAPE.get().map(|s| s.0)
 }
 
+/// What every rank of this MPI job, and only they, carry in their environment (`KEY=VALUE`):
+/// Open MPI's job namespace. None outside such a job.
+pub fn job_marker() -> Option<String> {
+    ["PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"]
+        .iter()
+        .find_map(|key| std::env::var(key).ok().filter(|v| !v.is_empty()).map(|v| format!("{key}={v}")))
+}
+
 /// What one rank says about itself at the start: its host and its machine's facts.
 #[derive(Debug, Serialize, Deserialize)]
 struct Hello {

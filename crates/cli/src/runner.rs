@@ -819,6 +819,13 @@ fn watch_signals(
     ranks: &dyn Ranks,
 ) -> Result<(), Failure> {
     let (urgent, rank) = (ranks.size() > 1, ranks.rank());
+    if urgent {
+        // The ranks on this host end together: a mount only they hold is no reason to keep
+        // it when the job ends.
+        if let Some(marker) = crate::ranks::job_marker() {
+            fsarena_target::sys::ends_with_job(marker);
+        }
+    }
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| Failure::Run(e.into()))?;
     let (stop, signal, emergency) = (Arc::clone(stop), Arc::clone(signal), Arc::clone(emergency));

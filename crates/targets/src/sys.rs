@@ -165,9 +165,10 @@ pub fn unmount(path: &Path, fuse: bool, emergency: bool) -> Result<(), TargetErr
     let own = std::process::id();
     // Lazily detached, a mount lives on for whoever holds it: acceptable only when nobody
     // else does (a FUSE daemon that no longer answers), or when the only holders are this
-    // process, which is about to exit, and its descendants (the io workload's job processes,
-    // which die with it: PR_SET_PDEATHSIG).
-    let only_us = holders.iter().all(|(pid, _)| descends_from(*pid, own));
+    // process, which is about to exit, its descendants (the io workload's job processes,
+    // which die with it: PR_SET_PDEATHSIG), and the other ranks of its MPI job on this host
+    // (mpirun ends them together, with a SIGKILL soon after its SIGTERM).
+    let only_us = holders.iter().all(|(pid, _)| descends_from(*pid, own) || in_our_job(*pid));
     let may_detach = (holders.is_empty() && fuse) || (emergency && only_us);
     if may_detach && run("umount", &["-l", &p]).is_ok() {
         return Ok(());
@@ -177,6 +178,40 @@ pub fn unmount(path: &Path, fuse: bool, emergency: bool) -> Result<(), TargetErr
         "cannot unmount {p}: {last}{}",
         if named.is_empty() { String::new() } else { format!("; held by {}", named.join(", ")) }
     )))
+}
+
+/// The `KEY=VALUE` in the environment of every process of the MPI job this one is a rank of
+/// (see [`ends_with_job`]).
+static JOB: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// This process is one rank of an MPI job whose ranks all carry `marker` (`KEY=VALUE`, such as
+/// Open MPI's `PMIX_NAMESPACE=…`) in their environment and end together: a mount that only
+/// they hold may be detached lazily by an emergency teardown (each is about to exit).
+pub fn ends_with_job(marker: String) {
+    let _ = JOB.set(marker);
+}
+
+/// `pid` is a rank of this process's MPI job (or one of a rank's job processes, forked with
+/// its environment): the same job marker, the same executable and the same user as this
+/// process. A tenant cannot pass for one: it runs as another user, and another program.
+fn in_our_job(pid: u32) -> bool {
+    let Some(marker) = JOB.get() else { return false };
+    let proc = PathBuf::from(format!("/proc/{pid}"));
+    let same_exe = match (std::fs::metadata(proc.join("exe")), std::fs::metadata("/proc/self/exe")) {
+        (Ok(a), Ok(b)) => {
+            use std::os::unix::fs::MetadataExt;
+            (a.dev(), a.ino()) == (b.dev(), b.ino())
+        }
+        _ => false,
+    };
+    let uid = |status: &str| status.lines().find(|l| l.starts_with("Uid:")).map(str::to_string);
+    let same_user = match (std::fs::read_to_string(proc.join("status")), std::fs::read_to_string("/proc/self/status")) {
+        (Ok(a), Ok(b)) => uid(&a).is_some() && uid(&a) == uid(&b),
+        _ => false,
+    };
+    same_exe
+        && same_user
+        && std::fs::read(proc.join("environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == marker.as_bytes()))
 }
 
 /// `pid` is `ancestor` or one of its descendants (its parent chain in /proc reaches it).
@@ -404,7 +439,39 @@ pub fn close_all_but<const N: usize>(mut keep: [i32; N]) {
 
 #[cfg(test)]
 mod tests {
-    use super::descends_from;
+    use super::{descends_from, in_our_job};
+
+    /// Sleeps when started by [`the_ranks_of_our_job_are_the_same_program_with_its_marker`].
+    #[test]
+    fn a_rank_of_the_job() {
+        if std::env::var_os("FSARENA_TEST_RANK").is_some() {
+            std::thread::sleep(std::time::Duration::from_secs(30));
+        }
+    }
+
+    #[test]
+    fn the_ranks_of_our_job_are_the_same_program_with_its_marker() {
+        let marker = ("FSARENA_TEST_JOB", format!("{}", std::process::id()));
+        super::ends_with_job(format!("{}={}", marker.0, marker.1));
+        let exe = std::env::current_exe().unwrap();
+        let rank = |env: bool| {
+            let mut c = std::process::Command::new(&exe);
+            c.args(["--exact", "sys::tests::a_rank_of_the_job", "--test-threads", "1"]).env("FSARENA_TEST_RANK", "1");
+            if env {
+                c.env(marker.0, &marker.1);
+            }
+            c.stdout(std::process::Stdio::null()).spawn().unwrap()
+        };
+        let mut children = vec![rank(true), rank(false)];
+        children.push(std::process::Command::new("sleep").arg("30").env(marker.0, &marker.1).spawn().unwrap());
+        let found: Vec<bool> = children.iter().map(|c| in_our_job(c.id())).collect();
+        for mut c in children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Only the same program with the marker: not without it, nor another program with it.
+        assert_eq!(found, [true, false, false]);
+    }
 
     #[test]
     fn a_child_descends_from_this_process_and_init_does_not() {
