@@ -339,6 +339,18 @@ fn a_bad_hostfile_and_more_clients_than_hosts_are_refused_before_anything_starts
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(said.contains("clients=3: the job runs on 2 hosts") && said.lines().count() == 1, "{said}");
+    // A suite's grid runs the clients the hostfile has and lists the rest: at quick, 1 and 2
+    // client hosts of 1, 2 and 4 on 2 hosts.
+    let out = crate::util::fsarena()
+        .args(["suite", "run", "client-scaling", "--scale", "quick", "--mpi", "--hostfile", &hostfile])
+        .args(["--target", "glusterfs:servers=srv1,volume=vol0", "--dry-run"])
+        .bounded_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan = stdout(&out);
+    let skipped =
+        "skipped io with clients=4 on target glusterfs:servers=srv1,volume=vol0: clients=4: the job runs on 2 hosts";
+    assert!(plan.contains(skipped), "{plan}");
     // --hostfile belongs to --mpi.
     let out = crate::util::fsarena()
         .args(["run", "--hostfile", &hostfile, "--target", "dir:path=/tmp", "--workload", "io:size=1m"])

@@ -31,7 +31,7 @@ fn every_suite_plans_at_every_scale() {
             let (text, err) = (stdout(&out), stderr(&out));
             // At full the study's own sizes need their disk: tens of GiB per image (and the
             // client-scaling grid, 8 clients × 64 processes × 10 GiB, a cluster's); at quick a
-            // few GiB (client-scaling's two 3 GiB bricks), which a CI machine's /var/tmp may
+            // few GiB (client-scaling's two 5 GiB bricks), which a CI machine's /var/tmp may
             // lack too (5.4 GiB free seen here beside a build). Where this disk lacks the room,
             // the plan is refused for that alone, by name, after every row, claim and target
             // was parsed and checked. Smoke always fits.

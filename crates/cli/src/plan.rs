@@ -221,8 +221,8 @@ impl Plan {
         // --skip-unavailable) the pairs it cannot run are skipped and listed, else refused.
         let excluded = check_footprints(&targets, &draft.steps, (sharing, hosts), skip_unavailable)?;
         check_workdir_room(&targets, &draft.steps, &excluded, &workdir)?;
-        for (t, s, reason) in &excluded {
-            let what = format!("{} on target {}", draft.steps[*s].workload.kind(), targets[*t].label());
+        for (_, _, what, reason) in &excluded {
+            let what = what.clone();
             if !draft.skipped.iter().any(|k| k.what == what) {
                 draft.skipped.push(Skipped { what, reason: reason.clone() });
             }
@@ -233,7 +233,7 @@ impl Plan {
             steps: draft.steps,
             workload_count: draft.workload_count,
             skipped: draft.skipped.iter().map(|s| format!("{}: {}", s.what, s.reason)).collect(),
-            excluded: excluded.into_iter().map(|(t, s, _)| (t, s)).collect(),
+            excluded: excluded.into_iter().map(|(t, s, ..)| (t, s)).collect(),
             scale: job.as_ref().map(|_| scale),
             description: file.and_then(|f| f.description),
             format: draft.format.unwrap_or(OutputFormat::Human),
@@ -629,13 +629,13 @@ fn directory_spec(directory: &str, job_file: &std::path::Path) -> Result<String,
 /// (also for --dry-run), before anything is created.
 /// `sharing` processes (MPI ranks) each run every step on the same target: the target must
 /// hold all their files. A step whose workload cannot run on a target's kind is refused, or
-/// with `lenient` returned as (target, step, why) to skip.
+/// with `lenient` returned as (target, step, what is skipped, why) to skip.
 fn check_footprints(
     targets: &[Box<dyn Target>],
     steps: &[Step],
     (sharing, hosts): (u64, Option<u64>),
     lenient: bool,
-) -> Result<Vec<(usize, usize, String)>, InputError> {
+) -> Result<Vec<(usize, usize, String, String)>, InputError> {
     let mut excluded = Vec::new();
     let limits = fsarena_workload::MachineLimits::detect();
     for (si, step) in steps.iter().enumerate() {
@@ -648,6 +648,7 @@ fn check_footprints(
         }
         let clients = step.workload.clients();
         for (ti, target) in targets.iter().enumerate() {
+            let what = || format!("{} on target {}", step.workload.kind(), target.label());
             if let Some(kinds) = step.workload.target_kinds() {
                 if !kinds.contains(&target.kind()) {
                     let why = format!(
@@ -660,7 +661,7 @@ fn check_footprints(
                     if !lenient {
                         return Err(InputError::new(why));
                     }
-                    excluded.push((ti, si, why));
+                    excluded.push((ti, si, what(), why));
                     continue;
                 }
             }
@@ -669,28 +670,34 @@ fn check_footprints(
                 if !lenient {
                     return Err(InputError::new(why));
                 }
-                excluded.push((ti, si, why));
+                excluded.push((ti, si, what(), why));
                 continue;
             }
             // More clients than the target mounts: known here for every kind (the runner
             // checks again against the mounted target). Under MPI on several hosts the clients
-            // are hosts: more than the job has is refused here when they are known.
-            match (hosts, target.clients()) {
-                (Some(h), _) if h > 1 && u64::from(clients) > h => {
-                    return Err(InputError::new(format!(
-                        "clients={clients}: the job runs on {h} hosts, and under MPI on several hosts each client is a host:                          at most clients={h}, or a hostfile of more hosts"
-                    )))
+            // are hosts: more than the job has is refused here when they are known. A suite's
+            // grid runs the clients this machine (or cluster) has and lists the rest.
+            let too_many = match (hosts, target.clients()) {
+                (Some(h), _) if h > 1 && u64::from(clients) > h => Some(format!(
+                    "clients={clients}: the job runs on {h} hosts, and under MPI on several hosts each client is a host: at most clients={h}, or a hostfile of more hosts"
+                )),
+                (Some(h), _) if h > 1 => None,
+                (None, _) => None,
+                (_, Some(have)) if clients > have => Some(format!(
+                    "target {}: clients={clients} but it has {have} client mount(s); a shared filesystem \
+                     mounted once per client runs more (glusterfs:clients={clients})",
+                    target.label()
+                )),
+                _ => None,
+            };
+            if let Some(why) = too_many {
+                if !lenient {
+                    return Err(InputError::new(why));
                 }
-                (Some(h), _) if h > 1 => {}
-                (None, _) => {}
-                (_, Some(have)) if clients > have => {
-                    return Err(InputError::new(format!(
-                        "target {}: clients={clients} but it has {have} client mount(s); a shared filesystem \
-                         mounted once per client runs more (glusterfs:clients={clients})",
-                        target.label()
-                    )))
-                }
-                _ => {}
+                // Only the grid's points of that many clients are skipped: named so.
+                let what = format!("{} with clients={clients} on target {}", step.workload.kind(), target.label());
+                excluded.push((ti, si, what, why));
+                continue;
             }
             // 0 is what statfs says for filesystems without a size (ramfs, some FUSE ones):
             // no limit known, rather than no room.
@@ -746,12 +753,12 @@ fn free_in(workdir: &std::path::Path) -> Option<(u64, String)> {
 fn check_workdir_room(
     targets: &[Box<dyn Target>],
     steps: &[Step],
-    excluded: &[(usize, usize, String)],
+    excluded: &[(usize, usize, String, String)],
     workdir: &std::path::Path,
 ) -> Result<(), InputError> {
     for (si, step) in steps.iter().enumerate() {
         for (ti, target) in targets.iter().enumerate() {
-            if excluded.iter().any(|(t, s, _)| (*t, *s) == (ti, si)) {
+            if excluded.iter().any(|(t, s, ..)| (*t, *s) == (ti, si)) {
                 continue;
             }
             let Some((bytes, what)) = step.workload.workdir_bytes(target.kind(), &target.options()) else { continue };

@@ -121,13 +121,21 @@ impl Schedule {
     #[cfg(test)]
     pub fn new(targets: usize, steps: &[Option<Duration>], rounds: u32) -> Self {
         let steps: Vec<(Option<Duration>, u32)> = steps.iter().map(|&e| (e, rounds)).collect();
-        Self::per_step(targets, &steps)
+        Self::of_pairs(targets, &steps, |_, _| false)
     }
 
-    /// As [`Schedule::new`], each step with its own number of rounds (a check runs once).
-    pub fn per_step(targets: usize, steps: &[(Option<Duration>, u32)]) -> Self {
-        let per_target = steps.iter().flat_map(|&(e, rounds)| std::iter::repeat_n(e, rounds as usize));
-        let rounds: Vec<Option<Duration>> = (0..targets).flat_map(|_| per_target.clone()).collect();
+    /// As [`Schedule::new`], each step with its own number of rounds (a check runs once), and
+    /// without the (target, step) pairs `skipped` says the run skips (a workload a target's
+    /// kind cannot run, clients a cluster does not have).
+    pub fn of_pairs(targets: usize, steps: &[(Option<Duration>, u32)], skipped: impl Fn(usize, usize) -> bool) -> Self {
+        let mut rounds: Vec<Option<Duration>> = Vec::new();
+        for t in 0..targets {
+            for (s, &(e, n)) in steps.iter().enumerate() {
+                if !skipped(t, s) {
+                    rounds.extend(std::iter::repeat_n(e, n as usize));
+                }
+            }
+        }
         let mut after = vec![(Duration::ZERO, 0); rounds.len() + 1];
         for i in (0..rounds.len()).rev() {
             let (known, unknown) = after[i + 1];
@@ -471,6 +479,15 @@ mod tests {
         let s = Schedule::new(2, &[Some(Duration::from_secs(10)), None], 4);
         assert_eq!(s.rounds.len(), 2 * 2 * 4);
         assert_eq!(s.total(), (Duration::from_secs(2 * 4 * 10), 2 * 4));
+    }
+
+    #[test]
+    fn a_skipped_pair_has_no_rounds() {
+        let steps = [(Some(Duration::from_secs(10)), 3), (Some(Duration::from_secs(5)), 1)];
+        // The first step skipped on the second target: 10 10 10 5 | 5.
+        let s = Schedule::of_pairs(2, &steps, |t, s| (t, s) == (1, 0));
+        assert_eq!(s.rounds.len(), 5);
+        assert_eq!(s.total(), (Duration::from_secs(40), 0));
     }
 
     #[test]

@@ -729,7 +729,7 @@ fn schedule(plan: &Plan) -> Schedule {
             (e, warmup + repeat)
         })
         .collect();
-    Schedule::per_step(plan.targets.len(), &steps)
+    Schedule::of_pairs(plan.targets.len(), &steps, |t, s| plan.excluded.contains(&(t, s)))
 }
 
 /// `--dry-run` and `suite show`: the plan, with labels and job names shown inert (they are
@@ -744,8 +744,14 @@ pub fn plan_listing(plan: &Plan) -> String {
         out.push_str(&format!("scale: {}\n", scale.name()));
     }
     let results: usize = plan.steps.iter().map(|s| s.workload.parts().len().max(1)).sum();
+    // Pairs skipped (see Plan::excluded) give no result: the count says so.
+    let skipped: usize = plan.excluded.iter().map(|&(_, s)| plan.steps[s].workload.parts().len().max(1)).sum();
+    let skipped = match skipped {
+        0 => String::new(),
+        n => format!(" ({n} of them skipped, below)"),
+    };
     out.push_str(&format!(
-        "plan: {} target(s) × {} workload(s) = {} step(s) per target, {} result(s) per target; {} warm-up + {} measured repetition(s) each\n",
+        "plan: {} target(s) × {} workload(s) = {} step(s) per target, {} result(s) per target{skipped}; {} warm-up + {} measured repetition(s) each\n",
         plan.targets.len(),
         plan.workload_count,
         plan.steps.len(),
@@ -758,7 +764,7 @@ pub fn plan_listing(plan: &Plan) -> String {
     for t in &plan.targets {
         out.push_str(&format!("  target {} ({})\n", printable(t.label()), t.kind()));
     }
-    for step in &plan.steps {
+    for (index, step) in plan.steps.iter().enumerate() {
         let point: Vec<String> = step.point.iter().map(ToString::to_string).collect();
         let head = if point.is_empty() {
             format!("  workload {}/{}", step.workload_index + 1, plan.workload_count)
@@ -771,6 +777,15 @@ pub fn plan_listing(plan: &Plan) -> String {
                 step.points,
                 point.join(" ")
             )
+        };
+        let skipped_on: Vec<&str> = (0..plan.targets.len())
+            .filter(|&t| plan.excluded.contains(&(t, index)))
+            .map(|t| plan.targets[t].label())
+            .collect();
+        let head = match skipped_on.len() {
+            0 => head,
+            n if n == plan.targets.len() => format!("{head} (skipped)"),
+            _ => format!("{head} (skipped on {})", skipped_on.join(", ")),
         };
         out.push_str(&format!("{}\n", printable(&head)));
         for line in step.workload.describe() {

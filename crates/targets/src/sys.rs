@@ -464,13 +464,20 @@ mod tests {
         };
         let mut children = vec![rank(true), rank(false)];
         children.push(std::process::Command::new("sleep").arg("30").env(marker.0, &marker.1).spawn().unwrap());
+        // The rank is found once its exec is complete (a moment on a loaded machine).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !in_our_job(children[0].id()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let found: Vec<bool> = children.iter().map(|c| in_our_job(c.id())).collect();
+        let rank = format!("/proc/{}", children[0].id());
+        let seen = (std::fs::read_link(format!("{rank}/exe")), std::fs::read_to_string(format!("{rank}/stat")));
         for mut c in children {
             let _ = c.kill();
             let _ = c.wait();
         }
         // Only the same program with the marker: not without it, nor another program with it.
-        assert_eq!(found, [true, false, false]);
+        assert_eq!(found, [true, false, false], "the rank: {seen:?}");
     }
 
     #[test]
