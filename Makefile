@@ -9,11 +9,6 @@ export ROCKSDB_LIB_DIR ?= /usr/lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARC
 # `--mpi` (mpirun) needs OpenMPI's library (installed by deps), through the `mpi` feature.
 FEATURES ?= --features fsarena-cli/rocksdb,fsarena-cli/mpi
 
-# Tests at once: one more than the cores. The integration tests wait a third of their time
-# (mkfs, servers starting, timed runs): on 2 cores, 3 at once took 628 s where 2 took 760 s,
-# every test passing (CPU idle 24% against 33%).
-TEST_THREADS ?= $(shell echo $$(( $$(nproc) + 1 )))
-
 .PHONY: demo test check itest build lint bench deps
 
 deps:
@@ -34,7 +29,7 @@ test: deps
 	@# The build without the optional features (no RocksDB, no MPI) must stay whole too.
 	$(CARGO) clippy -p fsarena-cli --all-targets --locked -- -D warnings
 	@mkdir -p target
-	set -o pipefail; $(CARGO) test --workspace --locked $(FEATURES) -- --test-threads $(TEST_THREADS) 2>&1 | tee target/test.log
+	set -o pipefail; $(CARGO) test --workspace --locked $(FEATURES) 2>&1 | tee target/test.log
 	@# One closing line for the whole suite (the last cargo line is the doc-tests' "0 passed").
 	@awk '/^test result:/ { passed += $$4; failed += $$6 } END { printf "%d passed, %d failed\n", passed, failed }' target/test.log
 
@@ -50,7 +45,7 @@ check:
 ## The integration tests (as root), less the slowest in tests/slow.txt (one name a line).
 SLOW := $(shell sed -e 's/\#.*//' -e 's/[[:space:]]*$$//' -e '/^$$/d' -e 's/^/--skip /' tests/slow.txt)
 itest: deps
-	$(CARGO) test --workspace --locked $(FEATURES) --test tests -- --test-threads $(TEST_THREADS) $(SLOW)
+	$(CARGO) test --workspace --locked $(FEATURES) --test tests -- $(SLOW)
 
 ## fsarena beside fio, fs_mark and bare C loops, and the store timings; prints the ratios.
 bench: build

@@ -204,7 +204,7 @@ fn a_volume_served_from_another_host_runs_on_three_client_hosts_and_a_lost_host_
     // finds nothing to do.
     for host in ["c1", "c3"] {
         let left = cluster.leftovers(host);
-        assert!(left.is_empty(), "{host}: {left:?}");
+        assert!(left.is_empty(), "{host}: {left:?}\n{said}");
         let cleanup = cluster.fsarena(host, &["cleanup"]).bounded_output().unwrap();
         assert!(cleanup.status.success(), "{host}: {}", stderr(&cleanup));
     }

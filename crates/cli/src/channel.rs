@@ -63,6 +63,9 @@ pub fn join(rank: usize, live: crate::progress::Progress) {
         return;
     };
     let _ = stream.set_nodelay(true);
+    // A rank stopped by mpirun says why before it tears down: a launcher that does not read
+    // must not hold that teardown up past mpirun's SIGKILL.
+    let _ = stream.set_write_timeout(Some(Duration::from_millis(500)));
     if CHANNEL.set(Mutex::new(stream)).is_err() {
         return;
     }

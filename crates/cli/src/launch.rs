@@ -12,7 +12,7 @@
 //! the job ends without rank 0's `done`, the launcher names the hosts whose ranks went silent
 //! (or the ranks, where others of their host spoke), stores the other hosts' figures of that
 //! repetition as incomplete, and exits 1.
-//! mpirun is given 3 s between its SIGTERM and its SIGKILL (`odls_base_sigkill_timeout`,
+//! mpirun is given 5 s between its SIGTERM and its SIGKILL (`odls_base_sigkill_timeout`,
 //! 1 s by default), in which each host's first rank tears its mounts down (a GlusterFS
 //! client's in 40 ms here; a mount the host's other ranks still hold is detached lazily, as
 //! they end too); what a SIGKILL cuts short stays recorded for `fsarena cleanup` on that host. Open MPI waits that long twice on each host, one host after the other.
@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What mpirun waits between SIGTERM and SIGKILL: room for each host's teardown.
-const TEARDOWN_SECONDS: u32 = 3;
+const TEARDOWN_SECONDS: u32 = 5;
 
 /// One host of an Open MPI hostfile.
 #[derive(Debug, Clone, PartialEq, Eq)]
