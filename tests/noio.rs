@@ -114,9 +114,16 @@ fn exec_runs_its_program_into_the_target_and_stops_it_with_sigterm() {
         let runtime = o["job_runtime"].as_u64().unwrap();
         let fio_runtime = t["job_runtime"].as_u64().unwrap();
         assert!((low..high).contains(&runtime), "{name}: job_runtime {runtime} ms (fio: {fio_runtime})");
-        assert!(runtime.abs_diff(fio_runtime) < 300, "{name}: job_runtime {runtime} ms, fio's {fio_runtime}");
-        let (ios, fio_ios) = (o["read"]["total_ios"].as_u64().unwrap(), t["read"]["total_ios"].as_u64().unwrap());
-        assert!(ios.abs_diff(fio_ios) <= 2, "{name}: {ios} looks, fio {fio_ios}");
+        // fio's exec engine gives the grace when its own check (at its next look) finds the
+        // runtime over; fio's job loop may find it over first and end the job at the runtime,
+        // without SIGTERM or grace (engines/exec.c; seen once on a loaded machine: 1014 ms).
+        // Compared with fio when fio took its grace.
+        if fio_runtime >= low {
+            assert!(runtime.abs_diff(fio_runtime) < 300, "{name}: job_runtime {runtime} ms, fio's {fio_runtime}");
+            let ios = o["read"]["total_ios"].as_u64().unwrap();
+            let fio_ios = t["read"]["total_ios"].as_u64().unwrap();
+            assert!(ios.abs_diff(fio_ios) <= 2, "{name}: {ios} looks, fio {fio_ios}");
+        }
         assert_eq!(o["read"]["io_bytes"], 0);
         assert_eq!(o["error"], 0);
     }
