@@ -125,6 +125,26 @@ fn a_volume_served_from_another_host_runs_on_three_client_hosts_and_a_lost_host_
         }
         cluster.fsarena("c1", &args)
     };
+    // A `dir:` path only the launching host has: refused on the others, by their first rank,
+    // before anything starts; exit 2 (it hung in the run's first collective before).
+    let only = "/var/tmp/only-c1";
+    assert!(cluster.script(&["exec", &cluster.name, "c1", "mkdir", "-p", only]).status.success());
+    let target_only = format!("dir:path={only}");
+    let mut args = vec!["run", "--mpi", "--hostfile", &hostfile, "--target", &target_only, "--no-store"];
+    args.extend(["--workload", "io:rw=write,bs=64k,size=1m"]);
+    let out = wait_within(
+        cluster.fsarena("c1", &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap(),
+        Duration::from_secs(60),
+    );
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    for (rank, host) in [(2, "c2"), (4, "c3")] {
+        let line =
+            format!("fsarena: rank {rank} on {host}: --target {target_only}: {target_only}: not an existing directory");
+        assert!(said.contains(&line), "{said}");
+    }
+    assert!(!said.contains("rank 3 on") && !said.contains("rank 5 on") && !said.contains("rank 1 on"), "{said}");
+
     let out = run("io:rw=write,bs=64k,size=8m", true).bounded_output().unwrap();
     assert!(out.status.success(), "stdout: {}\nstderr: {}", stdout(&out), stderr(&out));
     eprintln!("6 ranks on 3 hosts: {:.1} s", started.elapsed().as_secs_f64());

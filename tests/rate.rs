@@ -55,17 +55,45 @@ fn job(extra: &str) -> String {
     format!("[rated]\nrw=randread\nbs=4k\nsize=1600k\nioengine=psync\nrate_iops=200\n{extra}")
 }
 
+/// Runs `check` up to three times and passes on the first run that holds: the instants are
+/// wake-ups on a shared machine, and a burst of load elsewhere (the rest of the suite beside
+/// it) can spread one run's gaps past any bound (a median deviation of 0.64 for even gaps,
+/// once, in a fresh clone). A schedule that is wrong fails all three.
+fn in_one_of_three(check: impl Fn() -> Result<(), String>) {
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        match check() {
+            Ok(()) => return,
+            Err(e) => failures.push(e),
+        }
+    }
+    panic!("three runs, none as expected:\n{}", failures.join("\n"));
+}
+
+/// `Err(message)` unless `holds`.
+fn expect(holds: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+    if holds {
+        Ok(())
+    } else {
+        Err(message())
+    }
+}
+
 #[test]
 fn linear_rate_issues_evenly_at_the_rate() {
-    let (iops, at) = issues("linear", &job(""));
-    assert_eq!(at.len(), 400, "one pread64 per I/O");
-    assert!((190.0..=210.0).contains(&iops), "rate_iops=200 gave {iops} IOPS");
-    let (mean, cv, spread) = gaps(&at);
-    assert!((mean - 0.005).abs() < 0.00025, "mean gap {mean} s, expected 5 ms");
-    // Even gaps: late wake-ups on a busy machine (each followed by a catch-up, the schedule
-    // being absolute) are all that spreads them; they move the CV (0.08 on an idle machine),
-    // not the median deviation.
-    assert!(spread < 0.1, "linear gaps vary: median deviation {spread} of the median (coefficient of variation {cv})");
+    in_one_of_three(|| {
+        let (iops, at) = issues("linear", &job(""));
+        assert_eq!(at.len(), 400, "one pread64 per I/O");
+        expect((190.0..=210.0).contains(&iops), || format!("rate_iops=200 gave {iops} IOPS"))?;
+        let (mean, cv, spread) = gaps(&at);
+        expect((mean - 0.005).abs() < 0.00025, || format!("mean gap {mean} s, expected 5 ms"))?;
+        // Even gaps: late wake-ups on a busy machine (each followed by a catch-up, the
+        // schedule being absolute) are all that spreads them; they move the CV (0.08 on an
+        // idle machine), not the median deviation.
+        expect(spread < 0.1, || {
+            format!("linear gaps vary: median deviation {spread} of the median (coefficient of variation {cv})")
+        })
+    });
 }
 
 #[test]
@@ -75,19 +103,23 @@ fn poisson_rate_issues_with_exponential_gaps() {
         // The same schedule from the job's thread, the reads done by 4 worker threads.
         ("poisson-offload", "rate_process=poisson\nio_submit_mode=offload\niodepth=4\n"),
     ] {
-        let (iops, at) = issues(name, &job(extra));
-        assert_eq!(at.len(), 400, "{name}: one pread64 per I/O");
-        // fio's draws for the default seed are fixed; over 400 exponential gaps their sum has
-        // a standard deviation of 5 % of the mean, so 15 % is three of them.
-        assert!((170.0..=230.0).contains(&iops), "{name}: rate_iops=200 gave {iops} IOPS");
-        let (mean, cv, spread) = gaps(&at);
-        assert!((0.0043..=0.0059).contains(&mean), "{name}: mean gap {mean} s, expected 5 ms");
-        // Exponential gaps: the standard deviation is the mean (the sample's CV over 400 gaps
-        // has a standard deviation of about 0.07).
-        assert!((0.75..=1.3).contains(&cv), "{name}: gaps' coefficient of variation {cv}, expected 1");
-        // Late wake-ups on a busy machine are each followed by a catch-up, a near-zero gap,
-        // which lowers the median more than the deviation from it: 0.92 was seen offloaded
-        // in CI beside the rest of the suite. Even gaps give 0.
-        assert!((0.5..=1.1).contains(&spread), "{name}: median deviation {spread} of the median, expected 0.69");
+        in_one_of_three(|| {
+            let (iops, at) = issues(name, &job(extra));
+            assert_eq!(at.len(), 400, "{name}: one pread64 per I/O");
+            // fio's draws for the default seed are fixed; over 400 exponential gaps their sum
+            // has a standard deviation of 5 % of the mean, so 15 % is three of them.
+            expect((170.0..=230.0).contains(&iops), || format!("{name}: rate_iops=200 gave {iops} IOPS"))?;
+            let (mean, cv, spread) = gaps(&at);
+            expect((0.0043..=0.0059).contains(&mean), || format!("{name}: mean gap {mean} s, expected 5 ms"))?;
+            // Exponential gaps: the standard deviation is the mean (the sample's CV over 400
+            // gaps has a standard deviation of about 0.07).
+            expect((0.75..=1.3).contains(&cv), || format!("{name}: gaps' coefficient of variation {cv}, expected 1"))?;
+            // Late wake-ups on a busy machine are each followed by a catch-up, a near-zero
+            // gap, which lowers the median more than the deviation from it: 0.92 was seen
+            // offloaded in CI beside the rest of the suite. Even gaps give 0.
+            expect((0.5..=1.1).contains(&spread), || {
+                format!("{name}: median deviation {spread} of the median, expected 0.69")
+            })
+        });
     }
 }

@@ -232,6 +232,11 @@ fn conclude(
     let silent: Vec<usize> =
         (0..ranks as usize).filter(|r| watch.ranks.get(r).is_some_and(|s| s.done.is_none() && !s.said_bye)).collect();
     let heard = watch.ranks.len();
+    // Every rank refused the plan before the run (a fault only another host has, say a
+    // `dir:` path missing there): the rank that found it said why, above; bad input.
+    if heard == 0 && status.code() == Some(2) {
+        return Ok(ExitCode::from(2));
+    }
     if silent.is_empty() {
         return Err(Failure::Run(anyhow::anyhow!(
             "the MPI job ended ({status}) before rank 0 finished, with {heard} of {ranks} ranks heard from (mpirun's message is above)"

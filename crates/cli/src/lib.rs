@@ -104,20 +104,48 @@ fn run_plan(run: &args::RunArgs) -> Result<ExitCode, failure::Failure> {
         return launch::launch(&run.plan, None, || plan::Plan::from_run_args(run));
     }
     let ranks = cluster::open(run.plan.mpi)?;
-    match plan::Plan::from_run_args(run) {
-        Ok(plan) => runner::execute(&plan, run.plan.progress.mode(), ranks.as_ref()),
-        // Every rank validated the same plan and found the same fault: rank 0 says it, while
-        // every rank is still in the job (a rank that ended first with exit 2 would have
-        // mpirun end rank 0 before it said why), then they all leave.
-        Err(failure::Failure::BadInput(e)) if ranks.size() > 1 => {
-            if ranks.rank() == 0 {
-                say_bad_input(&e);
-            }
-            ranks.barrier();
-            Ok(ExitCode::from(2))
-        }
-        Err(e) => Err(e),
+    execute_agreed(plan::Plan::from_run_args(run), run.plan.progress.mode(), ranks.as_ref())
+}
+
+/// Runs `planned` once every rank has validated its plan. Under MPI the ranks first agree:
+/// a plan refused on any rank (the same fault everywhere, or one host's own: a `dir:` path
+/// missing there) is refused on all, before anything is created, and none enters the run's
+/// collectives while another waits elsewhere. Rank 0 says a fault it found itself; a fault
+/// only other ranks found, the first of each such host says, naming itself and its host. They say it while
+/// every rank is still in the job (one that ended first would have mpirun end the others
+/// before they said why), then all leave with 2 (bad input) or 1.
+pub(crate) fn execute_agreed(
+    planned: Result<plan::Plan, failure::Failure>,
+    mode: progress::Mode,
+    ranks: &dyn ranks::Ranks,
+) -> Result<ExitCode, failure::Failure> {
+    if ranks.size() <= 1 {
+        return runner::execute(&planned?, mode, ranks);
     }
+    if !ranks.any(planned.is_err()) {
+        return runner::execute(&planned?, mode, ranks);
+    }
+    let rank = ranks.rank();
+    let zero_refused = ranks.any(rank == 0 && planned.is_err());
+    let run_failure = ranks.any(matches!(planned, Err(failure::Failure::Run(_))));
+    let said = match &planned {
+        Err(failure::Failure::BadInput(e)) => Some(e.to_string()),
+        Err(failure::Failure::Run(e)) => Some(format!("{e:#}")),
+        Ok(_) => None,
+    };
+    match said {
+        Some(text) if rank == 0 => say_bad_input(&text),
+        // One line a host: its first rank's (Open MPI numbers each host's ranks from 0).
+        Some(text) if !zero_refused && std::env::var("OMPI_COMM_WORLD_LOCAL_RANK").map_or(true, |r| r == "0") => {
+            let host = ranks::host_name();
+            for line in text.lines() {
+                say!("fsarena: rank {rank} on {host}: {line}");
+            }
+        }
+        _ => {}
+    }
+    ranks.barrier();
+    Ok(ExitCode::from(if run_failure { 1 } else { 2 }))
 }
 
 /// `--help` and `--version` print as clap renders them; any other command-line error is bad

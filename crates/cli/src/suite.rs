@@ -73,11 +73,7 @@ fn run(args: &SuiteRunArgs) -> Result<ExitCode, Failure> {
         return crate::launch::launch(&args.plan, Some(1), || plan(args, suite));
     }
     let ranks = crate::cluster::open(args.plan.mpi)?;
-    match plan(args, suite) {
-        Ok(plan) => crate::runner::execute(&plan, args.plan.progress.mode(), ranks.as_ref()),
-        Err(Failure::BadInput(_)) if ranks.rank() != 0 => Ok(ExitCode::from(2)),
-        Err(e) => Err(e),
-    }
+    crate::execute_agreed(plan(args, suite), args.plan.progress.mode(), ranks.as_ref())
 }
 
 /// The suite's description: the file's `description = "..."` line.
