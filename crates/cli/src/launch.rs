@@ -15,7 +15,8 @@
 //! mpirun is given 5 s between its SIGTERM and its SIGKILL (`odls_base_sigkill_timeout`,
 //! 1 s by default), in which each host's first rank tears its mounts down (a GlusterFS
 //! client's in 40 ms here; a mount the host's other ranks still hold is detached lazily, as
-//! they end too); what a SIGKILL cuts short stays recorded for `fsarena cleanup` on that host. Open MPI waits that long twice on each host, one host after the other.
+//! they end too); what a SIGKILL cuts short stays recorded for `fsarena cleanup` on that host.
+//! Open MPI waits that long twice on each host, one host after the other.
 
 use crate::args::PlanArgs;
 use crate::channel::{Event, COLLECTOR, TOKEN};

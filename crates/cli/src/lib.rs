@@ -111,18 +111,16 @@ fn run_plan(run: &args::RunArgs) -> Result<ExitCode, failure::Failure> {
 /// a plan refused on any rank (the same fault everywhere, or one host's own: a `dir:` path
 /// missing there) is refused on all, before anything is created, and none enters the run's
 /// collectives while another waits elsewhere. Rank 0 says a fault it found itself; a fault
-/// only other ranks found, the first of each such host says, naming itself and its host. They say it while
-/// every rank is still in the job (one that ended first would have mpirun end the others
-/// before they said why), then all leave with 2 (bad input) or 1.
+/// only other ranks found, the first rank of each such host says, naming itself and its
+/// host. They say it while every rank is still in the job (one that ended first would have
+/// mpirun end the others before they said why), then all leave with 2 (bad input) or 1.
 pub(crate) fn execute_agreed(
     planned: Result<plan::Plan, failure::Failure>,
     mode: progress::Mode,
     ranks: &dyn ranks::Ranks,
 ) -> Result<ExitCode, failure::Failure> {
-    if ranks.size() <= 1 {
-        return runner::execute(&planned?, mode, ranks);
-    }
-    if !ranks.any(planned.is_err()) {
+    // Alone, nothing to agree on (and no collective to make).
+    if ranks.size() <= 1 || !ranks.any(planned.is_err()) {
         return runner::execute(&planned?, mode, ranks);
     }
     let rank = ranks.rank();
